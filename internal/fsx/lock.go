@@ -1,0 +1,86 @@
+package fsx
+
+import (
+	"context"
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrLocked reports that another open file description holds the lock.
+var ErrLocked = errors.New("lock held by another process")
+
+// Lock is an flock(2) lock on a file that oo-claude owns (0600). The kernel
+// releases it when the holder dies, so a crashed holder never wedges others.
+type Lock struct {
+	f    *os.File
+	path string
+}
+
+func openLockFile(path string) (*os.File, error) {
+	if err := MkdirPrivate(filepath.Dir(path)); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_CLOEXEC, FileMode)
+	if err != nil {
+		return nil, wrapNoFollow("lock", path, err)
+	}
+	if err := checkRegular(f, "lock", path); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}
+
+// TryLock takes an exclusive lock on path without waiting. It returns an
+// error matching [ErrLocked] when another holder has it.
+func TryLock(path string) (*Lock, error) {
+	f, err := openLockFile(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		f.Close()
+		if errors.Is(err, unix.EWOULDBLOCK) {
+			return nil, &fs.PathError{Op: "flock", Path: path, Err: ErrLocked}
+		}
+		return nil, &fs.PathError{Op: "flock", Path: path, Err: err}
+	}
+	return &Lock{f: f, path: path}, nil
+}
+
+// LockContext takes an exclusive lock on path, retrying until ctx ends.
+// Contention on oo-claude's locks lasts microseconds (a ledger update), so the
+// retry interval is short.
+func LockContext(ctx context.Context, path string) (*Lock, error) {
+	for {
+		l, err := TryLock(path)
+		if err == nil || !errors.Is(err, ErrLocked) {
+			return l, err
+		}
+		t := time.NewTimer(2 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return nil, &fs.PathError{Op: "flock", Path: path, Err: ctx.Err()}
+		case <-t.C:
+		}
+	}
+}
+
+// File returns the locked file, for holders that keep state in it.
+func (l *Lock) File() *os.File { return l.f }
+
+// Unlock releases the lock and closes the file. It is safe to call twice.
+func (l *Lock) Unlock() error {
+	if l == nil || l.f == nil {
+		return nil
+	}
+	err := l.f.Close() // closing the last descriptor releases the flock
+	l.f = nil
+	return err
+}

@@ -1,0 +1,197 @@
+package station
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// Paths are the directories oo-claude reads and writes. [PathsFromEnv] fills
+// them from the knobs with v0.1's defaults.
+type Paths struct {
+	ConfigDir      string // $CLAUDE_CONFIG_DIR, else ~/.claude
+	SessionsDir    string // OO_CLAUDE_SESSIONS_DIR, else <config>/sessions: the registry
+	ProjectsDir    string // OO_CLAUDE_PROJECTS_DIR, else <config>/projects: transcripts
+	InboxDir       string // OO_CLAUDE_INBOX_DIR, else ~/.zcode/tmp/claude-inbox
+	StateDir       string // OO_CLAUDE_STATE_DIR, else ~/.local/state/oo-claude
+	ObservatoryDir string // OO_CLAUDE_OBSERVATORY_DIR, else ~/.zcode/tmp/claude-observatory
+}
+
+// ReceiptsFile is <state>/receipts.jsonl.
+func (p Paths) ReceiptsFile() string { return filepath.Join(p.StateDir, "receipts.jsonl") }
+
+// LineageFile is <observatory>/lineage.jsonl.
+func (p Paths) LineageFile() string { return filepath.Join(p.ObservatoryDir, "lineage.jsonl") }
+
+// ErrNoHome reports that a default path was needed but HOME is not set.
+var ErrNoHome = errors.New("HOME is not set")
+
+// PathsFromEnv returns the paths named by the knobs, read through getenv.
+func PathsFromEnv(getenv func(string) string) (Paths, error) {
+	home := getenv("HOME")
+	need := func(rel string) (string, error) {
+		if home == "" {
+			return "", fmt.Errorf("default for %s: %w", rel, ErrNoHome)
+		}
+		return filepath.Join(home, rel), nil
+	}
+	pick := func(knob, rel string) (string, error) {
+		if v := getenv(knob); v != "" {
+			return filepath.Clean(v), nil
+		}
+		return need(rel)
+	}
+	var p Paths
+	var err error
+	if v := getenv("CLAUDE_CONFIG_DIR"); v != "" {
+		p.ConfigDir = filepath.Clean(v)
+	} else if p.ConfigDir, err = need(".claude"); err != nil {
+		return Paths{}, err
+	}
+	p.SessionsDir = filepath.Join(p.ConfigDir, "sessions")
+	if v := getenv("OO_CLAUDE_SESSIONS_DIR"); v != "" {
+		p.SessionsDir = filepath.Clean(v)
+	}
+	p.ProjectsDir = filepath.Join(p.ConfigDir, "projects")
+	if v := getenv("OO_CLAUDE_PROJECTS_DIR"); v != "" {
+		p.ProjectsDir = filepath.Clean(v)
+	}
+	if p.InboxDir, err = pick("OO_CLAUDE_INBOX_DIR", ".zcode/tmp/claude-inbox"); err != nil {
+		return Paths{}, err
+	}
+	if p.StateDir, err = pick("OO_CLAUDE_STATE_DIR", ".local/state/oo-claude"); err != nil {
+		return Paths{}, err
+	}
+	if p.ObservatoryDir, err = pick("OO_CLAUDE_OBSERVATORY_DIR", ".zcode/tmp/claude-observatory"); err != nil {
+		return Paths{}, err
+	}
+	return p, nil
+}
+
+// Config is every environment knob of v0.1, parsed. The zero value is not
+// useful; start from [ConfigFromEnv] or [DefaultConfig].
+type Config struct {
+	Paths
+
+	ClaudeBin  string // OO_CLAUDE_BIN: the claude binary, never looked up in PATH
+	SystemdRun string // OO_CLAUDE_SYSTEMD_RUN
+
+	DoormanEnabled   bool          // OO_CLAUDE_DOORMAN (0 silences a doorman)
+	DoormanPoll      time.Duration // OO_CLAUDE_DOORMAN_POLL_S: the doorman's safety poll (file events do the work)
+	DoormanHeartbeat time.Duration // OO_CLAUDE_DOORMAN_HEARTBEAT_S
+	DoorSettle       time.Duration // OO_CLAUDE_DOOR_SETTLE_S
+	DoormanPython    string        // OO_CLAUDE_DOORMAN_PYTHON: kept for v0.1 compatibility; the Go doorman needs no interpreter
+
+	Wait        time.Duration // OO_CLAUDE_WAIT_S: how long send waits for the ack
+	MinInterval time.Duration // OO_CLAUDE_MIN_INTERVAL_S: the send throttle per target and sender
+
+	ResumeModel   string        // OO_CLAUDE_RESUME_MODEL
+	ResumeTimeout time.Duration // OO_CLAUDE_RESUME_TIMEOUT_S
+	StartModel    string        // OO_CLAUDE_START_MODEL
+	StartTimeout  time.Duration // OO_CLAUDE_START_TIMEOUT_S
+
+	RidingWindow time.Duration // OO_CLAUDE_RIDING_WINDOW_S
+	DoctorMCP    bool          // OO_CLAUDE_DOCTOR_MCP (0 skips claude mcp get)
+}
+
+// DefaultConfig returns v0.1's defaults for everything but the paths.
+func DefaultConfig(p Paths) Config {
+	return Config{
+		Paths:            p,
+		ClaudeBin:        "/usr/bin/claude",
+		SystemdRun:       "/usr/bin/systemd-run",
+		DoormanEnabled:   true,
+		DoormanPoll:      5 * time.Second,
+		DoormanHeartbeat: 2 * time.Second,
+		DoorSettle:       250 * time.Millisecond,
+		DoormanPython:    "/usr/bin/python3",
+		Wait:             5 * time.Second,
+		MinInterval:      30 * time.Second,
+		ResumeModel:      "claude-haiku-5-5",
+		ResumeTimeout:    300 * time.Second,
+		StartModel:       "claude-haiku-5-5",
+		StartTimeout:     900 * time.Second,
+		RidingWindow:     600 * time.Second,
+		DoctorMCP:        true,
+	}
+}
+
+// KnobError reports an environment knob whose value cannot be used.
+type KnobError struct {
+	Knob  string
+	Value string
+	Err   error
+}
+
+func (e *KnobError) Error() string {
+	return fmt.Sprintf("%s=%q: %v", e.Knob, e.Value, e.Err)
+}
+
+func (e *KnobError) Unwrap() error { return e.Err }
+
+// ErrBadKnob is wrapped by every [KnobError].
+var ErrBadKnob = errors.New("bad value")
+
+// ConfigFromEnv reads every knob through getenv. A knob that is set to a value
+// it cannot take is an error (a *KnobError), never silently the default.
+func ConfigFromEnv(getenv func(string) string) (Config, error) {
+	p, err := PathsFromEnv(getenv)
+	if err != nil {
+		return Config{}, err
+	}
+	c := DefaultConfig(p)
+	var errs []error
+	str := func(knob string, dst *string) {
+		if v := getenv(knob); v != "" {
+			if !filepath.IsAbs(v) && (knob == "OO_CLAUDE_BIN" || knob == "OO_CLAUDE_SYSTEMD_RUN") {
+				errs = append(errs, &KnobError{knob, v, fmt.Errorf("%w: must be an absolute path", ErrBadKnob)})
+				return
+			}
+			*dst = v
+		}
+	}
+	secs := func(knob string, dst *time.Duration, allowZero bool) {
+		v := getenv(knob)
+		if v == "" {
+			return
+		}
+		f, err := strconv.ParseFloat(v, 64)
+		if err != nil || f < 0 || (f == 0 && !allowZero) || f > 1e7 {
+			errs = append(errs, &KnobError{knob, v, fmt.Errorf("%w: want seconds", ErrBadKnob)})
+			return
+		}
+		*dst = time.Duration(f * float64(time.Second))
+	}
+	flag := func(knob string, dst *bool) {
+		switch v := getenv(knob); v {
+		case "":
+		case "0", "false", "no", "off":
+			*dst = false
+		case "1", "true", "yes", "on":
+			*dst = true
+		default:
+			errs = append(errs, &KnobError{knob, v, fmt.Errorf("%w: want 0 or 1", ErrBadKnob)})
+		}
+	}
+	str("OO_CLAUDE_BIN", &c.ClaudeBin)
+	str("OO_CLAUDE_SYSTEMD_RUN", &c.SystemdRun)
+	str("OO_CLAUDE_DOORMAN_PYTHON", &c.DoormanPython)
+	flag("OO_CLAUDE_DOORMAN", &c.DoormanEnabled)
+	secs("OO_CLAUDE_DOORMAN_POLL_S", &c.DoormanPoll, false)
+	secs("OO_CLAUDE_DOORMAN_HEARTBEAT_S", &c.DoormanHeartbeat, false)
+	secs("OO_CLAUDE_DOOR_SETTLE_S", &c.DoorSettle, true)
+	secs("OO_CLAUDE_WAIT_S", &c.Wait, true)
+	secs("OO_CLAUDE_MIN_INTERVAL_S", &c.MinInterval, true)
+	str("OO_CLAUDE_RESUME_MODEL", &c.ResumeModel)
+	secs("OO_CLAUDE_RESUME_TIMEOUT_S", &c.ResumeTimeout, false)
+	str("OO_CLAUDE_START_MODEL", &c.StartModel)
+	secs("OO_CLAUDE_START_TIMEOUT_S", &c.StartTimeout, false)
+	secs("OO_CLAUDE_RIDING_WINDOW_S", &c.RidingWindow, false)
+	flag("OO_CLAUDE_DOCTOR_MCP", &c.DoctorMCP)
+	if len(errs) > 0 {
+		return c, errors.Join(errs...)
+	}
+	return c, nil
+}

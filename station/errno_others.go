@@ -1,0 +1,7 @@
+//go:build !linux
+
+package station
+
+import "errors"
+
+var errESRCH = errors.New("no such process")

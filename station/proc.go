@@ -1,0 +1,174 @@
+package station
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// Proc reads process facts from a procfs root. The zero value reads /proc.
+type Proc struct {
+	// Root is the procfs mount point; "" means "/proc". Tests point it at a
+	// directory they fill.
+	Root string
+}
+
+func (p Proc) root() string {
+	if p.Root == "" {
+		return "/proc"
+	}
+	return p.Root
+}
+
+// ErrNoProcess reports a pid that does not run (or has no readable stat).
+var ErrNoProcess = errors.New("no such process")
+
+// ProcInfo is what /proc/<pid>/stat says about a process.
+type ProcInfo struct {
+	PID   int
+	PPID  int
+	Comm  string // the executable's short name, as the kernel keeps it (≤ 15 bytes)
+	State byte   // R, S, D, Z, T, ...
+	// StartTicks is field 22 of stat, the start time in clock ticks since
+	// boot, as a decimal string: Claude Code's procStart.
+	StartTicks string
+}
+
+// Zombie reports whether the process has exited and waits to be reaped.
+func (i ProcInfo) Zombie() bool { return i.State == 'Z' || i.State == 'X' }
+
+// Info parses /proc/<pid>/stat.
+func (p Proc) Info(pid int) (ProcInfo, error) {
+	if pid <= 0 {
+		return ProcInfo{}, fmt.Errorf("pid %d: %w", pid, ErrNoProcess)
+	}
+	path := filepath.Join(p.root(), strconv.Itoa(pid), "stat")
+	b, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errESRCH) {
+			return ProcInfo{}, fmt.Errorf("pid %d: %w", pid, ErrNoProcess)
+		}
+		return ProcInfo{}, err
+	}
+	info, err := ParseStat(b)
+	if err != nil {
+		return ProcInfo{}, &fs.PathError{Op: "parse", Path: path, Err: err}
+	}
+	return info, nil
+}
+
+// ErrBadStat reports a stat line that cannot be parsed.
+var ErrBadStat = errors.New("malformed /proc stat line")
+
+// ParseStat parses the content of a /proc/<pid>/stat file. The comm field may
+// hold spaces and parentheses; it ends at the last ')'.
+func ParseStat(b []byte) (ProcInfo, error) {
+	open := bytes.IndexByte(b, '(')
+	end := bytes.LastIndexByte(b, ')')
+	if open <= 0 || end < open {
+		return ProcInfo{}, ErrBadStat
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b[:open])))
+	if err != nil {
+		return ProcInfo{}, ErrBadStat
+	}
+	rest := strings.Fields(string(b[end+1:]))
+	// rest[0] is field 3 (state); field n is rest[n-3].
+	if len(rest) < 20 || len(rest[0]) != 1 {
+		return ProcInfo{}, ErrBadStat
+	}
+	ppid, err := strconv.Atoi(rest[1])
+	if err != nil {
+		return ProcInfo{}, ErrBadStat
+	}
+	start := rest[22-3]
+	if _, err := strconv.ParseUint(start, 10, 64); err != nil {
+		return ProcInfo{}, ErrBadStat
+	}
+	return ProcInfo{PID: pid, PPID: ppid, Comm: string(b[open+1 : end]), State: rest[0][0], StartTicks: start}, nil
+}
+
+// Exe returns the target of /proc/<pid>/exe.
+func (p Proc) Exe(pid int) (string, error) {
+	return os.Readlink(filepath.Join(p.root(), strconv.Itoa(pid), "exe"))
+}
+
+// Cmdline returns the process's argument vector.
+func (p Proc) Cmdline(pid int) ([]string, error) {
+	b, err := os.ReadFile(filepath.Join(p.root(), strconv.Itoa(pid), "cmdline"))
+	if err != nil {
+		return nil, err
+	}
+	b = bytes.TrimRight(b, "\x00")
+	if len(b) == 0 {
+		return nil, nil
+	}
+	return strings.Split(string(b), "\x00"), nil
+}
+
+// Alive reports whether pid runs and, when procStart is not empty, started at
+// procStart ticks. A zombie is not alive.
+func (p Proc) Alive(pid int, procStart string) bool {
+	info, err := p.Info(pid)
+	if err != nil || info.Zombie() {
+		return false
+	}
+	return procStart == "" || info.StartTicks == procStart
+}
+
+// maxAncestry bounds every walk up the process tree.
+const maxAncestry = 64
+
+// Ancestors returns the parent chain of pid, nearest first, ending at pid 1
+// or at the first process that cannot be read. pid itself is not included.
+func (p Proc) Ancestors(pid int) ([]ProcInfo, error) {
+	info, err := p.Info(pid)
+	if err != nil {
+		return nil, err
+	}
+	var out []ProcInfo
+	for i := 0; i < maxAncestry && info.PPID > 0; i++ {
+		parent, err := p.Info(info.PPID)
+		if err != nil {
+			break
+		}
+		out = append(out, parent)
+		info = parent
+	}
+	return out, nil
+}
+
+// IsDescendant reports whether pid descends from ancestor (and ancestor still
+// started at ancestorStart when that is not empty).
+func (p Proc) IsDescendant(pid, ancestor int, ancestorStart string) bool {
+	chain, err := p.Ancestors(pid)
+	if err != nil {
+		return false
+	}
+	for _, a := range chain {
+		if a.PID == ancestor {
+			return ancestorStart == "" || a.StartTicks == ancestorStart
+		}
+	}
+	return false
+}
+
+// Pids lists the numeric entries of the procfs root.
+func (p Proc) Pids() ([]int, error) {
+	ents, err := os.ReadDir(p.root())
+	if err != nil {
+		return nil, err
+	}
+	var out []int
+	for _, e := range ents {
+		if n, err := strconv.Atoi(e.Name()); err == nil && n > 0 {
+			out = append(out, n)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,287 @@
+package station_test
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/oo-family/oo-claude/fakes/fakestation"
+	"github.com/oo-family/oo-claude/station"
+)
+
+func TestParseStat(t *testing.T) {
+	tests := []struct {
+		name string
+		in   string
+		want station.ProcInfo
+		err  bool
+	}{
+		{"plain", "42 (claude) S 7 42 42 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 11 0 92840 1000 10 ...", station.ProcInfo{PID: 42, PPID: 7, Comm: "claude", State: 'S', StartTicks: "92840"}, false},
+		{"comm with paren and space", "9 (a) b (c)) R 1 9 9 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5 0 0", station.ProcInfo{PID: 9, PPID: 1, Comm: "a) b (c)", State: 'R', StartTicks: "5"}, false},
+		{"zombie", "3 (x) Z 2 3 3 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 77 0 0", station.ProcInfo{PID: 3, PPID: 2, Comm: "x", State: 'Z', StartTicks: "77"}, false},
+		{"truncated", "3 (x) S 2 3", station.ProcInfo{}, true},
+		{"no paren", "3 x S 2 3 3 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 77", station.ProcInfo{}, true},
+		{"empty", "", station.ProcInfo{}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, err := station.ParseStat([]byte(tt.in))
+			if (err != nil) != tt.err {
+				t.Fatalf("err = %v, want error %v", err, tt.err)
+			}
+			if tt.err && !errors.Is(err, station.ErrBadStat) {
+				t.Fatalf("err = %v, want ErrBadStat", err)
+			}
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("ParseStat (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func FuzzParseStat(f *testing.F) {
+	f.Add([]byte("42 (claude) S 7 42 42 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 11 0 92840 1000 10"))
+	f.Add([]byte("1 ()) ) S 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1 0"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		info, err := station.ParseStat(b)
+		if err == nil && (info.PID == 0 && info.StartTicks == "") {
+			t.Fatalf("accepted %q as %+v", b, info)
+		}
+	})
+}
+
+func TestProcRealSelf(t *testing.T) {
+	var p station.Proc
+	self, err := p.Info(os.Getpid())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if self.PPID != os.Getppid() {
+		t.Errorf("PPID = %d, want %d", self.PPID, os.Getppid())
+	}
+	if !p.Alive(os.Getpid(), self.StartTicks) {
+		t.Error("own process not alive with its own procStart")
+	}
+	if p.Alive(os.Getpid(), self.StartTicks+"1") {
+		t.Error("alive with a wrong procStart")
+	}
+	chain, err := p.Ancestors(os.Getpid())
+	if err != nil || len(chain) == 0 || chain[0].PID != os.Getppid() {
+		t.Fatalf("Ancestors = %v, %v", chain, err)
+	}
+	if !p.IsDescendant(os.Getpid(), os.Getppid(), "") {
+		t.Error("not a descendant of the parent")
+	}
+	if p.IsDescendant(os.Getppid(), os.Getpid(), "") {
+		t.Error("parent reported as descendant of child")
+	}
+	if _, err := p.Info(1 << 30); !errors.Is(err, station.ErrNoProcess) {
+		t.Errorf("Info(huge) err = %v, want ErrNoProcess", err)
+	}
+}
+
+func TestProcFakeRoot(t *testing.T) {
+	root := t.TempDir()
+	write := func(pid, ppid int, comm string, start int) {
+		d := filepath.Join(root, strconv.Itoa(pid))
+		os.MkdirAll(d, 0o700)
+		line := fmt.Sprintf("%d (%s) S %d 0 0 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 %d 0 0\n", pid, comm, ppid, start)
+		os.WriteFile(filepath.Join(d, "stat"), []byte(line), 0o600)
+	}
+	write(1, 0, "init", 1)
+	write(100, 1, "claude", 500)
+	write(200, 100, "oo-claude", 600)
+	write(300, 200, "bash", 700)
+	p := station.Proc{Root: root}
+	chain, err := p.Ancestors(300)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []int
+	for _, c := range chain {
+		pids = append(pids, c.PID)
+	}
+	if diff := cmp.Diff([]int{200, 100, 1}, pids); diff != "" {
+		t.Errorf("ancestors (-want +got):\n%s", diff)
+	}
+	if !p.IsDescendant(300, 100, "500") || p.IsDescendant(300, 100, "501") {
+		t.Error("IsDescendant ignores procStart")
+	}
+}
+
+// spawn starts a long sleeper whose pid can carry a registry row.
+func spawn(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command("sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd.Process.Pid
+}
+
+func TestResolve(t *testing.T) {
+	fs := fakestation.New(t)
+	a := fs.AddSession(fakestation.Session{PID: spawn(t), SessionID: "017c3f59-43cc-4dc8-bfb6-5e9a5625a864", Name: "work-e9"})
+	b := fs.AddSession(fakestation.Session{PID: spawn(t), SessionID: "017c3f59-ffff-4dc8-bfb6-5e9a5625a865", Name: "work-f1"})
+	c := fs.AddSession(fakestation.Session{PID: spawn(t), SessionID: "9a9a9a9a-1111-4dc8-bfb6-5e9a5625a866", Name: "builder"})
+	dead := fs.AddSession(fakestation.Session{PID: spawn(t), SessionID: "deadbeef-1111-4dc8-bfb6-5e9a5625a867", Name: "ghost", ProcStart: "1"})
+	st := fs.Station()
+
+	tests := []struct {
+		target  string
+		want    string
+		running bool
+		how     string
+		err     error
+	}{
+		{a.SessionID, a.SessionID, true, station.MatchID, nil},
+		{strings.ToUpper(a.SessionID), a.SessionID, true, station.MatchID, nil},
+		{strconv.Itoa(b.PID), b.SessionID, true, station.MatchPID, nil},
+		{"work-e9", a.SessionID, true, station.MatchName, nil},
+		{"build", c.SessionID, true, station.MatchFragment, nil},
+		{"9a9a9a9a", c.SessionID, true, station.MatchPrefix, nil},
+		{"017c3f59", "", false, "", station.ErrAmbiguousTarget},
+		{"017c3f59-43", a.SessionID, true, station.MatchPrefix, nil},
+		{"work", "", false, "", station.ErrAmbiguousTarget},
+		{"wor", "", false, "", station.ErrUnknownTarget},  // fragment too short
+		{"9a9a9a9", "", false, "", station.ErrUnknownTarget}, // prefix too short, no name holds it
+		{"nobody", "", false, "", station.ErrUnknownTarget},
+		{"ghost", "", false, "", station.ErrUnknownTarget}, // dead rows are not targets
+		{strconv.Itoa(dead.PID), "", false, "", station.ErrUnknownTarget},
+		{dead.SessionID, dead.SessionID, false, station.MatchID, nil}, // offline: by full id only
+		{"../etc/passwd", "", false, "", station.ErrBadTarget},
+		{"", "", false, "", station.ErrBadTarget},
+	}
+	for _, tt := range tests {
+		t.Run(tt.target, func(t *testing.T) {
+			got, err := st.Resolve(tt.target)
+			if tt.err != nil {
+				if !errors.Is(err, tt.err) {
+					t.Fatalf("err = %v, want %v", err, tt.err)
+				}
+				var te *station.TargetError
+				if !errors.As(err, &te) || te.Target == "" && tt.target != "" {
+					t.Fatalf("err %v is not a *TargetError naming the target", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.SessionID != tt.want || got.Running != tt.running || got.MatchedBy != tt.how {
+				t.Errorf("Resolve = %+v, want id %s running %v by %s", got, tt.want, tt.running, tt.how)
+			}
+			if got.Running != (got.Session != nil) {
+				t.Errorf("Running %v but Session %v", got.Running, got.Session)
+			}
+		})
+	}
+	var te *station.TargetError
+	_, err := st.Resolve("work")
+	if !errors.As(err, &te) || len(te.Candidates) != 2 {
+		t.Errorf("ambiguous candidates = %+v", te)
+	}
+}
+
+func TestSessionsLiveness(t *testing.T) {
+	fs := fakestation.New(t)
+	live := fs.AddSession(fakestation.Session{PID: spawn(t)})
+	recycled := fs.AddSession(fakestation.Session{PID: spawn(t), ProcStart: "12345"})
+	cmd := exec.Command("true")
+	cmd.Run()
+	gone := fs.AddSession(fakestation.Session{PID: cmd.Process.Pid, ProcStart: "99"})
+	os.WriteFile(filepath.Join(fs.Paths.SessionsDir, "777.json"), []byte("{torn"), 0o644)
+	os.WriteFile(filepath.Join(fs.Paths.SessionsDir, "778.json"), []byte(`{"pid":778,"sessionId":"../../x"}`), 0o644)
+
+	st := fs.Station()
+	all, err := st.Sessions()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, s := range all {
+		got[s.SessionID] = s.Live
+	}
+	want := map[string]bool{live.SessionID: true, recycled.SessionID: false, gone.SessionID: false}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("liveness (-want +got):\n%s", diff)
+	}
+	if _, ok := st.LiveByPID(recycled.PID); ok {
+		t.Error("LiveByPID accepted a row with a foreign procStart")
+	}
+	if s, ok := st.LiveByPID(live.PID); !ok || s.SessionID != live.SessionID {
+		t.Errorf("LiveByPID = %+v, %v", s, ok)
+	}
+}
+
+func TestPeerTokenNeverPrinted(t *testing.T) {
+	fs := fakestation.New(t)
+	row := fs.AddSession(fakestation.Session{})
+	const secret = "0123456789abcdef0123456789abcdef"
+	fs.WriteKey(row, secret)
+	tok, err := fs.Station().PeerToken(row)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tok.Reveal() != secret {
+		t.Fatal("Reveal does not return the token")
+	}
+	for _, s := range []string{fmt.Sprint(tok), fmt.Sprintf("%v %s %q %#v %+v %x", tok, tok, tok, tok, tok, tok), tok.String()} {
+		if strings.Contains(s, secret) || strings.Contains(s, "0123456789abcdef") {
+			t.Errorf("token printed: %s", s)
+		}
+	}
+	row.ProcStart = "1"
+	if _, err := fs.Station().PeerToken(row); !errors.Is(err, station.ErrNoToken) {
+		t.Errorf("key of another procStart: err = %v, want ErrNoToken", err)
+	}
+}
+
+func TestPathsFromEnv(t *testing.T) {
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	got, err := station.PathsFromEnv(env(map[string]string{"HOME": "/h"}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := station.Paths{ConfigDir: "/h/.claude", SessionsDir: "/h/.claude/sessions", ProjectsDir: "/h/.claude/projects",
+		InboxDir: "/h/.zcode/tmp/claude-inbox", StateDir: "/h/.local/state/oo-claude", ObservatoryDir: "/h/.zcode/tmp/claude-observatory"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("defaults (-want +got):\n%s", diff)
+	}
+	got, _ = station.PathsFromEnv(env(map[string]string{"HOME": "/h", "CLAUDE_CONFIG_DIR": "/c", "OO_CLAUDE_PROJECTS_DIR": "/p", "OO_CLAUDE_INBOX_DIR": "/i/"}))
+	if got.SessionsDir != "/c/sessions" || got.ProjectsDir != "/p" || got.InboxDir != "/i" {
+		t.Errorf("knobs not honoured: %+v", got)
+	}
+	if _, err := station.PathsFromEnv(env(nil)); !errors.Is(err, station.ErrNoHome) {
+		t.Errorf("no HOME: err = %v", err)
+	}
+}
+
+func TestConfigFromEnv(t *testing.T) {
+	m := map[string]string{"HOME": "/h", "OO_CLAUDE_WAIT_S": "0.5", "OO_CLAUDE_MIN_INTERVAL_S": "0", "OO_CLAUDE_DOORMAN": "0", "OO_CLAUDE_BIN": "/opt/claude"}
+	c, err := station.ConfigFromEnv(func(k string) string { return m[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Wait != 500*time.Millisecond || c.MinInterval != 0 || c.DoormanEnabled || c.ClaudeBin != "/opt/claude" || c.StartTimeout != 900*time.Second {
+		t.Errorf("config = %+v", c)
+	}
+	m["OO_CLAUDE_WAIT_S"] = "soon"
+	m["OO_CLAUDE_BIN"] = "claude"
+	_, err = station.ConfigFromEnv(func(k string) string { return m[k] })
+	var ke *station.KnobError
+	if !errors.As(err, &ke) || !errors.Is(err, station.ErrBadKnob) {
+		t.Fatalf("err = %v, want *KnobError", err)
+	}
+	if !strings.Contains(err.Error(), "OO_CLAUDE_WAIT_S") || !strings.Contains(err.Error(), "OO_CLAUDE_BIN") {
+		t.Errorf("err %q does not name both knobs", err)
+	}
+}
