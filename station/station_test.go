@@ -151,7 +151,7 @@ func TestResolve(t *testing.T) {
 		{"017c3f59", "", false, "", station.ErrAmbiguousTarget},
 		{"017c3f59-43", a.SessionID, true, station.MatchPrefix, nil},
 		{"work", "", false, "", station.ErrAmbiguousTarget},
-		{"wor", "", false, "", station.ErrUnknownTarget},  // fragment too short
+		{"wor", "", false, "", station.ErrUnknownTarget},     // fragment too short
 		{"9a9a9a9", "", false, "", station.ErrUnknownTarget}, // prefix too short, no name holds it
 		{"nobody", "", false, "", station.ErrUnknownTarget},
 		{"ghost", "", false, "", station.ErrUnknownTarget}, // dead rows are not targets
