@@ -1,0 +1,95 @@
+package claudeinbox
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"strings"
+)
+
+// AckClass is the class an ack records for a line.
+type AckClass string
+
+// Ack classes. Refused is oo-claude's extension for a line the doorman cannot
+// deliver (Reason says why); it is acked once and never blocks later lines.
+const (
+	AckDeliveredSteer AckClass = "delivered-steer"
+	AckDeliveredStart AckClass = "delivered-start"
+	AckRefused        AckClass = "refused"
+)
+
+// Reasons a doorman refuses a line (Ack.Reason).
+const (
+	RefuseInvalidUTF8 = "invalid-utf8"
+	RefuseTooLong     = "too-long"
+	RefuseNUL         = "nul"
+	RefuseEmpty       = "empty"
+)
+
+// Ack is one line of <inbox>.ack: contract v1's fields, then the extensions.
+type Ack struct {
+	TS         string   `json:"ts"`
+	SHA256     string   `json:"sha256"`
+	SessionID  string   `json:"session_id"`
+	PeerStatus string   `json:"peer_status"` // busy | idle
+	Class      AckClass `json:"class"`
+	MsgID      string   `json:"msg_id"`
+
+	LineOffset    *int64 `json:"line_offset,omitempty"`
+	Inode         uint64 `json:"inode,omitempty"`
+	From          string `json:"from,omitempty"`
+	PeerStatusRaw string `json:"peer_status_raw,omitempty"`
+	DoormanPID    int    `json:"doorman_pid,omitempty"`
+	V             int    `json:"v,omitempty"`
+	Reason        string `json:"reason,omitempty"`
+	// PacedMS is how long the line was held back to stay inside the
+	// receiver's ingress guard, when it was.
+	PacedMS int64 `json:"paced_ms,omitempty"`
+}
+
+// Matches reports whether the ack is for the line with this sha256 that
+// starts at offset. An ack without line_offset (a v1 doorman's) matches on
+// the sha256 alone.
+func (a Ack) Matches(sha string, offset int64) bool {
+	if a.SHA256 != sha {
+		return false
+	}
+	return a.LineOffset == nil || *a.LineOffset == offset
+}
+
+// MonitorEraPrefix starts the lines of the first, monitor-era doorman's ack
+// file ("<ts> read: <first 80 characters>"). They are not JSON.
+const MonitorEraPrefix = " read: "
+
+// IsMonitorEraAck reports whether an ack line is a monitor-era line.
+func IsMonitorEraAck(line string) bool {
+	return !strings.HasPrefix(strings.TrimSpace(line), "{") && strings.Contains(line, MonitorEraPrefix)
+}
+
+// ScanAcks calls fn for every JSON ack in r, in order, with the byte offset
+// after the ack's line. Lines that are not acks (monitor-era lines, a torn
+// last line) are skipped. fn returns false to stop.
+func ScanAcks(r io.Reader, start int64, fn func(a Ack, end int64) bool) error {
+	br := bufio.NewReaderSize(r, 64*1024)
+	pos := start
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 && line[len(line)-1] == '\n' {
+			pos += int64(len(line))
+			var a Ack
+			if json.Unmarshal(line, &a) == nil && a.SHA256 != "" {
+				if !fn(a, pos) {
+					return nil
+				}
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return nil
+		}
+		if err != nil {
+			return &fs.PathError{Op: "read", Path: "ack", Err: err}
+		}
+	}
+}

@@ -1,0 +1,226 @@
+package claudeinbox
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"time"
+	"unicode"
+	"unicode/utf8"
+)
+
+// MaxLineBytes is the largest line the contract allows, without its newline.
+const MaxLineBytes = 16 * 1024
+
+// DefaultFrom is the sender name used when none is given.
+const DefaultFrom = "oo-claude"
+
+// Version is the contract version written in acks (v).
+const Version = 1
+
+// Files of one inbox. Every name derives from <dir>/<session id>.inbox.
+type Files struct {
+	Inbox     string // <dir>/<sid>.inbox: the lines, appended by senders
+	Ack       string // <inbox>.ack: one JSON line per handled line, appended by the doorman
+	Offset    string // <inbox>.offset: the doorman's byte offset, replaced atomically
+	Heartbeat string // <inbox>.doorman.json: the doorman's heartbeat, replaced atomically
+	Lock      string // <inbox>.doorman.lock: flock, one deliverer per inbox
+}
+
+// FilesFor returns the files of session sid's inbox in dir.
+func FilesFor(dir, sid string) Files {
+	in := filepath.Join(dir, sid+".inbox")
+	return Files{Inbox: in, Ack: in + ".ack", Offset: in + ".offset", Heartbeat: in + ".doorman.json", Lock: in + ".doorman.lock"}
+}
+
+// Line errors. Each is wrapped by a *LineError naming the rule.
+var (
+	ErrEmptyLine   = errors.New("empty line")
+	ErrNewline     = errors.New("line holds a newline")
+	ErrLineTooLong = errors.New("line longer than 16 KiB")
+	ErrInvalidUTF8 = errors.New("line is not valid UTF-8")
+	ErrNUL         = errors.New("line holds a NUL byte")
+	ErrBadFrom     = errors.New("bad sender name")
+)
+
+// LineError is a line (or sender name) that the contract does not allow.
+type LineError struct {
+	Bytes int
+	Err   error
+}
+
+func (e *LineError) Error() string { return fmt.Sprintf("%v (%d bytes)", e.Err, e.Bytes) }
+func (e *LineError) Unwrap() error { return e.Err }
+
+// CheckLine enforces the contract's line rules: not empty (nor only spaces),
+// no newline or carriage return, at most [MaxLineBytes] bytes, valid UTF-8,
+// no NUL.
+func CheckLine(line []byte) error {
+	fail := func(err error) error { return &LineError{Bytes: len(line), Err: err} }
+	switch {
+	case len(bytes.TrimSpace(line)) == 0:
+		return fail(ErrEmptyLine)
+	case bytes.ContainsAny(line, "\n\r"):
+		return fail(ErrNewline)
+	case len(line) > MaxLineBytes:
+		return fail(ErrLineTooLong)
+	case !utf8.Valid(line):
+		return fail(ErrInvalidUTF8)
+	case bytes.IndexByte(line, 0) >= 0:
+		return fail(ErrNUL)
+	}
+	return nil
+}
+
+// CheckFrom enforces the sender-name rule: 1–80 characters, no brackets, no
+// control characters, valid UTF-8.
+func CheckFrom(from string) error {
+	n := utf8.RuneCountInString(from)
+	if n < 1 || n > 80 || !utf8.ValidString(from) || strings.TrimSpace(from) == "" {
+		return &LineError{Bytes: len(from), Err: ErrBadFrom}
+	}
+	for _, r := range from {
+		if r == '[' || r == ']' || unicode.IsControl(r) || r == utf8.RuneError {
+			return &LineError{Bytes: len(from), Err: ErrBadFrom}
+		}
+	}
+	return nil
+}
+
+// SanitizeFrom turns any string into an acceptable sender name: brackets
+// and control characters removed, spaces folded, cut to 80 characters.
+// It returns "" when nothing is left.
+func SanitizeFrom(s string) string {
+	s = strings.ToValidUTF8(s, "")
+	s = strings.Map(func(r rune) rune {
+		if r == '[' || r == ']' {
+			return -1
+		}
+		if unicode.IsControl(r) || unicode.IsSpace(r) {
+			return ' '
+		}
+		return r
+	}, s)
+	s = strings.Join(strings.Fields(s), " ")
+	if utf8.RuneCountInString(s) > 80 {
+		s = string([]rune(s)[:80])
+		s = strings.TrimSpace(s)
+	}
+	return s
+}
+
+// Antenna is the mark of a sender tag: "[<sender> 📡]".
+const Antenna = "📡"
+
+var tagRE = regexp.MustCompile(`^\[([^\[\]]{1,80}?) ` + Antenna + `(?: [^\[\]]*)?\]`)
+
+// SenderTag returns the sender named by a leading tag — "[x 📡] …", also
+// "[zai 📡 PONG 🐉] …" — and whether the line has one.
+func SenderTag(line string) (from string, ok bool) {
+	m := tagRE.FindStringSubmatch(line)
+	if m == nil {
+		return "", false
+	}
+	return m[1], true
+}
+
+// Tagged returns line with the tag "[from 📡] " in front, unless it already
+// carries a sender tag.
+func Tagged(line, from string) string {
+	if _, ok := SenderTag(line); ok {
+		return line
+	}
+	return "[" + from + " " + Antenna + "] " + line
+}
+
+// Structured is the contract's optional JSON form of a line.
+type Structured struct {
+	V    int    `json:"v"`
+	ID   string `json:"id"`
+	TS   string `json:"ts"`
+	From string `json:"from"`
+	Line string `json:"line"`
+}
+
+// ParseStructured reports whether raw is a structured line (a JSON object
+// with a non-empty string "line") and returns it.
+func ParseStructured(raw []byte) (Structured, bool) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || raw[0] != '{' {
+		return Structured{}, false
+	}
+	var s Structured
+	if err := json.Unmarshal(raw, &s); err != nil || s.Line == "" {
+		return Structured{}, false
+	}
+	return s, true
+}
+
+// Message is what the doorman carries through the door for one raw line.
+type Message struct {
+	Text string // the text the model is shown, always with a sender tag
+	From string // the sender, sanitised; DefaultFrom when none is known
+}
+
+// Decode turns a raw inbox line into the message the doorman delivers: the
+// structured form's line (tagged with its from when untagged), or the plain
+// line as it is. From comes from the structured from, else the tag, else
+// [DefaultFrom], sanitised.
+func Decode(raw []byte) (Message, error) {
+	if err := CheckLine(raw); err != nil {
+		return Message{}, err
+	}
+	if s, ok := ParseStructured(raw); ok {
+		from := SanitizeFrom(s.From)
+		if from == "" {
+			if tf, ok := SenderTag(s.Line); ok {
+				from = SanitizeFrom(tf)
+			}
+		}
+		if from == "" {
+			from = DefaultFrom
+		}
+		text := Tagged(s.Line, from)
+		if err := CheckLine([]byte(text)); err != nil {
+			return Message{}, err
+		}
+		return Message{Text: text, From: from}, nil
+	}
+	line := string(raw)
+	from := DefaultFrom
+	if tf, ok := SenderTag(line); ok {
+		if f := SanitizeFrom(tf); f != "" {
+			from = f
+		}
+	}
+	return Message{Text: line, From: from}, nil
+}
+
+// SHA256 is the hex sha256 of the exact line bytes without the newline: the
+// key an ack is matched by.
+func SHA256(line []byte) string {
+	sum := sha256.Sum256(line)
+	return hex.EncodeToString(sum[:])
+}
+
+// Timestamps in the contract's files are ISO 8601 in UTC with milliseconds.
+const TimeFormat = "2006-01-02T15:04:05.000Z07:00"
+
+// FormatTime renders t as the contract's files write it.
+func FormatTime(t time.Time) string { return t.UTC().Format(TimeFormat) }
+
+// ParseTime reads a contract timestamp (any RFC 3339 form, also without zone).
+func ParseTime(s string) (time.Time, error) {
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999Z07:00"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("bad timestamp %q", s)
+}

@@ -1,0 +1,17 @@
+// Package claudeinbox implements the Claude inbox file contract v1 from the
+// sender's side, and the shared shapes both sides agree on.
+//
+// A sender never writes to a session's door: it appends one line to
+// <inbox dir>/<session id>.inbox, and the session's own doorman (package
+// doorman) carries the line through the door and appends an ack. [Send]
+// does the whole sender's part: it checks the line, resolves the target,
+// applies the per-(target, sender) throttle, appends the line in one
+// O_APPEND write, reads the doorman's heartbeat and waits for the ack that
+// matches the line's sha256 and byte offset, woken by file events. It
+// returns a [Verdict] whose [Class] maps to v0.1's exit codes.
+//
+// The line rules ([CheckLine], [CheckFrom]), sender tags ([SenderTag],
+// [Tagged]), the structured form ([ParseStructured], [Decode]), the
+// heartbeat ([Heartbeat], [CheckFreshness]) and the ack ([Ack]) are the
+// contract itself; the doorman uses the same definitions.
+package claudeinbox

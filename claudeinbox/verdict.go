@@ -1,0 +1,40 @@
+package claudeinbox
+
+// Class is a send verdict's class, as v0.1 names it.
+type Class string
+
+// The classes of a send, with their exit codes (see [Class.ExitCode]).
+const (
+	DeliveredSteer  Class = "delivered-steer"   // acked; the session was busy: the line surfaces at the next tool round (0)
+	DeliveredStart  Class = "delivered-start"   // acked; the session was idle: the line starts a turn (0)
+	Refused         Class = "refused"           // bad line, bad sender, ambiguous or unknown target, or the doorman refused it (1)
+	QueuedNoDoorman Class = "queued-no-doorman" // the session runs but has no fresh doorman: the line waits in the file (3)
+	QueuedOffline   Class = "queued-offline"    // no running session with this id: the line waits (3)
+	Timeout         Class = "timeout"           // fresh heartbeat, no ack within the wait: the line waits; do not resend (5)
+	Dropped         Class = "dropped"           // throttled: the line was not written; resend after the note's seconds (6)
+)
+
+// ExitCode returns the process exit code v0.1 assigns to the class.
+func (c Class) ExitCode() int {
+	switch c {
+	case DeliveredSteer, DeliveredStart:
+		return 0
+	case Refused:
+		return 1
+	case QueuedNoDoorman, QueuedOffline:
+		return 3
+	case Timeout:
+		return 5
+	case Dropped:
+		return 6
+	}
+	return 1
+}
+
+// Delivered reports whether the doorman acked the line as carried through
+// the door. It is not proof that the model saw it: the transcript row whose
+// origin.msg_id equals the ack's msg_id is.
+func (c Class) Delivered() bool { return c == DeliveredSteer || c == DeliveredStart }
+
+// Waiting reports whether the line is in the file and waits for a doorman.
+func (c Class) Waiting() bool { return c == QueuedNoDoorman || c == QueuedOffline || c == Timeout }
