@@ -1,0 +1,86 @@
+// Command oo-claude reaches the Claude Code sessions of this machine: it
+// steers a running session, resumes a sleeping one for one headless turn,
+// starts new steerable headless sessions, reads transcripts, lists sessions
+// with their riders, inboxes and lineage, and checks readiness.
+//
+// The command is a thin shell: every verb parses its flags, calls the
+// oo-claude library and maps the result to an exit code. See README.md.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
+	stop()
+	os.Exit(exitCode(err, os.Stderr))
+}
+
+// Exit codes shared by every verb.
+const (
+	exitOK    = 0
+	exitFail  = 1
+	exitUsage = 2
+)
+
+// exitError carries a verb's exit code. Its message, if any, has already
+// been printed (or is printed by exitCode).
+type exitError struct {
+	code int
+	err  error // nil: the verb printed everything it had to say
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit %d", e.code)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// exitWith returns an error that makes the process exit with code; code 0
+// returns nil.
+func exitWith(code int) error {
+	if code == 0 {
+		return nil
+	}
+	return &exitError{code: code}
+}
+
+// usageError is a command line that cannot be run.
+type usageError struct{ msg string }
+
+func (e *usageError) Error() string { return e.msg }
+
+func usagef(format string, a ...any) error { return &usageError{fmt.Sprintf(format, a...)} }
+
+// exitCode maps run's error to the process exit code, printing the message
+// of errors that were not printed yet.
+func exitCode(err error, stderr io.Writer) int {
+	if err == nil {
+		return exitOK
+	}
+	var ee *exitError
+	if errors.As(err, &ee) {
+		if ee.err != nil {
+			fmt.Fprintf(stderr, "oo-claude: %v\n", ee.err)
+		}
+		return ee.code
+	}
+	var ue *usageError
+	if errors.As(err, &ue) {
+		fmt.Fprintf(stderr, "oo-claude: %v\n", ue.msg)
+		return exitUsage
+	}
+	fmt.Fprintf(stderr, "oo-claude: %v\n", err)
+	return exitFail
+}
