@@ -1,0 +1,117 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+// TestMain doubles as the oo-claude binary: when OO_CLAUDE_TEST_AS_BINARY is
+// set, the test binary runs main instead of the tests, so tests can run the
+// real program as a child process (exit codes, stdio, signals) without
+// `go build` or `go run`.
+func TestMain(m *testing.M) {
+	if os.Getenv("OO_CLAUDE_TEST_AS_BINARY") == "1" {
+		os.Unsetenv("OO_CLAUDE_TEST_AS_BINARY")
+		main()
+		return
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// result is what one run of the binary did.
+type result struct {
+	stdout, stderr string
+	code           int
+}
+
+// binary is the path of this test binary, which runs as oo-claude under
+// OO_CLAUDE_TEST_AS_BINARY=1.
+func binary(t testing.TB) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return exe
+}
+
+// command returns an *exec.Cmd that runs oo-claude with args and exactly the
+// environment env (plus the switch that makes the test binary oo-claude).
+func command(ctx context.Context, t testing.TB, env []string, args ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, binary(t), args...)
+	cmd.Env = append([]string{"OO_CLAUDE_TEST_AS_BINARY=1", "PATH=/usr/bin:/bin"}, env...)
+	return cmd
+}
+
+// runBinary runs oo-claude as a child process and returns its output and
+// exit code. stdin is empty unless given.
+func runBinary(t testing.TB, env []string, stdin string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := command(ctx, t, env, args...)
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		code = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("run %v: %v", args, err)
+	}
+	return result{stdout: out.String(), stderr: errb.String(), code: code}
+}
+
+// runInProcess calls run directly (faster; for tests that need no process
+// boundary) and returns the exit code main would use.
+func runInProcess(t testing.TB, getenv func(string) string, stdin string, args ...string) result {
+	t.Helper()
+	var out, errb bytes.Buffer
+	err := run(context.Background(), args, strings.NewReader(stdin), &out, &errb, getenv)
+	code := exitCode(err, &errb)
+	return result{stdout: out.String(), stderr: errb.String(), code: code}
+}
+
+func TestUsageAndVersion(t *testing.T) {
+	tests := []struct {
+		name     string
+		args     []string
+		code     int
+		inStdout string
+		inStderr string
+	}{
+		{"no verb", nil, 2, "", "VERBS"},
+		{"unknown verb", []string{"bogus"}, 2, "", `unknown verb "bogus"`},
+		{"help", []string{"-h"}, 0, "", "VERBS"},
+		{"version", []string{"version"}, 0, "oo-claude ", ""},
+		{"version json", []string{"version", "--json"}, 0, `"name":"oo-claude"`, ""},
+		{"version bad flag", []string{"version", "--nope"}, 2, "", "flag provided but not defined"},
+		{"version extra arg", []string{"version", "x"}, 2, "", "takes no arguments"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runBinary(t, []string{"HOME=" + t.TempDir()}, "", tt.args...)
+			if r.code != tt.code {
+				t.Errorf("exit %d, want %d; stderr:\n%s", r.code, tt.code, r.stderr)
+			}
+			if !strings.Contains(r.stdout, tt.inStdout) {
+				t.Errorf("stdout %q does not contain %q", r.stdout, tt.inStdout)
+			}
+			if !strings.Contains(r.stderr, tt.inStderr) {
+				t.Errorf("stderr %q does not contain %q", r.stderr, tt.inStderr)
+			}
+		})
+	}
+}
