@@ -1,0 +1,157 @@
+package fsx_test
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/oo-family/oo-claude/internal/fsx"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func mode(t *testing.T, path string) os.FileMode {
+	t.Helper()
+	fi, err := os.Lstat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Mode().Perm()
+}
+
+func TestAppendLineModesAndOffsets(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "new", "inbox")
+	path := filepath.Join(dir, "x.inbox")
+	off1, err := fsx.AppendLine(path, []byte("first"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	off2, err := fsx.AppendLine(path, []byte("second line"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if off1 != 0 || off2 != 6 {
+		t.Errorf("offsets = %d, %d; want 0, 6", off1, off2)
+	}
+	if m := mode(t, path); m != 0o600 {
+		t.Errorf("file mode %o, want 600", m)
+	}
+	if m := mode(t, dir); m != 0o700 {
+		t.Errorf("dir mode %o, want 700", m)
+	}
+	b, _ := os.ReadFile(path)
+	if string(b) != "first\nsecond line\n" {
+		t.Errorf("content %q", b)
+	}
+}
+
+func TestAppendConcurrentOffsetsExact(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "c.inbox")
+	const workers, each = 16, 100
+	offsets := make(map[int64]string)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < each; i++ {
+				line := fmt.Sprintf("w%02d-%03d %s", w, i, bytes.Repeat([]byte{'x'}, (w*i)%300))
+				off, err := fsx.AppendLine(path, []byte(line))
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				mu.Lock()
+				offsets[off] = line
+				mu.Unlock()
+			}
+		}()
+	}
+	wg.Wait()
+	b, _ := os.ReadFile(path)
+	if len(offsets) != workers*each {
+		t.Fatalf("%d distinct offsets, want %d", len(offsets), workers*each)
+	}
+	for off, line := range offsets {
+		got := b[off : off+int64(len(line))+1]
+		if string(got) != line+"\n" {
+			t.Fatalf("at %d: %q, want %q", off, got, line)
+		}
+	}
+}
+
+func TestSymlinksRefused(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "target")
+	os.WriteFile(target, []byte("keep\n"), 0o600)
+	link := filepath.Join(dir, "link")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fsx.AppendLine(link, []byte("evil")); !errors.Is(err, fsx.ErrSymlink) {
+		t.Errorf("AppendLine through symlink: err = %v, want ErrSymlink", err)
+	}
+	if _, err := fsx.ReadFile(link); !errors.Is(err, fsx.ErrSymlink) {
+		t.Errorf("ReadFile through symlink: err = %v", err)
+	}
+	if err := fsx.WriteFileAtomic(link, []byte("evil")); !errors.Is(err, fsx.ErrSymlink) {
+		t.Errorf("WriteFileAtomic over symlink: err = %v", err)
+	}
+	if _, err := fsx.TryLock(link); !errors.Is(err, fsx.ErrSymlink) {
+		t.Errorf("TryLock through symlink: err = %v", err)
+	}
+	dlink := filepath.Join(dir, "dlink")
+	os.Symlink(dir, dlink)
+	if err := fsx.MkdirPrivate(dlink); !errors.Is(err, fsx.ErrSymlink) {
+		t.Errorf("MkdirPrivate on symlink: err = %v", err)
+	}
+	if b, _ := os.ReadFile(target); string(b) != "keep\n" {
+		t.Errorf("target changed: %q", b)
+	}
+	if _, err := fsx.AppendLine(dir, []byte("x")); err == nil {
+		t.Error("append to a directory succeeded")
+	}
+}
+
+func TestWriteFileAtomic(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "state.json")
+	for _, s := range []string{"one", "two"} {
+		if err := fsx.WriteFileAtomic(path, []byte(s)); err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := os.ReadFile(path); string(b) != s {
+			t.Errorf("content %q, want %q", b, s)
+		}
+	}
+	if m := mode(t, path); m != 0o600 {
+		t.Errorf("mode %o", m)
+	}
+	ents, _ := os.ReadDir(filepath.Dir(path))
+	if len(ents) != 1 {
+		t.Errorf("temporary files left: %v", ents)
+	}
+}
+
+func TestTryLock(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "x.lock")
+	l, err := fsx.TryLock(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fsx.TryLock(path); !errors.Is(err, fsx.ErrLocked) {
+		t.Errorf("second TryLock: err = %v, want ErrLocked", err)
+	}
+	l.Unlock()
+	l.Unlock()
+	l2, err := fsx.TryLock(path)
+	if err != nil {
+		t.Fatalf("after unlock: %v", err)
+	}
+	l2.Unlock()
+}
