@@ -1,0 +1,98 @@
+package repocheck
+
+import (
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "go.mod")); err != nil {
+		t.Fatalf("module root not found: %v", err)
+	}
+	return dir
+}
+
+// TestPackageDocs: every package has exactly one package doc comment, and it
+// starts "Package <name> " (or "Command <name> " for a main package).
+func TestPackageDocs(t *testing.T) {
+	root := moduleRoot(t)
+	dirs := map[string][]string{}
+	filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") || d.Name() == "testdata" || d.Name() == "node_modules") && path != root {
+			return filepath.SkipDir
+		}
+		if !d.IsDir() && strings.HasSuffix(path, ".go") && !strings.HasSuffix(path, "_test.go") {
+			dirs[filepath.Dir(path)] = append(dirs[filepath.Dir(path)], path)
+		}
+		return nil
+	})
+	if len(dirs) < 5 {
+		t.Fatalf("found only %d packages under %s", len(dirs), root)
+	}
+	for dir, files := range dirs {
+		rel, _ := filepath.Rel(root, dir)
+		var docs []string
+		var name string
+		for _, f := range files {
+			af, err := parser.ParseFile(token.NewFileSet(), f, nil, parser.ParseComments|parser.PackageClauseOnly)
+			if err != nil {
+				t.Errorf("%s: %v", f, err)
+				continue
+			}
+			name = af.Name.Name
+			if af.Doc != nil {
+				docs = append(docs, af.Doc.Text())
+			}
+		}
+		if len(docs) != 1 {
+			t.Errorf("%s: %d package doc comments, want exactly 1", rel, len(docs))
+			continue
+		}
+		want := "Package " + name + " "
+		if name == "main" {
+			want = "Command " + filepath.Base(dir) + " "
+		}
+		if !strings.HasPrefix(docs[0], want) {
+			t.Errorf("%s: package doc starts %q, want %q", rel, firstLine(docs[0]), want)
+		}
+	}
+}
+
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
+}
+
+// TestBinaryDeps: the oo-claude binary links no test code: neither the
+// testing package nor our fakes.
+func TestBinaryDeps(t *testing.T) {
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command on PATH")
+	}
+	cmd := exec.Command(goBin, "list", "-deps", "./cli/oo-claude")
+	cmd.Dir = moduleRoot(t)
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v", err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if dep == "testing" || strings.Contains(dep, "/fakes") || strings.Contains(dep, "goleak") || strings.Contains(dep, "go-cmp") {
+			t.Errorf("the binary depends on %s", dep)
+		}
+	}
+}
