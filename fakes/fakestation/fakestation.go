@@ -16,22 +16,31 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/oo-family/oo-claude/station"
 )
 
+// TB is the part of testing.TB the fake needs. *testing.T and *testing.B
+// satisfy it; a program that is not a test (examples/roundtrip) can supply
+// its own.
+type TB interface {
+	Helper()
+	Fatal(args ...any)
+	Fatalf(format string, args ...any)
+	TempDir() string
+}
+
 // Station is a fake station rooted in a temporary directory.
 type Station struct {
 	Root  string
 	Paths station.Paths
-	tb    testing.TB
+	tb    TB
 }
 
 // New lays out a station under tb.TempDir(). Every directory is 0700.
-func New(tb testing.TB) *Station {
+func New(tb TB) *Station {
 	tb.Helper()
 	root := tb.TempDir()
 	cfg := filepath.Join(root, "claude")
