@@ -1,0 +1,27 @@
+// Package transcript reads Claude Code session transcripts
+// (<projects>/<encoded cwd>/<session id>.jsonl) read-only, lock-free and
+// from the end.
+//
+// It guarantees:
+//
+//   - EncodeProjectDir reproduces Claude Code's project directory name for a
+//     cwd byte for byte (measured on Claude Code 2.1.332), and Locate never
+//     leaves the projects directory: a session id that is not a UUID is
+//     refused before any path is built, and only regular files (never
+//     symlinks) are returned.
+//   - Reader, Exchanges and Riders read a transcript from its end in chunks
+//     and stop as soon as they have what they need: the cost of reading the
+//     last exchanges does not grow with the size of the transcript. Nothing is
+//     locked or written; a row being appended (a last line without its "\n")
+//     is left out, never half-parsed.
+//   - Rows are parsed leniently: unknown row types and unknown fields are
+//     ignored, a field of an unexpected JSON type is left at its zero value,
+//     and a line that is not JSON is skipped and counted.
+//   - Exchanges marks every peer line (a line another process wrote to the
+//     session's door) with its from and msg_id, so a send receipt can be
+//     matched to the model having seen it; sidechains (sub-agent rows) and
+//     system-injected meta rows never appear as prompts.
+//   - Riders applies oo-claude's riding rule to a session's sub-agent
+//     transcripts: a rider is riding while its transcript changed within the
+//     window and its last message is not a final answer.
+package transcript

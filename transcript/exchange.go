@@ -1,0 +1,299 @@
+package transcript
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// DefaultExchanges is how many exchanges Exchanges returns for n <= 0.
+const DefaultExchanges = 3
+
+// MaxToolInput is the most characters of a tool call's input summary.
+const MaxToolInput = 120
+
+// Exchange is one turn: the prompt that started it and what followed until
+// the next prompt. It is what `oo-claude read --json` prints.
+type Exchange struct {
+	Prompt     Prompt     `json:"prompt"`
+	Assistant  string     `json:"assistant"`   // the assistant's text blocks, joined by a blank line
+	Tools      []ToolCall `json:"tools"`       // the tools it called, in order
+	Peers      []PeerLine `json:"peers"`       // peer lines absorbed mid-turn, in order
+	Start      time.Time  `json:"start"`       // the prompt's timestamp
+	End        time.Time  `json:"end"`         // the last row of the exchange
+	StopReason string     `json:"stop_reason"` // of the last assistant message ("" while it runs)
+}
+
+// Prompt is what started an exchange.
+type Prompt struct {
+	Kind      PromptKind `json:"kind"`
+	Text      string     `json:"text"` // a peer's line without Claude Code's wrapper
+	Peer      *PeerLine  `json:"peer"` // set when Kind is PromptPeer
+	UUID      string     `json:"uuid"`
+	Timestamp time.Time  `json:"timestamp"`
+}
+
+// PeerLine is a line another process wrote to the session's door, as the
+// session recorded it. MsgID is the frame's msg_id: the doorman's, so a send
+// receipt can be matched to it.
+type PeerLine struct {
+	Text                  string    `json:"text"`
+	From                  string    `json:"from"`
+	MsgID                 string    `json:"msg_id"`
+	VerifiedPeerPid       int       `json:"verified_peer_pid"`
+	VerifiedPeerProcStart string    `json:"verified_peer_proc_start"`
+	SelfSent              bool      `json:"self_sent"`
+	Timestamp             time.Time `json:"timestamp"`
+}
+
+// ToolCall is one tool_use of the assistant.
+type ToolCall struct {
+	Name  string `json:"name"`
+	Input string `json:"input"` // a one-line summary of the input, at most MaxToolInput characters
+	ID    string `json:"id"`
+}
+
+// Stats describes what a read looked at.
+type Stats struct {
+	Rows      int   `json:"rows"`       // rows parsed
+	BadLines  int   `json:"bad_lines"`  // lines skipped because they are not JSON objects
+	TornBytes int64 `json:"torn_bytes"` // length of an unterminated last line left out
+	BytesRead int64 `json:"bytes_read"` // bytes read from the file
+}
+
+// Exchanges returns the last n exchanges (DefaultExchanges for n <= 0) of
+// the transcript at path, oldest first, reading from the end only as far
+// back as the n-th last prompt.
+func Exchanges(path string, n int) ([]Exchange, error) {
+	f, size, err := openTranscript(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	ex, _, err := ExchangesFrom(f, size, n)
+	if err != nil {
+		return nil, &Error{Op: "read", Path: path, Err: err}
+	}
+	return ex, nil
+}
+
+// ExchangesFrom is Exchanges over the first size bytes of r, with what it
+// read.
+func ExchangesFrom(r io.ReaderAt, size int64, n int) ([]Exchange, Stats, error) {
+	if n <= 0 {
+		n = DefaultExchanges
+	}
+	rd := NewReader(r, size, 0)
+	var rows []Row // newest first
+	var st Stats
+	prompts := 0
+	for prompts < n {
+		line, _, err := rd.Prev()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, st, err
+		}
+		if !looksLikeObject(line) {
+			st.BadLines++
+			continue
+		}
+		if !mayMatter(line) {
+			continue
+		}
+		row, err := ParseRow(line)
+		if err != nil {
+			st.BadLines++
+			continue
+		}
+		st.Rows++
+		if row.IsSidechain {
+			continue
+		}
+		if _, ok := row.PromptKind(); ok {
+			prompts++
+		}
+		rows = append(rows, row)
+	}
+	st.TornBytes = rd.TornBytes()
+	st.BytesRead = rd.BytesRead()
+
+	var out []Exchange
+	var cur *Exchange
+	for i := len(rows) - 1; i >= 0; i-- {
+		row := &rows[i]
+		if kind, ok := row.PromptKind(); ok {
+			out = append(out, newExchange(row, kind))
+			cur = &out[len(out)-1]
+			continue
+		}
+		if cur != nil {
+			cur.add(row)
+		}
+	}
+	return out, st, nil
+}
+
+// looksLikeObject is the cheap part of ParseRow's check, done on every
+// line, also the ones mayMatter lets pass unparsed.
+func looksLikeObject(line []byte) bool {
+	line = bytes.TrimSpace(line)
+	return len(line) >= 2 && line[0] == '{' && line[len(line)-1] == '}'
+}
+
+var (
+	markUser       = []byte(`"user"`)
+	markAssistant  = []byte(`"assistant"`)
+	markAttachment = []byte(`"attachment"`)
+)
+
+// mayMatter is a cheap filter: a row of a type Exchanges reads holds its
+// type as a JSON string, so a line holding none of them is not parsed.
+func mayMatter(line []byte) bool {
+	return bytes.Contains(line, markUser) || bytes.Contains(line, markAssistant) ||
+		bytes.Contains(line, markAttachment)
+}
+
+func newExchange(row *Row, kind PromptKind) Exchange {
+	t := row.Time()
+	p := Prompt{Kind: kind, UUID: row.UUID, Timestamp: t}
+	text := textOf(row.Message.Content)
+	if kind == PromptPeer {
+		text = unwrapPeer(text)
+		if o := row.PeerOrigin(); o != nil {
+			pl := peerLine(o, text, t)
+			p.Peer = &pl
+		}
+	}
+	p.Text = text
+	return Exchange{Prompt: p, Start: t, End: t, Tools: []ToolCall{}, Peers: []PeerLine{}}
+}
+
+func (e *Exchange) add(row *Row) {
+	switch row.Type {
+	case RowAssistant:
+		if row.Message == nil {
+			return
+		}
+		for _, b := range row.Message.Blocks() {
+			switch b.Type {
+			case "text":
+				if strings.TrimSpace(b.Text) == "" {
+					continue
+				}
+				if e.Assistant != "" {
+					e.Assistant += "\n\n"
+				}
+				e.Assistant += b.Text
+			case "tool_use":
+				e.Tools = append(e.Tools, ToolCall{Name: b.Name, Input: SummarizeInput(b.Input), ID: b.ID})
+			}
+		}
+		if row.Message.StopReason != "" {
+			e.StopReason = row.Message.StopReason
+		}
+	case RowUser:
+		// Tool results and meta rows: they only move the end.
+	case RowAttachment:
+		if row.Attachment == nil || row.Attachment.Type != AttachmentQueuedCommand {
+			return
+		}
+		o := row.PeerOrigin()
+		if o == nil {
+			return
+		}
+		e.Peers = append(e.Peers, peerLine(o, textOf(row.Attachment.Prompt), row.Time()))
+	default:
+		return
+	}
+	if t := row.Time(); t.After(e.End) {
+		e.End = t
+	}
+}
+
+func peerLine(o *Origin, text string, t time.Time) PeerLine {
+	return PeerLine{
+		Text: text, From: o.From, MsgID: o.MsgID,
+		VerifiedPeerPid: o.VerifiedPeerPid, VerifiedPeerProcStart: o.VerifiedPeerProcStart,
+		SelfSent: o.SelfSent, Timestamp: t,
+	}
+}
+
+// The wrapper Claude Code puts around a peer line that starts a turn.
+const (
+	peerPrefix = "Another Claude session sent a message:\n"
+	peerSuffix = "\n\nThis came from another Claude session"
+)
+
+// unwrapPeer returns the peer's line from the user message Claude Code
+// built around it, or text unchanged when it does not have that shape.
+func unwrapPeer(text string) string {
+	rest, ok := strings.CutPrefix(text, peerPrefix)
+	if !ok {
+		return text
+	}
+	if i := strings.LastIndex(rest, peerSuffix); i >= 0 {
+		rest = rest[:i]
+	}
+	return rest
+}
+
+// inputKeys are the input fields that say what a tool call does, in the
+// order they are preferred.
+var inputKeys = [...]string{"command", "file_path", "notebook_path", "path", "pattern", "url", "query", "description", "prompt", "skill"}
+
+// SummarizeInput returns a one-line summary of a tool_use input of at most
+// MaxToolInput characters: the first of its command, file_path, path,
+// pattern, url, query, description, prompt or skill fields that is a
+// string, else the input's compact JSON.
+func SummarizeInput(input json.RawMessage) string {
+	var m map[string]json.RawMessage
+	s := ""
+	if json.Unmarshal(input, &m) == nil {
+		for _, k := range inputKeys {
+			var v string
+			if raw, ok := m[k]; ok && json.Unmarshal(raw, &v) == nil && v != "" {
+				s = v
+				break
+			}
+		}
+	}
+	if s == "" {
+		var buf bytes.Buffer
+		if json.Compact(&buf, input) == nil {
+			s = buf.String()
+		}
+	}
+	return clip(oneLine(s), MaxToolInput)
+}
+
+func oneLine(s string) string {
+	s = strings.ReplaceAll(s, "\r\n", " ")
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\r' || r == '\t' {
+			return ' '
+		}
+		return r
+	}, s)
+}
+
+// clip cuts s to at most n characters, ending in "…" when cut.
+func clip(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	i, c := 0, 0
+	for j := range s {
+		if c == n-1 {
+			i = j
+			break
+		}
+		c++
+	}
+	return s[:i] + "…"
+}

@@ -1,0 +1,168 @@
+package transcript
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+)
+
+// Ext is the extension of a transcript file.
+const Ext = ".jsonl"
+
+// IsSessionID reports whether s has the shape of a UUID
+// (8-4-4-4-12 hexadecimal digits), the only shape Locate accepts.
+func IsSessionID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// Locate returns the transcript of session sessionID under projectsDir
+// (Claude Code's <config dir>/projects). With a cwd it first tries
+// <projectsDir>/<EncodeProjectDir(cwd)>/<sessionID>.jsonl; otherwise, or
+// when that file does not exist, it looks for <sessionID>.jsonl in every
+// project directory: one match is the answer, none is ErrNotFound, several
+// are ErrAmbiguous. Only regular files count (a symlink is never returned).
+// A sessionID that is not a UUID is ErrBadSessionID.
+func Locate(projectsDir, sessionID, cwd string) (string, error) {
+	if !IsSessionID(sessionID) {
+		return "", &Error{Op: "locate", Path: projectsDir, Err: ErrBadSessionID}
+	}
+	name := sessionID + Ext
+	if cwd != "" {
+		p := filepath.Join(projectsDir, EncodeProjectDir(cwd), name)
+		if isRegular(p) {
+			return p, nil
+		}
+	}
+	ents, err := os.ReadDir(projectsDir)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			err = errors.Join(ErrNotFound, err)
+		}
+		return "", &Error{Op: "locate", Path: projectsDir, Err: err}
+	}
+	var found []string
+	for _, e := range ents {
+		if !e.IsDir() {
+			continue
+		}
+		p := filepath.Join(projectsDir, e.Name(), name)
+		if isRegular(p) {
+			found = append(found, p)
+		}
+	}
+	switch len(found) {
+	case 0:
+		return "", &Error{Op: "locate", Path: filepath.Join(projectsDir, "*", name), Err: ErrNotFound}
+	case 1:
+		return found[0], nil
+	}
+	sort.Strings(found)
+	return "", &Error{Op: "locate", Path: filepath.Join(projectsDir, "*", name), Err: ErrAmbiguous}
+}
+
+func isRegular(p string) bool {
+	fi, err := os.Lstat(p)
+	return err == nil && fi.Mode().IsRegular()
+}
+
+// openTranscript opens a transcript without following a symlink and
+// returns it with its size at open time.
+func openTranscript(path string) (*os.File, int64, error) {
+	f, err := openNoFollow(path)
+	if err != nil {
+		return nil, 0, &Error{Op: "open", Path: path, Err: err}
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, 0, &Error{Op: "open", Path: path, Err: err}
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, 0, &Error{Op: "open", Path: path, Err: ErrNotRegular}
+	}
+	return f, fi.Size(), nil
+}
+
+// RecordedCWD returns the cwd recorded in the transcript at path (rows carry
+// "cwd"), looked up in the first 4 MiB: the first one whose encoding names
+// the transcript's directory (see CWDMatches), else the first one; when the
+// head has none, the last one in the last 4 MiB. No cwd is ErrNoCWD.
+func RecordedCWD(path string) (string, error) {
+	f, size, err := openTranscript(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	dir := filepath.Base(filepath.Dir(path))
+	cwd, err := headCWD(io.NewSectionReader(f, 0, min(size, RiderTailBytes)), dir)
+	if err != nil {
+		return "", &Error{Op: "read", Path: path, Err: err}
+	}
+	if cwd != "" {
+		return cwd, nil
+	}
+	rd := NewReader(f, size, RiderTailBytes)
+	for {
+		line, _, err := rd.Prev()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return "", &Error{Op: "read", Path: path, Err: err}
+		}
+		if row, err := ParseRow(line); err == nil && row.CWD != "" {
+			return row.CWD, nil
+		}
+	}
+	return "", &Error{Op: "read", Path: path, Err: ErrNoCWD}
+}
+
+var markCWD = []byte(`"cwd"`)
+
+// headCWD scans r line by line for the first cwd that encodes to dir, else
+// the first cwd.
+func headCWD(r io.Reader, dir string) (string, error) {
+	br := bufio.NewReaderSize(r, DefaultChunkSize)
+	first := ""
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 && line[len(line)-1] == '\n' && bytes.Contains(line, markCWD) {
+			if row, perr := ParseRow(line); perr == nil && row.CWD != "" {
+				if CWDMatches(dir, row.CWD) {
+					return row.CWD, nil
+				}
+				if first == "" {
+					first = row.CWD
+				}
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return first, nil
+		}
+		if err != nil {
+			return "", err
+		}
+	}
+}

@@ -1,0 +1,202 @@
+package transcript
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// DefaultChunkSize is how many bytes a Reader reads at a time.
+const DefaultChunkSize = 64 << 10
+
+// RiderTailBytes is the most a rider's last step and text are looked up in:
+// the last 4 MiB of its transcript.
+const RiderTailBytes = 4 << 20
+
+// Reader yields the lines of a file from the last to the first, reading
+// the file backwards in chunks through ReadAt. It takes no lock and reads
+// only as far back as it is asked to.
+//
+// A Reader looks at the first size bytes of the file only (the size when it
+// was opened: rows appended later are not seen). When the region does not
+// end with "\n", its last line is being written: it is left out and its
+// length reported by TornBytes. A trailing "\r" is removed from each line
+// and empty lines are skipped. With a byte bound (maxBytes > 0) the Reader
+// never reads before size-maxBytes; the line cut by the bound is left out and
+// Bounded reports true.
+//
+// A Reader is not safe for concurrent use.
+type Reader struct {
+	r      io.ReaderAt
+	size   int64
+	min    int64 // lowest offset the reader may read
+	chunk  int
+	pos    int64  // unconsumed data is [min, pos); pos is after a '\n' or at size
+	buf    []byte // file[bufOff : bufOff+len(buf)], covering [bufOff, pos)
+	bufOff int64
+	read   int64
+	torn   int64
+	init   bool
+	bound  bool
+	err    error
+}
+
+// NewReader returns a Reader over the first size bytes of r. maxBytes > 0
+// bounds how far back it reads (see Reader); 0 or less means unbounded.
+func NewReader(r io.ReaderAt, size, maxBytes int64) *Reader {
+	if size < 0 {
+		size = 0
+	}
+	min := int64(0)
+	if maxBytes > 0 && size > maxBytes {
+		min = size - maxBytes
+	}
+	return &Reader{r: r, size: size, min: min, chunk: DefaultChunkSize, pos: size, bufOff: size}
+}
+
+// SetChunkSize changes how many bytes are read at a time (at least 1).
+// Call it before the first Prev.
+func (r *Reader) SetChunkSize(n int) {
+	if n < 1 {
+		n = 1
+	}
+	r.chunk = n
+}
+
+// Prev returns the line before the previous one returned (the last line
+// first) without its "\n" or "\r\n", and the byte offset where it starts.
+// The line aliases the Reader's buffer: it is valid until the next call.
+// At the start of the file (or of the bound) Prev returns io.EOF.
+func (r *Reader) Prev() (line []byte, offset int64, err error) {
+	if r.err != nil {
+		return nil, 0, r.err
+	}
+	if !r.init {
+		r.init = true
+		if err := r.dropTorn(); err != nil {
+			r.err = err
+			return nil, 0, err
+		}
+	}
+	for {
+		if r.pos <= r.min {
+			r.err = io.EOF
+			return nil, 0, io.EOF
+		}
+		// The line ends at pos-1, which holds its '\n'.
+		end := r.pos - 1
+		start, found, err := r.findLineStart(end)
+		if err != nil {
+			r.err = err
+			return nil, 0, err
+		}
+		if !found && r.min > 0 {
+			// The bound cut this line: its start is not ours to read.
+			r.bound = true
+			r.pos = r.min
+			r.err = io.EOF
+			return nil, 0, io.EOF
+		}
+		line = r.buf[start-r.bufOff : end-r.bufOff]
+		r.pos = start
+		line = bytes.TrimSuffix(line, []byte{'\r'})
+		if len(line) == 0 {
+			continue
+		}
+		return line, start, nil
+	}
+}
+
+// dropTorn positions pos after the last '\n' of the region.
+func (r *Reader) dropTorn() error {
+	if r.pos <= r.min {
+		return nil
+	}
+	last := r.pos - 1
+	if err := r.fill(last); err != nil {
+		return err
+	}
+	if r.buf[last-r.bufOff] == '\n' {
+		return nil
+	}
+	start, found, err := r.findLineStart(r.pos)
+	if err != nil {
+		return err
+	}
+	if !found && r.min > 0 {
+		r.bound = true
+	}
+	r.torn = r.pos - start
+	r.pos = start
+	return nil
+}
+
+// findLineStart returns the offset after the last '\n' before end, reading
+// backwards as needed; found is false when no '\n' lies in [min, end) and
+// start is then min.
+func (r *Reader) findLineStart(end int64) (start int64, found bool, err error) {
+	searchEnd := end
+	for {
+		if searchEnd > r.bufOff {
+			if i := bytes.LastIndexByte(r.buf[:searchEnd-r.bufOff], '\n'); i >= 0 {
+				return r.bufOff + int64(i) + 1, true, nil
+			}
+		}
+		searchEnd = r.bufOff
+		if r.bufOff <= r.min {
+			return r.min, false, nil
+		}
+		if err := r.fill(r.bufOff - 1); err != nil {
+			return 0, false, err
+		}
+	}
+}
+
+// fill makes the buffer cover offset off (off >= min), keeping the
+// unconsumed bytes [bufOff, pos). It reads at least one chunk, and at least
+// as many bytes as it keeps, so a long line costs O(its length) overall.
+func (r *Reader) fill(off int64) error {
+	if off >= r.bufOff {
+		return nil
+	}
+	keep := r.pos - r.bufOff
+	if keep < 0 {
+		keep = 0
+	}
+	n := int64(r.chunk)
+	if n < keep {
+		n = keep
+	}
+	if need := r.bufOff - off; n < need {
+		n = need
+	}
+	newOff := r.bufOff - n
+	if newOff < r.min {
+		newOff = r.min
+	}
+	nb := make([]byte, (r.bufOff-newOff)+keep)
+	got, err := r.r.ReadAt(nb[:r.bufOff-newOff], newOff)
+	r.read += int64(got)
+	if int64(got) < r.bufOff-newOff {
+		if err == nil || errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF // the file shrank under us
+		}
+		return fmt.Errorf("read at %d: %w", newOff, err)
+	}
+	copy(nb[r.bufOff-newOff:], r.buf[:keep])
+	r.buf = nb
+	r.bufOff = newOff
+	return nil
+}
+
+// TornBytes is the length of the unterminated last line that was left out
+// (0 when the region ends with "\n"). It is known after the first Prev.
+func (r *Reader) TornBytes() int64 { return r.torn }
+
+// Bounded reports whether the byte bound stopped the Reader before the
+// start of the file.
+func (r *Reader) Bounded() bool { return r.bound }
+
+// BytesRead is how many bytes the Reader has read so far.
+func (r *Reader) BytesRead() int64 { return r.read }

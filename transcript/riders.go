@@ -1,0 +1,346 @@
+package transcript
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+)
+
+// RiderState is a rider's state in the observatory schema.
+type RiderState string
+
+// Rider states.
+const (
+	Riding        RiderState = "riding"
+	QuietFinished RiderState = "quiet/finished"
+)
+
+// Why a rider is quiet/finished (Rider.StateReason).
+const (
+	ReasonFinalText = "final-text" // its last message is a final answer
+	ReasonStale     = "stale"      // its transcript did not change within the window
+)
+
+// DefaultRidingWindow is the riding window of oo-claude's riding rule
+// (OO_CLAUDE_RIDING_WINDOW_S).
+const DefaultRidingWindow = 600 * time.Second
+
+// MaxRiderText is the most characters of a rider's last_step and last_text.
+const MaxRiderText = 200
+
+// SubagentsDir is the directory under a session's directory that holds its
+// riders' transcripts.
+const SubagentsDir = "subagents"
+
+// maxRiderDepth is how deep under subagents/ rider transcripts are looked
+// for: subagents/agent-*.jsonl and subagents/workflows/<run>/agent-*.jsonl.
+const maxRiderDepth = 3
+
+// Rider is a sub-agent of a session, as the observatory schema
+// oo-claude/sessions/v0 shows it (field names are the schema's).
+type Rider struct {
+	Agent         string     `json:"agent"`           // the agent id (agent-<id>.jsonl)
+	Started       time.Time  `json:"started"`         // its first row's timestamp; null when unknown
+	LastActivityS int64      `json:"last_activity_s"` // seconds since its transcript changed
+	Rows          int64      `json:"rows"`            // complete lines in its transcript
+	State         RiderState `json:"state"`
+	LastStep      string     `json:"last_step"` // its last tool call, "Name: input summary"
+	LastText      string     `json:"last_text"` // its last assistant text, on one line
+	Description   string     `json:"description"`
+	AgentType     string     `json:"agent_type"`
+	Model         string     `json:"model"`
+	StateReason   string     `json:"state_reason"` // ReasonFinalText or ReasonStale when quiet/finished, else ""
+	Path          string     `json:"path"`
+	Bytes         int64      `json:"bytes"`
+}
+
+// MarshalJSON writes Started as null when it is unknown.
+func (r Rider) MarshalJSON() ([]byte, error) {
+	type plain Rider
+	var started *time.Time
+	if !r.Started.IsZero() {
+		started = &r.Started
+	}
+	return json.Marshal(struct {
+		plain
+		Started *time.Time `json:"started"`
+	}{plain(r), started})
+}
+
+// RiderMeta is agent-<id>.meta.json, the parent's Agent call.
+type RiderMeta struct {
+	AgentType   string `json:"agentType"`
+	Description string `json:"description"`
+	Model       string `json:"model"`
+	ToolUseID   string `json:"toolUseId"`
+	SpawnDepth  int    `json:"spawnDepth"`
+	Finished    bool   `json:"finished"`
+}
+
+// Riders returns the riders of the session whose directory is sessionDir
+// (<projects>/<encoded cwd>/<session id>): every agent-<id>.jsonl under its
+// subagents directory, also nested ones such as
+// subagents/workflows/<run>/agent-<id>.jsonl, with their meta files, oldest
+// first. now and window (DefaultRidingWindow when <= 0) drive the riding
+// rule (see RidingState). A session without riders has none and no error. A
+// rider that cannot be read is left out and its error joined into the
+// returned error; the others are still returned.
+func Riders(sessionDir string, now time.Time, window time.Duration) ([]Rider, error) {
+	if window <= 0 {
+		window = DefaultRidingWindow
+	}
+	root := filepath.Join(sessionDir, SubagentsDir)
+	var paths []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == root && errors.Is(err, fs.ErrNotExist) {
+				return fs.SkipAll
+			}
+			return err
+		}
+		if d.IsDir() {
+			if rel, _ := filepath.Rel(root, p); rel != "." && strings.Count(rel, string(filepath.Separator)) >= maxRiderDepth-1 {
+				return fs.SkipDir
+			}
+			return nil
+		}
+		if d.Type().IsRegular() && isAgentTranscript(d.Name()) {
+			paths = append(paths, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, &Error{Op: "riders", Path: root, Err: err}
+	}
+	var riders []Rider
+	var errs []error
+	for _, p := range paths {
+		r, err := ReadRider(p, now, window)
+		if err != nil {
+			if !errors.Is(err, fs.ErrNotExist) { // gone since the walk
+				errs = append(errs, err)
+			}
+			continue
+		}
+		riders = append(riders, r)
+	}
+	sort.SliceStable(riders, func(i, j int) bool {
+		if !riders[i].Started.Equal(riders[j].Started) {
+			return riders[i].Started.Before(riders[j].Started)
+		}
+		return riders[i].Path < riders[j].Path
+	})
+	return riders, errors.Join(errs...)
+}
+
+func isAgentTranscript(name string) bool {
+	return strings.HasPrefix(name, "agent-") && strings.HasSuffix(name, Ext) && len(name) > len("agent-")+len(Ext)
+}
+
+// ReadRider reads one rider transcript (agent-<id>.jsonl) and its meta file.
+func ReadRider(path string, now time.Time, window time.Duration) (Rider, error) {
+	if window <= 0 {
+		window = DefaultRidingWindow
+	}
+	f, size, err := openTranscript(path)
+	if err != nil {
+		return Rider{}, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return Rider{}, &Error{Op: "open", Path: path, Err: err}
+	}
+	name := filepath.Base(path)
+	r := Rider{
+		Agent: strings.TrimSuffix(strings.TrimPrefix(name, "agent-"), Ext),
+		Path:  path,
+		Bytes: size,
+	}
+	age := now.Sub(fi.ModTime())
+	if age < 0 {
+		age = 0
+	}
+	r.LastActivityS = int64(age.Round(time.Second) / time.Second)
+
+	if r.Rows, err = CountLines(f, size); err != nil {
+		return Rider{}, &Error{Op: "read", Path: path, Err: err}
+	}
+	if r.Started, err = headTime(io.NewSectionReader(f, 0, min(size, RiderTailBytes))); err != nil {
+		return Rider{}, &Error{Op: "read", Path: path, Err: err}
+	}
+	tail, err := readTail(f, size)
+	if err != nil {
+		return Rider{}, &Error{Op: "read", Path: path, Err: err}
+	}
+	r.LastStep, r.LastText = tail.lastStep, tail.lastText
+	r.State, r.StateReason = RidingState(age, window, tail.final)
+
+	if m, err := ReadRiderMeta(strings.TrimSuffix(path, Ext) + ".meta.json"); err == nil {
+		r.AgentType, r.Description, r.Model = m.AgentType, m.Description, m.Model
+	}
+	return r, nil
+}
+
+// RidingState is oo-claude's riding rule: a rider rides while its
+// transcript changed within window (age < window) and its last message is
+// not a final answer; otherwise it is quiet/finished because of its final
+// text (which wins) or because it is stale. A long tool call counts as
+// riding inside the window.
+func RidingState(age, window time.Duration, lastIsFinal bool) (RiderState, string) {
+	switch {
+	case lastIsFinal:
+		return QuietFinished, ReasonFinalText
+	case age >= window:
+		return QuietFinished, ReasonStale
+	}
+	return Riding, ""
+}
+
+// ReadRiderMeta reads an agent-<id>.meta.json file (at most 1 MiB; a
+// symlink is refused).
+func ReadRiderMeta(path string) (RiderMeta, error) {
+	f, _, err := openTranscript(path)
+	if err != nil {
+		return RiderMeta{}, err
+	}
+	defer f.Close()
+	var m RiderMeta
+	b, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	if err == nil {
+		err = json.Unmarshal(b, &m)
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			err = nil
+		}
+	}
+	if err != nil {
+		return RiderMeta{}, &Error{Op: "read", Path: path, Err: err}
+	}
+	return m, nil
+}
+
+// CountLines counts the complete lines ("\n"-terminated) in the first size
+// bytes of r. It reads them all, in 1 MiB blocks, with bytes.Count: the
+// cost is one sequential read of the file (a few hundred milliseconds for
+// a cold 2 GiB file, see BenchmarkCountLines).
+func CountLines(r io.ReaderAt, size int64) (int64, error) {
+	buf := make([]byte, 1<<20)
+	var n int64
+	for off := int64(0); off < size; {
+		want := min(int64(len(buf)), size-off)
+		got, err := r.ReadAt(buf[:want], off)
+		n += int64(bytes.Count(buf[:got], []byte{'\n'}))
+		off += int64(got)
+		if int64(got) < want {
+			if err == nil || errors.Is(err, io.EOF) {
+				err = io.ErrUnexpectedEOF
+			}
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+var markTimestamp = []byte(`"timestamp"`)
+
+// headTime returns the timestamp of the first row that has one.
+func headTime(r io.Reader) (time.Time, error) {
+	br := bufio.NewReaderSize(r, DefaultChunkSize)
+	for {
+		line, err := br.ReadBytes('\n')
+		if len(line) > 0 && line[len(line)-1] == '\n' && bytes.Contains(line, markTimestamp) {
+			if row, perr := ParseRow(line); perr == nil {
+				if t := row.Time(); !t.IsZero() {
+					return t, nil
+				}
+			}
+		}
+		if errors.Is(err, io.EOF) {
+			return time.Time{}, nil
+		}
+		if err != nil {
+			return time.Time{}, err
+		}
+	}
+}
+
+type tailFacts struct {
+	lastStep, lastText string
+	final              bool
+}
+
+// readTail looks in the last RiderTailBytes for the last message (is it a
+// final answer?), the last tool call and the last assistant text.
+func readTail(r io.ReaderAt, size int64) (tailFacts, error) {
+	var t tailFacts
+	rd := NewReader(r, size, RiderTailBytes)
+	lastMsg := false // the last message has been judged
+	lastMsgID := ""  // the message id of the last assistant message, while judging it
+	haveStep, haveText := false, false
+	for !(lastMsg && haveStep && haveText) {
+		line, _, err := rd.Prev()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return t, err
+		}
+		if !bytes.Contains(line, markUser) && !bytes.Contains(line, markAssistant) {
+			continue
+		}
+		row, err := ParseRow(line)
+		if err != nil || row.Message == nil || (row.Type != RowUser && row.Type != RowAssistant) {
+			continue
+		}
+		if row.Type == RowUser && row.IsMeta && row.PeerOrigin() == nil {
+			continue // system-injected, not a message of the conversation
+		}
+		blocks := row.Message.Blocks()
+		if !lastMsg {
+			switch {
+			case row.Type == RowUser:
+				// Last is a user message (the model is due), or the user
+				// message before the judged assistant message.
+				lastMsg = true
+			case lastMsgID == "":
+				lastMsgID = row.Message.ID
+				t.final = row.FinalAnswer()
+				if lastMsgID == "" {
+					lastMsg = true
+				}
+			case row.Message.ID != lastMsgID:
+				lastMsg = true
+			default:
+				// An earlier row of the same message (one row per block).
+				for _, b := range blocks {
+					if b.Type == "tool_use" {
+						t.final = false
+					}
+				}
+			}
+		}
+		if row.Type != RowAssistant {
+			continue
+		}
+		for i := len(blocks) - 1; i >= 0; i-- {
+			b := blocks[i]
+			switch {
+			case b.Type == "tool_use" && !haveStep:
+				haveStep = true
+				t.lastStep = clip(oneLine(b.Name+": "+SummarizeInput(b.Input)), MaxRiderText)
+			case b.Type == "text" && !haveText && strings.TrimSpace(b.Text) != "":
+				haveText = true
+				t.lastText = clip(strings.TrimSpace(oneLine(b.Text)), MaxRiderText)
+			}
+		}
+	}
+	return t, nil
+}

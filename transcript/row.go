@@ -1,0 +1,278 @@
+package transcript
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// RowType is a transcript row's "type". Rows of other types exist and are
+// tolerated; these are the ones this package reads.
+type RowType string
+
+// The row types this package interprets.
+const (
+	RowUser           RowType = "user"
+	RowAssistant      RowType = "assistant"
+	RowAttachment     RowType = "attachment"
+	RowQueueOperation RowType = "queue-operation"
+)
+
+// Attachment types this package interprets.
+const (
+	// AttachmentQueuedCommand is a line queued while a turn ran and
+	// absorbed into it (a peer's when it carries an origin).
+	AttachmentQueuedCommand = "queued_command"
+)
+
+// Queue operations and reasons recorded by queue-operation rows.
+const (
+	QueueEnqueue          = "enqueue"
+	QueueDequeue          = "dequeue"
+	QueueRemove           = "remove"
+	ReasonAbsorbedMidTurn = "absorbed_mid_turn"
+)
+
+// OriginKindPeer is the origin kind of a line another process wrote to the
+// session's door.
+const OriginKindPeer = "peer"
+
+// Stop reasons of an assistant message that ends a turn with a final answer.
+const (
+	StopEndTurn      = "end_turn"
+	StopStopSequence = "stop_sequence"
+	StopToolUse      = "tool_use"
+)
+
+// Row is one transcript line, with the fields this package uses. Fields a
+// row lacks, or holds with an unexpected JSON type, are zero.
+type Row struct {
+	Type        RowType     `json:"type"`
+	UUID        string      `json:"uuid"`
+	ParentUUID  string      `json:"parentUuid"`
+	Timestamp   string      `json:"timestamp"`
+	SessionID   string      `json:"sessionId"`
+	CWD         string      `json:"cwd"`
+	Entrypoint  string      `json:"entrypoint"`
+	IsSidechain bool        `json:"isSidechain"`
+	IsMeta      bool        `json:"isMeta"`
+	AgentID     string      `json:"agentId"`
+	TurnOrigin  string      `json:"turnOrigin"`
+	Origin      *Origin     `json:"origin"`
+	Message     *Message    `json:"message"`
+	Attachment  *Attachment `json:"attachment"`
+
+	// queue-operation rows.
+	Operation string          `json:"operation"`
+	Reason    string          `json:"reason"`
+	Content   json.RawMessage `json:"content"`
+
+	// IsCompactSummary marks the summary Claude Code injects after compacting.
+	IsCompactSummary bool `json:"isCompactSummary"`
+}
+
+// Origin says who a line came from when it was not typed by the user:
+// for a peer, the door's from and msg_id and the writer the session verified.
+type Origin struct {
+	Kind                  string `json:"kind"`
+	From                  string `json:"from"`
+	VerifiedPeerPid       int    `json:"verifiedPeerPid"`
+	VerifiedPeerProcStart string `json:"verifiedPeerProcStart"`
+	MsgID                 string `json:"msg_id"`
+	SelfSent              bool   `json:"selfSent"`
+}
+
+// Message is a user or assistant message of a row.
+type Message struct {
+	Role       string          `json:"role"`
+	ID         string          `json:"id"`
+	Model      string          `json:"model"`
+	Content    json.RawMessage `json:"content"` // a string or an array of blocks
+	StopReason string          `json:"stop_reason"`
+}
+
+// Block is one content block of a message.
+type Block struct {
+	Type      string          `json:"type"` // text, tool_use, tool_result, thinking, image, ...
+	Text      string          `json:"text"`
+	ID        string          `json:"id"`
+	Name      string          `json:"name"`
+	Input     json.RawMessage `json:"input"`
+	ToolUseID string          `json:"tool_use_id"`
+}
+
+// Attachment is the attachment of an attachment row.
+type Attachment struct {
+	Type   string          `json:"type"`
+	Prompt json.RawMessage `json:"prompt"` // queued_command: the line (a string, or blocks)
+	Origin *Origin         `json:"origin"`
+	IsMeta bool            `json:"isMeta"`
+}
+
+// ErrBadRow is returned (wrapped) by ParseRow for a line that is not a JSON
+// object.
+var ErrBadRow = errors.New("transcript: bad row")
+
+// ParseRow parses one transcript line leniently: unknown fields and types
+// are ignored and a field holding an unexpected JSON type is left zero. Only
+// a line that is not a JSON object is an error (wrapping ErrBadRow).
+func ParseRow(line []byte) (Row, error) {
+	var r Row
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 || line[0] != '{' {
+		return Row{}, ErrBadRow
+	}
+	if err := json.Unmarshal(line, &r); err != nil {
+		var te *json.UnmarshalTypeError
+		if !errors.As(err, &te) {
+			return Row{}, errors.Join(ErrBadRow, err)
+		}
+		// encoding/json finished the rest of the row; keep it.
+	}
+	return r, nil
+}
+
+// Time returns the row's timestamp, or the zero time when it has none or
+// it does not parse.
+func (r *Row) Time() time.Time {
+	t, err := time.Parse(time.RFC3339Nano, r.Timestamp)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}
+
+// Blocks returns the message's content as blocks: a string content is one
+// text block. Blocks that do not parse are left out.
+func (m *Message) Blocks() []Block {
+	if m == nil {
+		return nil
+	}
+	return contentBlocks(m.Content)
+}
+
+func contentBlocks(raw json.RawMessage) []Block {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 {
+		return nil
+	}
+	switch raw[0] {
+	case '"':
+		var s string
+		if json.Unmarshal(raw, &s) != nil {
+			return nil
+		}
+		return []Block{{Type: "text", Text: s}}
+	case '[':
+		var items []json.RawMessage
+		if json.Unmarshal(raw, &items) != nil {
+			return nil
+		}
+		out := make([]Block, 0, len(items))
+		for _, it := range items {
+			var b Block
+			if err := json.Unmarshal(it, &b); err != nil {
+				var te *json.UnmarshalTypeError
+				if !errors.As(err, &te) {
+					continue
+				}
+			}
+			out = append(out, b)
+		}
+		return out
+	}
+	return nil
+}
+
+// textOf joins the text blocks of raw content with "\n".
+func textOf(raw json.RawMessage) string {
+	var buf []byte
+	for _, b := range contentBlocks(raw) {
+		if b.Type != "text" || b.Text == "" {
+			continue
+		}
+		if len(buf) > 0 {
+			buf = append(buf, '\n')
+		}
+		buf = append(buf, b.Text...)
+	}
+	return string(buf)
+}
+
+// PromptKind says who started a turn.
+type PromptKind string
+
+// Prompt kinds.
+const (
+	// PromptUser: the user (or the program driving claude -p) typed it.
+	PromptUser PromptKind = "user"
+	// PromptPeer: a peer's line that started a turn of its own (a line
+	// still queued when the previous turn ended, or sent as "later").
+	PromptPeer PromptKind = "peer"
+	// PromptSystem: Claude Code itself started the turn, e.g. with a
+	// task notification when a background agent finished.
+	PromptSystem PromptKind = "system"
+)
+
+// PromptKind classifies a row as the start of a turn. It returns false for
+// every row that does not start one: non-user rows, sidechain rows, user
+// rows that only carry tool results, system-injected meta rows (isMeta
+// without a peer origin) and compaction summaries.
+func (r *Row) PromptKind() (PromptKind, bool) {
+	if r.Type != RowUser || r.IsSidechain || r.IsCompactSummary || r.Message == nil {
+		return "", false
+	}
+	peer := r.Origin != nil && r.Origin.Kind == OriginKindPeer || r.TurnOrigin == OriginKindPeer
+	if r.IsMeta && !peer {
+		return "", false
+	}
+	blocks := r.Message.Blocks()
+	prompt := false
+	for _, b := range blocks {
+		if b.Type != "tool_result" {
+			prompt = true
+			break
+		}
+	}
+	if !prompt {
+		return "", false
+	}
+	switch {
+	case peer:
+		return PromptPeer, true
+	case r.Origin != nil && r.Origin.Kind != "":
+		return PromptSystem, true
+	}
+	return PromptUser, true
+}
+
+// PeerOrigin returns the peer origin of a user row or of a queued_command
+// attachment row, or nil.
+func (r *Row) PeerOrigin() *Origin {
+	o := r.Origin
+	if r.Type == RowAttachment && r.Attachment != nil {
+		o = r.Attachment.Origin
+	}
+	if o == nil || o.Kind != OriginKindPeer {
+		return nil
+	}
+	return o
+}
+
+// FinalAnswer reports whether the row is an assistant message that ends its
+// turn with text: stop_reason end_turn or stop_sequence and no tool_use.
+func (r *Row) FinalAnswer() bool {
+	if r.Type != RowAssistant || r.Message == nil {
+		return false
+	}
+	if r.Message.StopReason != StopEndTurn && r.Message.StopReason != StopStopSequence {
+		return false
+	}
+	for _, b := range r.Message.Blocks() {
+		if b.Type == "tool_use" {
+			return false
+		}
+	}
+	return true
+}
