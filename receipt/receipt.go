@@ -1,0 +1,85 @@
+package receipt
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/oo-family/oo-claude/internal/fsx"
+)
+
+// FileName is the receipts file's name under the state dir.
+const FileName = "receipts.jsonl"
+
+// TimeFormat is how a row's ts is written: ISO 8601, UTC, milliseconds.
+const TimeFormat = "2006-01-02T15:04:05.000Z07:00"
+
+// Kind says which verb wrote a row.
+type Kind string
+
+// The kinds of rows.
+const (
+	KindSend   Kind = "send"
+	KindResume Kind = "resume"
+	KindStart  Kind = "start"
+)
+
+// Writer appends rows to one receipts file. It holds no secret: nothing it
+// is given is a token, and the rows it knows have no field for one.
+type Writer struct {
+	// Path is the receipts file, normally station.Paths.ReceiptsFile().
+	Path string
+	// Now stamps rows whose ts is empty; nil means time.Now.
+	Now func() time.Time
+}
+
+// Error is a receipt that could not be written.
+type Error struct {
+	Op   string // marshal | append
+	Path string
+	Err  error
+}
+
+func (e *Error) Error() string { return fmt.Sprintf("receipt %s %s: %v", e.Op, e.Path, e.Err) }
+func (e *Error) Unwrap() error { return e.Err }
+
+// stamper is a row that fills its ts and ts_ms when they are unset.
+type stamper interface {
+	stamped(t time.Time) any
+}
+
+// Append writes row as one JSON line. A [SendRow], [ResumeRow] or
+// [StartRow] (or a pointer to one) whose TS is empty is stamped with Now
+// first; any other value is written as it marshals.
+func (w *Writer) Append(row any) error {
+	if s, ok := row.(stamper); ok {
+		now := time.Now
+		if w.Now != nil {
+			now = w.Now
+		}
+		row = s.stamped(now())
+	}
+	b, err := json.Marshal(row)
+	if err != nil {
+		return &Error{Op: "marshal", Path: w.Path, Err: err}
+	}
+	if _, err := fsx.AppendLine(w.Path, b); err != nil {
+		return &Error{Op: "append", Path: w.Path, Err: err}
+	}
+	return nil
+}
+
+// Stamp returns ts and ts_ms for t, as rows carry them.
+func Stamp(t time.Time) (ts string, tsMS int64) {
+	return t.UTC().Format(TimeFormat), t.UnixMilli()
+}
+
+// Seconds turns a duration into the float seconds rows carry (millisecond
+// precision), as a pointer for the nullable keys.
+func Seconds(d time.Duration) *float64 {
+	s := float64(d.Milliseconds()) / 1000
+	return &s
+}
+
+// Ptr returns a pointer to v: rows use pointers for keys that may be null.
+func Ptr[T any](v T) *T { return &v }

@@ -1,0 +1,199 @@
+package receipt
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Doorman is the doorman's heartbeat as a send row reports it (the row's
+// "doorman" key): v0.1's fresh, pid, age and state, plus why it was not
+// fresh.
+type Doorman struct {
+	Fresh bool     `json:"fresh"`
+	PID   *int     `json:"pid"`
+	Age   *float64 `json:"age"`   // seconds since the heartbeat's last_seen
+	State *string  `json:"state"` // the heartbeat's state; null when it has none
+	// NotFreshBecause is oo-claude's extension: missing, unreadable, stale,
+	// state, pid-gone or other-session; null when fresh.
+	NotFreshBecause *string `json:"not_fresh_because"`
+}
+
+// SendRow is the receipt of one send: every key of v0.1's send row, in its
+// order, unused ones null. ReceiptWriteError is present only in a row that
+// is printed after the write failed.
+type SendRow struct {
+	TS    string `json:"ts"`    // when the verdict was reached (ISO 8601, UTC, ms)
+	TSMS  int64  `json:"ts_ms"` // the same, unix milliseconds
+	Kind  Kind   `json:"kind"`  // always "send"
+	Class string `json:"class"` // delivered-steer, delivered-start, refused, queued-no-doorman, queued-offline, timeout, dropped
+	// Delivered is true for the delivered-* classes.
+	Delivered bool    `json:"delivered"`
+	Target    string  `json:"target"`     // the target as the caller gave it
+	SessionID *string `json:"session_id"` // the resolved session id; null when the target did not resolve
+	Name      *string `json:"name"`       // the session's registry name (running sessions)
+	PID       *int    `json:"pid"`        // the session's claude pid (running sessions)
+	Running   *bool   `json:"running"`    // whether a live registry row names the session; null when unresolved
+	Status    *string `json:"status"`     // the registry status (busy, idle, waiting)
+	From      *string `json:"from"`       // the sender name
+	Line      *string `json:"line"`       // the line as written (with its tag), or as it was refused
+	SHA256    *string `json:"sha256"`     // hex sha256 of the line's bytes
+	Bytes     *int    `json:"bytes"`      // the line's length in bytes, without the newline
+	Inbox     *string `json:"inbox"`      // the inbox file
+	// LineOffset is the byte offset at which the line starts in the inbox;
+	// null when it was not written.
+	LineOffset *int64   `json:"line_offset"`
+	Doorman    *Doorman `json:"doorman"` // the heartbeat read after the append; null when none was read
+	// Ack is the doorman's ack line for this line, as the doorman wrote it.
+	Ack          json.RawMessage `json:"ack"`
+	PeerStatus   *string         `json:"peer_status"`    // busy | idle, from the ack
+	MsgID        *string         `json:"msg_id"`         // the door frame's msg_id, from the ack
+	WaitedS      *float64        `json:"waited_s"`       // how long the ack was waited for
+	WaitS        *float64        `json:"wait_s"`         // the --wait in force
+	MinIntervalS *float64        `json:"min_interval_s"` // the --min-interval in force
+	Reason       *string         `json:"reason"`         // why refused / queued-no-doorman / dropped
+	Note         *string         `json:"note"`           // human advice (e.g. resend after N s)
+	Hint         *string         `json:"hint"`           // a command to run next (e.g. oo-claude resume <id>)
+	// ClientVersion is oo-claude's version.
+	ClientVersion     *string `json:"client_version"`
+	ReceiptWriteError *string `json:"receipt_write_error,omitempty"`
+}
+
+func (r SendRow) stamped(t time.Time) any {
+	if r.TS == "" {
+		r.TS, r.TSMS = Stamp(t)
+	}
+	if r.Kind == "" {
+		r.Kind = KindSend
+	}
+	return r
+}
+
+// ResumeRow is the receipt of one resume: the send row's keys (the ones a
+// resume has no use for stay null: inbox, line_offset, ack, waits …), then
+// v0.1's resume keys. Argv has the line replaced by "<line>".
+type ResumeRow struct {
+	TS            string          `json:"ts"`
+	TSMS          int64           `json:"ts_ms"`
+	Kind          Kind            `json:"kind"`  // always "resume"
+	Class         string          `json:"class"` // delivered-resume, refused, held-by-session, error, timeout
+	Delivered     bool            `json:"delivered"`
+	Target        string          `json:"target"`
+	SessionID     *string         `json:"session_id"`
+	Name          *string         `json:"name"`
+	PID           *int            `json:"pid"` // the claude child's pid
+	Running       *bool           `json:"running"`
+	Status        *string         `json:"status"`
+	From          *string         `json:"from"`
+	Line          *string         `json:"line"`
+	SHA256        *string         `json:"sha256"`
+	Bytes         *int            `json:"bytes"`
+	Inbox         *string         `json:"inbox"`
+	LineOffset    *int64          `json:"line_offset"`
+	Doorman       *Doorman        `json:"doorman"` // the heartbeat that made it held-by-session, if that was why
+	Ack           json.RawMessage `json:"ack"`
+	PeerStatus    *string         `json:"peer_status"`
+	MsgID         *string         `json:"msg_id"`
+	WaitedS       *float64        `json:"waited_s"`
+	WaitS         *float64        `json:"wait_s"`
+	MinIntervalS  *float64        `json:"min_interval_s"`
+	Reason        *string         `json:"reason"`
+	Note          *string         `json:"note"`
+	Hint          *string         `json:"hint"`
+	ClientVersion *string         `json:"client_version"`
+
+	CWD             *string  `json:"cwd"`             // where claude ran: the transcript's recorded cwd or --cwd
+	Transcript      *string  `json:"transcript"`      // the session's transcript file
+	Model           *string  `json:"model"`           // --model
+	MaxTurns        *int     `json:"max_turns"`       // --max-turns
+	BudgetUSD       *float64 `json:"budget_usd"`      // --budget
+	Tools           *string  `json:"tools"`           // --tools as passed ("" = none)
+	Argv            []string `json:"argv"`            // claude's argv, the line replaced by <line>
+	ExitCode        *int     `json:"exit_code"`       // claude's exit code
+	Subtype         *string  `json:"subtype"`         // the result's subtype (success, error_max_turns, …)
+	IsError         *bool    `json:"is_error"`        // the result's is_error
+	NumTurns        *int     `json:"num_turns"`       // the result's num_turns
+	TotalCostUSD    *float64 `json:"total_cost_usd"`  // the result's total_cost_usd
+	TerminalReason  *string  `json:"terminal_reason"` // the result's terminal_reason
+	Result          *string  `json:"result"`          // the result's text
+	ResultSessionID *string  `json:"result_session_id"`
+	DurationMS      *int64   `json:"duration_ms"`
+	HeldBy          *string  `json:"held_by"`     // registry-row | heartbeat | process | lock, when held-by-session
+	StderrTail      *string  `json:"stderr_tail"` // the last lines claude wrote to stderr
+
+	ReceiptWriteError *string `json:"receipt_write_error,omitempty"`
+}
+
+func (r ResumeRow) stamped(t time.Time) any {
+	if r.TS == "" {
+		r.TS, r.TSMS = Stamp(t)
+	}
+	if r.Kind == "" {
+		r.Kind = KindResume
+	}
+	return r
+}
+
+// StartRow is the receipt of one start. v0.1 names no keys for it; these are
+// the start verb's facts: the keys every row has, the prompt as a line, the
+// run's parameters and its result (the same names as the resume row), and
+// the start-only facts (unit, result file, state, which doorman).
+type StartRow struct {
+	TS            string  `json:"ts"`
+	TSMS          int64   `json:"ts_ms"`
+	Kind          Kind    `json:"kind"`       // always "start"
+	Class         string  `json:"class"`      // completed, started (--systemd), refused, failed, timeout
+	SessionID     *string `json:"session_id"` // the new session's id (--session-id or generated)
+	Name          *string `json:"name"`       // --name, recorded only here and in the result file
+	PID           *int    `json:"pid"`        // the claude child's pid (foreground)
+	Line          *string `json:"line"`       // the prompt
+	SHA256        *string `json:"sha256"`
+	Bytes         *int    `json:"bytes"`
+	Reason        *string `json:"reason"`
+	Note          *string `json:"note"`
+	Hint          *string `json:"hint"`
+	ClientVersion *string `json:"client_version"`
+
+	State      *string `json:"state"`       // started, completed, failed, timeout (as in the result file)
+	Unit       *string `json:"unit"`        // the systemd unit (--systemd), e.g. oo-claude-ffde609f
+	ResultFile *string `json:"result_file"` // the result JSON (--out or <state>/start/<uuid>.json)
+	Inbox      *string `json:"inbox"`       // the new session's inbox, created before claude starts
+	// Doorman is which doorman was meant: injected, user-scope or none.
+	Doorman *string `json:"doorman"`
+	// DoormanHeartbeat is the doorman's heartbeat read after the run.
+	DoormanHeartbeat json.RawMessage `json:"doorman_heartbeat"`
+	DoormanDelivered *int            `json:"doorman_delivered"` // lines the doorman delivered during the run
+	ParentSession    *string         `json:"parent_session"`    // the lineage parent, when started from a session
+	Systemd          bool            `json:"systemd"`           // --systemd
+
+	CWD            *string  `json:"cwd"`
+	Model          *string  `json:"model"`
+	MaxTurns       *int     `json:"max_turns"`
+	BudgetUSD      *float64 `json:"budget_usd"`
+	Tools          *string  `json:"tools"`
+	AllowedTools   *string  `json:"allowed_tools"`
+	TimeoutS       *float64 `json:"timeout_s"`
+	Argv           []string `json:"argv"` // claude's argv, the prompt replaced by <line>
+	ExitCode       *int     `json:"exit_code"`
+	Subtype        *string  `json:"subtype"`
+	IsError        *bool    `json:"is_error"`
+	NumTurns       *int     `json:"num_turns"`
+	TotalCostUSD   *float64 `json:"total_cost_usd"`
+	TerminalReason *string  `json:"terminal_reason"`
+	Result         *string  `json:"result"`
+	// ResultSessionID is the result's session_id (equal to SessionID when all went well).
+	ResultSessionID *string `json:"result_session_id"`
+	DurationMS      *int64  `json:"duration_ms"`
+	StderrTail      *string `json:"stderr_tail"`
+
+	ReceiptWriteError *string `json:"receipt_write_error,omitempty"`
+}
+
+func (r StartRow) stamped(t time.Time) any {
+	if r.TS == "" {
+		r.TS, r.TSMS = Stamp(t)
+	}
+	if r.Kind == "" {
+		r.Kind = KindStart
+	}
+	return r
+}
