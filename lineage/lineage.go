@@ -1,0 +1,346 @@
+// Package lineage keeps the lineage ledger v0: the append-only file
+// <observatory dir>/lineage.jsonl in which a Claude Code session's parent is
+// recorded (by the child itself, by the parent that started it, or by the
+// dispatcher that spawned it).
+//
+// It guarantees:
+//
+//   - Rows carry exactly v0.1's keys (ts, child_host, child_session,
+//     parent_host, parent_session, title, by); unknown ids are written as
+//     null, never as "".
+//   - [Ledger.Register] is idempotent on (child, parent) against the child's
+//     newest link: registering the parent the child already names appends
+//     nothing, registering an earlier parent again appends again, so the
+//     newest line always names the latest parent.
+//   - Missing ids are filled from the live registry (a session id from a
+//     local_… host id and the other way round) before the row is compared or
+//     written.
+//   - Appends are one O_APPEND write of a whole line (0600, dir 0700), and a
+//     Register holds <ledger>.lock while it reads and appends, so two
+//     concurrent registrations of the same link append it once.
+//   - Reading is lenient: lines that are not rows are skipped, and the newest
+//     line per child wins ([Ledger.Links], [Ledger.Parent]).
+package lineage
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/oo-family/oo-claude/internal/fsx"
+	"github.com/oo-family/oo-claude/station"
+)
+
+// By says who wrote a link.
+type By string
+
+// Writers of a link, as v0.1 names them.
+const (
+	ByChild      By = "child"      // the child registered its own parent
+	ByParent     By = "parent"     // the parent registered a child it started
+	ByDispatcher By = "dispatcher" // oo-dispatch registered what it spawned
+)
+
+// Valid reports whether b is one of the three writers.
+func (b By) Valid() bool { return b == ByChild || b == ByParent || b == ByDispatcher }
+
+// Row is one line of the ledger. Optional ids are pointers so that an
+// unknown id is written as JSON null, as v0.1's row shows.
+type Row struct {
+	TS            string  `json:"ts"`
+	ChildHost     *string `json:"child_host"`
+	ChildSession  string  `json:"child_session"`
+	ParentHost    *string `json:"parent_host"`
+	ParentSession *string `json:"parent_session"`
+	Title         string  `json:"title"`
+	By            By      `json:"by"`
+}
+
+// Link is what a caller asks to register. Each parent or child id may be
+// given as a session id (a UUID) or a desktop host id (local_…); the other
+// one is filled from the live registry when the session runs.
+type Link struct {
+	Child      string // the child's session id (UUID), or "" when ChildHost names it
+	ChildHost  string // the child's local_… host id, optional
+	Parent     string // the parent: a session id (UUID) or a local_… host id
+	ParentHost string // the parent's local_… host id, when Parent is a UUID and it is known
+	Title      string
+	By         By // default ByChild
+}
+
+// Sentinel errors callers branch on; they arrive wrapped in an *Error.
+var (
+	ErrNoChild   = errors.New("no child session id")
+	ErrNoParent  = errors.New("no parent id")
+	ErrBadID     = errors.New("not a session id (UUID) or host id (local_…)")
+	ErrBadBy     = errors.New("by must be child, parent or dispatcher")
+	ErrSelfChild = errors.New("a session cannot be its own parent")
+	ErrBadTitle  = errors.New("title holds a control character or is longer than 200 characters")
+)
+
+// Error is a failed ledger operation.
+type Error struct {
+	Op   string // "register", "read"
+	Path string // the ledger
+	Err  error
+}
+
+func (e *Error) Error() string { return "lineage: " + e.Op + " " + e.Path + ": " + e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+var hostRE = regexp.MustCompile(`^local_[0-9a-f-]{8,72}$`)
+
+// IsHostID reports whether s has the shape of a desktop host session id
+// (local_ followed by 8–72 lowercase hex digits or dashes, the shape Claude
+// Code accepts for hostSessionId).
+func IsHostID(s string) bool { return hostRE.MatchString(s) }
+
+// Sessions answers which live session a session id or host id names. A
+// *station.Station satisfies it.
+type Sessions interface {
+	Live() ([]station.Session, error)
+}
+
+// Ledger is the lineage ledger at Path.
+type Ledger struct {
+	Path string // <observatory dir>/lineage.jsonl (station.Paths.LineageFile)
+	// Sessions fills missing ids from the live registry; nil fills nothing.
+	Sessions Sessions
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+func (l *Ledger) now() time.Time {
+	if l.Now != nil {
+		return l.Now()
+	}
+	return time.Now()
+}
+
+// Result is what Register did.
+type Result struct {
+	Row Row
+	// Appended is false when the child's newest link already named this
+	// parent (Row is then that existing link).
+	Appended bool
+}
+
+// MaxTitle is the longest title kept, in characters.
+const MaxTitle = 200
+
+// Register records that link.Child descends from link.Parent, unless the
+// child's newest link already says so.
+func (l *Ledger) Register(ctx context.Context, link Link) (Result, error) {
+	fail := func(err error) (Result, error) { return Result{}, &Error{Op: "register", Path: l.Path, Err: err} }
+	row, err := l.resolve(link)
+	if err != nil {
+		return fail(err)
+	}
+	lock, err := fsx.LockContext(ctx, l.Path+".lock")
+	if err != nil {
+		return fail(err)
+	}
+	defer lock.Unlock()
+	rows, err := l.rows()
+	if err != nil {
+		return fail(err)
+	}
+	if cur, ok := newest(rows)[row.ChildSession]; ok && sameParent(cur, row) {
+		return Result{Row: cur}, nil
+	}
+	row.TS = l.now().UTC().Format("2006-01-02T15:04:05.000Z")
+	b, err := json.Marshal(row)
+	if err != nil {
+		return fail(err)
+	}
+	if _, err := fsx.AppendLine(l.Path, b); err != nil {
+		return fail(err)
+	}
+	return Result{Row: row, Appended: true}, nil
+}
+
+// resolve checks link and fills ids from the live registry.
+func (l *Ledger) resolve(link Link) (Row, error) {
+	if link.By == "" {
+		link.By = ByChild
+	}
+	if !link.By.Valid() {
+		return Row{}, fmt.Errorf("%w: %q", ErrBadBy, link.By)
+	}
+	title := strings.TrimSpace(link.Title)
+	if len([]rune(title)) > MaxTitle || strings.ContainsFunc(title, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return Row{}, ErrBadTitle
+	}
+	var live []station.Session
+	if l.Sessions != nil {
+		live, _ = l.Sessions.Live() // an unreadable registry fills nothing
+	}
+	lookup := func(sid, host string) (string, string) {
+		for _, s := range live {
+			if (sid != "" && s.SessionID == sid) || (host != "" && s.HostSessionID == host) {
+				if sid == "" {
+					sid = s.SessionID
+				}
+				if host == "" {
+					host = s.HostSessionID
+				}
+				break
+			}
+		}
+		return sid, host
+	}
+	// The child.
+	if link.Child != "" && !station.IsSessionID(link.Child) {
+		return Row{}, fmt.Errorf("child %q: %w", link.Child, ErrBadID)
+	}
+	if link.ChildHost != "" && !IsHostID(link.ChildHost) {
+		return Row{}, fmt.Errorf("child host %q: %w", link.ChildHost, ErrBadID)
+	}
+	if link.Child == "" && link.ChildHost == "" {
+		return Row{}, ErrNoChild
+	}
+	csid, chost := lookup(link.Child, link.ChildHost)
+	if csid == "" {
+		return Row{}, fmt.Errorf("%w: host %s names no live session", ErrNoChild, link.ChildHost)
+	}
+	// The parent.
+	var psid, phost string
+	switch {
+	case link.Parent == "":
+		return Row{}, ErrNoParent
+	case station.IsSessionID(link.Parent):
+		psid = link.Parent
+	case IsHostID(link.Parent):
+		phost = link.Parent
+	default:
+		return Row{}, fmt.Errorf("parent %q: %w", link.Parent, ErrBadID)
+	}
+	if link.ParentHost != "" {
+		if !IsHostID(link.ParentHost) {
+			return Row{}, fmt.Errorf("parent host %q: %w", link.ParentHost, ErrBadID)
+		}
+		phost = link.ParentHost
+	}
+	psid, phost = lookup(psid, phost)
+	if psid == csid || (phost != "" && phost == chost) {
+		return Row{}, ErrSelfChild
+	}
+	return Row{
+		ChildHost: opt(chost), ChildSession: csid,
+		ParentHost: opt(phost), ParentSession: opt(psid),
+		Title: title, By: link.By,
+	}, nil
+}
+
+func opt(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+// sameParent reports whether two rows name the same parent: the same
+// session id, or — when one of them lacks it — the same host id.
+func sameParent(a, b Row) bool {
+	if a.ParentSession != nil && b.ParentSession != nil {
+		return *a.ParentSession == *b.ParentSession
+	}
+	return a.ParentHost != nil && b.ParentHost != nil && *a.ParentHost == *b.ParentHost
+}
+
+// Rows returns every row of the ledger, oldest first. A missing ledger has
+// no rows; lines that are not rows are skipped.
+func (l *Ledger) Rows() ([]Row, error) {
+	rows, err := l.rows()
+	if err != nil {
+		return nil, &Error{Op: "read", Path: l.Path, Err: err}
+	}
+	return rows, nil
+}
+
+func (l *Ledger) rows() ([]Row, error) {
+	b, err := fsx.ReadFile(l.Path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	return ParseRows(b), nil
+}
+
+// ParseRows parses ledger content leniently: a line that is not a JSON row
+// with a child session id (a torn last line, garbage) is skipped.
+func ParseRows(b []byte) []Row {
+	var out []Row
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
+	for sc.Scan() {
+		line := bytes.TrimSpace(sc.Bytes())
+		if len(line) == 0 || line[0] != '{' {
+			continue
+		}
+		var r Row
+		if json.Unmarshal(line, &r) != nil || r.ChildSession == "" {
+			continue
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+func newest(rows []Row) map[string]Row {
+	m := make(map[string]Row, len(rows))
+	for _, r := range rows {
+		m[r.ChildSession] = r // later lines win
+	}
+	return m
+}
+
+// Links returns the current link of every child (its newest line), ordered
+// by that line's position in the ledger.
+func (l *Ledger) Links() ([]Row, error) {
+	rows, err := l.Rows()
+	if err != nil {
+		return nil, err
+	}
+	return Current(rows), nil
+}
+
+// Current reduces rows to the newest row per child, in ledger order.
+func Current(rows []Row) []Row {
+	last := map[string]int{}
+	for i, r := range rows {
+		last[r.ChildSession] = i
+	}
+	idx := make([]int, 0, len(last))
+	for _, i := range last {
+		idx = append(idx, i)
+	}
+	sort.Ints(idx)
+	out := make([]Row, len(idx))
+	for k, i := range idx {
+		out[k] = rows[i]
+	}
+	return out
+}
+
+// Parent returns the child's current link.
+func (l *Ledger) Parent(child string) (Row, bool, error) {
+	rows, err := l.Rows()
+	if err != nil {
+		return Row{}, false, err
+	}
+	r, ok := newest(rows)[child]
+	return r, ok, nil
+}
