@@ -1,0 +1,363 @@
+package observatory
+
+import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/internal/version"
+	"github.com/oo-family/oo-claude/lineage"
+	"github.com/oo-family/oo-claude/station"
+	"github.com/oo-family/oo-claude/transcript"
+)
+
+// Options are the inputs of [Build]. Station is required; every other field
+// has a default.
+type Options struct {
+	// Station gives the registry, the process table (liveness) and, unless
+	// Paths is set, the paths.
+	Station *station.Station
+	// Paths overrides Station.Paths when its SessionsDir is set.
+	Paths station.Paths
+	// Now is the clock; nil means the station's clock.
+	Now func() time.Time
+	// RidingWindow is the riding rule's window; <= 0 means
+	// transcript.DefaultRidingWindow (OO_CLAUDE_RIDING_WINDOW_S).
+	RidingWindow time.Duration
+	// IncludeFinished lists quiet/finished riders too (--all); the counts
+	// riders_riding and riders_total are the same either way.
+	IncludeFinished bool
+	// Hostname names the station; nil means os.Hostname.
+	Hostname func() (string, error)
+	// Generator is the document's generator; "" means "oo-claude <version>".
+	Generator string
+	// Only restricts the document to one session id (riders SESSION). When
+	// no live session has that id, the document holds it as an offline
+	// session (status offline, its riders from its transcript directory).
+	// offline_inboxes is then left empty.
+	Only string
+	// Workers bounds how many sessions are read at once; <= 0 means
+	// GOMAXPROCS (at most 8).
+	Workers int
+}
+
+// ErrNoStation reports Options without a Station.
+var ErrNoStation = errors.New("observatory: no station")
+
+// Error is a failure to read a part of the station that the document cannot
+// do without (the registry).
+type Error struct {
+	Op   string
+	Path string
+	Err  error
+}
+
+func (e *Error) Error() string { return "observatory: " + e.Op + " " + e.Path + ": " + e.Err.Error() }
+
+// Unwrap returns the cause.
+func (e *Error) Unwrap() error { return e.Err }
+
+// Build reads the station and returns the oo-claude/sessions/v0 document.
+// Only an unreadable registry is an error; parts that cannot be read (a
+// rider, an inbox, the lineage ledger) are left at their empty values and
+// named in Document.Warnings.
+func Build(opts Options) (*Document, error) {
+	if opts.Station == nil {
+		return nil, ErrNoStation
+	}
+	st := *opts.Station
+	if opts.Paths.SessionsDir != "" {
+		st.Paths = opts.Paths
+	}
+	now := st.Clock()
+	if opts.Now != nil {
+		now = opts.Now
+	}
+	t := now()
+	window := opts.RidingWindow
+	if window <= 0 {
+		window = transcript.DefaultRidingWindow
+	}
+	host := ""
+	hostname := opts.Hostname
+	if hostname == nil {
+		hostname = os.Hostname
+	}
+	if h, err := hostname(); err == nil {
+		host = h
+	}
+	gen := opts.Generator
+	if gen == "" {
+		gen = "oo-claude " + version.Version
+	}
+	doc := &Document{
+		Schema:          Schema,
+		GeneratedAt:     formatTime(t),
+		Station:         host,
+		Sessions:        []Session{},
+		Generator:       gen,
+		RidingWindowS:   window.Seconds(),
+		IncludeFinished: opts.IncludeFinished,
+		OfflineInboxes:  []OfflineInbox{},
+		Warnings:        []string{},
+	}
+
+	live, err := st.Live()
+	if err != nil {
+		return nil, &Error{Op: "read registry", Path: st.Paths.SessionsDir, Err: err}
+	}
+	if opts.Only != "" {
+		var keep []station.Session
+		for _, s := range live {
+			if s.SessionID == opts.Only {
+				keep = append(keep, s)
+			}
+		}
+		live = keep
+	}
+
+	b := builder{st: &st, now: t, window: window, all: opts.IncludeFinished}
+	sessions := make([]Session, len(live))
+	warns := make([][]string, len(live))
+	workers := opts.Workers
+	if workers <= 0 {
+		workers = min(runtime.GOMAXPROCS(0), 8)
+	}
+	var wg sync.WaitGroup
+	next := make(chan int)
+	for range min(workers, len(live)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range next {
+				sessions[i], warns[i] = b.session(live[i])
+			}
+		}()
+	}
+	for i := range live {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, w := range warns {
+		doc.Warnings = append(doc.Warnings, w...)
+	}
+	if opts.Only != "" && len(sessions) == 0 {
+		s, w := b.offline(opts.Only)
+		sessions = append(sessions, s)
+		doc.Warnings = append(doc.Warnings, w...)
+	}
+	doc.Sessions = sessions
+
+	ledger := lineage.Ledger{Path: st.Paths.LineageFile()}
+	links, err := ledger.Links()
+	if err != nil {
+		doc.Warnings = append(doc.Warnings, err.Error())
+	}
+	joinLineage(doc.Sessions, links)
+
+	if opts.Only == "" {
+		running := make(map[string]bool, len(live))
+		for _, s := range live {
+			running[s.SessionID] = true
+		}
+		off, w := b.offlineInboxes(running)
+		doc.OfflineInboxes = off
+		doc.Warnings = append(doc.Warnings, w...)
+	}
+	return doc, nil
+}
+
+type builder struct {
+	st     *station.Station
+	now    time.Time
+	window time.Duration
+	all    bool
+}
+
+func (b *builder) pidAlive(pid int) bool { return b.st.Proc.Alive(pid, "") }
+
+func (b *builder) session(s station.Session) (Session, []string) {
+	out := Session{
+		Session:         s.SessionID,
+		Name:            s.Name,
+		PID:             s.PID,
+		Status:          s.Status,
+		CWD:             s.CWD,
+		Version:         s.Version,
+		StartedMS:       s.StartedAt,
+		HostSession:     NullString(s.HostSessionID),
+		Children:        []string{},
+		Kind:            s.Kind,
+		Entrypoint:      s.Entrypoint,
+		StatusUpdatedMS: s.StatusUpdatedAt,
+	}
+	if s.StartedAt > 0 {
+		out.Since = NullString(formatTime(time.UnixMilli(s.StartedAt)))
+	}
+	var warns []string
+	out.Riders, out.RidersRiding, out.RidersTotal, warns = b.riders(b.sessionDir(s.SessionID, s.CWD))
+	in, err := InboxState(b.st.Paths.InboxDir, s.SessionID, b.now, b.pidAlive)
+	if err != nil {
+		warns = append(warns, err.Error())
+	}
+	out.Inbox = in
+	return out, warns
+}
+
+// offline is a session that does not run, shown by its full id.
+func (b *builder) offline(sid string) (Session, []string) {
+	out := Session{Session: sid, Status: StatusOffline, Children: []string{}}
+	var warns []string
+	dir := ""
+	if p, err := transcript.Locate(b.st.Paths.ProjectsDir, sid, ""); err == nil {
+		dir = strings.TrimSuffix(p, transcript.Ext)
+		if cwd, err := transcript.RecordedCWD(p); err == nil {
+			out.CWD = cwd
+		}
+	} else if !errors.Is(err, transcript.ErrNotFound) {
+		warns = append(warns, err.Error())
+	}
+	if dir != "" {
+		var w []string
+		out.Riders, out.RidersRiding, out.RidersTotal, w = b.riders(dir)
+		warns = append(warns, w...)
+	} else {
+		out.Riders = []transcript.Rider{}
+	}
+	in, err := InboxState(b.st.Paths.InboxDir, sid, b.now, b.pidAlive)
+	if err != nil {
+		warns = append(warns, err.Error())
+	}
+	out.Inbox = in
+	return out, warns
+}
+
+// sessionDir is <projects>/<encoded cwd>/<sid>, where the session's riders
+// live; when that directory does not exist (the cwd changed since the
+// session started), the directory next to its transcript wherever it is.
+func (b *builder) sessionDir(sid, cwd string) string {
+	dir := filepath.Join(b.st.Paths.ProjectsDir, transcript.EncodeProjectDir(cwd), sid)
+	if _, err := os.Lstat(dir); err == nil || cwd == "" {
+		return dir
+	}
+	if p, err := transcript.Locate(b.st.Paths.ProjectsDir, sid, ""); err == nil {
+		return strings.TrimSuffix(p, transcript.Ext)
+	}
+	return dir
+}
+
+func (b *builder) riders(dir string) (list []transcript.Rider, riding, total int, warns []string) {
+	all, err := transcript.Riders(dir, b.now, b.window)
+	if err != nil {
+		warns = append(warns, err.Error())
+	}
+	list = []transcript.Rider{}
+	for _, r := range all {
+		if r.State == transcript.Riding {
+			riding++
+		}
+		if b.all || r.State == transcript.Riding {
+			list = append(list, r)
+		}
+	}
+	return list, riding, len(all), warns
+}
+
+// offlineInboxes lists the inboxes in the inbox dir whose session does not
+// run and that still hold pending lines, by session id.
+func (b *builder) offlineInboxes(running map[string]bool) ([]OfflineInbox, []string) {
+	out := []OfflineInbox{}
+	ents, err := os.ReadDir(b.st.Paths.InboxDir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return out, nil
+	}
+	if err != nil {
+		return out, []string{err.Error()}
+	}
+	var warns []string
+	for _, e := range ents {
+		sid, ok := strings.CutSuffix(e.Name(), ".inbox")
+		if !ok || !station.IsSessionID(sid) || running[sid] || !e.Type().IsRegular() {
+			continue
+		}
+		in, err := InboxState(b.st.Paths.InboxDir, sid, b.now, b.pidAlive)
+		if err != nil {
+			warns = append(warns, err.Error())
+			continue
+		}
+		if in.Pending == 0 {
+			continue
+		}
+		out = append(out, OfflineInbox{
+			Session: sid, Pending: in.Pending, Lines: in.Lines, LastLine: in.LastLine,
+			Doorman: in.Doorman, Path: in.Path,
+		})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Session < out[j].Session })
+	return out, warns
+}
+
+// joinLineage fills parent_host, parent_session and children from the
+// ledger's current links. A session is matched by its session id or its
+// host id; a parent known by one id only gets the other from the running
+// sessions.
+func joinLineage(sessions []Session, links []lineage.Row) {
+	bySID := map[string]int{}
+	byHost := map[string]int{}
+	for i, s := range sessions {
+		bySID[s.Session] = i
+		if s.HostSession != "" {
+			byHost[string(s.HostSession)] = i
+		}
+	}
+	find := func(sid, host *string) (int, bool) {
+		if sid != nil {
+			if i, ok := bySID[*sid]; ok {
+				return i, true
+			}
+		}
+		if host != nil {
+			if i, ok := byHost[*host]; ok {
+				return i, true
+			}
+		}
+		return 0, false
+	}
+	for _, l := range links {
+		child, isChild := find(&l.ChildSession, l.ChildHost)
+		parent, hasParent := find(l.ParentSession, l.ParentHost)
+		if isChild {
+			s := &sessions[child]
+			s.ParentSession, s.ParentHost = deref(l.ParentSession), deref(l.ParentHost)
+			if hasParent {
+				if s.ParentSession == "" {
+					s.ParentSession = NullString(sessions[parent].Session)
+				}
+				if s.ParentHost == "" {
+					s.ParentHost = sessions[parent].HostSession
+				}
+			}
+		}
+		if hasParent && !(isChild && child == parent) {
+			sessions[parent].Children = append(sessions[parent].Children, l.ChildSession)
+		}
+	}
+}
+
+func deref(p *string) NullString {
+	if p == nil {
+		return ""
+	}
+	return NullString(*p)
+}
+
+// formatTime renders t as the contract's files do: ISO 8601, UTC, ms.
+func formatTime(t time.Time) string { return claudeinbox.FormatTime(t) }

@@ -1,0 +1,22 @@
+// Package observatory builds the oo-claude/sessions/v0 document: the running
+// Claude Code sessions of a station joined with their riders (sub-agents),
+// their inbox and doorman state and their lineage, plus the inboxes of
+// sessions that are not running and still hold waiting lines.
+//
+// It guarantees:
+//
+//   - The document keeps every field name of the reference reader
+//     (claude-riders.py) and only adds fields, as v0.1 lists them; every
+//     field is always present (null or empty when unknown), so consumers can
+//     index without guards.
+//   - Only sessions whose registry row is live (the pid runs with the row's
+//     procStart) are listed as running; a stale row left by a killed session
+//     is not.
+//   - Nothing is written and nothing is locked: transcripts and inbox files
+//     are read while their owners append to them. Inbox lines are counted in
+//     one sequential pass without holding the file in memory, and rider
+//     transcripts are read from their end (see package transcript), so the
+//     cost follows the number of sessions and riders, not transcript sizes.
+//   - Inputs come in through [Options] (station, paths, clock, riding window,
+//     host name); nothing is read from the environment.
+package observatory

@@ -1,0 +1,8 @@
+//go:build !unix
+
+package observatory
+
+import "io/fs"
+
+// inodeOf returns 0: inode numbers are not known on this platform.
+func inodeOf(fs.FileInfo) uint64 { return 0 }
