@@ -30,7 +30,8 @@ const RiderTailBytes = 4 << 20
 type Reader struct {
 	r      io.ReaderAt
 	size   int64
-	min    int64 // lowest offset the reader may read
+	min    int64 // lowest offset of a line the reader may return
+	floor  int64 // lowest offset it reads: min-1, to see whether a line starts at min
 	chunk  int
 	pos    int64  // unconsumed data is [min, pos); pos is after a '\n' or at size
 	buf    []byte // file[bufOff : bufOff+len(buf)], covering [bufOff, pos)
@@ -52,7 +53,11 @@ func NewReader(r io.ReaderAt, size, maxBytes int64) *Reader {
 	if maxBytes > 0 && size > maxBytes {
 		min = size - maxBytes
 	}
-	return &Reader{r: r, size: size, min: min, chunk: DefaultChunkSize, pos: size, bufOff: size}
+	floor := min
+	if min > 0 {
+		floor = min - 1
+	}
+	return &Reader{r: r, size: size, min: min, floor: floor, chunk: DefaultChunkSize, pos: size, bufOff: size}
 }
 
 // SetChunkSize changes how many bytes are read at a time (at least 1).
@@ -144,7 +149,7 @@ func (r *Reader) findLineStart(end int64) (start int64, found bool, err error) {
 			}
 		}
 		searchEnd = r.bufOff
-		if r.bufOff <= r.min {
+		if r.bufOff <= r.floor {
 			return r.min, false, nil
 		}
 		if err := r.fill(r.bufOff - 1); err != nil {
@@ -153,7 +158,7 @@ func (r *Reader) findLineStart(end int64) (start int64, found bool, err error) {
 	}
 }
 
-// fill makes the buffer cover offset off (off >= min), keeping the
+// fill makes the buffer cover offset off (off >= floor), keeping the
 // unconsumed bytes [bufOff, pos). It reads at least one chunk, and at least
 // as many bytes as it keeps, so a long line costs O(its length) overall.
 func (r *Reader) fill(off int64) error {
@@ -172,8 +177,8 @@ func (r *Reader) fill(off int64) error {
 		n = need
 	}
 	newOff := r.bufOff - n
-	if newOff < r.min {
-		newOff = r.min
+	if newOff < r.floor {
+		newOff = r.floor
 	}
 	nb := make([]byte, (r.bufOff-newOff)+keep)
 	got, err := r.r.ReadAt(nb[:r.bufOff-newOff], newOff)
