@@ -1,0 +1,555 @@
+package claudeinbox
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/oo-family/oo-claude/internal/fsx"
+	"github.com/oo-family/oo-claude/internal/version"
+	"github.com/oo-family/oo-claude/receipt"
+	"github.com/oo-family/oo-claude/station"
+)
+
+// v0.1's send defaults; [NewSender] takes them from the knobs
+// OO_CLAUDE_WAIT_S and OO_CLAUDE_MIN_INTERVAL_S through station.Config.
+const (
+	DefaultWait        = 5 * time.Second
+	DefaultMinInterval = 30 * time.Second
+)
+
+// AckPoll is the coarse safety timer of the ack wait. File events wake the
+// wait; the timer only covers events the kernel dropped (an overflowed
+// inotify queue) or a watch that could not be set up.
+const AckPoll = time.Second
+
+// ErrSymlink is fsx's sentinel, re-exported: a symlink was planted where
+// the inbox (or its directory) should be, and nothing was written through it.
+var ErrSymlink = fsx.ErrSymlink
+
+// Errors of a Sender that cannot send at all.
+var (
+	ErrNoStation = errors.New("sender has no station")
+	ErrBadOption = errors.New("bad sender option")
+)
+
+// Reasons a send was refused, dropped or queued (Verdict.Reason). A
+// queued-no-doorman verdict carries one of the NotFresh constants; a line
+// the doorman refused carries the ack's reason (the Refuse constants).
+const (
+	ReasonEmpty           = RefuseEmpty       // the line is empty or only spaces
+	ReasonNewline         = "newline"         // the line holds a newline or carriage return
+	ReasonTooLong         = RefuseTooLong     // the line (with its tag) is over 16 KiB
+	ReasonInvalidUTF8     = RefuseInvalidUTF8 // the line is not valid UTF-8
+	ReasonNUL             = RefuseNUL         // the line holds a NUL byte
+	ReasonBadFrom         = "bad-from"        // --from breaks the sender-name rule
+	ReasonUnknownTarget   = "unknown-target"  // no session matches the target
+	ReasonAmbiguousTarget = "ambiguous-target"
+	ReasonBadTarget       = "bad-target"      // the target cannot name a session
+	ReasonSymlink         = "symlink"         // a symlink sits at the inbox path
+	ReasonIO              = "io-error"        // the inbox or the station could not be read or written
+	ReasonThrottled       = "throttled"       // dropped: the sender's last line to this session is too recent
+	ReasonDoormanRefused  = "doorman-refused" // the doorman acked the line as refused without a reason
+	ReasonBadOption       = "bad-option"      // the Sender itself is misconfigured
+)
+
+// Sender sends lines to sessions' inboxes. Build one with [NewSender] from
+// the knobs, or fill the fields; a Sender is safe for concurrent use, also
+// by many processes at once.
+type Sender struct {
+	// Station resolves targets and checks process liveness. Required.
+	Station *station.Station
+	// InboxDir holds the inbox files; "" means Station.Paths.InboxDir.
+	InboxDir string
+	// StateDir holds the throttle ledger; "" means Station.Paths.StateDir.
+	StateDir string
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Wait is how long Send waits for the doorman's ack once the heartbeat
+	// is fresh. 0 looks once and does not wait. v0.1's default is
+	// [DefaultWait]; negative is [ErrBadOption].
+	Wait time.Duration
+	// MinInterval is the throttle per (target session, sender). 0
+	// disables it; v0.1's default is [DefaultMinInterval]; negative is
+	// [ErrBadOption].
+	MinInterval time.Duration
+	// Receipts gets one row per Send; nil writes none.
+	Receipts *receipt.Writer
+	// ClientVersion goes into receipts.
+	ClientVersion string
+}
+
+// NewSender returns a Sender for the station the config describes, with
+// the config's wait, throttle and receipts file.
+func NewSender(c station.Config) *Sender {
+	return &Sender{
+		Station:       station.New(c.Paths),
+		InboxDir:      c.InboxDir,
+		StateDir:      c.StateDir,
+		Wait:          c.Wait,
+		MinInterval:   c.MinInterval,
+		Receipts:      &receipt.Writer{Path: c.ReceiptsFile()},
+		ClientVersion: version.Version,
+	}
+}
+
+// Request is one line for one session.
+type Request struct {
+	// Target names the session: a full id (also of a session that is not
+	// running), a pid, an exact name, a unique name fragment (≥ 4
+	// characters) or a unique id prefix (≥ 8).
+	Target string
+	// Line is the message, one line.
+	Line string
+	// From is the sender name; "" means [DefaultFrom].
+	From string
+	// NoTag leaves the line as it is. Otherwise the line gets the tag
+	// "[From 📡] " unless it already carries a sender tag or is a
+	// structured (JSON) line.
+	NoTag bool
+}
+
+// DoormanStatus is what the heartbeat said when Send read it.
+type DoormanStatus struct {
+	Fresh bool
+	PID   int
+	// Age is now − last_seen; 0 when unknown.
+	Age   time.Duration
+	State State
+	// NotFreshBecause is a NotFresh constant when Fresh is false.
+	NotFreshBecause string
+}
+
+// Verdict is everything a send found out: the class and every fact the
+// receipt row carries.
+type Verdict struct {
+	Class  Class
+	Target string // as the caller gave it
+
+	// SessionID is the resolved session; "" when the target did not resolve.
+	SessionID string
+	Name      string // registry name, running sessions only
+	PID       int    // claude pid, running sessions only
+	Running   bool
+	Status    string // registry status, running sessions only
+
+	From   string // the sender (the line's own tag wins over Request.From)
+	Line   string // the final line (tagged), or the refused line
+	SHA256 string // of Line's bytes
+	Bytes  int
+	Inbox  string // the inbox file, once the target resolved
+
+	// Written reports that the line is in the inbox at LineOffset.
+	Written    bool
+	LineOffset int64
+
+	// Doorman is the heartbeat read after the append; nil when none was
+	// read (not running, or the send ended before).
+	Doorman *DoormanStatus
+	// Ack is the doorman's ack for this line, when one came.
+	Ack        *Ack
+	PeerStatus string
+	MsgID      string
+	// Waited is how long Send waited for the ack; it waits only when the
+	// heartbeat is fresh (Doorman.Fresh).
+	Waited      time.Duration
+	Wait        time.Duration
+	MinInterval time.Duration
+
+	Reason string // why refused, queued-no-doorman or dropped
+	Note   string // advice for a human
+	Hint   string // the command to run next
+
+	ClientVersion string
+	// At is when the verdict was reached (the receipt's ts).
+	At time.Time
+	// ReceiptWriteError is set when the receipt could not be written; the
+	// verdict stands regardless.
+	ReceiptWriteError string
+}
+
+// Send appends req's line to the target's inbox and returns the verdict
+// (see the package doc for the steps). The error is nil for every outcome
+// the class describes; it is set, next to a Refused or Timeout verdict, for
+// conditions a caller may branch on: a planted symlink ([ErrSymlink]), an
+// I/O failure, a misconfigured Sender ([ErrBadOption], [ErrNoStation]) or
+// ctx ending during the wait. A receipt that cannot be written sets
+// Verdict.ReceiptWriteError and never changes the verdict or the error.
+func (s *Sender) Send(ctx context.Context, req Request) (Verdict, error) {
+	v, err := s.send(ctx, req)
+	v.At = s.now()
+	if s.Receipts != nil {
+		if werr := s.Receipts.Append(v.Row()); werr != nil {
+			v.ReceiptWriteError = werr.Error()
+		}
+	}
+	return v, err
+}
+
+func (s *Sender) now() time.Time {
+	if s.Now != nil {
+		return s.Now()
+	}
+	return time.Now()
+}
+
+func (v *Verdict) refuse(reason, note string) {
+	v.Class, v.Reason, v.Note = Refused, reason, note
+}
+
+func (s *Sender) send(ctx context.Context, req Request) (Verdict, error) {
+	v := Verdict{Target: req.Target, Wait: s.Wait, MinInterval: s.MinInterval, ClientVersion: s.ClientVersion, Line: req.Line}
+	switch {
+	case s.Station == nil:
+		v.refuse(ReasonBadOption, ErrNoStation.Error())
+		return v, ErrNoStation
+	case s.Wait < 0 || s.MinInterval < 0:
+		err := fmt.Errorf("%w: wait %v, min interval %v (negative)", ErrBadOption, s.Wait, s.MinInterval)
+		v.refuse(ReasonBadOption, err.Error())
+		return v, err
+	}
+
+	// The sender and the final line.
+	v.From = req.From
+	if v.From == "" {
+		v.From = DefaultFrom
+	}
+	if err := CheckFrom(v.From); err != nil {
+		v.refuse(ReasonBadFrom, fmt.Sprintf("--from %q: %v (1–80 characters, no brackets or control characters)", v.From, err))
+		return v, nil
+	}
+	if strings.TrimSpace(req.Line) == "" {
+		v.refuse(ReasonEmpty, "empty line: there is nothing to send")
+		return v, nil
+	}
+	line := req.Line
+	if st, ok := ParseStructured([]byte(line)); ok {
+		if f := SanitizeFrom(st.From); f != "" {
+			v.From = f
+		}
+	} else if tf, ok := SenderTag(line); ok {
+		v.From = tf
+	} else if !req.NoTag {
+		line = Tagged(line, v.From)
+	}
+	v.Line, v.Bytes, v.SHA256 = line, len(line), SHA256([]byte(line))
+	if err := CheckLine([]byte(line)); err != nil {
+		v.refuse(lineReason(err), fmt.Sprintf("%v: a line is one line of valid UTF-8, not empty, at most %d bytes with its tag", err, MaxLineBytes))
+		return v, nil
+	}
+
+	// The target.
+	t, err := s.Station.Resolve(req.Target)
+	if err != nil {
+		var te *station.TargetError
+		if !errors.As(err, &te) {
+			v.refuse(ReasonIO, err.Error())
+			return v, err
+		}
+		switch {
+		case errors.Is(err, station.ErrAmbiguousTarget):
+			v.refuse(ReasonAmbiguousTarget, err.Error()+" (use the full session id)")
+		case errors.Is(err, station.ErrUnknownTarget):
+			v.refuse(ReasonUnknownTarget, err.Error()+" (a session that is not running is addressed by its full id)")
+		default:
+			v.refuse(ReasonBadTarget, err.Error())
+		}
+		return v, nil
+	}
+	v.SessionID, v.Running = t.SessionID, t.Running
+	if t.Session != nil {
+		v.Name, v.PID, v.Status = t.Session.Name, t.Session.PID, t.Session.Status
+	}
+	inboxDir := s.InboxDir
+	if inboxDir == "" {
+		inboxDir = s.Station.Paths.InboxDir
+	}
+	stateDir := s.StateDir
+	if stateDir == "" {
+		stateDir = s.Station.Paths.StateDir
+	}
+	files := FilesFor(inboxDir, t.SessionID)
+	v.Inbox = files.Inbox
+
+	// Throttle and append, one decision under the ledger's lock.
+	ackFrom := fileSize(files.Ack)
+	th := ThrottleFor(stateDir, s.MinInterval, s.Now)
+	adm, err := th.Do(ctx, v.SessionID, v.From, func() error {
+		off, err := fsx.AppendLine(files.Inbox, []byte(line))
+		if err == nil {
+			v.Written, v.LineOffset = true, off
+		}
+		return err
+	})
+	switch {
+	case err != nil && !adm.Admitted:
+		v.refuse(ReasonIO, "throttle ledger: "+err.Error())
+		return v, &SendError{Op: "throttle", Path: th.Path, Err: err}
+	case err != nil && errors.Is(err, fsx.ErrSymlink):
+		v.refuse(ReasonSymlink, fmt.Sprintf("a symlink sits at the inbox %s: refusing to write through it", files.Inbox))
+		return v, &SendError{Op: "append", Path: files.Inbox, Err: err}
+	case err != nil && !v.Written:
+		v.refuse(ReasonIO, err.Error())
+		return v, &SendError{Op: "append", Path: files.Inbox, Err: err}
+	case !adm.Admitted:
+		secs := int(math.Ceil(adm.RetryAfter.Seconds()))
+		v.Class, v.Reason = Dropped, ReasonThrottled
+		v.Note = fmt.Sprintf("throttled: one line per %s from %q to this session; the line was not written, resend it after %d s", s.MinInterval, v.From, secs)
+		return v, nil
+	}
+	// err may still be set: the line is in the file and only the ledger
+	// update failed. The verdict follows the line; the error tells the
+	// caller.
+	var ledgerErr error
+	if err != nil {
+		ledgerErr = &SendError{Op: "throttle", Path: th.Path, Err: err}
+	}
+
+	if !t.Running {
+		v.Class = QueuedOffline
+		v.Note = "no running session has this id: the line waits in the inbox for the session's next doorman"
+		v.Hint = "oo-claude resume " + v.SessionID
+		return v, ledgerErr
+	}
+	h, fr := HeartbeatFreshness(files.Heartbeat, s.now(), v.SessionID, func(pid int) bool { return s.Station.Proc.Alive(pid, "") })
+	v.Doorman = &DoormanStatus{Fresh: fr.Fresh, PID: h.PID, Age: fr.Age, State: h.State, NotFreshBecause: fr.Reason}
+	if !fr.Fresh {
+		v.Class, v.Reason = QueuedNoDoorman, fr.Reason
+		v.Note = notFreshNote(fr) + ": the line waits in the inbox until the session's doorman runs"
+		return v, ledgerErr
+	}
+
+	start := s.now()
+	ack, werr := s.awaitAck(ctx, files, ackFrom, v.SHA256, v.LineOffset)
+	v.Waited = s.now().Sub(start)
+	if ack == nil {
+		v.Class = Timeout
+		v.Note = fmt.Sprintf("the doorman is fresh but no ack came within %s: the line waits in the inbox; do not resend it", s.Wait)
+		return v, errors.Join(werr, ledgerErr)
+	}
+	v.Ack, v.PeerStatus, v.MsgID = ack, ack.PeerStatus, ack.MsgID
+	switch ack.Class {
+	case AckRefused:
+		v.Class, v.Reason = Refused, ack.Reason
+		if v.Reason == "" {
+			v.Reason = ReasonDoormanRefused
+		}
+		v.Note = "the doorman refused the line (" + v.Reason + "); it will not be delivered"
+	case AckDeliveredStart:
+		v.Class = DeliveredStart
+	default:
+		v.Class = DeliveredSteer
+	}
+	return v, ledgerErr
+}
+
+// SendError is a send that failed on a file: the op, the file and why.
+type SendError struct {
+	Op   string // append | throttle
+	Path string
+	Err  error
+}
+
+func (e *SendError) Error() string { return fmt.Sprintf("send: %s %s: %v", e.Op, e.Path, e.Err) }
+func (e *SendError) Unwrap() error { return e.Err }
+
+func lineReason(err error) string {
+	switch {
+	case errors.Is(err, ErrEmptyLine):
+		return ReasonEmpty
+	case errors.Is(err, ErrNewline):
+		return ReasonNewline
+	case errors.Is(err, ErrLineTooLong):
+		return ReasonTooLong
+	case errors.Is(err, ErrInvalidUTF8):
+		return ReasonInvalidUTF8
+	case errors.Is(err, ErrNUL):
+		return ReasonNUL
+	}
+	return ReasonInvalidUTF8
+}
+
+func notFreshNote(f Freshness) string {
+	switch f.Reason {
+	case NotFreshMissing:
+		return "no doorman heartbeat"
+	case NotFreshStale:
+		if f.Age > 0 {
+			return fmt.Sprintf("the doorman's heartbeat is stale (last seen %.1fs ago)", f.Age.Seconds())
+		}
+		return "the doorman's heartbeat is stale"
+	case NotFreshState:
+		return fmt.Sprintf("the doorman is %s, not following", f.Detail)
+	case NotFreshPIDGone:
+		return "the doorman's process is gone"
+	case NotFreshOtherSession:
+		return fmt.Sprintf("the heartbeat is another session's (%s)", f.Detail)
+	case NotFreshUnreadable:
+		return "the doorman's heartbeat is unreadable"
+	}
+	return "no fresh doorman heartbeat"
+}
+
+// fileSize is the size of path, 0 when it is absent or unreadable.
+func fileSize(path string) int64 {
+	f, err := fsx.OpenRead(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// awaitAck waits up to s.Wait for the ack of the line (sha, offset) in the
+// ack file, reading from byte from on. It is woken by file events on the
+// inbox directory and, as a safety net, by a coarse timer. It returns nil
+// when no ack came; the error is ctx's when ctx ended first.
+func (s *Sender) awaitAck(ctx context.Context, files Files, from int64, sha string, offset int64) (*Ack, error) {
+	pos := from
+	scan := func() *Ack {
+		f, err := fsx.OpenRead(files.Ack)
+		if err != nil {
+			return nil
+		}
+		defer f.Close()
+		if fi, err := f.Stat(); err == nil && fi.Size() < pos {
+			pos = 0 // truncated or replaced: read it again from the start
+		}
+		if _, err := f.Seek(pos, io.SeekStart); err != nil {
+			return nil
+		}
+		var found *Ack
+		ScanAcks(f, pos, func(a Ack, end int64) bool {
+			pos = end
+			if a.Matches(sha, offset) {
+				found = &a
+				return false
+			}
+			return true
+		})
+		return found
+	}
+
+	var events chan fsnotify.Event
+	var errs chan error
+	poll := AckPoll
+	if w, err := fsnotify.NewWatcher(); err == nil {
+		defer w.Close()
+		if err := w.Add(filepath.Dir(files.Ack)); err == nil {
+			events, errs = w.Events, w.Errors
+		} else {
+			poll = AckPoll / 10
+		}
+	} else {
+		poll = AckPoll / 10
+	}
+	if a := scan(); a != nil || s.Wait == 0 {
+		return a, nil
+	}
+	deadline := time.NewTimer(s.Wait)
+	defer deadline.Stop()
+	tick := time.NewTicker(poll)
+	defer tick.Stop()
+	base := filepath.Base(files.Ack)
+	for {
+		select {
+		case <-ctx.Done():
+			return scan(), ctx.Err()
+		case <-deadline.C:
+			return scan(), nil
+		case ev, ok := <-events:
+			if !ok {
+				events = nil
+				continue
+			}
+			if filepath.Base(ev.Name) != base {
+				continue
+			}
+		case _, ok := <-errs:
+			if !ok {
+				errs = nil
+			}
+			// A dropped event: the scan below catches up.
+		case <-tick.C:
+		}
+		if a := scan(); a != nil {
+			return a, nil
+		}
+	}
+}
+
+// Row returns the verdict as a receipt row with every key of v0.1's send
+// row; what the verdict does not know is null.
+func (v Verdict) Row() receipt.SendRow {
+	str := func(s string) *string {
+		if s == "" {
+			return nil
+		}
+		return &s
+	}
+	r := receipt.SendRow{
+		Kind:          receipt.KindSend,
+		Class:         string(v.Class),
+		Delivered:     v.Class.Delivered(),
+		Target:        v.Target,
+		SessionID:     str(v.SessionID),
+		Name:          str(v.Name),
+		Status:        str(v.Status),
+		From:          str(v.From),
+		Line:          str(v.Line),
+		Inbox:         str(v.Inbox),
+		PeerStatus:    str(v.PeerStatus),
+		MsgID:         str(v.MsgID),
+		WaitS:         receipt.Seconds(v.Wait),
+		MinIntervalS:  receipt.Seconds(v.MinInterval),
+		Reason:        str(v.Reason),
+		Note:          str(v.Note),
+		Hint:          str(v.Hint),
+		ClientVersion: str(v.ClientVersion),
+	}
+	if !v.At.IsZero() {
+		r.TS, r.TSMS = receipt.Stamp(v.At)
+	}
+	if v.SessionID != "" {
+		r.Running = receipt.Ptr(v.Running)
+	}
+	if v.PID > 0 {
+		r.PID = receipt.Ptr(v.PID)
+	}
+	if v.SHA256 != "" {
+		r.SHA256, r.Bytes = str(v.SHA256), receipt.Ptr(v.Bytes)
+	}
+	if v.Written {
+		r.LineOffset = receipt.Ptr(v.LineOffset)
+	}
+	if d := v.Doorman; d != nil {
+		r.Doorman = &receipt.Doorman{Fresh: d.Fresh, State: str(string(d.State)), NotFreshBecause: str(d.NotFreshBecause)}
+		if d.PID > 0 {
+			r.Doorman.PID = receipt.Ptr(d.PID)
+		}
+		if d.Age != 0 {
+			r.Doorman.Age = receipt.Seconds(d.Age)
+		}
+	}
+	if v.Ack != nil {
+		if b, err := json.Marshal(v.Ack); err == nil {
+			r.Ack = b
+		}
+	}
+	if v.Doorman != nil && v.Doorman.Fresh {
+		r.WaitedS = receipt.Seconds(v.Waited)
+	}
+	r.ReceiptWriteError = str(v.ReceiptWriteError)
+	return r
+}

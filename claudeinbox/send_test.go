@@ -1,0 +1,639 @@
+package claudeinbox_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
+	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/fakes/fakedoorman"
+	"github.com/oo-family/oo-claude/fakes/fakestation"
+	"github.com/oo-family/oo-claude/receipt"
+	"github.com/oo-family/oo-claude/station"
+)
+
+// sendKeys are v0.1's send-row keys, verbatim from its "Receipts" section.
+var sendKeys = strings.Split("ts, ts_ms, kind, class, delivered, target, session_id, name, pid, running, status, from, line, sha256, bytes, inbox, line_offset, doorman, ack, peer_status, msg_id, waited_s, wait_s, min_interval_s, reason, note, hint, client_version", ", ")
+
+// world is one fake station with a sender pointed at it.
+type world struct {
+	fs     *fakestation.Station
+	sender *claudeinbox.Sender
+}
+
+func newWorld(t testing.TB) *world {
+	t.Helper()
+	fs := fakestation.New(t)
+	return &world{fs: fs, sender: &claudeinbox.Sender{
+		Station:       fs.Station(),
+		Wait:          3 * time.Second,
+		Receipts:      &receipt.Writer{Path: fs.Paths.ReceiptsFile()},
+		ClientVersion: "test",
+	}}
+}
+
+// session registers a running session of this process named name.
+func (w *world) session(t testing.TB, name string) station.Row {
+	t.Helper()
+	return w.fs.AddSession(fakestation.Session{Name: name})
+}
+
+func (w *world) doorman(t testing.TB, sid string, o fakedoorman.Options) *fakedoorman.Doorman {
+	t.Helper()
+	return fakedoorman.Start(t, w.fs.Paths.InboxDir, sid, o)
+}
+
+func readFile(t testing.TB, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func receiptRows(t testing.TB, path string) []map[string]json.RawMessage {
+	t.Helper()
+	var out []map[string]json.RawMessage
+	sc := bufio.NewScanner(strings.NewReader(readFile(t, path)))
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var m map[string]json.RawMessage
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("receipt line %q: %v", sc.Text(), err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func keys(m map[string]json.RawMessage) []string {
+	var k []string
+	for x := range m {
+		k = append(k, x)
+	}
+	sort.Strings(k)
+	return k
+}
+
+// TestSendClasses runs every class v0.1 names through Send and checks the
+// class, its exit code, the reason, whether the line reached the file and
+// the receipt row.
+func TestSendClasses(t *testing.T) {
+	type setup func(t *testing.T, w *world) (req claudeinbox.Request)
+	line := func(target, text string) claudeinbox.Request { return claudeinbox.Request{Target: target, Line: text} }
+	running := func(o *fakedoorman.Options) setup {
+		return func(t *testing.T, w *world) claudeinbox.Request {
+			r := w.session(t, "work-e9")
+			if o != nil {
+				w.doorman(t, r.SessionID, *o)
+			}
+			return line(r.SessionID, "hello")
+		}
+	}
+	tests := []struct {
+		name    string
+		setup   setup
+		class   claudeinbox.Class
+		exit    int
+		reason  string
+		written bool
+		hint    bool
+	}{
+		{"newline", func(t *testing.T, w *world) claudeinbox.Request {
+			return line(w.session(t, "work-e9").SessionID, "two\nlines")
+		}, claudeinbox.Refused, 1, claudeinbox.ReasonNewline, false, false},
+		{"16 KiB + 1", func(t *testing.T, w *world) claudeinbox.Request {
+			r := line(w.session(t, "work-e9").SessionID, strings.Repeat("x", claudeinbox.MaxLineBytes+1))
+			r.NoTag = true
+			return r
+		}, claudeinbox.Refused, 1, claudeinbox.ReasonTooLong, false, false},
+		{"16 KiB with its tag", func(t *testing.T, w *world) claudeinbox.Request {
+			return line(w.session(t, "work-e9").SessionID, strings.Repeat("x", claudeinbox.MaxLineBytes-5))
+		}, claudeinbox.Refused, 1, claudeinbox.ReasonTooLong, false, false},
+		{"empty", func(t *testing.T, w *world) claudeinbox.Request {
+			r := line(w.session(t, "work-e9").SessionID, "")
+			r.NoTag = true
+			return r
+		}, claudeinbox.Refused, 1, claudeinbox.ReasonEmpty, false, false},
+		{"invalid UTF-8", func(t *testing.T, w *world) claudeinbox.Request {
+			return line(w.session(t, "work-e9").SessionID, "bad \xff byte")
+		}, claudeinbox.Refused, 1, claudeinbox.ReasonInvalidUTF8, false, false},
+		{"bad from", func(t *testing.T, w *world) claudeinbox.Request {
+			r := line(w.session(t, "work-e9").SessionID, "hi")
+			r.From = "mama]"
+			return r
+		}, claudeinbox.Refused, 1, claudeinbox.ReasonBadFrom, false, false},
+		{"ambiguous fragment", func(t *testing.T, w *world) claudeinbox.Request {
+			w.session(t, "proj-alpha-1")
+			w.fs.AddSession(fakestation.Session{PID: livePID(t), Name: "proj-alpha-2"})
+			return line("alpha", "hi")
+		}, claudeinbox.Refused, 1, claudeinbox.ReasonAmbiguousTarget, false, false},
+		{"unknown name", func(t *testing.T, w *world) claudeinbox.Request {
+			w.session(t, "work-e9")
+			return line("nobody-here", "hi")
+		}, claudeinbox.Refused, 1, claudeinbox.ReasonUnknownTarget, false, false},
+		{"bad target", func(t *testing.T, w *world) claudeinbox.Request {
+			return line("../etc", "hi")
+		}, claudeinbox.Refused, 1, claudeinbox.ReasonBadTarget, false, false},
+		{"offline full id", func(t *testing.T, w *world) claudeinbox.Request {
+			return line(uuid.NewString(), "wake up")
+		}, claudeinbox.QueuedOffline, 3, "", true, true},
+		{"dead session's row", func(t *testing.T, w *world) claudeinbox.Request {
+			r := w.fs.AddSession(fakestation.Session{Name: "gone", ProcStart: "1"}) // a recycled pid
+			return line(r.SessionID, "wake up")
+		}, claudeinbox.QueuedOffline, 3, "", true, true},
+		{"running, no heartbeat", running(nil), claudeinbox.QueuedNoDoorman, 3, claudeinbox.NotFreshMissing, true, false},
+		{"stale heartbeat", running(&fakedoorman.Options{Stale: true}), claudeinbox.QueuedNoDoorman, 3, claudeinbox.NotFreshStale, true, false},
+		{"heartbeat of another session", running(&fakedoorman.Options{HeartbeatSession: uuid.NewString()}), claudeinbox.QueuedNoDoorman, 3, claudeinbox.NotFreshOtherSession, true, false},
+		{"stopped doorman", running(&fakedoorman.Options{State: claudeinbox.StateStopped}), claudeinbox.QueuedNoDoorman, 3, claudeinbox.NotFreshState, true, false},
+		{"doorman pid gone", running(&fakedoorman.Options{PID: fakedoorman.DeadPID()}), claudeinbox.QueuedNoDoorman, 3, claudeinbox.NotFreshPIDGone, true, false},
+		{"fresh heartbeat, no ack", running(&fakedoorman.Options{NoAck: true}), claudeinbox.Timeout, 5, "", true, false},
+		{"delivered-steer", running(&fakedoorman.Options{}), claudeinbox.DeliveredSteer, 0, "", true, false},
+		{"delivered-start", running(&fakedoorman.Options{PeerStatus: station.StatusIdle}), claudeinbox.DeliveredStart, 0, "", true, false},
+		{"delivered after a delay", running(&fakedoorman.Options{AckDelay: 200 * time.Millisecond}), claudeinbox.DeliveredSteer, 0, "", true, false},
+		{"v1 ack without offset", running(&fakedoorman.Options{NoOffset: true}), claudeinbox.DeliveredSteer, 0, "", true, false},
+		{"doorman refuses", running(&fakedoorman.Options{Refuse: claudeinbox.RefuseNUL}), claudeinbox.Refused, 1, claudeinbox.RefuseNUL, true, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWorld(t)
+			if tt.class == claudeinbox.Timeout {
+				w.sender.Wait = 300 * time.Millisecond
+			}
+			req := tt.setup(t, w)
+			v, err := w.sender.Send(context.Background(), req)
+			if err != nil {
+				t.Fatalf("Send: %v", err)
+			}
+			if v.Class != tt.class || v.Reason != tt.reason {
+				t.Fatalf("class %q reason %q, want %q %q (note: %s)", v.Class, v.Reason, tt.class, tt.reason, v.Note)
+			}
+			if got := v.Class.ExitCode(); got != tt.exit {
+				t.Errorf("exit code %d, want %d", got, tt.exit)
+			}
+			if (v.Hint != "") != tt.hint || (tt.hint && v.Hint != "oo-claude resume "+v.SessionID) {
+				t.Errorf("hint %q", v.Hint)
+			}
+			if v.Class != claudeinbox.DeliveredSteer && v.Class != claudeinbox.DeliveredStart && v.Note == "" {
+				t.Errorf("no note for %s", v.Class)
+			}
+			// The line is in the file exactly when the class says so, at
+			// its offset.
+			inbox := ""
+			if v.SessionID != "" {
+				inbox = readFile(t, w.fs.InboxPath(v.SessionID))
+			}
+			if v.Written != tt.written {
+				t.Fatalf("written %v, want %v", v.Written, tt.written)
+			}
+			if tt.written {
+				if want := v.Line + "\n"; !strings.HasPrefix(inbox[v.LineOffset:], want) {
+					t.Errorf("inbox at %d = %q, want %q", v.LineOffset, inbox[v.LineOffset:], want)
+				}
+			} else if inbox != "" {
+				t.Errorf("a refused line reached the inbox: %q", inbox)
+			}
+			if v.Class.Delivered() || (v.Class == claudeinbox.Refused && tt.written) {
+				if v.Ack == nil || v.MsgID == "" || v.Ack.SHA256 != v.SHA256 {
+					t.Errorf("ack %+v does not belong to the line", v.Ack)
+				}
+			}
+			// One receipt row with every key.
+			rows := receiptRows(t, w.fs.Paths.ReceiptsFile())
+			if len(rows) != 1 {
+				t.Fatalf("%d receipt rows, want 1", len(rows))
+			}
+			if diff := cmp.Diff(sortedCopy(sendKeys), keys(rows[0])); diff != "" {
+				t.Errorf("receipt keys (-want +got):\n%s", diff)
+			}
+			var got, want map[string]any
+			b, _ := json.Marshal(rows[0])
+			json.Unmarshal(b, &got)
+			b, _ = json.Marshal(v.Row())
+			json.Unmarshal(b, &want)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("receipt row vs the verdict's (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func sortedCopy(s []string) []string {
+	s = append([]string(nil), s...)
+	sort.Strings(s)
+	return s
+}
+
+// Two identical lines sent at once: the doorman acks both (same sha256)
+// and each send must take the ack with its own line_offset.
+func TestIdenticalLinesMatchTheirOwnAck(t *testing.T) {
+	w := newWorld(t)
+	r := w.session(t, "work-e9")
+	w.doorman(t, r.SessionID, fakedoorman.Options{AckDelay: 150 * time.Millisecond})
+	var wg sync.WaitGroup
+	verdicts := make([]claudeinbox.Verdict, 2)
+	errs := make([]error, 2)
+	for i := range verdicts {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			verdicts[i], errs[i] = w.sender.Send(context.Background(), claudeinbox.Request{Target: r.SessionID, Line: "the same line"})
+		}()
+	}
+	wg.Wait()
+	for i, v := range verdicts {
+		if errs[i] != nil || v.Class != claudeinbox.DeliveredSteer {
+			t.Fatalf("send %d: %v %v (%s)", i, v.Class, errs[i], v.Note)
+		}
+		if v.Ack.LineOffset == nil || *v.Ack.LineOffset != v.LineOffset {
+			t.Errorf("send %d at offset %d took the ack of offset %v", i, v.LineOffset, v.Ack.LineOffset)
+		}
+	}
+	if verdicts[0].SHA256 != verdicts[1].SHA256 {
+		t.Fatal("the lines differ")
+	}
+	if verdicts[0].LineOffset == verdicts[1].LineOffset || verdicts[0].MsgID == verdicts[1].MsgID {
+		t.Errorf("both sends took one ack: %+v / %+v", verdicts[0].Ack, verdicts[1].Ack)
+	}
+}
+
+// The same with two sequential sends whose acks come late and in one go:
+// the second send reads the ack file from before its own append.
+func TestIdenticalLinesSequential(t *testing.T) {
+	w := newWorld(t)
+	r := w.session(t, "work-e9")
+	w.doorman(t, r.SessionID, fakedoorman.Options{})
+	var offs, msgs []string
+	for i := 0; i < 3; i++ {
+		v, err := w.sender.Send(context.Background(), claudeinbox.Request{Target: r.SessionID, Line: "again"})
+		if err != nil || !v.Class.Delivered() {
+			t.Fatalf("send %d: %v %v", i, v.Class, err)
+		}
+		if *v.Ack.LineOffset != v.LineOffset {
+			t.Errorf("send %d at %d took the ack of %d", i, v.LineOffset, *v.Ack.LineOffset)
+		}
+		offs = append(offs, fmt.Sprint(v.LineOffset))
+		msgs = append(msgs, v.MsgID)
+	}
+	if offs[0] == offs[1] || offs[1] == offs[2] || msgs[0] == msgs[1] || msgs[1] == msgs[2] {
+		t.Errorf("offsets %v msg ids %v", offs, msgs)
+	}
+}
+
+// A throttled second send is dropped: exit 6, nothing appended, a note
+// saying when to resend; refusals and failed appends never consume the
+// interval; another sender or another session is not throttled.
+func TestThrottle(t *testing.T) {
+	w := newWorld(t)
+	clock := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	w.sender.Now = func() time.Time { return clock }
+	w.sender.MinInterval = 30 * time.Second
+	sid := uuid.NewString() // offline: no waiting
+	send := func(line, from string) claudeinbox.Verdict {
+		t.Helper()
+		v, err := w.sender.Send(context.Background(), claudeinbox.Request{Target: sid, Line: line, From: from})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	// A refusal first: it must not consume the interval.
+	if v := send("", "mama"); v.Class != claudeinbox.Refused {
+		t.Fatalf("empty line: %s", v.Class)
+	}
+	if v := send("one", "mama"); v.Class != claudeinbox.QueuedOffline {
+		t.Fatalf("first line after a refusal: %s (%s)", v.Class, v.Note)
+	}
+	before := readFile(t, w.fs.InboxPath(sid))
+	clock = clock.Add(12 * time.Second)
+	v := send("two", "mama")
+	if v.Class != claudeinbox.Dropped || v.Class.ExitCode() != 6 || v.Reason != claudeinbox.ReasonThrottled || v.Written {
+		t.Fatalf("second line: %+v", v)
+	}
+	if !strings.Contains(v.Note, "after 18 s") {
+		t.Errorf("note %q does not say after 18 s", v.Note)
+	}
+	if after := readFile(t, w.fs.InboxPath(sid)); after != before {
+		t.Errorf("a dropped line was written: %q", strings.TrimPrefix(after, before))
+	}
+	// The line's own tag is the sender: a line tagged [mama 📡] from
+	// another --from is the same sender.
+	if v := send("[mama 📡] three", "luna"); v.Class != claudeinbox.Dropped {
+		t.Errorf("a line tagged mama: %s", v.Class)
+	}
+	if v := send("from luna", "luna"); v.Class != claudeinbox.QueuedOffline {
+		t.Errorf("another sender: %s", v.Class)
+	}
+	if v, _ := w.sender.Send(context.Background(), claudeinbox.Request{Target: uuid.NewString(), Line: "x", From: "mama"}); v.Class != claudeinbox.QueuedOffline {
+		t.Errorf("another session: %s", v.Class)
+	}
+	clock = clock.Add(18 * time.Second)
+	if v := send("four", "mama"); v.Class != claudeinbox.QueuedOffline {
+		t.Errorf("after the interval: %s (%s)", v.Class, v.Note)
+	}
+	// A failed append does not consume it either.
+	sid2 := uuid.NewString()
+	if err := os.Symlink(filepath.Join(t.TempDir(), "victim"), w.fs.InboxPath(sid2)); err != nil {
+		t.Fatal(err)
+	}
+	if v, err := w.sender.Send(context.Background(), claudeinbox.Request{Target: sid2, Line: "x", From: "mama"}); v.Class != claudeinbox.Refused || err == nil {
+		t.Fatalf("symlinked inbox: %s %v", v.Class, err)
+	}
+	os.Remove(w.fs.InboxPath(sid2))
+	if v := func() claudeinbox.Verdict {
+		v, _ := w.sender.Send(context.Background(), claudeinbox.Request{Target: sid2, Line: "x", From: "mama"})
+		return v
+	}(); v.Class != claudeinbox.QueuedOffline {
+		t.Errorf("after a failed append: %s", v.Class)
+	}
+}
+
+// 8 processes take a throttle decision at once, for two senders: exactly
+// one winner per (session, sender).
+func TestThrottleLedgerProcesses(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := t.TempDir()
+	sid := uuid.NewString()
+	type out struct {
+		from, said string
+		err        error
+	}
+	outs := make(chan out, 16)
+	for i := 0; i < 16; i++ {
+		from := []string{"mama", "luna"}[i%2]
+		go func() {
+			cmd := execCommand(exe, "-test.run=^$")
+			cmd.Env = append(os.Environ(), "OO_CLAUDE_INBOX_HELPER=throttle", "HELPER_STATE="+state, "HELPER_SID="+sid, "HELPER_FROM="+from)
+			b, err := cmd.Output()
+			outs <- out{from, strings.TrimSpace(string(b)), err}
+		}()
+	}
+	won := map[string]int{}
+	for i := 0; i < 16; i++ {
+		o := <-outs
+		if o.err != nil {
+			t.Fatalf("helper: %v", o.err)
+		}
+		if o.said == "won" {
+			won[o.from]++
+		} else if o.said != "dropped" {
+			t.Fatalf("helper said %q", o.said)
+		}
+	}
+	if diff := cmp.Diff(map[string]int{"mama": 1, "luna": 1}, won); diff != "" {
+		t.Errorf("winners (-want +got):\n%s", diff)
+	}
+	fi, err := os.Stat(filepath.Join(state, claudeinbox.ThrottleFile))
+	if err != nil || fi.Mode() != 0o600 {
+		t.Errorf("ledger: %v %v", fi, err)
+	}
+}
+
+func TestThrottleRejectsNegative(t *testing.T) {
+	th := claudeinbox.ThrottleFor(t.TempDir(), -time.Second, nil)
+	called := false
+	if _, err := th.Do(context.Background(), "s", "f", func() error { called = true; return nil }); !errors.Is(err, claudeinbox.ErrBadInterval) || called {
+		t.Errorf("negative interval: %v, write called %v", err, called)
+	}
+	w := newWorld(t)
+	w.sender.MinInterval = -1
+	v, err := w.sender.Send(context.Background(), claudeinbox.Request{Target: uuid.NewString(), Line: "x"})
+	if !errors.Is(err, claudeinbox.ErrBadOption) || v.Class != claudeinbox.Refused {
+		t.Errorf("negative MinInterval: %s %v", v.Class, err)
+	}
+}
+
+// 16 goroutines × 200 sends into one inbox, throttle off: every line whole
+// on its own line, none lost, every receipt's line_offset right.
+func TestConcurrentSends(t *testing.T) {
+	w := newWorld(t)
+	w.sender.Wait = 0
+	sid := uuid.NewString()
+	const G, N = 16, 200
+	var wg sync.WaitGroup
+	errc := make(chan error, G)
+	for g := 0; g < G; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < N; i++ {
+				// Lines of different lengths, so a torn write would show.
+				text := fmt.Sprintf("g%02d i%03d %s", g, i, strings.Repeat("·", (g*N+i)%97))
+				v, err := w.sender.Send(context.Background(), claudeinbox.Request{Target: sid, Line: text, From: fmt.Sprintf("g%d", g)})
+				if err != nil || v.Class != claudeinbox.QueuedOffline {
+					errc <- fmt.Errorf("g%d i%d: %s %v", g, i, v.Class, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		t.Fatal(err)
+	}
+	checkInboxAgainstReceipts(t, readFile(t, w.fs.InboxPath(sid)), receiptRows(t, w.fs.Paths.ReceiptsFile()), G*N)
+}
+
+// checkInboxAgainstReceipts checks that the inbox holds exactly the lines
+// the receipts name, each whole, at its receipt's line_offset.
+func checkInboxAgainstReceipts(t *testing.T, inbox string, rows []map[string]json.RawMessage, n int) {
+	t.Helper()
+	if len(rows) != n {
+		t.Fatalf("%d receipts, want %d", len(rows), n)
+	}
+	lines := strings.Split(strings.TrimSuffix(inbox, "\n"), "\n")
+	if len(lines) != n || !strings.HasSuffix(inbox, "\n") {
+		t.Fatalf("%d lines in the inbox, want %d", len(lines), n)
+	}
+	at := map[int64]string{}
+	var off int64
+	for _, l := range lines {
+		at[off] = l
+		off += int64(len(l)) + 1
+	}
+	seen := map[int64]bool{}
+	for _, r := range rows {
+		var line string
+		var lo int64
+		if json.Unmarshal(r["line"], &line) != nil || json.Unmarshal(r["line_offset"], &lo) != nil {
+			t.Fatalf("receipt without line/line_offset: %s %s", r["line"], r["line_offset"])
+		}
+		if at[lo] != line {
+			t.Fatalf("receipt says %q at %d, the inbox has %q", line, lo, at[lo])
+		}
+		if seen[lo] {
+			t.Fatalf("two receipts at offset %d", lo)
+		}
+		seen[lo] = true
+	}
+}
+
+func TestFileModes(t *testing.T) {
+	w := newWorld(t)
+	w.sender.InboxDir = filepath.Join(w.fs.Root, "fresh", "inbox")
+	w.sender.StateDir = filepath.Join(w.fs.Root, "fresh", "state")
+	w.sender.MinInterval = time.Minute
+	w.sender.Receipts.Path = filepath.Join(w.sender.StateDir, receipt.FileName)
+	sid := uuid.NewString()
+	if v, err := w.sender.Send(context.Background(), claudeinbox.Request{Target: sid, Line: "x"}); err != nil || v.Class != claudeinbox.QueuedOffline {
+		t.Fatalf("%s %v", v.Class, err)
+	}
+	for path, want := range map[string]os.FileMode{
+		w.sender.InboxDir: 0o700 | os.ModeDir,
+		filepath.Join(w.sender.InboxDir, sid+".inbox"): 0o600,
+		w.sender.StateDir: 0o700 | os.ModeDir,
+		filepath.Join(w.sender.StateDir, claudeinbox.ThrottleFile):         0o600,
+		filepath.Join(w.sender.StateDir, claudeinbox.ThrottleFile+".lock"): 0o600,
+		w.sender.Receipts.Path: 0o600,
+	} {
+		fi, err := os.Lstat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if fi.Mode() != want {
+			t.Errorf("%s: %v, want %v", strings.TrimPrefix(path, w.fs.Root), fi.Mode(), want)
+		}
+	}
+}
+
+func TestSymlinkAtInbox(t *testing.T) {
+	w := newWorld(t)
+	r := w.session(t, "work-e9")
+	victim := filepath.Join(t.TempDir(), "victim")
+	if err := os.WriteFile(victim, []byte("keep\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(victim, w.fs.InboxPath(r.SessionID)); err != nil {
+		t.Fatal(err)
+	}
+	v, err := w.sender.Send(context.Background(), claudeinbox.Request{Target: r.SessionID, Line: "through?"})
+	if !errors.Is(err, claudeinbox.ErrSymlink) {
+		t.Fatalf("error %v, want one wrapping ErrSymlink", err)
+	}
+	var se *claudeinbox.SendError
+	if !errors.As(err, &se) || se.Op != "append" || se.Path != w.fs.InboxPath(r.SessionID) {
+		t.Errorf("error %#v does not name the append and the inbox", err)
+	}
+	if v.Class != claudeinbox.Refused || v.Reason != claudeinbox.ReasonSymlink || v.Written || !strings.Contains(v.Note, "symlink") {
+		t.Errorf("verdict %+v", v)
+	}
+	if got := readFile(t, victim); got != "keep\n" {
+		t.Errorf("written through the symlink: %q", got)
+	}
+}
+
+// A receipt that cannot be written never hides the verdict.
+func TestReceiptWriteError(t *testing.T) {
+	w := newWorld(t)
+	if err := os.Symlink(filepath.Join(t.TempDir(), "elsewhere"), w.fs.Paths.ReceiptsFile()); err != nil {
+		t.Fatal(err)
+	}
+	v, err := w.sender.Send(context.Background(), claudeinbox.Request{Target: uuid.NewString(), Line: "x"})
+	if err != nil || v.Class != claudeinbox.QueuedOffline || !v.Written {
+		t.Fatalf("%s %v", v.Class, err)
+	}
+	if v.ReceiptWriteError == "" {
+		t.Fatal("no receipt_write_error")
+	}
+	row := v.Row()
+	if row.ReceiptWriteError == nil || *row.ReceiptWriteError != v.ReceiptWriteError {
+		t.Errorf("the row does not carry the write error: %v", row.ReceiptWriteError)
+	}
+}
+
+// The messaging token of the environment reaches no verdict, receipt,
+// inbox or any other file.
+func TestNoTokenAnywhere(t *testing.T) {
+	const secret = "5ec2e7000000000000000000000c0ffe"
+	t.Setenv("CLAUDE_CODE_MESSAGING_TOKEN", secret)
+	w := newWorld(t)
+	r := w.session(t, "work-e9")
+	w.fs.WriteKey(r, secret+"-key")
+	w.doorman(t, r.SessionID, fakedoorman.Options{})
+	var dump bytes.Buffer
+	for _, req := range []claudeinbox.Request{
+		{Target: r.SessionID, Line: "hello"}, {Target: "work", Line: "hi"}, {Target: uuid.NewString(), Line: "x"}, {Target: "x", Line: ""},
+	} {
+		v, err := w.sender.Send(context.Background(), req)
+		fmt.Fprintf(&dump, "%+v %#v %v\n", v, v, err)
+	}
+	if bytes.Contains(dump.Bytes(), []byte(secret)) {
+		t.Errorf("a verdict or error carries the token")
+	}
+	filepath.WalkDir(w.fs.Root, func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasSuffix(path, ".key") {
+			return nil
+		}
+		if b, _ := os.ReadFile(path); bytes.Contains(b, []byte(secret)) {
+			t.Errorf("%s holds the token", strings.TrimPrefix(path, w.fs.Root))
+		}
+		return nil
+	})
+}
+
+// Wait is woken by the ack's file event, not by the coarse timer: an ack
+// that comes after 50 ms is seen well before the 1 s safety poll.
+func TestAckWaitIsEventDriven(t *testing.T) {
+	w := newWorld(t)
+	r := w.session(t, "work-e9")
+	w.doorman(t, r.SessionID, fakedoorman.Options{AckDelay: 50 * time.Millisecond})
+	for i := 0; i < 3; i++ {
+		start := time.Now()
+		v, err := w.sender.Send(context.Background(), claudeinbox.Request{Target: r.SessionID, Line: fmt.Sprint("ping ", i)})
+		if err != nil || !v.Class.Delivered() {
+			t.Fatalf("%s %v", v.Class, err)
+		}
+		if d := time.Since(start); d > claudeinbox.AckPoll*3/4 {
+			t.Errorf("send %d took %v: not woken by the ack's event", i, d)
+		}
+	}
+}
+
+func TestContextEndsTheWait(t *testing.T) {
+	w := newWorld(t)
+	w.sender.Wait = time.Minute
+	r := w.session(t, "work-e9")
+	w.doorman(t, r.SessionID, fakedoorman.Options{NoAck: true})
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	v, err := w.sender.Send(ctx, claudeinbox.Request{Target: r.SessionID, Line: "x"})
+	if !errors.Is(err, context.DeadlineExceeded) || v.Class != claudeinbox.Timeout || !v.Written {
+		t.Errorf("%s %v", v.Class, err)
+	}
+}
+
+func TestStructuredLineIsNotTagged(t *testing.T) {
+	w := newWorld(t)
+	sid := uuid.NewString()
+	raw := `{"v":1,"id":"` + uuid.NewString() + `","ts":"2026-11-30T12:00:00Z","from":"zai","line":"PONG"}`
+	v, err := w.sender.Send(context.Background(), claudeinbox.Request{Target: sid, Line: raw})
+	if err != nil || v.Line != raw || v.From != "zai" {
+		t.Errorf("line %q from %q err %v", v.Line, v.From, err)
+	}
+	v, _ = w.sender.Send(context.Background(), claudeinbox.Request{Target: sid, Line: "[zai 📡 PONG 🐉] hi", From: "x"})
+	if v.Line != "[zai 📡 PONG 🐉] hi" || v.From != "zai" {
+		t.Errorf("tagged line became %q from %q", v.Line, v.From)
+	}
+	v, _ = w.sender.Send(context.Background(), claudeinbox.Request{Target: sid, Line: "plain", NoTag: true})
+	if v.Line != "plain" {
+		t.Errorf("--no-tag line became %q", v.Line)
+	}
+}

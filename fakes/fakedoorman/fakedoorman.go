@@ -1,0 +1,305 @@
+// Package fakedoorman is a scripted stand-in for a session's doorman, for
+// tests of senders (claudeinbox.Send, oo-claude send, and programs that
+// speak inbox contract v1). It is not the real doorman: it never opens a
+// door. It follows an inbox file by file events, as the contract says a
+// doorman does, and writes the two files a sender reads: the heartbeat
+// (<inbox>.doorman.json, replaced atomically) and one ack per line
+// (<inbox>.ack, one O_APPEND line each, with sha256 and line_offset).
+//
+// [Options] script what a sender must cope with: a busy or idle session, a
+// slow ack, no ack, a refusal, a stale heartbeat, a heartbeat of another
+// session, a stopped doorman, a dead doorman pid. [Start] runs it in one
+// goroutine; [Doorman.Stop] (also registered as a cleanup) ends it and
+// waits for that goroutine, so goleak stays quiet.
+package fakedoorman
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"os"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/google/uuid"
+	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/internal/fsx"
+	"github.com/oo-family/oo-claude/station"
+)
+
+// TB is the part of testing.TB the fake needs; *testing.T and *testing.B
+// satisfy it.
+type TB interface {
+	Helper()
+	Fatalf(format string, args ...any)
+	Cleanup(func())
+}
+
+// Options script the doorman. The zero value is a healthy doorman of a
+// busy session that acks every line at once (delivered-steer).
+type Options struct {
+	// PeerStatus is the session's status the acks report: busy (default)
+	// → delivered-steer, idle → delivered-start.
+	PeerStatus string
+	// AckDelay is how long each line waits before its ack.
+	AckDelay time.Duration
+	// NoAck reads lines but never acks them: a sender times out.
+	NoAck bool
+	// Refuse, when set, acks every line with class refused and this reason.
+	Refuse string
+	// Stale writes last_seen a minute in the past.
+	Stale bool
+	// HeartbeatSession is the session id the heartbeat names; "" means the
+	// doorman's own (set another to fake a heartbeat of another session).
+	HeartbeatSession string
+	// State is the heartbeat's state; "" means following.
+	State claudeinbox.State
+	// PID is the heartbeat's doorman pid; 0 means this process. [DeadPID]
+	// gives one that does not run.
+	PID int
+	// NoHeartbeat writes no heartbeat at all.
+	NoHeartbeat bool
+	// HeartbeatEvery is the heartbeat interval; 0 means 1 s.
+	HeartbeatEvery time.Duration
+	// NoOffset writes acks without line_offset, as a v1 doorman does.
+	NoOffset bool
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Doorman is a running fake doorman.
+type Doorman struct {
+	// Files are the inbox's files it reads and writes.
+	Files     claudeinbox.Files
+	sessionID string
+	opts      Options
+	stop      chan struct{}
+	done      chan struct{}
+	once      sync.Once
+	acked     atomic.Int64
+	read      atomic.Int64
+	since     time.Time
+	offset    int64
+	errMu     sync.Mutex
+	err       error
+}
+
+// DeadPID returns a pid that no process has: above the kernel's largest
+// pid_max (2^22), so it is never recycled into a live one.
+func DeadPID() int { return 1<<22 + 7 }
+
+// Start runs a fake doorman for session sessionID's inbox in dir (created
+// 0700 if absent). It writes its first heartbeat before it returns, then
+// replays the inbox from the start and follows it. Stop runs at cleanup.
+func Start(tb TB, dir, sessionID string, opts Options) *Doorman {
+	tb.Helper()
+	if err := fsx.MkdirPrivate(dir); err != nil {
+		tb.Fatalf("fakedoorman: %v", err)
+	}
+	if opts.PeerStatus == "" {
+		opts.PeerStatus = station.StatusBusy
+	}
+	if opts.PID == 0 {
+		opts.PID = os.Getpid()
+	}
+	if opts.HeartbeatEvery == 0 {
+		opts.HeartbeatEvery = time.Second
+	}
+	d := &Doorman{
+		Files: claudeinbox.FilesFor(dir, sessionID), sessionID: sessionID, opts: opts,
+		stop: make(chan struct{}), done: make(chan struct{}),
+	}
+	d.since = d.now()
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		tb.Fatalf("fakedoorman: watch: %v", err)
+	}
+	if err := w.Add(dir); err != nil {
+		w.Close()
+		tb.Fatalf("fakedoorman: watch %s: %v", dir, err)
+	}
+	if err := d.heartbeat(claudeinbox.StateFollowing); err != nil {
+		w.Close()
+		tb.Fatalf("fakedoorman: heartbeat: %v", err)
+	}
+	go d.loop(w)
+	tb.Cleanup(d.Stop)
+	return d
+}
+
+func (d *Doorman) now() time.Time {
+	if d.opts.Now != nil {
+		return d.opts.Now()
+	}
+	return time.Now()
+}
+
+// Stop ends the doorman, writes a stopped heartbeat (unless scripted to
+// write none) and waits for its goroutine. It is safe to call twice.
+func (d *Doorman) Stop() {
+	d.once.Do(func() {
+		close(d.stop)
+		<-d.done
+		if err := d.heartbeat(claudeinbox.StateStopped); err != nil {
+			d.fail(err)
+		}
+	})
+}
+
+// Acked is how many acks it wrote.
+func (d *Doorman) Acked() int { return int(d.acked.Load()) }
+
+// Read is how many lines it read.
+func (d *Doorman) Read() int { return int(d.read.Load()) }
+
+// Err is the first error the doorman met, if any.
+func (d *Doorman) Err() error {
+	d.errMu.Lock()
+	defer d.errMu.Unlock()
+	return d.err
+}
+
+func (d *Doorman) fail(err error) {
+	d.errMu.Lock()
+	defer d.errMu.Unlock()
+	if d.err == nil {
+		d.err = err
+	}
+}
+
+func (d *Doorman) loop(w *fsnotify.Watcher) {
+	defer close(d.done)
+	defer w.Close()
+	hb := time.NewTicker(d.opts.HeartbeatEvery)
+	defer hb.Stop()
+	d.drain()
+	for {
+		select {
+		case <-d.stop:
+			return
+		case ev, ok := <-w.Events:
+			if !ok {
+				return
+			}
+			if ev.Name == d.Files.Inbox {
+				d.drain()
+			}
+		case <-w.Errors:
+			d.drain()
+		case <-hb.C:
+			if err := d.heartbeat(claudeinbox.StateFollowing); err != nil {
+				d.fail(err)
+			}
+			d.drain() // the safety poll
+		}
+	}
+}
+
+// drain handles every complete line after the offset.
+func (d *Doorman) drain() {
+	f, err := fsx.OpenRead(d.Files.Inbox)
+	if err != nil {
+		return // not there yet
+	}
+	defer f.Close()
+	if _, err := f.Seek(d.offset, io.SeekStart); err != nil {
+		d.fail(err)
+		return
+	}
+	b, err := io.ReadAll(f)
+	if err != nil {
+		d.fail(err)
+		return
+	}
+	for {
+		i := bytes.IndexByte(b, '\n')
+		if i < 0 {
+			return
+		}
+		line, start := b[:i], d.offset
+		b = b[i+1:]
+		d.offset += int64(i + 1)
+		d.read.Add(1)
+		if !d.handle(line, start) {
+			return
+		}
+	}
+}
+
+// handle acks one line; it returns false when the doorman is stopping.
+func (d *Doorman) handle(line []byte, start int64) bool {
+	if d.opts.AckDelay > 0 {
+		t := time.NewTimer(d.opts.AckDelay)
+		select {
+		case <-d.stop:
+			t.Stop()
+			return false
+		case <-t.C:
+		}
+	}
+	if d.opts.NoAck {
+		return true
+	}
+	a := claudeinbox.Ack{
+		TS: claudeinbox.FormatTime(d.now()), SHA256: claudeinbox.SHA256(line), SessionID: d.sessionID,
+		PeerStatus: d.opts.PeerStatus, MsgID: uuid.NewString(), DoormanPID: d.opts.PID, V: claudeinbox.Version,
+		PeerStatusRaw: d.opts.PeerStatus,
+	}
+	if !d.opts.NoOffset {
+		a.LineOffset = &start
+	}
+	switch {
+	case d.opts.Refuse != "":
+		a.Class, a.Reason = claudeinbox.AckRefused, d.opts.Refuse
+	case d.opts.PeerStatus == station.StatusIdle:
+		a.Class = claudeinbox.AckDeliveredStart
+	default:
+		a.Class = claudeinbox.AckDeliveredSteer
+	}
+	if m, err := claudeinbox.Decode(line); err == nil {
+		a.From = m.From
+	}
+	b, err := json.Marshal(a)
+	if err != nil {
+		d.fail(err)
+		return true
+	}
+	if _, err := fsx.AppendLine(d.Files.Ack, b); err != nil {
+		d.fail(err)
+		return true
+	}
+	d.acked.Add(1)
+	return true
+}
+
+func (d *Doorman) heartbeat(state claudeinbox.State) error {
+	if d.opts.NoHeartbeat {
+		return nil
+	}
+	now := d.now()
+	seen := now
+	if d.opts.Stale {
+		seen = now.Add(-time.Minute)
+	}
+	sid := d.opts.HeartbeatSession
+	if sid == "" {
+		sid = d.sessionID
+	}
+	if d.opts.State != "" && state == claudeinbox.StateFollowing {
+		state = d.opts.State
+	}
+	h := claudeinbox.Heartbeat{
+		PID: d.opts.PID, SessionID: sid, Since: claudeinbox.FormatTime(d.since), LastSeen: claudeinbox.FormatTime(seen),
+		Delivered: int(d.acked.Load()), Offset: d.offset, State: state, Mode: "fake", OwnerPID: os.Getpid(),
+	}
+	if state == claudeinbox.StateStopped {
+		h.StoppedAt = claudeinbox.FormatTime(now)
+	}
+	b, err := json.Marshal(h)
+	if err != nil {
+		return err
+	}
+	return fsx.WriteFileAtomic(d.Files.Heartbeat, b)
+}
