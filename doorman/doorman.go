@@ -1,0 +1,462 @@
+package doorman
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/internal/fsx"
+	"github.com/oo-family/oo-claude/station"
+)
+
+// Timings that are not knobs.
+const (
+	// IdentityEvery is how often the identity is re-checked while idle (it
+	// is also re-checked before each delivery).
+	IdentityEvery = 2 * time.Second
+	// StandbyPoll is how often a standby doorman tries the inbox lock.
+	StandbyPoll = 250 * time.Millisecond
+	// BackoffMin and BackoffMax bound the retry delay of a failed delivery.
+	BackoffMin = time.Second
+	BackoffMax = 10 * time.Second
+	// ReadChunk is the read chunk: a line longer than it is refused
+	// (too-long) without being held in memory.
+	ReadChunk = 1 << 20
+)
+
+// RefuseUndeliverable is the reason of a line the door client rejects
+// although it passed the line rules (it cannot happen for a line that
+// passes claudeinbox.Decode; kept so such a line never blocks).
+const RefuseUndeliverable = "undeliverable"
+
+// Options configure a [Doorman].
+type Options struct {
+	Host   *Host
+	Config station.Config // paths, DoormanEnabled, DoormanPoll, DoormanHeartbeat
+	Mode   Mode
+	// Session is an explicit --session; "" follows the owner's.
+	Session string
+	// Once replays the unread lines and returns (the foreground --once).
+	Once bool
+	// Log receives human log lines (stderr). nil discards them.
+	Log io.Writer
+	// After is the timer seam; nil means time.After.
+	After func(time.Duration) <-chan time.Time
+	// Version is reported in the heartbeat.
+	Version string
+	// Guard is the ingress guard to pace for.
+	Guard Guard
+}
+
+// Status is what a doorman reports about itself: the MCP tool, the
+// foreground --json output and the heartbeat are made from it.
+type Status struct {
+	State        claudeinbox.State `json:"state"`
+	Detail       string            `json:"detail,omitempty"`
+	Mode         Mode              `json:"mode"`
+	PID          int               `json:"pid"`
+	SessionID    string            `json:"session_id,omitempty"`
+	Inbox        string            `json:"inbox,omitempty"`
+	OwnerPID     int               `json:"owner_pid,omitempty"`
+	PeerPID      int               `json:"peer_pid,omitempty"`
+	Socket       string            `json:"socket,omitempty"`
+	Holder       bool              `json:"lock_holder"`
+	Since        string            `json:"since,omitempty"`
+	Delivered    int               `json:"delivered"`
+	Refused      int               `json:"refused"`
+	Offset       int64             `json:"offset"`
+	Inode        uint64            `json:"inode,omitempty"`
+	PendingBytes int64             `json:"pending_bytes"`
+	Pacing       int               `json:"pacing,omitempty"`
+	LastError    string            `json:"last_error,omitempty"`
+	ThreadAlive  bool              `json:"thread_alive"`
+}
+
+// Doorman is one receiver. Create it with [New]; Run it once.
+type Doorman struct {
+	o   Options
+	log *syncWriter
+
+	mu sync.Mutex
+	st Status
+
+	wakeups atomic.Int64
+}
+
+// New returns a doorman for o.
+func New(o Options) *Doorman {
+	if o.Mode == "" {
+		o.Mode = ModeCLI
+	}
+	if o.After == nil {
+		o.After = time.After
+	}
+	w := o.Log
+	if w == nil {
+		w = io.Discard
+	}
+	d := &Doorman{o: o, log: &syncWriter{w: w}}
+	d.st = Status{Mode: o.Mode, PID: o.Host.PID, State: "starting"}
+	return d
+}
+
+// Wakeups counts the follow loop's iterations (for tests and benchmarks of
+// an idle doorman).
+func (d *Doorman) Wakeups() int64 { return d.wakeups.Load() }
+
+// Status returns a snapshot of the doorman's state.
+func (d *Doorman) Status() Status {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.st
+}
+
+func (d *Doorman) update(f func(*Status)) {
+	d.mu.Lock()
+	f(&d.st)
+	d.mu.Unlock()
+}
+
+func (d *Doorman) logf(format string, a ...any) {
+	fmt.Fprintf(d.log, "oo-claude doorman: "+format+"\n", a...)
+}
+
+// DeliveryError is a line that could not be delivered; it stays pending.
+type DeliveryError struct {
+	Inbox  string
+	Offset int64
+	Err    error
+}
+
+func (e *DeliveryError) Error() string {
+	return fmt.Sprintf("deliver %s at offset %d: %v", e.Inbox, e.Offset, e.Err)
+}
+
+func (e *DeliveryError) Unwrap() error { return e.Err }
+
+// ErrDeliveryFailed is wrapped by every [*DeliveryError].
+var ErrDeliveryFailed = errors.New("delivery failed, the line waits")
+
+// errSwitch ends serving one inbox: the identity changed.
+var errSwitch = errors.New("identity changed")
+
+// Run is the doorman: identity, lock, replay, follow, until ctx ends (or,
+// with Once, until the unread lines are handled). It returns nil on a
+// normal stop, an [*IdentityError] when this process may not deliver here
+// (at once in the foreground; an MCP doorman keeps re-checking), and a
+// [*DeliveryError] when Once met a line that could not be delivered.
+func (d *Doorman) Run(ctx context.Context) error {
+	d.update(func(s *Status) { s.ThreadAlive = true })
+	defer d.update(func(s *Status) { s.ThreadAlive = false })
+	if !d.o.Config.DoormanEnabled {
+		d.update(func(s *Status) {
+			s.State, s.Detail = claudeinbox.StateSilenced, "OO_CLAUDE_DOORMAN=0: nothing is followed or written"
+		})
+		d.logf("silenced (OO_CLAUDE_DOORMAN=0)")
+		if d.o.Once {
+			return nil
+		}
+		<-ctx.Done()
+		return nil
+	}
+	var prev Identity
+	var logged claudeinbox.State
+	for {
+		id := d.o.Host.Identify(ctx, d.o.Mode, d.o.Session, prev)
+		if ctx.Err() != nil {
+			d.update(func(s *Status) { s.State = claudeinbox.StateStopped })
+			return nil
+		}
+		if !id.OK() {
+			d.update(func(s *Status) {
+				s.State, s.Detail = id.State, id.Detail
+				s.OwnerPID, s.PeerPID, s.Socket, s.SessionID = id.OwnerPID, id.PeerPID, id.Socket, id.SessionID
+			})
+			if id.State != logged {
+				d.logf("%s: %s; writing nothing", id.State, id.Detail)
+				logged = id.State
+			}
+			if d.o.Mode != ModeMCP || d.o.Once {
+				return &IdentityError{State: id.State, Detail: id.Detail}
+			}
+			select {
+			case <-ctx.Done():
+				d.update(func(s *Status) { s.State = claudeinbox.StateStopped })
+				return nil
+			case <-d.o.After(IdentityEvery):
+			}
+			prev = id
+			continue
+		}
+		logged = ""
+		err := d.serve(ctx, id)
+		if ctx.Err() != nil {
+			return nil
+		}
+		if errors.Is(err, errSwitch) {
+			prev = Identity{}
+			continue
+		}
+		if err != nil || d.o.Once {
+			return err
+		}
+	}
+}
+
+// serve holds one session's inbox until ctx ends or the identity changes.
+func (d *Doorman) serve(ctx context.Context, id Identity) error {
+	files := claudeinbox.FilesFor(d.o.Config.InboxDir, id.SessionID)
+	d.update(func(s *Status) {
+		s.SessionID, s.Inbox, s.OwnerPID, s.PeerPID, s.Socket = id.SessionID, files.Inbox, id.OwnerPID, id.PeerPID, id.Socket
+	})
+	if err := ensureInbox(files.Inbox); err != nil {
+		d.logf("cannot create inbox: %v", err)
+		d.update(func(s *Status) { s.LastError = err.Error() })
+		return err
+	}
+	lk, err := d.standby(ctx, files, id)
+	if err != nil || lk == nil {
+		return err
+	}
+	defer lk.Unlock()
+	now := d.o.Host.now()
+	d.update(func(s *Status) {
+		s.Holder, s.State, s.Detail, s.Since = true, claudeinbox.StateFollowing, id.Detail, claudeinbox.FormatTime(now)
+		s.LastError = ""
+	})
+	d.logf("following %s (%s)", files.Inbox, id.Detail)
+
+	f, err := newFollower(d, files, id)
+	if err != nil {
+		d.update(func(s *Status) { s.LastError = err.Error() })
+		d.logf("%v", err)
+		return err
+	}
+	defer f.close()
+
+	hbCtx, hbStop := context.WithCancel(context.Background())
+	var hbDone sync.WaitGroup
+	hbDone.Add(1)
+	go func() {
+		defer hbDone.Done()
+		d.heartbeatLoop(hbCtx, files)
+	}()
+	final := claudeinbox.StateStopped
+	defer func() {
+		hbStop()
+		hbDone.Wait()
+		d.update(func(s *Status) {
+			s.State, s.Holder = final, false
+		})
+		if err := d.writeHeartbeat(files, true); err != nil {
+			d.logf("stopped heartbeat: %v", err)
+		}
+	}()
+	if err := d.writeHeartbeat(files, false); err != nil {
+		d.logf("heartbeat: %v", err)
+	}
+	err = f.run(ctx)
+	if errors.Is(err, errSwitch) {
+		cur := f.id
+		if cur.OK() && cur.SessionID != id.SessionID {
+			final = claudeinbox.StateSwitched
+		} else if !cur.OK() {
+			final = cur.State
+		}
+	}
+	return err
+}
+
+// standby takes the inbox lock, waiting while another doorman holds it.
+// It returns a nil lock (and nil error) when ctx ended.
+func (d *Doorman) standby(ctx context.Context, files claudeinbox.Files, id Identity) (*fsx.Lock, error) {
+	lk, err := fsx.TryLock(files.Lock)
+	if err == nil {
+		return lk, nil
+	}
+	if !errors.Is(err, fsx.ErrLocked) {
+		d.logf("lock: %v", err)
+		return nil, err
+	}
+	d.update(func(s *Status) {
+		s.State, s.Detail = claudeinbox.StateStandby, "another doorman holds "+files.Lock
+	})
+	d.logf("standby: another doorman follows %s", files.Inbox)
+	if d.o.Once {
+		return nil, &IdentityError{State: claudeinbox.StateStandby, Detail: "another doorman holds " + files.Lock}
+	}
+	recheck := d.o.Host.now().Add(IdentityEvery)
+	for {
+		select {
+		case <-ctx.Done():
+			d.update(func(s *Status) { s.State = claudeinbox.StateStopped })
+			return nil, nil
+		case <-d.o.After(StandbyPoll):
+		}
+		if lk, err := fsx.TryLock(files.Lock); err == nil {
+			d.logf("took over %s", files.Inbox)
+			return lk, nil
+		} else if !errors.Is(err, fsx.ErrLocked) {
+			return nil, err
+		}
+		if now := d.o.Host.now(); now.After(recheck) {
+			recheck = now.Add(IdentityEvery)
+			nid := d.o.Host.Identify(ctx, d.o.Mode, d.o.Session, id)
+			if !nid.OK() || nid.SessionID != id.SessionID {
+				return nil, errSwitch
+			}
+		}
+	}
+}
+
+func (d *Doorman) heartbeatLoop(ctx context.Context, files claudeinbox.Files) {
+	every := d.o.Config.DoormanHeartbeat
+	if every <= 0 {
+		every = 2 * time.Second
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-d.o.After(every):
+		}
+		if ctx.Err() != nil {
+			return
+		}
+		if err := d.writeHeartbeat(files, false); err != nil {
+			d.logf("heartbeat: %v", err)
+		}
+	}
+}
+
+// writeHeartbeat replaces <inbox>.doorman.json with the current status.
+func (d *Doorman) writeHeartbeat(files claudeinbox.Files, stopped bool) error {
+	st := d.Status()
+	now := d.o.Host.now()
+	h := claudeinbox.Heartbeat{
+		PID: st.PID, SessionID: st.SessionID, Since: st.Since, LastSeen: claudeinbox.FormatTime(now),
+		Delivered: st.Delivered, Offset: st.Offset,
+		State: st.State, Inode: st.Inode, OwnerPID: st.OwnerPID, PeerPID: st.PeerPID, Socket: st.Socket,
+		Mode: string(st.Mode), Version: d.o.Version, PendingBytes: st.PendingBytes, LastError: st.LastError,
+		Pacing: st.Pacing,
+	}
+	if stopped {
+		h.StoppedAt = claudeinbox.FormatTime(now)
+	}
+	b, err := json.Marshal(h)
+	if err != nil {
+		return err
+	}
+	return fsx.WriteFileAtomic(files.Heartbeat, append(b, '\n'))
+}
+
+// ensureInbox creates the inbox file (0600, its directory 0700) if absent.
+func ensureInbox(path string) error {
+	f, err := fsx.OpenAppend(path)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// readOffset reads <inbox>.offset: a decimal byte offset. ok is false when
+// the file does not exist.
+func readOffset(path string) (off int64, ok bool, err error) {
+	b, err := fsx.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, false, nil
+	}
+	if err != nil {
+		return 0, false, err
+	}
+	s := strings.TrimSpace(string(b))
+	if s == "" {
+		return 0, true, nil
+	}
+	n, err := strconv.ParseInt(strings.Fields(s)[0], 10, 64)
+	if err != nil || n < 0 {
+		return 0, true, &fs.PathError{Op: "parse", Path: path, Err: fmt.Errorf("bad offset %q", s)}
+	}
+	return n, true, nil
+}
+
+func writeOffset(path string, off int64) error {
+	return fsx.WriteFileAtomic(path, []byte(strconv.FormatInt(off, 10)+"\n"))
+}
+
+// syncWriter serialises log lines.
+type syncWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.w.Write(p)
+}
+
+// inodeOf returns the inode of an open file.
+func inodeOf(fi os.FileInfo) uint64 { return statIno(fi) }
+
+// Report is the answer of the MCP tool: the status, the heartbeat on disk
+// (nil when this doorman holds no inbox and none exists) and the complete
+// lines after the offset.
+func (d *Doorman) Report() Report {
+	st := d.Status()
+	r := Report{
+		Inbox: st.Inbox, SessionID: st.SessionID, State: string(st.State), Detail: st.Detail,
+		Delivered: st.Delivered, Refused: st.Refused, PendingBytes: st.PendingBytes,
+		ThreadAlive: st.ThreadAlive, LastError: st.LastError,
+	}
+	if st.Inbox == "" {
+		return r
+	}
+	files := claudeinbox.FilesFor(d.o.Config.InboxDir, st.SessionID)
+	if h, err := claudeinbox.ReadHeartbeat(files.Heartbeat); err == nil {
+		r.Heartbeat = &h
+	}
+	off := st.Offset
+	if !st.Holder {
+		if n, ok, err := readOffset(files.Offset); ok && err == nil {
+			off = n
+		}
+	}
+	r.Pending, r.PendingBytes = countLines(files.Inbox, off)
+	return r
+}
+
+// countLines counts the complete lines after off (reading at most 64 MiB).
+func countLines(path string, off int64) (int, int64) {
+	f, err := fsx.OpenRead(path)
+	if err != nil {
+		return 0, 0
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || fi.Size() <= off {
+		return 0, 0
+	}
+	n := 0
+	buf := make([]byte, 64<<10)
+	r := io.NewSectionReader(f, off, min(fi.Size()-off, 64<<20))
+	for {
+		k, err := r.Read(buf)
+		n += bytes.Count(buf[:k], []byte{'\n'})
+		if err != nil {
+			break
+		}
+	}
+	return n, fi.Size() - off
+}

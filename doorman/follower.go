@@ -1,0 +1,580 @@
+package doorman
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/google/uuid"
+
+	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/door"
+	"github.com/oo-family/oo-claude/internal/fsx"
+	"github.com/oo-family/oo-claude/station"
+)
+
+// readPiece is how much one read adds to the window.
+const readPiece = 256 << 10
+
+// longScan is the scan of a line longer than ReadChunk, resumable across
+// wake-ups: the hash so far and where the next read starts.
+type longScan struct {
+	start int64
+	next  int64
+	h     hash.Hash
+}
+
+// follower reads one inbox file and handles its lines.
+type follower struct {
+	d     *Doorman
+	files claudeinbox.Files
+	id    Identity
+	pacer *pacer
+
+	f      *os.File
+	ino    uint64
+	pos    int64  // the offset of the next unhandled byte
+	win    []byte // bytes read from pos on are win[wstart:]
+	wstart int
+	scan   *longScan
+	acked  map[int64]string // line_offset → sha256 of acks for the current inode at or after the start
+	piece  []byte
+
+	watcher *fsnotify.Watcher
+	wake    chan struct{}
+	wg      sync.WaitGroup
+}
+
+// lineKind says what next found.
+type lineKind int
+
+const (
+	noLine   lineKind = iota // nothing complete yet
+	fullLine                 // a complete line in line
+	longLine                 // a complete line longer than ReadChunk; only its sha256 is known
+)
+
+func newFollower(d *Doorman, files claudeinbox.Files, id Identity) (*follower, error) {
+	fl := &follower{d: d, files: files, id: id, pacer: newPacer(d.o.Guard), wake: make(chan struct{}, 1), piece: make([]byte, readPiece)}
+	// Watch the directory first, so no append between the read and the
+	// watch is missed.
+	if w, err := fsnotify.NewWatcher(); err != nil {
+		d.logf("file events unavailable (%v): following by the safety poll", err)
+	} else if err := w.Add(filepath.Dir(files.Inbox)); err != nil {
+		w.Close()
+		d.logf("file events unavailable (%v): following by the safety poll", err)
+	} else {
+		fl.watcher = w
+		base := filepath.Base(files.Inbox)
+		fl.wg.Add(1)
+		go func() {
+			defer fl.wg.Done()
+			for {
+				select {
+				case ev, ok := <-w.Events:
+					if !ok {
+						return
+					}
+					if filepath.Base(ev.Name) == base {
+						select {
+						case fl.wake <- struct{}{}:
+						default:
+						}
+					}
+				case _, ok := <-w.Errors:
+					if !ok {
+						return
+					}
+					select { // an overflow: look at the file
+					case fl.wake <- struct{}{}:
+					default:
+					}
+				}
+			}
+		}()
+	}
+	// Where to start: the previous heartbeat's inode tells a file replaced
+	// while no doorman ran; read it before this doorman's first heartbeat.
+	prevIno := uint64(0)
+	if hb, err := claudeinbox.ReadHeartbeat(files.Heartbeat); err == nil {
+		prevIno = hb.Inode
+	}
+	off, ok, err := readOffset(files.Offset)
+	if err != nil {
+		d.logf("%v: replaying from 0", err)
+		off = 0
+	}
+	f, err := fsx.OpenRead(files.Inbox)
+	if err != nil {
+		fl.close()
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		fl.close()
+		return nil, err
+	}
+	fl.f, fl.ino = f, inodeOf(fi)
+	if !ok {
+		if n, adopted := adoptMonitorEra(files, f); adopted > 0 {
+			off = n
+			d.logf("adopted %d monitor-era lines as read (offset %d)", adopted, n)
+		}
+	}
+	if prevIno != 0 && fl.ino != 0 && prevIno != fl.ino && off > 0 {
+		d.logf("inbox replaced while no doorman ran: following the new file from 0")
+		off = 0
+	}
+	if off > fi.Size() {
+		d.logf("offset %d beyond the file (%d bytes): truncated, from 0", off, fi.Size())
+		off = 0
+	}
+	fl.pos = off
+	fl.acked = loadAcks(files.Ack, fl.ino, off)
+	d.update(func(s *Status) { s.Offset, s.Inode, s.PendingBytes = off, fl.ino, fi.Size()-off })
+	return fl, nil
+}
+
+func (fl *follower) close() {
+	if fl.watcher != nil {
+		fl.watcher.Close()
+	}
+	fl.wg.Wait()
+	if fl.f != nil {
+		fl.f.Close()
+	}
+}
+
+// loadAcks returns the acks of the ack file for inode at or after from.
+func loadAcks(path string, inode uint64, from int64) map[int64]string {
+	out := map[int64]string{}
+	f, err := fsx.OpenRead(path)
+	if err != nil {
+		return out
+	}
+	defer f.Close()
+	claudeinbox.ScanAcks(f, 0, func(a claudeinbox.Ack, _ int64) bool {
+		if a.Inode == inode && a.LineOffset != nil && *a.LineOffset >= from {
+			out[*a.LineOffset] = a.SHA256
+		}
+		return true
+	})
+	return out
+}
+
+// adoptMonitorEra returns the offset after the inbox lines that a
+// monitor-era ack file ("<ts> read: <first 80 characters>") records as read,
+// matched line by line from the start.
+func adoptMonitorEra(files claudeinbox.Files, inbox *os.File) (int64, int) {
+	b, err := fsx.ReadFile(files.Ack)
+	if err != nil {
+		return 0, 0
+	}
+	var read []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if claudeinbox.IsMonitorEraAck(l) {
+			_, text, _ := strings.Cut(l, claudeinbox.MonitorEraPrefix)
+			read = append(read, strings.TrimSpace(text))
+		}
+	}
+	if len(read) == 0 {
+		return 0, 0
+	}
+	br := bufio.NewReader(io.NewSectionReader(inbox, 0, 1<<62))
+	var off int64
+	n := 0
+	for n < len(read) {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			break
+		}
+		text := strings.TrimSuffix(line, "\n")
+		if utf8.RuneCountInString(text) > 80 {
+			text = string([]rune(text)[:80])
+		}
+		if strings.TrimSpace(text) != read[n] {
+			break
+		}
+		off += int64(len(line))
+		n++
+	}
+	return off, n
+}
+
+// errStop ends a pump without advancing: the context ended.
+var errStop = errors.New("stopping")
+
+// run follows the file until ctx ends or the identity changes.
+func (fl *follower) run(ctx context.Context) error {
+	d := fl.d
+	poll := d.o.Config.DoormanPoll
+	if poll <= 0 {
+		poll = 5 * time.Second
+	}
+	nextID := d.o.Host.now().Add(IdentityEvery)
+	backoff := time.Duration(0)
+	for {
+		d.wakeups.Add(1)
+		err := fl.pump(ctx)
+		if ctx.Err() != nil {
+			return nil
+		}
+		var de *DeliveryError
+		switch {
+		case errors.Is(err, errSwitch):
+			return err
+		case errors.As(err, &de):
+			if d.o.Once {
+				return err
+			}
+			backoff = min(max(2*backoff, BackoffMin), BackoffMax)
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-d.o.After(backoff):
+			}
+			continue
+		case err != nil:
+			d.logf("%v", err)
+			d.update(func(s *Status) { s.LastError = err.Error() })
+			if d.o.Once {
+				return err
+			}
+		default:
+			backoff = 0
+			if d.o.Once {
+				return nil
+			}
+		}
+		wait := min(poll, max(nextID.Sub(d.o.Host.now()), time.Millisecond))
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-fl.wake:
+		case <-d.o.After(wait):
+		}
+		if now := d.o.Host.now(); !now.Before(nextID) {
+			nextID = now.Add(IdentityEvery)
+			id := d.o.Host.Identify(ctx, d.o.Mode, d.o.Session, fl.id)
+			if ctx.Err() != nil {
+				return nil
+			}
+			if changed(fl.id, id) {
+				fl.id = id
+				return errSwitch
+			}
+			fl.id = id
+		}
+	}
+}
+
+// changed reports whether an identity no longer allows serving the same
+// inbox for the same owner.
+func changed(old, cur Identity) bool {
+	return !cur.OK() || cur.SessionID != old.SessionID || cur.OwnerPID != old.OwnerPID || cur.Socket != old.Socket
+}
+
+// pump handles every complete line there is.
+func (fl *follower) pump(ctx context.Context) error {
+	if err := fl.checkPath(ctx); err != nil {
+		return err
+	}
+	if err := fl.drain(ctx); err != nil {
+		return err
+	}
+	return nil
+}
+
+// drain handles the complete lines of the open file.
+func (fl *follower) drain(ctx context.Context) error {
+	for {
+		if ctx.Err() != nil {
+			return nil
+		}
+		kind, line, sha, off, next, err := fl.next()
+		if err != nil {
+			return &fs.PathError{Op: "read", Path: fl.files.Inbox, Err: err}
+		}
+		if kind == noLine {
+			fl.setPending()
+			return nil
+		}
+		if err := fl.handle(ctx, kind, line, sha, off); err != nil {
+			if errors.Is(err, errStop) {
+				return nil
+			}
+			return err
+		}
+		fl.advance(next)
+		if err := writeOffset(fl.files.Offset, next); err != nil {
+			return err
+		}
+		fl.d.update(func(s *Status) { s.Offset = next })
+	}
+}
+
+func (fl *follower) setPending() {
+	fi, err := fl.f.Stat()
+	if err != nil {
+		return
+	}
+	p := max(fi.Size()-fl.pos, 0)
+	fl.d.update(func(s *Status) { s.PendingBytes = p })
+}
+
+// checkPath notices truncation and replacement.
+func (fl *follower) checkPath(ctx context.Context) error {
+	fi, err := fl.f.Stat()
+	if err != nil {
+		return err
+	}
+	if fi.Size() < fl.pos+int64(len(fl.win)-fl.wstart) {
+		fl.d.logf("inbox truncated (%d bytes, offset %d): from 0", fi.Size(), fl.pos)
+		fl.reset(0)
+		fl.acked = map[int64]string{}
+		if err := writeOffset(fl.files.Offset, 0); err != nil {
+			return err
+		}
+		fl.d.update(func(s *Status) { s.Offset = 0 })
+	}
+	li, err := os.Lstat(fl.files.Inbox)
+	if err == nil && li.Mode().IsRegular() && inodeOf(li) == fl.ino {
+		return nil
+	}
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	// Replaced, removed or not a regular file any more: drain the old
+	// file first.
+	if err := fl.drain(ctx); err != nil || ctx.Err() != nil {
+		return err
+	}
+	nf, err := fsx.OpenRead(fl.files.Inbox)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil // removed: wait for a sender to create it again
+		}
+		return err
+	}
+	nfi, err := nf.Stat()
+	if err != nil {
+		nf.Close()
+		return err
+	}
+	fl.d.logf("inbox replaced: following the new file from 0")
+	fl.f.Close()
+	fl.f, fl.ino = nf, inodeOf(nfi)
+	fl.reset(0)
+	fl.acked = loadAcks(fl.files.Ack, fl.ino, 0)
+	if err := writeOffset(fl.files.Offset, 0); err != nil {
+		return err
+	}
+	fl.d.update(func(s *Status) { s.Offset, s.Inode = 0, fl.ino })
+	return nil
+}
+
+func (fl *follower) reset(pos int64) {
+	fl.pos, fl.win, fl.wstart, fl.scan = pos, fl.win[:0], 0, nil
+}
+
+// next finds the next complete line at pos.
+func (fl *follower) next() (kind lineKind, line []byte, sha string, off, next int64, err error) {
+	for {
+		if s := fl.scan; s != nil {
+			n, rerr := fl.f.ReadAt(fl.piece, s.next)
+			if i := bytes.IndexByte(fl.piece[:n], '\n'); i >= 0 {
+				s.h.Write(fl.piece[:i])
+				return longLine, nil, hex.EncodeToString(s.h.Sum(nil)), s.start, s.next + int64(i) + 1, nil
+			}
+			s.h.Write(fl.piece[:n])
+			s.next += int64(n)
+			if n == 0 || errors.Is(rerr, io.EOF) {
+				return noLine, nil, "", 0, 0, nil // resumes here on the next wake-up
+			}
+			if rerr != nil {
+				return noLine, nil, "", 0, 0, rerr
+			}
+			continue
+		}
+		buf := fl.win[fl.wstart:]
+		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+			return fullLine, buf[:i], "", fl.pos, fl.pos + int64(i) + 1, nil
+		}
+		if len(buf) >= ReadChunk {
+			h := sha256.New()
+			h.Write(buf)
+			fl.scan = &longScan{start: fl.pos, next: fl.pos + int64(len(buf)), h: h}
+			fl.win, fl.wstart = fl.win[:0], 0
+			continue
+		}
+		if fl.wstart > 0 { // compact
+			fl.win = append(fl.win[:0], buf...)
+			fl.wstart = 0
+		}
+		want := min(ReadChunk-len(fl.win), readPiece)
+		n, rerr := fl.f.ReadAt(fl.piece[:want], fl.pos+int64(len(fl.win)))
+		fl.win = append(fl.win, fl.piece[:n]...)
+		if n == 0 {
+			if rerr != nil && !errors.Is(rerr, io.EOF) {
+				return noLine, nil, "", 0, 0, rerr
+			}
+			return noLine, nil, "", 0, 0, nil
+		}
+	}
+}
+
+// advance moves past the line that ended at next.
+func (fl *follower) advance(next int64) {
+	if fl.scan != nil {
+		fl.scan = nil
+		fl.win, fl.wstart = fl.win[:0], 0
+	} else {
+		fl.wstart += int(next - fl.pos)
+	}
+	fl.pos = next
+}
+
+// handle delivers or refuses one line. errStop means: not handled, stop.
+func (fl *follower) handle(ctx context.Context, kind lineKind, line []byte, sha string, off int64) error {
+	if kind == fullLine {
+		sha = claudeinbox.SHA256(line)
+	}
+	if fl.acked[off] == sha {
+		return nil // acked before a crash kept the offset from moving
+	}
+	if kind == longLine {
+		return fl.refuse(sha, off, claudeinbox.RefuseTooLong)
+	}
+	msg, err := claudeinbox.Decode(line)
+	if err != nil {
+		return fl.refuse(sha, off, refuseReason(err))
+	}
+	return fl.deliver(ctx, msg, sha, off)
+}
+
+func refuseReason(err error) string {
+	switch {
+	case errors.Is(err, claudeinbox.ErrInvalidUTF8):
+		return claudeinbox.RefuseInvalidUTF8
+	case errors.Is(err, claudeinbox.ErrLineTooLong):
+		return claudeinbox.RefuseTooLong
+	case errors.Is(err, claudeinbox.ErrNUL):
+		return claudeinbox.RefuseNUL
+	case errors.Is(err, claudeinbox.ErrEmptyLine):
+		return claudeinbox.RefuseEmpty
+	}
+	return RefuseUndeliverable
+}
+
+func (fl *follower) ack(a claudeinbox.Ack) error {
+	b, err := json.Marshal(a)
+	if err != nil {
+		return err
+	}
+	_, err = fsx.AppendLine(fl.files.Ack, b)
+	return err
+}
+
+func (fl *follower) refuse(sha string, off int64, reason string) error {
+	d := fl.d
+	o := off
+	a := claudeinbox.Ack{
+		TS: claudeinbox.FormatTime(d.o.Host.now()), SHA256: sha, SessionID: fl.id.SessionID,
+		Class: claudeinbox.AckRefused, Reason: reason,
+		LineOffset: &o, Inode: fl.ino, DoormanPID: d.o.Host.PID, V: claudeinbox.Version,
+	}
+	if err := fl.ack(a); err != nil {
+		return err
+	}
+	d.update(func(s *Status) { s.Refused++ })
+	d.logf("refused the line at offset %d: %s", off, reason)
+	return nil
+}
+
+func (fl *follower) deliver(ctx context.Context, msg claudeinbox.Message, sha string, off int64) error {
+	d := fl.d
+	id := d.o.Host.Identify(ctx, d.o.Mode, d.o.Session, fl.id)
+	if ctx.Err() != nil {
+		return errStop
+	}
+	if changed(fl.id, id) {
+		fl.id = id
+		return errSwitch
+	}
+	fl.id = id
+	var paced time.Duration
+	if wait := fl.pacer.delay(msg.From, msg.Text, d.o.Host.now()); wait > 0 {
+		d.update(func(s *Status) { s.Pacing = 1 })
+		start := d.o.Host.now()
+		select {
+		case <-ctx.Done():
+			d.update(func(s *Status) { s.Pacing = 0 })
+			return errStop
+		case <-d.o.After(wait):
+		}
+		paced = d.o.Host.now().Sub(start)
+		d.update(func(s *Status) { s.Pacing = 0 })
+	}
+	m := door.Message{SessionID: id.SessionID, From: msg.From, MsgID: uuid.NewString(), Text: msg.Text, Token: id.Token}
+	peer, err := d.o.Host.Door.Deliver(ctx, id.Socket, expectPID(id.OwnerPID), m)
+	if err != nil && !settleCut(ctx, err) {
+		switch {
+		case ctx.Err() != nil:
+			return errStop
+		case errors.Is(err, door.ErrPeerMismatch):
+			fl.id.State = claudeinbox.StatePeerMismatch
+			fl.id.Detail = err.Error()
+			d.update(func(s *Status) {
+				s.State, s.Detail, s.LastError = claudeinbox.StatePeerMismatch, err.Error(), err.Error()
+			})
+			d.logf("peer-mismatch: %v; nothing written, the line waits", err)
+			return errSwitch
+		case errors.Is(err, door.ErrInvalidMessage) || errors.Is(err, door.ErrTooLarge):
+			return fl.refuse(sha, off, RefuseUndeliverable)
+		}
+		d.update(func(s *Status) { s.LastError = err.Error() })
+		d.logf("delivery of the line at offset %d failed: %v; it waits", off, err)
+		return &DeliveryError{Inbox: fl.files.Inbox, Offset: off, Err: fmt.Errorf("%w: %w", ErrDeliveryFailed, err)}
+	}
+	now := d.o.Host.now()
+	fl.pacer.record(msg.From, msg.Text, now)
+	status, class := "busy", claudeinbox.AckDeliveredSteer
+	if id.Status == station.StatusIdle {
+		status, class = "idle", claudeinbox.AckDeliveredStart
+	}
+	o := off
+	a := claudeinbox.Ack{
+		TS: claudeinbox.FormatTime(now), SHA256: sha, SessionID: id.SessionID, PeerStatus: status, Class: class, MsgID: m.MsgID,
+		LineOffset: &o, Inode: fl.ino, From: msg.From, PeerStatusRaw: id.Status, DoormanPID: d.o.Host.PID, V: claudeinbox.Version,
+		PacedMS: paced.Milliseconds(),
+	}
+	if err := fl.ack(a); err != nil {
+		return err
+	}
+	d.update(func(s *Status) { s.Delivered++; s.PeerPID = peer; s.LastError = "" })
+	return nil
+}
+
+// settleCut reports an error that only says the settle was cut short by
+// the context: the frames were written in full, so the line counts as
+// delivered (acking it now saves a duplicate on the next start).
+func settleCut(ctx context.Context, err error) bool {
+	var oe *door.OpError
+	return ctx.Err() != nil && errors.As(err, &oe) && oe.Op == "settle" && errors.Is(err, ctx.Err())
+}

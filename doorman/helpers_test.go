@@ -1,0 +1,169 @@
+package doorman_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/door"
+	"github.com/oo-family/oo-claude/doorman"
+	"github.com/oo-family/oo-claude/fakes/fakedoor"
+	"github.com/oo-family/oo-claude/fakes/fakestation"
+	"github.com/oo-family/oo-claude/station"
+)
+
+// procTree is a fake procfs: stat lines and exe links under a temp dir.
+type procTree struct {
+	t    testing.TB
+	root string
+}
+
+func newProcTree(t testing.TB) *procTree {
+	return &procTree{t: t, root: t.TempDir()}
+}
+
+// add writes a process: pid, its parent, its comm and exe, start ticks.
+func (p *procTree) add(pid, ppid int, comm, exe, start string) {
+	p.t.Helper()
+	dir := filepath.Join(p.root, strconv.Itoa(pid))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		p.t.Fatal(err)
+	}
+	stat := fmt.Sprintf("%d (%s) S %d%s %s 0 0\n", pid, comm, ppid, strings.Repeat(" 0", 17), start)
+	if err := os.WriteFile(filepath.Join(dir, "stat"), []byte(stat), 0o600); err != nil {
+		p.t.Fatal(err)
+	}
+	if exe != "" {
+		if err := os.Symlink(exe, filepath.Join(dir, "exe")); err != nil {
+			p.t.Fatal(err)
+		}
+	}
+}
+
+func (p *procTree) proc() station.Proc { return station.Proc{Root: p.root} }
+
+// stubDoor answers Peer with a fixed pid and records deliveries.
+type stubDoor struct {
+	mu        sync.Mutex
+	peer      int
+	peerErr   error
+	delivered []door.Message
+}
+
+func (s *stubDoor) Peer(ctx context.Context, socket string) (int, error) { return s.peer, s.peerErr }
+
+func (s *stubDoor) Deliver(ctx context.Context, socket string, expect int, m door.Message) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if expect != 0 && expect != s.peer {
+		return s.peer, &door.PeerMismatchError{Socket: socket, Want: expect, Got: s.peer}
+	}
+	s.delivered = append(s.delivered, m)
+	return s.peer, nil
+}
+
+// world is one hermetic machine: a fake procfs, a fake station, a real fake
+// door listening in this test process, and the doorman's host.
+type world struct {
+	t     *testing.T
+	tree  *procTree
+	fs    *fakestation.Station
+	st    *station.Station
+	door  *fakedoor.Door
+	env   map[string]string
+	self  int
+	ppid  int
+	me    int // this test process: the door's listener
+	clock func() time.Time
+}
+
+const selfPID = 4100001
+
+func newWorld(t *testing.T) *world {
+	w := &world{t: t, tree: newProcTree(t), fs: fakestation.New(t), door: fakedoor.New(t), env: map[string]string{}, me: os.Getpid()}
+	w.st = &station.Station{Paths: w.fs.Paths, Proc: w.tree.proc()}
+	w.tree.add(1, 0, "init", "/sbin/init", "1")
+	return w
+}
+
+// session writes a live registry row for pid (present in the fake procfs
+// with start "777") whose socket is the fake door.
+func (w *world) session(pid int, status string) station.Row {
+	return w.fs.AddSession(fakestation.Session{PID: pid, ProcStart: "777", Socket: w.door.Path(), Status: status})
+}
+
+func (w *world) host(d doorman.Door) *doorman.Host {
+	if d == nil {
+		d = doorman.DoorDialer{}
+	}
+	return &doorman.Host{
+		Proc: w.tree.proc(), Station: w.st, Getenv: func(k string) string { return w.env[k] },
+		PID: w.self, PPID: w.ppid, Door: d, Now: w.clock,
+	}
+}
+
+func (w *world) config() station.Config {
+	c := station.DefaultConfig(w.fs.Paths)
+	c.DoorSettle = 0
+	return c
+}
+
+// runOnce runs a doorman with --once semantics and returns its error, its
+// status and its log.
+func (w *world) runOnce(mode doorman.Mode, session string, d doorman.Door) (error, doorman.Status, string) {
+	var log bytes.Buffer
+	dm := doorman.New(doorman.Options{Host: w.host(d), Config: w.config(), Mode: mode, Session: session, Once: true, Log: &log, Version: "test"})
+	err := dm.Run(context.Background())
+	return err, dm.Status(), log.String()
+}
+
+// inboxEntries lists the inbox directory.
+func (w *world) inboxEntries() []string {
+	ents, err := os.ReadDir(w.fs.Paths.InboxDir)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	var out []string
+	for _, e := range ents {
+		out = append(out, e.Name())
+	}
+	return out
+}
+
+func (w *world) appendLine(sid, line string) int64 {
+	w.t.Helper()
+	path := claudeinbox.FilesFor(w.fs.Paths.InboxDir, sid).Inbox
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	defer f.Close()
+	fi, _ := f.Stat()
+	if _, err := f.WriteString(line + "\n"); err != nil {
+		w.t.Fatal(err)
+	}
+	return fi.Size()
+}
+
+func readAcks(t testing.TB, path string) []claudeinbox.Ack {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		if os.IsNotExist(err) {
+			return nil
+		}
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []claudeinbox.Ack
+	claudeinbox.ScanAcks(f, 0, func(a claudeinbox.Ack, _ int64) bool { out = append(out, a); return true })
+	return out
+}

@@ -1,0 +1,282 @@
+package doorman
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"time"
+
+	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/door"
+	"github.com/oo-family/oo-claude/station"
+)
+
+// Mode is how a doorman runs.
+type Mode string
+
+// Modes, as the heartbeat's "mode" names them.
+const (
+	ModeMCP Mode = "mcp" // the session's MCP stdio server: the owner must be the direct parent
+	ModeCLI Mode = "cli" // the foreground loop (--allow-foreground): the owner may be any ancestor
+)
+
+// Environment variables Claude Code gives its MCP children.
+const (
+	EnvSessionID = "CLAUDE_CODE_SESSION_ID"
+	EnvSocket    = "CLAUDE_CODE_MESSAGING_SOCKET"
+	EnvToken     = "CLAUDE_CODE_MESSAGING_TOKEN"
+)
+
+// Door is what the doorman needs of the door: a bare connect that reads the
+// listener's pid without writing, and one delivery that refuses any
+// listener but expectPID. [DoorDialer] is the real one.
+type Door interface {
+	Peer(ctx context.Context, socket string) (pid int, err error)
+	Deliver(ctx context.Context, socket string, expectPID int, m door.Message) (peerPID int, err error)
+}
+
+// DoorDialer is the real [Door], over [door.Dialer].
+type DoorDialer struct {
+	// Settle is the settle per delivery; zero means none (the knob's 0).
+	Settle time.Duration
+	// Timeout bounds each connect; zero means door's default.
+	Timeout time.Duration
+}
+
+// Peer connects to socket, reads SO_PEERCRED and closes without writing.
+func (d DoorDialer) Peer(ctx context.Context, socket string) (int, error) {
+	dl := door.Dialer{Timeout: d.Timeout}
+	c, err := dl.Dial(ctx, socket)
+	if err != nil {
+		return 0, err
+	}
+	pid := c.Peer().PID
+	c.Close()
+	return pid, nil
+}
+
+// Deliver dials socket, refuses any listener but expectPID, writes m and
+// settles.
+func (d DoorDialer) Deliver(ctx context.Context, socket string, expectPID int, m door.Message) (int, error) {
+	settle := d.Settle
+	if settle <= 0 {
+		settle = door.NoSettle
+	}
+	dl := door.Dialer{ExpectPID: expectPID, Settle: settle, Timeout: d.Timeout}
+	cred, err := dl.Deliver(ctx, socket, m)
+	return cred.PID, err
+}
+
+// Host is every input the doorman reads about the machine and itself.
+type Host struct {
+	Proc    station.Proc     // process facts (ancestry, exe, comm)
+	Station *station.Station // registry rows and key files
+	Getenv  func(string) string
+	PID     int // this process
+	PPID    int // its parent (the direct-parent check in MCP mode)
+	Now     func() time.Time
+	Door    Door
+}
+
+func (h *Host) getenv(k string) string {
+	if h.Getenv == nil {
+		return ""
+	}
+	return h.Getenv(k)
+}
+
+func (h *Host) now() time.Time {
+	if h.Now == nil {
+		return time.Now()
+	}
+	return h.Now()
+}
+
+// Identity is who a doorman serves, or why it serves nobody here.
+type Identity struct {
+	// State is [claudeinbox.StateFollowing] when the doorman may deliver,
+	// else one of the identity states.
+	State      claudeinbox.State
+	Detail     string // a human sentence saying why, for logs and the tool
+	OwnerPID   int
+	OwnerStart string // procStart of the owner
+	OwnerExe   bool   // the owner was found as a claude executable
+	HasRow     bool   // the owner has a live registry row
+	Status     string // the row's status as read (busy, idle, waiting, "")
+	SessionID  string
+	Socket     string
+	SocketFrom string // "registry" or "env"
+	PeerPID    int    // the listener's pid, when probed
+	Token      station.Token
+}
+
+// OK reports whether the identity allows deliveries.
+func (id Identity) OK() bool { return id.State == claudeinbox.StateFollowing }
+
+// sockNameRE is Claude Code's door name: <pid>.sock or <pid>-<8 hex>.sock.
+var sockNameRE = regexp.MustCompile(`^([0-9]+)(?:-[0-9a-f]{8})?\.sock$`)
+
+// SocketNamePID returns the pid a door's file name names, if it has Claude
+// Code's form.
+func SocketNamePID(path string) (int, bool) {
+	m := sockNameRE.FindStringSubmatch(filepath.Base(path))
+	if m == nil {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(m[1])
+	return pid, err == nil && pid > 0
+}
+
+// isClaude reports whether a process is a claude executable: the basename
+// of its exe, or its comm, is "claude".
+func (h *Host) isClaude(info station.ProcInfo) bool {
+	if info.Comm == "claude" {
+		return true
+	}
+	exe, err := h.Proc.Exe(info.PID)
+	return err == nil && filepath.Base(exe) == "claude"
+}
+
+// descends reports whether pid descends from ancestor (started at start).
+// It is the descendant check; TestIdentityMutations fails if it always
+// passes.
+func (h *Host) descends(pid, ancestor int, start string) bool {
+	return h.Proc.IsDescendant(pid, ancestor, start)
+}
+
+// directChild is the MCP mode's direct-parent check; TestIdentityMutations
+// fails if it always passes.
+func (h *Host) directChild(owner int) bool {
+	ppid := h.PPID
+	if ppid == 0 {
+		if info, err := h.Proc.Info(h.PID); err == nil {
+			ppid = info.PPID
+		}
+	}
+	return ppid == owner
+}
+
+// peerIs is the peer check: the listener must be the owner.
+// TestIdentityMutations fails if it always passes.
+func peerIs(listener, owner int) bool { return listener == owner }
+
+// expectPID is the pid a delivery demands of the listener (the owner).
+func expectPID(owner int) int { return owner }
+
+// Identify works out whom this process may deliver for. session is an
+// explicit --session ("" when none). prev is the last identity; a peer probe
+// already made for the same owner and socket is not repeated.
+func (h *Host) Identify(ctx context.Context, mode Mode, session string, prev Identity) Identity {
+	id := Identity{}
+	fail := func(s claudeinbox.State, format string, a ...any) Identity {
+		id.State, id.Detail = s, fmt.Sprintf(format, a...)
+		return id
+	}
+	// The owner: the nearest ancestor with a live registry row or a claude
+	// executable.
+	chain, err := h.Proc.Ancestors(h.PID)
+	if err != nil {
+		return fail(claudeinbox.StateNotDescendant, "cannot read my ancestry: %v", err)
+	}
+	var row *station.Session
+	for _, a := range chain {
+		if s, ok := h.Station.LiveByPID(a.PID); ok {
+			id.OwnerPID, id.OwnerStart, row = a.PID, a.StartTicks, &s
+			break
+		}
+		if h.isClaude(a) {
+			id.OwnerPID, id.OwnerStart, id.OwnerExe = a.PID, a.StartTicks, true
+			break
+		}
+	}
+	envSID := h.getenv(EnvSessionID)
+	if id.OwnerPID == 0 {
+		// No owner among the ancestors: the only claim left is the
+		// environment's, and it must be verified by descent.
+		if s, ok, _ := h.Station.LiveBySessionID(envSID); ok && station.IsSessionID(envSID) {
+			id.OwnerPID, id.OwnerStart, row = s.PID, s.ProcStart, &s
+		}
+	}
+	if id.OwnerPID == 0 || !h.descends(h.PID, id.OwnerPID, id.OwnerStart) {
+		return fail(claudeinbox.StateNotDescendant, "no session of my own among my ancestors")
+	}
+	if mode == ModeMCP && !h.directChild(id.OwnerPID) {
+		return fail(claudeinbox.StateNotDescendant, "owner %d is not my direct parent (an MCP doorman is spawned by its session)", id.OwnerPID)
+	}
+	// The session id.
+	if row != nil {
+		id.HasRow, id.SessionID, id.Status = true, row.SessionID, row.Status
+	}
+	switch {
+	case session != "" && row == nil:
+		return fail(claudeinbox.StateSessionUnverifiable, "--session %s: owner %d has no registry row to verify it", session, id.OwnerPID)
+	case session != "" && session != row.SessionID:
+		return fail(claudeinbox.StateSessionMismatch, "--session %s: owner %d is session %s", session, id.OwnerPID, row.SessionID)
+	case row == nil && station.IsSessionID(envSID):
+		id.SessionID = envSID
+	case row == nil:
+		return fail(claudeinbox.StateNoSessionID, "owner %d has no registry row and %s is not set", id.OwnerPID, EnvSessionID)
+	}
+	// The socket.
+	envSock := h.getenv(EnvSocket)
+	switch {
+	case row != nil && row.MessagingSocketPath != "":
+		id.Socket, id.SocketFrom = row.MessagingSocketPath, "registry"
+	case envSock == "":
+		return fail(claudeinbox.StateNoDoor, "no socket: owner %d has none in the registry and %s is not set", id.OwnerPID, EnvSocket)
+	default:
+		id.Socket, id.SocketFrom = envSock, "env"
+		if pid, ok := SocketNamePID(envSock); ok && pid != id.OwnerPID {
+			return fail(claudeinbox.StateSocketNotMine, "inherited socket %s is named for pid %d, not owner %d", envSock, pid, id.OwnerPID)
+		}
+	}
+	// The listener must be the owner. A probe writes nothing.
+	if prev.OK() && prev.OwnerPID == id.OwnerPID && prev.OwnerStart == id.OwnerStart && prev.Socket == id.Socket && prev.PeerPID != 0 {
+		id.PeerPID = prev.PeerPID
+	} else {
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		pid, err := h.Door.Peer(pctx, id.Socket)
+		cancel()
+		if err != nil {
+			return fail(claudeinbox.StateNoDoor, "socket %s: %v", id.Socket, err)
+		}
+		id.PeerPID = pid
+	}
+	if !peerIs(id.PeerPID, id.OwnerPID) {
+		s := claudeinbox.StatePeerMismatch
+		if id.SocketFrom == "env" {
+			s = claudeinbox.StateSocketNotMine
+		}
+		return fail(s, "socket %s is served by pid %d, not owner %d", id.Socket, id.PeerPID, id.OwnerPID)
+	}
+	// The token: the environment's only when its socket is the one used
+	// (else it belongs to another session), else the owner's key file.
+	if t := h.getenv(EnvToken); t != "" && envSock == id.Socket {
+		id.Token = station.Token(t)
+	} else if row != nil {
+		if t, err := h.Station.PeerToken(row.Row); err == nil {
+			id.Token = t
+		}
+	}
+	id.State = claudeinbox.StateFollowing
+	id.Detail = fmt.Sprintf("session %s, owner %d, socket %s", id.SessionID, id.OwnerPID, id.Socket)
+	return id
+}
+
+// ErrNotDeliverable reports that this process may not deliver here: its
+// identity is not following. Wrapped by an [*IdentityError].
+var ErrNotDeliverable = errors.New("not deliverable here")
+
+// IdentityError carries the identity state that stopped a doorman.
+type IdentityError struct {
+	State  claudeinbox.State
+	Detail string
+}
+
+func (e *IdentityError) Error() string { return fmt.Sprintf("%s: %s", e.State, e.Detail) }
+
+// Unwrap returns [ErrNotDeliverable].
+func (e *IdentityError) Unwrap() error { return ErrNotDeliverable }
