@@ -1,0 +1,185 @@
+package headless
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// RunProcess runs inv in a process group of its own and waits for it. When
+// inv.Timeout passes or ctx ends first, the whole group gets SIGTERM, and
+// SIGKILL once KillGrace has passed while any member is left; grandchildren
+// that hold the output pipes open cannot keep it waiting.
+func RunProcess(ctx context.Context, inv Invocation) Outcome {
+	start := time.Now()
+	out := Outcome{ExitCode: -1}
+	files, err := dupFDs(inv.FDs)
+	if err != nil {
+		out.Err = err
+		return out
+	}
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	stdout := &headBuffer{max: StdoutKeep}
+	stderr := &tailBuffer{max: StderrKeep}
+	cmd := &exec.Cmd{
+		Path:        inv.Path,
+		Args:        append([]string{inv.Path}, inv.Args...),
+		Env:         inv.Env,
+		Dir:         inv.Dir,
+		Stdout:      stdout,
+		Stderr:      stderr,
+		ExtraFiles:  files,
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+		// A grandchild that keeps the pipes open must not keep us waiting
+		// once the leader is gone.
+		WaitDelay: 2 * time.Second,
+	}
+	if cmd.Env == nil {
+		cmd.Env = []string{}
+	}
+	if err := cmd.Start(); err != nil {
+		out.Err = fmt.Errorf("start %s: %w", inv.Path, err)
+		return out
+	}
+	out.PID = cmd.Process.Pid
+	pgid := cmd.Process.Pid
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+
+	var timeout <-chan time.Time
+	if inv.Timeout > 0 {
+		t := time.NewTimer(inv.Timeout)
+		defer t.Stop()
+		timeout = t.C
+	}
+	var werr error
+	select {
+	case werr = <-done:
+	case <-timeout:
+		out.TimedOut = true
+		werr = stopGroup(pgid, inv.KillGrace, done)
+	case <-ctx.Done():
+		out.Canceled = true
+		werr = stopGroup(pgid, inv.KillGrace, done)
+	}
+	out.Duration = time.Since(start)
+	out.Stdout, out.Stderr = stdout.b, stderr.b
+	var ee *exec.ExitError
+	switch {
+	case werr == nil:
+		out.ExitCode = 0
+	case errors.As(werr, &ee):
+		out.ExitCode = ee.ExitCode() // -1 when killed by a signal
+	case errors.Is(werr, exec.ErrWaitDelay):
+		out.ExitCode = cmd.ProcessState.ExitCode()
+	default:
+		out.Err = werr
+	}
+	if out.TimedOut || out.Canceled {
+		out.ExitCode = -1
+	}
+	return out
+}
+
+// stopGroup sends SIGTERM to the process group, waits up to grace for every
+// member to be gone, then sends SIGKILL, and returns the leader's Wait
+// error.
+func stopGroup(pgid int, grace time.Duration, done <-chan error) error {
+	if grace <= 0 {
+		grace = 3 * time.Second
+	}
+	_ = unix.Kill(-pgid, unix.SIGTERM)
+	deadline := time.Now().Add(grace)
+	var werr error
+	leaderDone := false
+	for time.Now().Before(deadline) {
+		if !leaderDone {
+			select {
+			case werr = <-done:
+				leaderDone = true
+			default:
+			}
+		}
+		if leaderDone && !groupAlive(pgid) {
+			return werr
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	_ = unix.Kill(-pgid, unix.SIGKILL)
+	if !leaderDone {
+		werr = <-done
+	}
+	// SIGKILL is delivered asynchronously: wait (briefly) until no member
+	// of the group runs, so "stopped" is true when we return.
+	for end := time.Now().Add(2 * time.Second); groupHasLiving(pgid) && time.Now().Before(end); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	return werr
+}
+
+// groupAlive reports whether any process of the group can still be
+// signalled. Zombies waiting for their parent count as gone.
+func groupAlive(pgid int) bool {
+	return unix.Kill(-pgid, 0) == nil && groupHasLiving(pgid)
+}
+
+// groupHasLiving scans /proc for a member of pgid that is not a zombie.
+func groupHasLiving(pgid int) bool {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return true
+	}
+	for _, e := range ents {
+		if e.Name()[0] < '0' || e.Name()[0] > '9' {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		i := bytes.LastIndexByte(b, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(b[i+1:])) // state ppid pgrp ...
+		if len(f) < 3 || f[2] != strconv.Itoa(pgid) || f[0] == "Z" || f[0] == "X" {
+			continue
+		}
+		return true
+	}
+	return false
+}
+
+// dupFDs duplicates the descriptors to pass (close-on-exec in this process;
+// exec.Cmd places them at 3, 4, ... in the child). A descriptor that is not
+// open is an error: the caller asked to pass a credential that is not there.
+func dupFDs(fds []PassedFD) ([]*os.File, error) {
+	var files []*os.File
+	for i, p := range fds {
+		if p.ChildFD != 3+i {
+			return nil, fmt.Errorf("descriptor %s: child number %d, want %d", p.Name, p.ChildFD, 3+i)
+		}
+		nfd, err := unix.FcntlInt(uintptr(p.FD), unix.F_DUPFD_CLOEXEC, 3)
+		if err != nil {
+			for _, f := range files {
+				f.Close()
+			}
+			return nil, fmt.Errorf("descriptor %d named by %s: %w", p.FD, p.Name, ErrBadDescriptor)
+		}
+		files = append(files, os.NewFile(uintptr(nfd), p.Name))
+	}
+	return files, nil
+}

@@ -1,0 +1,11 @@
+//go:build !linux
+
+package headless
+
+import "context"
+
+// RunProcess is not implemented off Linux: process groups, /proc and
+// descriptor passing are Linux facts here.
+func RunProcess(ctx context.Context, inv Invocation) Outcome {
+	return Outcome{ExitCode: -1, Err: ErrNotSupported}
+}

@@ -1,0 +1,298 @@
+package headless_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/oo-family/oo-claude/fakes/fakeclaude"
+	"github.com/oo-family/oo-claude/fakes/fakestation"
+	"github.com/oo-family/oo-claude/headless"
+	"github.com/oo-family/oo-claude/internal/fsx"
+	"github.com/oo-family/oo-claude/station"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	fakeclaude.Main()
+	goleak.VerifyTestMain(m)
+}
+
+const sid = "0b5c8a1e-1111-4222-8333-444455556666"
+
+// claudeEnv40 is 40 CLAUDE* variables: the 18 of the keep-list and 22 that
+// must never reach a child (the caller's door, token, identity, ...).
+func claudeEnv40() []string {
+	drop := []string{"CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SESSION_ID", "CLAUDE_CODE_MESSAGING_SOCKET",
+		"CLAUDE_CODE_MESSAGING_TOKEN", "CLAUDE_PROJECT_DIR", "CLAUDE_CODE_CHILD_NOTES_DIR", "CLAUDE_CODE_LAUNCHED_BY_SESSION_IDS",
+		"CLAUDE_CODE_CHILD_SESSION", "CLAUDE_CODE_SESSION_ATTENDED", "CLAUDE_CODE_SDK_HAS_HOST_AUTH_REFRESH",
+		"CLAUDE_CODE_HOST_SESSION_ID", "CLAUDE_PID", "CLAUDE_AGENT_SDK_VERSION", "CLAUDE_AGENT_SDK_CLIENT_APP",
+		"CLAUDE_CODE_SESSION_KIND", "CLAUDE_CODE_SESSION_NAME", "CLAUDE_CODE_PROJECT_DIR_NAME", "CLAUDE_CODE_TMPDIR",
+		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "CLAUDE_BASH_MAINTAIN_PROJECT_WORKING_DIR", "CLAUDEX"}
+	var env []string
+	for _, n := range headless.KeepEnv() {
+		env = append(env, n+"=keep-"+n)
+	}
+	for _, n := range drop {
+		env = append(env, n+"=drop-"+n)
+	}
+	return env
+}
+
+func TestScrubEnvExactly18(t *testing.T) {
+	in := append([]string{"HOME=/h", "OO_CLAUDE_STATE_DIR=/s", "ANTHROPIC_BASE_URL=http://x"}, claudeEnv40()...)
+	if n := len(in) - 3; n != 40 {
+		t.Fatalf("%d CLAUDE* variables, want 40", n)
+	}
+	// Descriptors must be numbers to be kept.
+	for i, kv := range in {
+		if strings.HasSuffix(strings.SplitN(kv, "=", 2)[0], "_FILE_DESCRIPTOR") {
+			in[i] = strings.SplitN(kv, "=", 2)[0] + "=" + fmt.Sprint(10+i)
+		}
+	}
+	got, fds := headless.ScrubEnv(in)
+	var claude []string
+	for _, kv := range got {
+		if strings.HasPrefix(kv, "CLAUDE") {
+			claude = append(claude, strings.SplitN(kv, "=", 2)[0])
+		}
+	}
+	want := headless.KeepEnv()
+	slices.Sort(want)
+	slices.Sort(claude)
+	if d := cmp.Diff(want, claude); d != "" {
+		t.Errorf("CLAUDE* kept (-want +got):\n%s", d)
+	}
+	for _, kv := range []string{"HOME=/h", "OO_CLAUDE_STATE_DIR=/s", "ANTHROPIC_BASE_URL=http://x",
+		"CLAUDE_CODE_OAUTH_TOKEN_FILE_DESCRIPTOR=3", "CLAUDE_CODE_API_KEY_FILE_DESCRIPTOR=4"} {
+		if !slices.Contains(got, kv) {
+			t.Errorf("%s missing from %v", kv, got)
+		}
+	}
+	if len(fds) != 2 || fds[0].ChildFD != 3 || fds[1].ChildFD != 4 {
+		t.Errorf("fds %+v", fds)
+	}
+}
+
+func TestUnitEnvNamesHoldNoSecret(t *testing.T) {
+	for _, n := range headless.UnitEnvNames() {
+		if slices.Contains(headless.CredentialEnv(), n) || strings.HasPrefix(n, "ANTHROPIC_") || strings.HasPrefix(n, "AWS_") ||
+			strings.HasPrefix(n, "CLOUD_ML_") || strings.Contains(n, "TOKEN") || strings.Contains(n, "MESSAGING") || n == "CLAUDE_CODE_SESSION_ID" {
+			t.Errorf("%s must not be passed to a unit", n)
+		}
+	}
+}
+
+func TestParseResult(t *testing.T) {
+	r := func(s string) *string { return &s }
+	tests := []struct {
+		name string
+		in   string
+		ok   bool
+		want headless.ClaudeResult
+	}{
+		{"one object", `{"type":"result","subtype":"success","is_error":false,"result":"PONG","session_id":"s","num_turns":1,"total_cost_usd":0.02}`,
+			true, headless.ClaudeResult{Type: "result", Subtype: "success", Result: r("PONG"), SessionID: "s", NumTurns: 1, TotalCostUSD: 0.02}},
+		{"noise before", "warning: x\n{\"type\":\"system\"}\n{\"type\":\"result\",\"session_id\":\"s\",\"result\":null,\"is_error\":true}\n",
+			true, headless.ClaudeResult{Type: "result", SessionID: "s", IsError: true}},
+		{"wrong field type kept others", `{"type":"result","num_turns":"two","session_id":"s"}`,
+			true, headless.ClaudeResult{Type: "result", SessionID: "s"}},
+		{"empty", "", false, headless.ClaudeResult{}},
+		{"not json", "Error: boom\n", false, headless.ClaudeResult{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := headless.ParseResult([]byte(tt.in))
+			if ok != tt.ok {
+				t.Fatalf("ok %v, want %v", ok, tt.ok)
+			}
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("(-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+func FuzzParseResult(f *testing.F) {
+	f.Add([]byte(`{"type":"result","session_id":"s"}`))
+	f.Add([]byte("x\n{\"type\":\"result\",\"errors\":[1]}\n{"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, ok := headless.ParseResult(b)
+		if !ok && r.Type != "" {
+			t.Fatal("not ok but filled")
+		}
+	})
+}
+
+func TestNamesSession(t *testing.T) {
+	tests := []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"claude", "-p", "--resume", sid, "x"}, true},
+		{[]string{"claude", "-r", sid}, true},
+		{[]string{"node", "cli.js", "--session-id=" + strings.ToUpper(sid)}, true},
+		{[]string{"oo-claude", "resume", sid, "x"}, false},
+		{[]string{"claude", "--resume"}, false},
+		{[]string{"echo", "--resume " + sid}, false},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			if got := headless.NamesSession(tt.args, sid); got != tt.want {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestArgv(t *testing.T) {
+	got := headless.ResumeArgv(sid, "claude-haiku-5-5", 1, "", 0.25, "hi")
+	want := []string{"-p", "--resume", sid, "--output-format", "json", "--model", "claude-haiku-5-5", "--max-turns", "1",
+		"--tools", "", "--permission-mode", "dontAsk", "--strict-mcp-config", "--max-budget-usd", "0.25", "hi"}
+	if d := cmp.Diff(want, got); d != "" {
+		t.Errorf("resume (-want +got):\n%s", d)
+	}
+	cfg := headless.DoormanConfig("/opt/oo/oo-claude")
+	if cfg != `{"mcpServers":{"claude-inbox":{"type":"stdio","command":"/opt/oo/oo-claude","args":["doorman","--mcp"]}}}` {
+		t.Errorf("doorman config %s", cfg)
+	}
+	base := []string{"-p", "--session-id", sid, "--output-format", "json", "--model", "m", "--max-turns", "4",
+		"--permission-mode", "dontAsk", "--tools", "Read"}
+	tests := []struct {
+		mode    headless.DoormanMode
+		allowed bool
+		tail    []string
+	}{
+		{headless.DoormanInjected, true, []string{"--allowedTools", "Read", "--mcp-config", cfg, "--strict-mcp-config"}},
+		{headless.DoormanNone, false, []string{"--strict-mcp-config"}},
+		{headless.DoormanUserScope, false, nil},
+	}
+	for _, tt := range tests {
+		t.Run(string(tt.mode), func(t *testing.T) {
+			got := headless.StartArgv(sid, "m", 4, "Read", "Read", tt.allowed, tt.mode, cfg, 0.5, "go")
+			want := append(append(append([]string{}, base...), tt.tail...), "--max-budget-usd", "0.5", "go")
+			if d := cmp.Diff(want, got); d != "" {
+				t.Errorf("(-want +got):\n%s", d)
+			}
+		})
+	}
+}
+
+// newRunner returns a runner on a fake station whose claude is the fake.
+func newRunner(t *testing.T) (*headless.Runner, *fakestation.Station, *fakeclaude.Fakes) {
+	fs := fakestation.New(t)
+	fk := fakeclaude.Install(t)
+	cfg := station.DefaultConfig(fs.Paths)
+	cfg.ClaudeBin, cfg.SystemdRun = fk.Claude, fk.SystemdRun
+	env := append(fs.Env(), "PATH=/usr/bin:/bin")
+	return &headless.Runner{Config: cfg, Environ: func() []string { return env }, KillGrace: 300 * time.Millisecond}, fs, fk
+}
+
+// addTranscript writes a transcript for sid recorded in cwd.
+func addTranscript(t *testing.T, fs *fakestation.Station, sid, cwd string) {
+	t.Helper()
+	real, _ := filepath.EvalSymlinks(cwd)
+	dir := filepath.Join(fs.Paths.ProjectsDir, encode(real))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	row := fmt.Sprintf(`{"type":"user","sessionId":%q,"cwd":%q,"message":{"role":"user","content":"hi"}}`+"\n", sid, real)
+	if err := os.WriteFile(filepath.Join(dir, sid+".jsonl"), []byte(row), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func encode(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+			return r
+		}
+		return '-'
+	}, s)
+}
+
+func TestResumeRefusalsAndHolds(t *testing.T) {
+	tests := []struct {
+		name   string
+		setup  func(t *testing.T, fs *fakestation.Station, r *headless.Runner)
+		req    headless.ResumeRequest
+		class  headless.Class
+		heldBy string
+		err    error
+	}{
+		{"dash line", nil, headless.ResumeRequest{SessionID: sid, Line: "--dangerously-skip-permissions"}, headless.Refused, "", headless.ErrBadLine},
+		{"newline", nil, headless.ResumeRequest{SessionID: sid, Line: "a\nb"}, headless.Refused, "", headless.ErrBadLine},
+		{"bad id", nil, headless.ResumeRequest{SessionID: "../etc", Line: "hi"}, headless.Refused, "", headless.ErrBadSessionID},
+		{"no transcript", nil, headless.ResumeRequest{SessionID: sid, Line: "hi"}, headless.Refused, "", headless.ErrNoTranscript},
+		{"cwd mismatch", func(t *testing.T, fs *fakestation.Station, r *headless.Runner) {
+			addTranscript(t, fs, sid, t.TempDir())
+		}, headless.ResumeRequest{SessionID: sid, Line: "hi", CWD: "/"}, headless.Refused, "", headless.ErrCWDMismatch},
+		{"registry row", func(t *testing.T, fs *fakestation.Station, r *headless.Runner) {
+			fs.AddSession(fakestation.Session{SessionID: sid})
+		}, headless.ResumeRequest{SessionID: sid, Line: "hi"}, headless.HeldBySession, headless.HeldByRegistry, nil},
+		{"lock", func(t *testing.T, fs *fakestation.Station, r *headless.Runner) {
+			l, err := fsx.TryLock(headless.ResumeLockPath(fs.Paths, sid))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { l.Unlock() })
+		}, headless.ResumeRequest{SessionID: sid, Line: "hi"}, headless.HeldBySession, headless.HeldByLock, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, fs, fk := newRunner(t)
+			if tt.setup != nil {
+				tt.setup(t, fs, r)
+			}
+			res, err := r.Resume(context.Background(), tt.req)
+			if !errors.Is(err, tt.err) {
+				t.Fatalf("err %v, want %v", err, tt.err)
+			}
+			var re *headless.RefusedError
+			if tt.err != nil && !errors.As(err, &re) {
+				t.Errorf("err %T is not a *RefusedError", err)
+			}
+			if res.Class != tt.class || res.HeldBy != tt.heldBy {
+				t.Errorf("class %s held by %q, want %s %q (%s)", res.Class, res.HeldBy, tt.class, tt.heldBy, res.Reason)
+			}
+			if n := len(fk.Calls("claude")); n != 0 {
+				t.Errorf("claude ran %d times", n)
+			}
+		})
+	}
+}
+
+func TestResumeTimeoutStopsProcessGroup(t *testing.T) {
+	r, fs, fk := newRunner(t)
+	cwd := t.TempDir()
+	addTranscript(t, fs, sid, cwd)
+	fk.Script(fakeclaude.Script{DelayMS: 60_000, Grandchild: true, IgnoreTERM: true})
+	res, err := r.Resume(context.Background(), headless.ResumeRequest{SessionID: sid, Line: "hi", Timeout: 500 * time.Millisecond})
+	if err != nil || res.Class != headless.Timeout || res.Class.ExitCode() != 5 {
+		t.Fatalf("class %s (%v), want timeout", res.Class, err)
+	}
+	calls := fk.Calls("claude")
+	if len(calls) != 1 || calls[0].Grandchild == 0 {
+		t.Fatalf("calls %+v", calls)
+	}
+	for _, pid := range []int{calls[0].PID, calls[0].Grandchild} {
+		if (station.Proc{}).Alive(pid, "") {
+			t.Errorf("pid %d survived the timeout", pid)
+		}
+	}
+}
+
+func ExampleRunner_Resume() {
+	// A runner whose claude never runs: the line is refused first.
+	r := &headless.Runner{Config: station.DefaultConfig(station.Paths{StateDir: os.TempDir()})}
+	res, err := r.Resume(context.Background(), headless.ResumeRequest{SessionID: sid, Line: "-p"})
+	fmt.Println(res.Class, res.Class.ExitCode(), errors.Is(err, headless.ErrBadLine))
+	// Output: refused 1 true
+}

@@ -1,0 +1,111 @@
+package headless
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"strings"
+	"unicode/utf8"
+)
+
+// ClaudeResult is the result object claude -p --output-format json prints.
+// Fields of an unexpected JSON type are left at their zero value.
+type ClaudeResult struct {
+	Type           string          `json:"type"`
+	Subtype        string          `json:"subtype"`
+	IsError        bool            `json:"is_error"`
+	Result         *string         `json:"result"`
+	SessionID      string          `json:"session_id"`
+	NumTurns       int             `json:"num_turns"`
+	TotalCostUSD   float64         `json:"total_cost_usd"`
+	DurationMS     int64           `json:"duration_ms"`
+	StopReason     string          `json:"stop_reason"`
+	TerminalReason string          `json:"terminal_reason"`
+	Errors         json.RawMessage `json:"errors,omitempty"`
+	Origin         json.RawMessage `json:"origin,omitempty"`
+}
+
+// ParseResult finds the result object in claude's stdout: the whole output
+// when it is one JSON object, else the last line that is a JSON object with
+// "type": "result" (or, failing that, with a session_id). ok is false when
+// there is none.
+func ParseResult(stdout []byte) (r ClaudeResult, ok bool) {
+	if r, ok := parseObject(bytes.TrimSpace(stdout)); ok {
+		return r, true
+	}
+	lines := bytes.Split(stdout, []byte("\n"))
+	var fallback *ClaudeResult
+	for i := len(lines) - 1; i >= 0; i-- {
+		r, ok := parseObject(bytes.TrimSpace(lines[i]))
+		if !ok {
+			continue
+		}
+		if r.Type == "result" {
+			return r, true
+		}
+		if fallback == nil {
+			fallback = &r
+		}
+	}
+	if fallback != nil {
+		return *fallback, true
+	}
+	return ClaudeResult{}, false
+}
+
+// parseObject decodes one object field by field, so one field of an
+// unexpected type does not lose the others.
+func parseObject(b []byte) (ClaudeResult, bool) {
+	if len(b) == 0 || b[0] != '{' {
+		return ClaudeResult{}, false
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(b, &m) != nil {
+		return ClaudeResult{}, false
+	}
+	var r ClaudeResult
+	get := func(k string, dst any) { _ = json.Unmarshal(m[k], dst) }
+	get("type", &r.Type)
+	get("subtype", &r.Subtype)
+	get("is_error", &r.IsError)
+	get("result", &r.Result)
+	get("session_id", &r.SessionID)
+	get("num_turns", &r.NumTurns)
+	get("total_cost_usd", &r.TotalCostUSD)
+	get("duration_ms", &r.DurationMS)
+	get("stop_reason", &r.StopReason)
+	get("terminal_reason", &r.TerminalReason)
+	if v, ok := m["errors"]; ok && string(v) != "null" {
+		r.Errors = v
+	}
+	if v, ok := m["origin"]; ok && string(v) != "null" {
+		r.Origin = v
+	}
+	if r.Type != "result" && r.SessionID == "" {
+		return ClaudeResult{}, false
+	}
+	return r, true
+}
+
+// TailLines returns the last n lines of b (at most max bytes, valid UTF-8),
+// for the stderr tail a result keeps.
+func TailLines(b []byte, n, max int) string {
+	s := strings.TrimRight(string(b), "\n")
+	if len(s) > max {
+		s = s[len(s)-max:]
+		for len(s) > 0 && !utf8.RuneStart(s[0]) {
+			s = s[1:]
+		}
+	}
+	lines := strings.Split(s, "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.ToValidUTF8(strings.Join(lines, "\n"), "\uFFFD")
+}
+
+func sha256Hex(s string) string {
+	sum := sha256.Sum256([]byte(s))
+	return hex.EncodeToString(sum[:])
+}

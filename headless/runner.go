@@ -1,0 +1,163 @@
+package headless
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/oo-family/oo-claude/receipt"
+	"github.com/oo-family/oo-claude/station"
+)
+
+// Class is the verdict of a resume or a start.
+type Class string
+
+// Resume classes (v0.1).
+const (
+	DeliveredResume Class = "delivered-resume" // parseable result, is_error false, the same session id
+	Refused         Class = "refused"          // bad request; nothing ran
+	HeldBySession   Class = "held-by-session"  // the session runs (or another resume holds it); use send
+	Error           Class = "error"            // claude failed or the turn ended in an error
+	Timeout         Class = "timeout"          // no result in time; the process group was stopped
+)
+
+// Start classes (v0.1); Refused and Timeout are shared.
+const (
+	Completed Class = "completed" // the run ended with a parseable, non-error result
+	Started   Class = "started"   // --systemd: the unit was started; the result file follows it
+	Failed    Class = "failed"    // claude failed or the run ended in an error
+)
+
+// ExitCode is the exit code v0.1 gives the class: 0 delivered-resume,
+// completed and started; 1 refused; 3 held-by-session; 4 error and failed;
+// 5 timeout.
+func (c Class) ExitCode() int {
+	switch c {
+	case DeliveredResume, Completed, Started:
+		return 0
+	case Refused:
+		return 1
+	case HeldBySession:
+		return 3
+	case Error, Failed:
+		return 4
+	case Timeout:
+		return 5
+	}
+	return 4
+}
+
+// Sentinel errors for refusals; they arrive wrapped in a *RefusedError.
+var (
+	ErrBadLine       = errors.New("bad line")
+	ErrBadSessionID  = errors.New("not a session id (UUID)")
+	ErrBadModel      = errors.New("bad model name")
+	ErrBadLimits     = errors.New("max turns, budget and timeout must be positive")
+	ErrBadTools      = errors.New("bad tools list")
+	ErrBadName       = errors.New("bad name")
+	ErrNoTranscript  = errors.New("no transcript for the session")
+	ErrAmbiguous     = errors.New("several transcripts for the session")
+	ErrNoCWD         = errors.New("no usable cwd")
+	ErrCWDMismatch   = errors.New("--cwd does not encode to the transcript's directory")
+	ErrSessionInUse  = errors.New("session id already in use")
+	ErrNotAbsolute   = errors.New("path must be absolute")
+	ErrBadDescriptor = errors.New("credential descriptor is not open")
+	ErrBadResultFile = errors.New("not a result file of a detached start")
+)
+
+// RefusedError is why a request was refused before anything ran.
+type RefusedError struct {
+	Op     string // resume, start
+	Reason string // a short machine-readable reason (bad-line, no-transcript, ...)
+	Err    error
+}
+
+func (e *RefusedError) Error() string { return fmt.Sprintf("%s refused (%s): %v", e.Op, e.Reason, e.Err) }
+
+// Unwrap returns the cause.
+func (e *RefusedError) Unwrap() error { return e.Err }
+
+// Runner runs resumes and starts on one station. Fields left zero take the
+// documented defaults.
+type Runner struct {
+	// Config holds the paths, the binaries (ClaudeBin, SystemdRun: absolute)
+	// and the resume/start defaults.
+	Config station.Config
+	// Station reads the registry and /proc; nil means station.New(Config.Paths).
+	Station *station.Station
+	// Environ is the environment the child inherits before scrubbing, and
+	// where CLAUDE_CODE_SESSION_ID is read; nil means os.Environ.
+	Environ func() []string
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Exec runs claude and systemd-run; nil means RunProcess.
+	Exec ExecFunc
+	// Receipts, when set, gets one row per resume and start.
+	Receipts *receipt.Writer
+	// PID is this process, whose ancestors are searched for a parent
+	// session and which the process scan skips; 0 means os.Getpid().
+	PID int
+	// NewID makes a new session id; nil means a random UUID.
+	NewID func() string
+	// KillGrace is the time between SIGTERM and SIGKILL after a timeout;
+	// 0 means 3 s.
+	KillGrace time.Duration
+	// ClientVersion goes into receipts.
+	ClientVersion string
+}
+
+func (r *Runner) station() *station.Station {
+	if r.Station != nil {
+		return r.Station
+	}
+	return station.New(r.Config.Paths)
+}
+
+func (r *Runner) environ() []string {
+	if r.Environ != nil {
+		return r.Environ()
+	}
+	return os.Environ()
+}
+
+func (r *Runner) now() time.Time {
+	if r.Now != nil {
+		return r.Now()
+	}
+	return time.Now()
+}
+
+func (r *Runner) exec() ExecFunc {
+	if r.Exec != nil {
+		return r.Exec
+	}
+	return RunProcess
+}
+
+func (r *Runner) pid() int {
+	if r.PID != 0 {
+		return r.PID
+	}
+	return os.Getpid()
+}
+
+func (r *Runner) newID() string {
+	if r.NewID != nil {
+		return r.NewID()
+	}
+	return uuid.NewString()
+}
+
+// appendReceipt writes row and returns the write error as text (for
+// receipt_write_error), nil when written or when there is no writer.
+func (r *Runner) appendReceipt(row any) *string {
+	if r.Receipts == nil {
+		return nil
+	}
+	if err := r.Receipts.Append(row); err != nil {
+		return receipt.Ptr(err.Error())
+	}
+	return nil
+}

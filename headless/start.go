@@ -1,0 +1,661 @@
+package headless
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/internal/fsx"
+	"github.com/oo-family/oo-claude/lineage"
+	"github.com/oo-family/oo-claude/receipt"
+	"github.com/oo-family/oo-claude/station"
+	"github.com/oo-family/oo-claude/transcript"
+)
+
+// Start defaults (v0.1); the model and timeout come from the Config.
+const (
+	DefaultStartMaxTurns = 4
+	// MaxPromptBytes bounds a start prompt (it travels as one argument).
+	MaxPromptBytes = 64 << 10
+)
+
+// DoormanMode says which doorman a started session is meant to have.
+type DoormanMode string
+
+// Doorman modes, as the result file records them.
+const (
+	DoormanInjected  DoormanMode = "injected"   // --mcp-config holding only <self> doorman --mcp, plus --strict-mcp-config
+	DoormanUserScope DoormanMode = "user-scope" // no --mcp-config and no --strict-mcp-config: the user's registration
+	DoormanNone      DoormanMode = "none"       // --strict-mcp-config alone: no MCP server at all
+)
+
+// StartRequest is a new headless session. Zero fields take the defaults:
+// Config.StartModel, 4 turns, 0.25 USD, no tools, a new UUID,
+// <state>/start/<uuid>.json, the injected doorman, Config.StartTimeout.
+type StartRequest struct {
+	Prompt       string
+	CWD          string // absolute; where claude runs (the CLI passes its cwd)
+	Model        string
+	MaxTurns     int
+	Budget       float64
+	Tools        string // --tools; "" allows none
+	AllowedTools string // --allowedTools; "" leaves the flag out
+	SessionID    string
+	Name         string // recorded in the result file only
+	Out          string // the result file
+	Systemd      bool   // detach as a systemd user unit
+	Timeout      time.Duration
+	Doorman      DoormanMode
+	NoLineage    bool
+	// Self is the absolute path of the oo-claude binary: the injected
+	// doorman's command and the unit's command.
+	Self string
+}
+
+// Lineage is the lineage block of a result file: the session the start was
+// made from, and whether the link was registered.
+type Lineage struct {
+	ParentSession *string `json:"parent_session"`
+	ParentHost    *string `json:"parent_host"`
+	FoundBy       *string `json:"found_by"` // ancestor (a live registry row) | env (CLAUDE_CODE_SESSION_ID)
+	By            string  `json:"by"`       // parent
+	Registered    bool    `json:"registered"`
+	Skipped       *string `json:"skipped"` // no-lineage | no-parent
+	Error         *string `json:"error"`
+}
+
+// StartFile is the result file of a start, written atomically at every
+// state change: started, then completed, failed or timeout.
+type StartFile struct {
+	State      Class   `json:"state"`
+	SessionID  string  `json:"session_id"`
+	Name       *string `json:"name"`
+	Unit       *string `json:"unit"`
+	ResultFile string  `json:"result_file"`
+	PromptFile *string `json:"prompt_file"`
+	CWD        string  `json:"cwd"`
+	Model      string  `json:"model"`
+	MaxTurns   int     `json:"max_turns"`
+	BudgetUSD  float64 `json:"budget_usd"`
+	Tools      string  `json:"tools"`
+	// AllowedTools is --allowedTools; null when the flag was not given.
+	AllowedTools *string     `json:"allowed_tools"`
+	TimeoutS     float64     `json:"timeout_s"`
+	Doorman      DoormanMode `json:"doorman"`
+	// DoormanCommand is the injected doorman's command line (injected only).
+	DoormanCommand []string `json:"doorman_command"`
+	Inbox          string   `json:"inbox"`
+	Lineage        Lineage  `json:"lineage"`
+	StartedAt      string   `json:"started_at"`
+	EndedAt        *string  `json:"ended_at"`
+	PID            *int     `json:"pid"`
+	Argv           []string `json:"argv"`
+
+	ExitCode         *int            `json:"exit_code"`
+	Subtype          *string         `json:"subtype"`
+	IsError          *bool           `json:"is_error"`
+	NumTurns         *int            `json:"num_turns"`
+	TotalCostUSD     *float64        `json:"total_cost_usd"`
+	TerminalReason   *string         `json:"terminal_reason"`
+	Result           *string         `json:"result"`
+	ResultSessionID  *string         `json:"result_session_id"`
+	DurationMS       *int64          `json:"duration_ms"`
+	StderrTail       *string         `json:"stderr_tail"`
+	DoormanHeartbeat json.RawMessage `json:"doorman_heartbeat"`
+	DoormanDelivered *int            `json:"doorman_delivered"`
+	Note             *string         `json:"note"`
+	Reason           *string         `json:"reason"`
+}
+
+// Detached is what a --systemd start returns at once (v0.1's keys).
+type Detached struct {
+	State      Class  `json:"state"`
+	Unit       string `json:"unit"`
+	ResultFile string `json:"resultFile"`
+	SessionID  string `json:"session_id"`
+}
+
+// StartResult is what a start did.
+type StartResult struct {
+	Class  Class
+	Reason string
+	// File is the result file's last content (for a refusal, what was known).
+	File StartFile
+	// Prompt is kept for the receipt (the prompt, like a resume's line).
+	Prompt            string
+	Systemd           bool
+	ReceiptWriteError *string
+}
+
+// Detached returns the --systemd answer.
+func (s StartResult) Detached() Detached {
+	d := Detached{State: s.File.State, ResultFile: s.File.ResultFile, SessionID: s.File.SessionID}
+	if s.File.Unit != nil {
+		d.Unit = *s.File.Unit
+	}
+	return d
+}
+
+// KnownGapNote is the note a result file carries when the doorman delivered
+// lines during the run (v0.1's Known gaps).
+func KnownGapNote(n int) string {
+	return fmt.Sprintf("the doorman delivered %d line(s) during the run: the recorded result describes the final turn only "+
+		"(a steered line can start a follow-up turn); read the transcript (oo-claude read <session id>); total_cost_usd is the whole process", n)
+}
+
+// DoormanConfig returns the MCP config start injects: the doorman alone,
+// run as "<self> doorman --mcp".
+func DoormanConfig(self string) string {
+	type server struct {
+		Type    string   `json:"type"`
+		Command string   `json:"command"`
+		Args    []string `json:"args"`
+	}
+	b, _ := json.Marshal(struct {
+		MCPServers map[string]server `json:"mcpServers"`
+	}{map[string]server{"claude-inbox": {Type: "stdio", Command: self, Args: []string{"doorman", "--mcp"}}}})
+	return string(b)
+}
+
+// StartArgv returns v0.1's argv for a start, without argv[0]. mcpConfig is
+// used only in DoormanInjected mode.
+func StartArgv(sid, model string, maxTurns int, tools, allowedTools string, allowed bool, mode DoormanMode, mcpConfig string, budget float64, prompt string) []string {
+	a := []string{"-p", "--session-id", sid, "--output-format", "json", "--model", model,
+		"--max-turns", strconv.Itoa(maxTurns), "--permission-mode", "dontAsk", "--tools", tools}
+	if allowed {
+		a = append(a, "--allowedTools", allowedTools)
+	}
+	switch mode {
+	case DoormanInjected:
+		a = append(a, "--mcp-config", mcpConfig, "--strict-mcp-config")
+	case DoormanNone:
+		a = append(a, "--strict-mcp-config")
+	}
+	return append(a, "--max-budget-usd", formatUSD(budget), prompt)
+}
+
+// CheckPrompt applies the prompt rules: not empty, at most MaxPromptBytes,
+// valid UTF-8, no NUL, not starting with "-". Newlines are allowed.
+func CheckPrompt(p string) error {
+	switch {
+	case strings.TrimSpace(p) == "":
+		return fmt.Errorf("%w: empty prompt", ErrBadLine)
+	case len(p) > MaxPromptBytes:
+		return fmt.Errorf("%w: prompt longer than %d bytes", ErrBadLine, MaxPromptBytes)
+	case !utf8.ValidString(p):
+		return fmt.Errorf("%w: prompt is not valid UTF-8", ErrBadLine)
+	case strings.ContainsRune(p, 0):
+		return fmt.Errorf("%w: prompt holds a NUL byte", ErrBadLine)
+	case strings.HasPrefix(strings.TrimLeft(p, " \t\r\n"), "-"):
+		return fmt.Errorf("%w: prompt starts with '-'", ErrBadLine)
+	}
+	return nil
+}
+
+// UnitName is oo-claude-<first 8 characters of the session id>.
+func UnitName(sid string) string { return "oo-claude-" + sid[:8] }
+
+// PromptFile is where a detached start keeps its prompt: next to the result
+// file, <result file without .json>.prompt.
+func PromptFile(resultFile string) string {
+	return strings.TrimSuffix(resultFile, ".json") + ".prompt"
+}
+
+// Start starts a new headless session: in the foreground (waiting for its
+// result) or, with req.Systemd, as a systemd user unit (returning at once
+// with class Started). The error is non-nil when the class is Refused (a
+// *RefusedError) or when something on our side failed.
+func (r *Runner) Start(ctx context.Context, req StartRequest) (StartResult, error) {
+	res, err := r.start(ctx, req)
+	res.ReceiptWriteError = r.appendReceipt(res.Row(r.ClientVersion))
+	return res, err
+}
+
+func (r *Runner) start(ctx context.Context, req StartRequest) (StartResult, error) {
+	res := StartResult{Prompt: req.Prompt, Systemd: req.Systemd}
+	f := &res.File
+	f.Model, f.MaxTurns, f.BudgetUSD, f.Tools = req.Model, req.MaxTurns, req.Budget, req.Tools
+	f.Doorman = req.Doorman
+	timeout := req.Timeout
+	if f.Model == "" {
+		f.Model = r.Config.StartModel
+	}
+	if f.MaxTurns == 0 {
+		f.MaxTurns = DefaultStartMaxTurns
+	}
+	if f.BudgetUSD == 0 {
+		f.BudgetUSD = DefaultBudgetUSD
+	}
+	if timeout == 0 {
+		timeout = r.Config.StartTimeout
+	}
+	f.TimeoutS = timeout.Seconds()
+	if f.Doorman == "" {
+		f.Doorman = DoormanInjected
+	}
+	if req.AllowedTools != "" {
+		f.AllowedTools = receipt.Ptr(req.AllowedTools)
+	}
+	if req.Name != "" {
+		f.Name = receipt.Ptr(req.Name)
+	}
+	f.SessionID = req.SessionID
+	refuse := func(reason string, err error) (StartResult, error) {
+		res.Class, res.Reason = Refused, reason
+		f.State, f.Reason = Refused, receipt.Ptr(reason+": "+err.Error())
+		return res, &RefusedError{Op: "start", Reason: reason, Err: err}
+	}
+	if err := CheckPrompt(req.Prompt); err != nil {
+		return refuse("bad-line", err)
+	}
+	if err := checkWord(f.Model, ErrBadModel, false); err != nil {
+		return refuse("bad-model", err)
+	}
+	if err := checkWord(f.Tools, ErrBadTools, true); err != nil {
+		return refuse("bad-tools", err)
+	}
+	if err := checkWord(req.AllowedTools, ErrBadTools, true); err != nil {
+		return refuse("bad-tools", err)
+	}
+	if utf8.RuneCountInString(req.Name) > 80 || strings.ContainsFunc(req.Name, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return refuse("bad-name", fmt.Errorf("%w: %q", ErrBadName, req.Name))
+	}
+	if f.MaxTurns < 1 || f.BudgetUSD <= 0 || timeout <= 0 {
+		return refuse("bad-limits", ErrBadLimits)
+	}
+	switch f.Doorman {
+	case DoormanInjected, DoormanUserScope, DoormanNone:
+	default:
+		return refuse("bad-doorman", fmt.Errorf("doorman mode %q", f.Doorman))
+	}
+	if !filepath.IsAbs(r.Config.ClaudeBin) {
+		return refuse("bad-binary", fmt.Errorf("claude binary %q: %w", r.Config.ClaudeBin, ErrNotAbsolute))
+	}
+	if (f.Doorman == DoormanInjected || req.Systemd) && !filepath.IsAbs(req.Self) {
+		return refuse("bad-binary", fmt.Errorf("oo-claude binary %q: %w", req.Self, ErrNotAbsolute))
+	}
+	if req.Systemd && !filepath.IsAbs(r.Config.SystemdRun) {
+		return refuse("bad-binary", fmt.Errorf("systemd-run %q: %w", r.Config.SystemdRun, ErrNotAbsolute))
+	}
+	if f.SessionID == "" {
+		f.SessionID = r.newID()
+	}
+	sid := f.SessionID
+	if !station.IsSessionID(sid) {
+		return refuse("bad-session-id", fmt.Errorf("%w: %q", ErrBadSessionID, sid))
+	}
+	if _, ok, _ := r.station().LiveBySessionID(sid); ok {
+		return refuse("session-in-use", fmt.Errorf("%w: a live session has it", ErrSessionInUse))
+	}
+	if _, err := transcript.Locate(r.Config.ProjectsDir, sid, ""); err == nil || errors.Is(err, transcript.ErrAmbiguous) {
+		return refuse("session-in-use", fmt.Errorf("%w: a transcript exists", ErrSessionInUse))
+	}
+	cwd, err := realDir(req.CWD)
+	if err != nil {
+		return refuse("no-usable-cwd", fmt.Errorf("%w: %w", ErrNoCWD, err))
+	}
+	f.CWD = cwd
+	f.ResultFile = req.Out
+	if f.ResultFile == "" {
+		f.ResultFile = filepath.Join(r.Config.StateDir, "start", sid+".json")
+	}
+	if !filepath.IsAbs(f.ResultFile) {
+		return refuse("bad-out", fmt.Errorf("--out %q: %w", f.ResultFile, ErrNotAbsolute))
+	}
+	if f.Doorman == DoormanInjected {
+		f.DoormanCommand = []string{req.Self, "doorman", "--mcp"}
+	}
+	f.Inbox = claudeinbox.FilesFor(r.Config.InboxDir, sid).Inbox
+	f.StartedAt = r.now().UTC().Format(receipt.TimeFormat)
+	f.Lineage = r.registerLineage(ctx, req, sid)
+	if req.Systemd {
+		f.Unit = receipt.Ptr(UnitName(sid))
+		f.PromptFile = receipt.Ptr(PromptFile(f.ResultFile))
+	}
+
+	// The inbox exists before claude starts, so lines sent at once wait in
+	// it for the doorman.
+	if err := createInbox(f.Inbox); err != nil {
+		return r.failEarly(&res, "inbox", err)
+	}
+	f.State = Started
+	if err := writeFile(f); err != nil {
+		return r.failEarly(&res, "result-file", err)
+	}
+	if req.Systemd {
+		return r.detach(ctx, &res, req)
+	}
+	return r.foreground(ctx, &res, req.Prompt)
+}
+
+// failEarly ends a start that could not set itself up.
+func (r *Runner) failEarly(res *StartResult, what string, err error) (StartResult, error) {
+	res.Class, res.Reason = Failed, what+": "+err.Error()
+	res.File.State, res.File.Reason = Failed, receipt.Ptr(res.Reason)
+	res.File.EndedAt = receipt.Ptr(r.now().UTC().Format(receipt.TimeFormat))
+	_ = writeFile(&res.File)
+	return *res, err
+}
+
+func createInbox(path string) error {
+	f, err := fsx.OpenAppend(path)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+func writeFile(f *StartFile) error {
+	b, err := json.MarshalIndent(f, "", "  ")
+	if err != nil {
+		return err
+	}
+	return fsx.WriteFileAtomic(f.ResultFile, append(b, '\n'))
+}
+
+// CallingSession returns the session this process runs inside: the nearest
+// ancestor with a live registry row, else CLAUDE_CODE_SESSION_ID (when it
+// is a session id). foundBy is "ancestor" or "env"; sid is "" when there is
+// none.
+func (r *Runner) CallingSession() (sid, host, foundBy string) {
+	st := r.station()
+	if chain, err := st.Proc.Ancestors(r.pid()); err == nil {
+		for _, a := range chain {
+			if s, ok := st.LiveByPID(a.PID); ok {
+				return s.SessionID, s.HostSessionID, "ancestor"
+			}
+		}
+	}
+	if v := getenvFrom(r.environ())("CLAUDE_CODE_SESSION_ID"); station.IsSessionID(v) {
+		return v, "", "env"
+	}
+	return "", "", ""
+}
+
+func (r *Runner) registerLineage(ctx context.Context, req StartRequest, child string) Lineage {
+	l := Lineage{By: string(lineage.ByParent)}
+	if req.NoLineage {
+		l.Skipped = receipt.Ptr("no-lineage")
+		return l
+	}
+	psid, phost, how := r.CallingSession()
+	if psid == "" {
+		l.Skipped = receipt.Ptr("no-parent")
+		return l
+	}
+	l.ParentSession, l.FoundBy = receipt.Ptr(psid), receipt.Ptr(how)
+	if phost != "" {
+		l.ParentHost = receipt.Ptr(phost)
+	}
+	led := &lineage.Ledger{Path: r.Config.LineageFile(), Sessions: r.station(), Now: r.Now}
+	got, err := led.Register(ctx, lineage.Link{Child: child, Parent: psid, ParentHost: phost, Title: req.Name, By: lineage.ByParent})
+	if err != nil {
+		l.Error = receipt.Ptr(err.Error())
+		return l
+	}
+	l.Registered = true
+	l.ParentHost = got.Row.ParentHost
+	return l
+}
+
+// foreground runs claude for the started session and records the outcome.
+func (r *Runner) foreground(ctx context.Context, res *StartResult, prompt string) (StartResult, error) {
+	f := &res.File
+	var allowed string
+	if f.AllowedTools != nil {
+		allowed = *f.AllowedTools
+	}
+	self := ""
+	if len(f.DoormanCommand) > 0 {
+		self = f.DoormanCommand[0]
+	}
+	argv := StartArgv(f.SessionID, f.Model, f.MaxTurns, f.Tools, allowed, f.AllowedTools != nil, f.Doorman, DoormanConfig(self), f.BudgetUSD, prompt)
+	f.Argv = redactLine(argv)
+	env, fds := ScrubEnv(r.environ())
+	out := r.exec()(ctx, Invocation{
+		Path: r.Config.ClaudeBin, Args: argv, Env: env, Dir: f.CWD, FDs: fds,
+		Timeout: time.Duration(f.TimeoutS * float64(time.Second)), KillGrace: r.KillGrace,
+	})
+	if out.PID != 0 {
+		f.PID = receipt.Ptr(out.PID)
+	}
+	if out.ExitCode >= 0 {
+		f.ExitCode = receipt.Ptr(out.ExitCode)
+	}
+	f.StderrTail = receipt.Ptr(TailLines(out.Stderr, 20, 4096))
+	f.DurationMS = receipt.Ptr(out.Duration.Milliseconds())
+	cr, parsed := ParseResult(out.Stdout)
+	if parsed {
+		f.Subtype, f.IsError, f.NumTurns = receipt.Ptr(cr.Subtype), receipt.Ptr(cr.IsError), receipt.Ptr(cr.NumTurns)
+		f.TotalCostUSD, f.Result, f.ResultSessionID = receipt.Ptr(cr.TotalCostUSD), cr.Result, receipt.Ptr(cr.SessionID)
+		if cr.TerminalReason != "" {
+			f.TerminalReason = receipt.Ptr(cr.TerminalReason)
+		}
+		if cr.DurationMS > 0 {
+			f.DurationMS = receipt.Ptr(cr.DurationMS)
+		}
+	}
+	var err error
+	switch {
+	case out.TimedOut:
+		res.Class, res.Reason = Timeout, fmt.Sprintf("no result within %gs; the process group was stopped", f.TimeoutS)
+	case out.Canceled:
+		res.Class, res.Reason = Failed, "interrupted; the process group was stopped"
+	case out.Err != nil:
+		res.Class, res.Reason, err = Failed, out.Err.Error(), out.Err
+	default:
+		res.Class, res.Reason = classify(out.ExitCode, parsed, cr, f.SessionID)
+	}
+	f.State = res.Class
+	if res.Reason != "" {
+		f.Reason = receipt.Ptr(res.Reason)
+	}
+	r.readDoorman(f)
+	f.EndedAt = receipt.Ptr(r.now().UTC().Format(receipt.TimeFormat))
+	if werr := writeFile(f); werr != nil && err == nil {
+		err = werr
+	}
+	return *res, err
+}
+
+// readDoorman records the doorman's heartbeat after the run and how many
+// lines it delivered into this session.
+func (r *Runner) readDoorman(f *StartFile) {
+	files := claudeinbox.FilesFor(r.Config.InboxDir, f.SessionID)
+	if h, err := claudeinbox.ReadHeartbeat(files.Heartbeat); err == nil {
+		f.DoormanHeartbeat, _ = json.Marshal(h)
+	}
+	n := 0
+	if fh, err := fsx.OpenRead(files.Ack); err == nil {
+		_ = claudeinbox.ScanAcks(fh, 0, func(a claudeinbox.Ack, _ int64) bool {
+			if (a.Class == claudeinbox.AckDeliveredSteer || a.Class == claudeinbox.AckDeliveredStart) &&
+				(a.SessionID == "" || a.SessionID == f.SessionID) {
+				n++
+			}
+			return true
+		})
+		fh.Close()
+	}
+	f.DoormanDelivered = receipt.Ptr(n)
+	if n > 0 {
+		f.Note = receipt.Ptr(KnownGapNote(n))
+	}
+}
+
+// SystemdArgv returns systemd-run's argv (without argv[0]) for a detached
+// start: the unit runs "<self> start --foreground-unit <result file>".
+func SystemdArgv(sid string, timeout time.Duration, envFlags []string, self, resultFile string) []string {
+	a := []string{"--user", "--unit", UnitName(sid), "--same-dir", "--collect", "--no-block",
+		"--property=RuntimeMaxSec=" + strconv.Itoa(RuntimeMaxSec(timeout))}
+	a = append(a, envFlags...)
+	return append(a, "--", self, "start", "--foreground-unit", resultFile)
+}
+
+// RuntimeMaxSec is the unit's hard limit: the start timeout plus 30 s, so
+// the unit's own timeout stops claude and writes the result file first.
+func RuntimeMaxSec(timeout time.Duration) int {
+	return int(math.Ceil(timeout.Seconds())) + 30
+}
+
+// detach writes the prompt file and hands the run to systemd-run.
+func (r *Runner) detach(ctx context.Context, res *StartResult, req StartRequest) (StartResult, error) {
+	f := &res.File
+	if err := fsx.WriteFileAtomic(*f.PromptFile, []byte(req.Prompt)); err != nil {
+		return r.failEarly(res, "prompt-file", err)
+	}
+	flags, runEnv := unitEnv(r.environ())
+	argv := SystemdArgv(f.SessionID, time.Duration(f.TimeoutS*float64(time.Second)), flags, req.Self, f.ResultFile)
+	out := r.exec()(ctx, Invocation{Path: r.Config.SystemdRun, Args: argv, Env: runEnv, Dir: f.CWD, Timeout: 60 * time.Second, KillGrace: r.KillGrace})
+	if out.Err != nil || out.TimedOut || out.Canceled || out.ExitCode != 0 {
+		_ = os.Remove(*f.PromptFile)
+		why := fmt.Sprintf("systemd-run exit %d: %s", out.ExitCode, TailLines(out.Stderr, 5, 1024))
+		if out.Err != nil {
+			why = out.Err.Error()
+		}
+		f.StderrTail = receipt.Ptr(TailLines(out.Stderr, 20, 4096))
+		return r.failEarly(res, "systemd-run", errors.New(why))
+	}
+	res.Class = Started
+	return *res, nil
+}
+
+// RunUnit is the body of a detached start's unit: it reads the result file
+// that the detaching start wrote (state started, a unit named), takes the
+// prompt from its prompt file (and removes it), runs claude in the
+// foreground and records the outcome in the same file, keeping the unit and
+// the lineage block.
+func (r *Runner) RunUnit(ctx context.Context, resultFile string) (StartResult, error) {
+	res, err := r.runUnit(ctx, resultFile)
+	res.ReceiptWriteError = r.appendReceipt(res.Row(r.ClientVersion))
+	return res, err
+}
+
+func (r *Runner) runUnit(ctx context.Context, resultFile string) (StartResult, error) {
+	res := StartResult{Systemd: true}
+	bad := func(err error) (StartResult, error) {
+		res.Class, res.Reason = Refused, "bad-result-file"
+		return res, &RefusedError{Op: "start", Reason: "bad-result-file", Err: fmt.Errorf("%w: %w", ErrBadResultFile, err)}
+	}
+	if !filepath.IsAbs(resultFile) {
+		return bad(ErrNotAbsolute)
+	}
+	b, err := fsx.ReadFile(resultFile)
+	if err != nil {
+		return bad(err)
+	}
+	if err := json.Unmarshal(b, &res.File); err != nil {
+		return bad(err)
+	}
+	f := &res.File
+	switch {
+	case f.State != Started || f.Unit == nil || f.ResultFile != resultFile || !station.IsSessionID(f.SessionID):
+		return bad(errors.New("not a started detached start"))
+	case f.PromptFile == nil || *f.PromptFile != PromptFile(resultFile):
+		return bad(errors.New("prompt file is not next to the result file"))
+	}
+	p, err := fsx.ReadFile(*f.PromptFile)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			err = fmt.Errorf("prompt file already taken: %w", err)
+		}
+		return bad(err)
+	}
+	_ = os.Remove(*f.PromptFile)
+	res.Prompt = string(p)
+	if err := CheckPrompt(res.Prompt); err != nil {
+		return bad(err)
+	}
+	if !filepath.IsAbs(r.Config.ClaudeBin) {
+		return bad(fmt.Errorf("claude binary %q: %w", r.Config.ClaudeBin, ErrNotAbsolute))
+	}
+	if len(f.DoormanCommand) > 0 && !filepath.IsAbs(f.DoormanCommand[0]) {
+		return bad(fmt.Errorf("doorman command: %w", ErrNotAbsolute))
+	}
+	return r.foreground(ctx, &res, res.Prompt)
+}
+
+// Row is the receipt row of a start.
+func (s StartResult) Row(clientVersion string) receipt.StartRow {
+	f := s.File
+	row := receipt.StartRow{
+		Class:            string(s.Class),
+		Name:             f.Name,
+		PID:              f.PID,
+		Unit:             f.Unit,
+		Doorman:          nilIfEmpty(string(f.Doorman)),
+		DoormanHeartbeat: f.DoormanHeartbeat,
+		DoormanDelivered: f.DoormanDelivered,
+		ParentSession:    f.Lineage.ParentSession,
+		Systemd:          s.Systemd,
+		Model:            nilIfEmpty(f.Model),
+		Tools:            receipt.Ptr(f.Tools),
+		AllowedTools:     f.AllowedTools,
+		Argv:             f.Argv,
+		ExitCode:         f.ExitCode,
+		Subtype:          f.Subtype,
+		IsError:          f.IsError,
+		NumTurns:         f.NumTurns,
+		TotalCostUSD:     f.TotalCostUSD,
+		TerminalReason:   f.TerminalReason,
+		Result:           f.Result,
+		ResultSessionID:  f.ResultSessionID,
+		DurationMS:       f.DurationMS,
+		StderrTail:       f.StderrTail,
+		Note:             f.Note,
+	}
+	if s.Prompt != "" {
+		row.Line, row.Bytes, row.SHA256 = receipt.Ptr(s.Prompt), receipt.Ptr(len(s.Prompt)), receipt.Ptr(sha256Hex(s.Prompt))
+	}
+	if station.IsSessionID(f.SessionID) {
+		row.SessionID = receipt.Ptr(f.SessionID)
+	}
+	if f.State != "" {
+		row.State = receipt.Ptr(string(f.State))
+	}
+	if f.ResultFile != "" {
+		row.ResultFile = receipt.Ptr(f.ResultFile)
+	}
+	if f.Inbox != "" {
+		row.Inbox = receipt.Ptr(f.Inbox)
+	}
+	if f.CWD != "" {
+		row.CWD = receipt.Ptr(f.CWD)
+	}
+	if f.MaxTurns != 0 {
+		row.MaxTurns = receipt.Ptr(f.MaxTurns)
+	}
+	if f.BudgetUSD != 0 {
+		row.BudgetUSD = receipt.Ptr(f.BudgetUSD)
+	}
+	if f.TimeoutS != 0 {
+		row.TimeoutS = receipt.Ptr(f.TimeoutS)
+	}
+	if s.Reason != "" {
+		row.Reason = receipt.Ptr(s.Reason)
+	}
+	if clientVersion != "" {
+		row.ClientVersion = receipt.Ptr(clientVersion)
+	}
+	if f.SessionID != "" && (s.Class == Completed || s.Class == Failed || s.Class == Started) {
+		row.Hint = receipt.Ptr("oo-claude read " + f.SessionID)
+	}
+	row.ReceiptWriteError = s.ReceiptWriteError
+	return row
+}
+
+func nilIfEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
