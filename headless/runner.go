@@ -74,7 +74,9 @@ type RefusedError struct {
 	Err    error
 }
 
-func (e *RefusedError) Error() string { return fmt.Sprintf("%s refused (%s): %v", e.Op, e.Reason, e.Err) }
+func (e *RefusedError) Error() string {
+	return fmt.Sprintf("%s refused (%s): %v", e.Op, e.Reason, e.Err)
+}
 
 // Unwrap returns the cause.
 func (e *RefusedError) Unwrap() error { return e.Err }
