@@ -1,0 +1,73 @@
+package claudeinbox_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/fakes/fakedoorman"
+	"github.com/oo-family/oo-claude/fakes/fakestation"
+)
+
+// exampleTB lets the fakes run outside a test: temporary directories and
+// cleanups, run by done in reverse order.
+type exampleTB struct{ cleanups []func() }
+
+func (e *exampleTB) Helper()                      {}
+func (e *exampleTB) Fatal(args ...any)            { panic(fmt.Sprint(args...)) }
+func (e *exampleTB) Fatalf(f string, args ...any) { panic(fmt.Sprintf(f, args...)) }
+func (e *exampleTB) Cleanup(f func())             { e.cleanups = append(e.cleanups, f) }
+func (e *exampleTB) TempDir() string {
+	d, err := os.MkdirTemp("", "oo-claude-example")
+	if err != nil {
+		panic(err)
+	}
+	e.Cleanup(func() { os.RemoveAll(d) })
+	return d
+}
+func (e *exampleTB) done() {
+	for i := len(e.cleanups) - 1; i >= 0; i-- {
+		e.cleanups[i]()
+	}
+}
+
+// A send to a running, busy session whose doorman acks the line.
+func ExampleSender_Send() {
+	tb := &exampleTB{}
+	defer tb.done()
+	st := fakestation.New(tb)
+	row := st.AddSession(fakestation.Session{Name: "work-e9", Status: "busy"})
+	fakedoorman.Start(tb, st.Paths.InboxDir, row.SessionID, fakedoorman.Options{})
+
+	s := &claudeinbox.Sender{Station: st.Station(), Wait: 5 * time.Second}
+	v, err := s.Send(context.Background(), claudeinbox.Request{Target: "work-e9", Line: "status?", From: "mama"})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(v.Class, v.Class.ExitCode(), v.Line)
+	// Output: delivered-steer 0 [mama 📡] status?
+}
+
+// A session that is not running is addressed by its full id; the line
+// waits in its inbox.
+func ExampleSender_Send_offline() {
+	tb := &exampleTB{}
+	defer tb.done()
+	st := fakestation.New(tb)
+	s := &claudeinbox.Sender{Station: st.Station()}
+	v, _ := s.Send(context.Background(), claudeinbox.Request{Target: uuid.NewString(), Line: "when you wake up"})
+	fmt.Println(v.Class, v.Class.ExitCode(), v.Written)
+	// Output: queued-offline 3 true
+}
+
+func ExampleTagged() {
+	fmt.Println(claudeinbox.Tagged("hi", "luna"))
+	fmt.Println(claudeinbox.Tagged("[zai 📡 PONG 🐉] hi", "luna"))
+	// Output:
+	// [luna 📡] hi
+	// [zai 📡 PONG 🐉] hi
+}

@@ -1,0 +1,163 @@
+package fakedoorman_test
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/fakes/fakedoorman"
+	"github.com/oo-family/oo-claude/internal/fsx"
+	"github.com/oo-family/oo-claude/station"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func waitFor(t *testing.T, what string, ok func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !ok() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func acks(t *testing.T, path string) []claudeinbox.Ack {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []claudeinbox.Ack
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		var a claudeinbox.Ack
+		if err := json.Unmarshal(sc.Bytes(), &a); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, a)
+	}
+	return out
+}
+
+// The fake writes what the contract says a doorman writes: a fresh
+// heartbeat naming its session and its live pid, one ack per line (replayed
+// lines too) with the line's sha256 and offset, and a stopped heartbeat at
+// the end.
+func TestContract(t *testing.T) {
+	tests := []struct {
+		name  string
+		opts  fakedoorman.Options
+		class claudeinbox.AckClass
+	}{
+		{"busy", fakedoorman.Options{}, claudeinbox.AckDeliveredSteer},
+		{"idle", fakedoorman.Options{PeerStatus: station.StatusIdle}, claudeinbox.AckDeliveredStart},
+		{"refuse", fakedoorman.Options{Refuse: claudeinbox.RefuseTooLong}, claudeinbox.AckRefused},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir, sid := t.TempDir(), uuid.NewString()
+			files := claudeinbox.FilesFor(dir, sid)
+			first, _ := fsx.AppendLine(files.Inbox, []byte("[a 📡] before the doorman"))
+			d := fakedoorman.Start(t, dir, sid, tt.opts)
+			h, fr := claudeinbox.HeartbeatFreshness(files.Heartbeat, time.Now(), sid, func(pid int) bool { return (station.Proc{}).Alive(pid, "") })
+			if !fr.Fresh || h.PID != os.Getpid() {
+				t.Fatalf("heartbeat %+v not fresh: %+v", h, fr)
+			}
+			second, _ := fsx.AppendLine(files.Inbox, []byte("[a 📡] after"))
+			waitFor(t, "two acks", func() bool { return d.Acked() == 2 })
+			got := acks(t, files.Ack)
+			for i, want := range []struct {
+				line string
+				off  int64
+			}{{"[a 📡] before the doorman", first}, {"[a 📡] after", second}} {
+				a := got[i]
+				if !a.Matches(claudeinbox.SHA256([]byte(want.line)), want.off) || a.Class != tt.class || a.SessionID != sid || a.MsgID == "" {
+					t.Errorf("ack %d: %+v", i, a)
+				}
+				if tt.class == claudeinbox.AckRefused && a.Reason != tt.opts.Refuse {
+					t.Errorf("refused without the reason: %+v", a)
+				}
+			}
+			d.Stop()
+			d.Stop()
+			if d.Err() != nil {
+				t.Fatal(d.Err())
+			}
+			h, fr = claudeinbox.HeartbeatFreshness(files.Heartbeat, time.Now(), sid, nil)
+			if fr.Fresh || h.State != claudeinbox.StateStopped {
+				t.Errorf("after Stop: %+v %+v", h, fr)
+			}
+		})
+	}
+}
+
+func TestScriptedHeartbeats(t *testing.T) {
+	other := uuid.NewString()
+	tests := []struct {
+		name   string
+		opts   fakedoorman.Options
+		reason string
+	}{
+		{"stale", fakedoorman.Options{Stale: true}, claudeinbox.NotFreshStale},
+		{"other session", fakedoorman.Options{HeartbeatSession: other}, claudeinbox.NotFreshOtherSession},
+		{"stopped", fakedoorman.Options{State: claudeinbox.StateStopped}, claudeinbox.NotFreshState},
+		{"dead pid", fakedoorman.Options{PID: fakedoorman.DeadPID()}, claudeinbox.NotFreshPIDGone},
+		{"none", fakedoorman.Options{NoHeartbeat: true}, claudeinbox.NotFreshMissing},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir, sid := t.TempDir(), uuid.NewString()
+			fakedoorman.Start(t, dir, sid, tt.opts)
+			_, fr := claudeinbox.HeartbeatFreshness(claudeinbox.FilesFor(dir, sid).Heartbeat, time.Now(), sid, func(pid int) bool { return (station.Proc{}).Alive(pid, "") })
+			if fr.Fresh || fr.Reason != tt.reason {
+				t.Errorf("freshness %+v, want not fresh because %s", fr, tt.reason)
+			}
+		})
+	}
+}
+
+func TestNoAckAndDelay(t *testing.T) {
+	dir, sid := t.TempDir(), uuid.NewString()
+	files := claudeinbox.FilesFor(dir, sid)
+	d := fakedoorman.Start(t, dir, sid, fakedoorman.Options{NoAck: true})
+	fsx.AppendLine(files.Inbox, []byte("x"))
+	waitFor(t, "the line read", func() bool { return d.Read() == 1 })
+	d.Stop()
+	if _, err := os.Stat(files.Ack); err == nil {
+		t.Error("NoAck wrote an ack")
+	}
+
+	dir, sid = t.TempDir(), uuid.NewString()
+	files = claudeinbox.FilesFor(dir, sid)
+	d = fakedoorman.Start(t, dir, sid, fakedoorman.Options{AckDelay: 150 * time.Millisecond})
+	start := time.Now()
+	fsx.AppendLine(files.Inbox, []byte("x"))
+	waitFor(t, "the ack", func() bool { return d.Acked() == 1 })
+	if el := time.Since(start); el < 150*time.Millisecond {
+		t.Errorf("acked after %v, before the delay", el)
+	}
+	// Stop during a delay returns promptly.
+	fsx.AppendLine(files.Inbox, []byte("y"))
+	waitFor(t, "the line read", func() bool { return d.Read() == 2 })
+	d.Stop()
+	if strings.Count(readAll(t, files.Ack), "\n") != 1 {
+		t.Error("an ack was written after Stop")
+	}
+}
+
+func readAll(t *testing.T, p string) string {
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
