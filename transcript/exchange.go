@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -67,7 +68,16 @@ type Stats struct {
 
 // Exchanges returns the last n exchanges (DefaultExchanges for n <= 0) of
 // the transcript at path, oldest first, reading from the end only as far
-// back as the n-th last prompt.
+// back as the n-th last prompt (a transcript with fewer prompts is read
+// whole; only the exchanges' summaries are kept in memory).
+//
+// A prompt is a user row that is not only tool results: the user's, a
+// peer's that started a turn (isMeta with a peer origin — a "later" line, a
+// line still queued at the end of a turn, or a "now" line, which Claude Code
+// 2.1.332 records as a new turn after the tool result) or one Claude Code
+// injected to start a turn (PromptSystem, e.g. a task notification). Peer
+// lines absorbed mid-turn are the queued_command attachments with a peer
+// origin. Sidechain rows and meta rows without a peer origin are skipped.
 func Exchanges(path string, n int) ([]Exchange, error) {
 	f, size, err := openTranscript(path)
 	if err != nil {
@@ -88,13 +98,13 @@ func ExchangesFrom(r io.ReaderAt, size int64, n int) ([]Exchange, Stats, error) 
 		n = DefaultExchanges
 	}
 	rd := NewReader(r, size, 0)
-	var rows []Row // newest first
 	var st Stats
-	prompts := 0
-	for prompts < n {
+	var out []Exchange // newest first
+	var acc pending
+	for len(out) < n {
 		line, _, err := rd.Prev()
 		if errors.Is(err, io.EOF) {
-			break
+			break // rows before the file's first prompt belong to no exchange
 		}
 		if err != nil {
 			return nil, st, err
@@ -115,26 +125,17 @@ func ExchangesFrom(r io.ReaderAt, size int64, n int) ([]Exchange, Stats, error) 
 		if row.IsSidechain {
 			continue
 		}
-		if _, ok := row.PromptKind(); ok {
-			prompts++
+		if kind, ok := row.PromptKind(); ok {
+			out = append(out, acc.finish(&row, kind))
+			acc = pending{}
+			continue
 		}
-		rows = append(rows, row)
+		acc.add(&row)
 	}
 	st.TornBytes = rd.TornBytes()
 	st.BytesRead = rd.BytesRead()
-
-	var out []Exchange
-	var cur *Exchange
-	for i := len(rows) - 1; i >= 0; i-- {
-		row := &rows[i]
-		if kind, ok := row.PromptKind(); ok {
-			out = append(out, newExchange(row, kind))
-			cur = &out[len(out)-1]
-			continue
-		}
-		if cur != nil {
-			cur.add(row)
-		}
+	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
+		out[i], out[j] = out[j], out[i]
 	}
 	return out, st, nil
 }
@@ -174,28 +175,39 @@ func newExchange(row *Row, kind PromptKind) Exchange {
 	return Exchange{Prompt: p, Start: t, End: t, Tools: []ToolCall{}, Peers: []PeerLine{}}
 }
 
-func (e *Exchange) add(row *Row) {
+// pending gathers what follows a prompt while the rows are read backwards,
+// newest first: only the summary is kept, never the rows, so a long turn
+// costs memory for its text and tool calls only.
+type pending struct {
+	texts   []string // newest first
+	tools   []ToolCall
+	peers   []PeerLine
+	end     time.Time
+	stop    string
+	stopSet bool
+}
+
+// add takes the row before the ones added so far.
+func (p *pending) add(row *Row) {
 	switch row.Type {
 	case RowAssistant:
 		if row.Message == nil {
 			return
 		}
-		for _, b := range row.Message.Blocks() {
+		blocks := row.Message.Blocks()
+		for i := len(blocks) - 1; i >= 0; i-- {
+			b := blocks[i]
 			switch b.Type {
 			case "text":
-				if strings.TrimSpace(b.Text) == "" {
-					continue
+				if strings.TrimSpace(b.Text) != "" {
+					p.texts = append(p.texts, b.Text)
 				}
-				if e.Assistant != "" {
-					e.Assistant += "\n\n"
-				}
-				e.Assistant += b.Text
 			case "tool_use":
-				e.Tools = append(e.Tools, ToolCall{Name: b.Name, Input: SummarizeInput(b.Input), ID: b.ID})
+				p.tools = append(p.tools, ToolCall{Name: b.Name, Input: SummarizeInput(b.Input), ID: b.ID})
 			}
 		}
-		if row.Message.StopReason != "" {
-			e.StopReason = row.Message.StopReason
+		if !p.stopSet && row.Message.StopReason != "" {
+			p.stop, p.stopSet = row.Message.StopReason, true
 		}
 	case RowUser:
 		// Tool results and meta rows: they only move the end.
@@ -205,15 +217,31 @@ func (e *Exchange) add(row *Row) {
 		}
 		o := row.PeerOrigin()
 		if o == nil {
-			return
+			return // the user's own line typed during the turn
 		}
-		e.Peers = append(e.Peers, peerLine(o, textOf(row.Attachment.Prompt), row.Time()))
+		p.peers = append(p.peers, peerLine(o, textOf(row.Attachment.Prompt), row.Time()))
 	default:
 		return
 	}
-	if t := row.Time(); t.After(e.End) {
-		e.End = t
+	if t := row.Time(); t.After(p.end) {
+		p.end = t
 	}
+}
+
+// finish returns the exchange prompt started, with what was gathered.
+func (p *pending) finish(prompt *Row, kind PromptKind) Exchange {
+	e := newExchange(prompt, kind)
+	slices.Reverse(p.texts)
+	e.Assistant = strings.Join(p.texts, "\n\n")
+	e.Tools = append(e.Tools, p.tools...)
+	slices.Reverse(e.Tools)
+	e.Peers = append(e.Peers, p.peers...)
+	slices.Reverse(e.Peers)
+	e.StopReason = p.stop
+	if p.end.After(e.End) {
+		e.End = p.end
+	}
+	return e
 }
 
 func peerLine(o *Origin, text string, t time.Time) PeerLine {

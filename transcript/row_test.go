@@ -176,9 +176,10 @@ func FuzzParseRow(f *testing.F) {
 		for _, bl := range r.Message.Blocks() {
 			SummarizeInput(bl.Input)
 		}
+		var acc pending
+		acc.add(&r)
 		if kind, ok := r.PromptKind(); ok {
-			ex := newExchange(&r, kind)
-			ex.add(&r)
+			acc.finish(&r, kind)
 		}
 	})
 }
