@@ -82,6 +82,7 @@ type world struct {
 	self  int
 	ppid  int
 	me    int // this test process: the door's listener
+	row   station.Row
 	clock func() time.Time
 }
 

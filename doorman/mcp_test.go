@@ -1,0 +1,133 @@
+package doorman_test
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/doorman"
+)
+
+const toolsList = `{"jsonrpc":"2.0","id":3,"result":{"tools":[{"name":"claude_inbox_status","title":"Claude inbox status","description":"Read-only: this session's inbox file, how many lines its doorman delivered, refused and has pending, the doorman's heartbeat and whether its follow loop runs.","inputSchema":{"type":"object","properties":{},"additionalProperties":false},"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}}]}}`
+
+func TestMCPGolden(t *testing.T) {
+	initWith := func(v string) string {
+		return `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"` + v + `","capabilities":{},"clientInfo":{"name":"claude-code","version":"2.1.332"}}}`
+	}
+	initResult := func(v string) string {
+		return `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"` + v + `","capabilities":{"tools":{}},"serverInfo":{"name":"oo-claude-doorman","version":"9.9.9"}}}`
+	}
+	tests := []struct {
+		name string
+		in   []string
+		out  []string
+	}{
+		{"initialize 2025-11-25", []string{initWith("2025-11-25")}, []string{initResult("2025-11-25")}},
+		{"initialize 2025-06-18", []string{initWith("2025-06-18")}, []string{initResult("2025-06-18")}},
+		{"initialize 2025-03-26", []string{initWith("2025-03-26")}, []string{initResult("2025-03-26")}},
+		{"initialize 2024-11-05", []string{initWith("2024-11-05")}, []string{initResult("2024-11-05")}},
+		{"initialize unknown version", []string{initWith("2026-07-28")}, []string{initResult("2025-11-25")}},
+		{"initialize without params", []string{`{"jsonrpc":"2.0","id":1,"method":"initialize"}`}, []string{initResult("2025-11-25")}},
+		{"notifications are never answered", []string{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`}, nil},
+		{"ping", []string{`{"jsonrpc":"2.0","id":"p-1","method":"ping"}`}, []string{`{"jsonrpc":"2.0","id":"p-1","result":{}}`}},
+		{"tools/list", []string{`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`}, []string{toolsList}},
+		{"tools/call", []string{`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"claude_inbox_status","arguments":{}}}`},
+			[]string{`{"jsonrpc":"2.0","id":4,"result":{"content":[{"type":"text","text":"{\"inbox\":\"/i/s.inbox\",\"session_id\":\"s\",\"state\":\"following\",\"delivered\":2,\"refused\":0,\"pending\":1,\"pending_bytes\":9,\"heartbeat\":null,\"thread_alive\":true}"}],"structuredContent":{"inbox":"/i/s.inbox","session_id":"s","state":"following","delivered":2,"refused":0,"pending":1,"pending_bytes":9,"heartbeat":null,"thread_alive":true},"isError":false}}`}},
+		{"tools/call unknown tool", []string{`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"rm_rf"}}`},
+			[]string{`{"jsonrpc":"2.0","id":5,"error":{"code":-32602,"message":"unknown tool \"rm_rf\""}}`}},
+		{"server/discover", []string{`{"jsonrpc":"2.0","id":0,"method":"server/discover","params":{"_meta":{"protocolVersion":"2026-07-28"}}}`},
+			[]string{`{"jsonrpc":"2.0","id":0,"error":{"code":-32601,"message":"method not found: server/discover"}}`}},
+		{"resources/list", []string{`{"jsonrpc":"2.0","id":6,"method":"resources/list"}`},
+			[]string{`{"jsonrpc":"2.0","id":6,"error":{"code":-32601,"message":"method not found: resources/list"}}`}},
+		{"parse error", []string{`{not json`}, []string{`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}`}},
+		{"invalid request", []string{`{"jsonrpc":"1.0","id":7,"method":"ping"}`}, []string{`{"jsonrpc":"2.0","id":7,"error":{"code":-32600,"message":"invalid request"}}`}},
+		{"blank lines skipped", []string{``, `  `, `{"jsonrpc":"2.0","id":8,"method":"ping"}`}, []string{`{"jsonrpc":"2.0","id":8,"result":{}}`}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var out bytes.Buffer
+			s := &doorman.Server{
+				In: strings.NewReader(strings.Join(tt.in, "\n") + "\n"), Out: &out, Version: "9.9.9",
+				Report: func() doorman.Report {
+					return doorman.Report{Inbox: "/i/s.inbox", SessionID: "s", State: "following", Delivered: 2, Pending: 1, PendingBytes: 9, ThreadAlive: true}
+				},
+			}
+			if err := s.Serve(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			if out.Len() > 0 {
+				got = strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n")
+			}
+			if diff := cmp.Diff(tt.out, got); diff != "" {
+				t.Errorf("frames (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// TestMCPInternalError: a failing message answers -32603 and the server
+// goes on; a request right before EOF is still answered.
+func TestMCPInternalError(t *testing.T) {
+	var out, log bytes.Buffer
+	calls := 0
+	s := &doorman.Server{
+		In: strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"claude_inbox_status"}}` + "\n" +
+			`{"jsonrpc":"2.0","id":2,"method":"ping"}`), // no newline: EOF right after
+		Out: &out, Log: &log,
+		Report: func() doorman.Report {
+			calls++
+			panic("boom")
+		},
+	}
+	if err := s.Serve(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	want := `{"jsonrpc":"2.0","id":1,"error":{"code":-32603,"message":"internal error"}}` + "\n" + `{"jsonrpc":"2.0","id":2,"result":{}}` + "\n"
+	if diff := cmp.Diff(want, out.String()); diff != "" {
+		t.Errorf("frames (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(log.String(), "boom") {
+		t.Errorf("log %q", log.String())
+	}
+}
+
+// TestMCPStdoutCleanWhileLoopLogs: the doorman's loop logs (an identity
+// failure, retried) while the server answers; stdout holds frames only.
+func TestMCPStdoutCleanWhileLoopLogs(t *testing.T) {
+	w := newWorld(t)
+	w.tree.add(600, 1, "bash", "/bin/bash", "8")
+	w.self, w.ppid = selfPID, 600
+	w.tree.add(selfPID, 600, "oo-claude", "/x/oo-claude", "9")
+	var log lockedBuffer
+	log.b = &bytes.Buffer{}
+	dm := doorman.New(doorman.Options{Host: w.host(nil), Config: w.config(), Mode: doorman.ModeMCP, Log: &log})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- dm.Run(ctx) }()
+	pr, pw := io.Pipe()
+	var out bytes.Buffer
+	s := &doorman.Server{In: pr, Out: &out, Log: &log, Report: dm.Report}
+	sdone := make(chan error, 1)
+	go func() { sdone <- s.Serve(context.Background()) }()
+	waitState(t, dm, claudeinbox.StateNotDescendant)
+	io.WriteString(pw, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"claude_inbox_status"}}`+"\n")
+	pw.Close()
+	if err := <-sdone; err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	<-done
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != 1 || !strings.HasPrefix(lines[0], `{"jsonrpc":"2.0","id":1,"result":`) || !strings.Contains(lines[0], `\"state\":\"not-descendant\"`) {
+		t.Errorf("stdout %q", out.String())
+	}
+	if !strings.Contains(log.b.String(), "not-descendant") {
+		t.Errorf("log %q", log.b.String())
+	}
+}
