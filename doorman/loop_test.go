@@ -251,7 +251,7 @@ func TestMonitorEraAdoption(t *testing.T) {
 	w.appendLine(sid, "[a 📡] "+strings.Repeat("long ", 30))
 	w.appendLine(sid, "[a 📡] new")
 	ack := "2026-10-30T20:00:00Z read: [a 📡] read by the monitor\n" +
-		"2026-10-30T20:00:01Z read: " + string([]rune("[a 📡] "+strings.Repeat("long ", 30))[:80]) + "\n"
+		"2026-10-30T20:00:01Z read: " + string([]rune("[a 📡] " + strings.Repeat("long ", 30))[:80]) + "\n"
 	os.WriteFile(files.Ack, []byte(ack), 0o600)
 	if err, _, log := w.runOnce(doorman.ModeMCP, "", nil); err != nil {
 		t.Fatalf("%v\n%s", err, log)
