@@ -1,0 +1,426 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
+	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/fakes/fakedoorman"
+	"github.com/oo-family/oo-claude/fakes/fakestation"
+	"github.com/oo-family/oo-claude/station"
+)
+
+// testToken stands for CLAUDE_CODE_MESSAGING_TOKEN: every send runs with it
+// in its environment and it must appear nowhere.
+const testToken = "70ce11a9d0000000000000000000beef"
+
+var v01SendKeys = strings.Split("ts, ts_ms, kind, class, delivered, target, session_id, name, pid, running, status, from, line, sha256, bytes, inbox, line_offset, doorman, ack, peer_status, msg_id, waited_s, wait_s, min_interval_s, reason, note, hint, client_version", ", ")
+
+func sendEnv(fs *fakestation.Station, extra ...string) []string {
+	return append(append(fs.Env(), "CLAUDE_CODE_MESSAGING_TOKEN="+testToken, "OO_CLAUDE_MIN_INTERVAL_S=0"), extra...)
+}
+
+// sleeper starts a process that lives until the test ends: a second live
+// pid for a second running session.
+func sleeper(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command("sleep", "600")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd.Process.Pid
+}
+
+func jsonRow(t *testing.T, stdout string) map[string]json.RawMessage {
+	t.Helper()
+	if strings.Count(stdout, "\n") != 1 {
+		t.Fatalf("--json printed %d lines: %q", strings.Count(stdout, "\n"), stdout)
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(stdout), &m); err != nil {
+		t.Fatalf("stdout %q: %v", stdout, err)
+	}
+	return m
+}
+
+func keySet(m map[string]json.RawMessage) []string {
+	var k []string
+	for x := range m {
+		k = append(k, x)
+	}
+	sort.Strings(k)
+	return k
+}
+
+func assertNoToken(t *testing.T, root string, outputs ...string) {
+	t.Helper()
+	for _, o := range outputs {
+		if strings.Contains(o, testToken) {
+			t.Errorf("the token appears in the output")
+		}
+	}
+	filepath.WalkDir(root, func(path string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			if b, _ := os.ReadFile(path); strings.Contains(string(b), testToken) {
+				t.Errorf("%s holds the token", strings.TrimPrefix(path, root))
+			}
+		}
+		return nil
+	})
+}
+
+// TestSendBinary runs every class through the binary: exit code, the
+// human line, the --json row with every v0.1 key, the file, no token.
+func TestSendBinary(t *testing.T) {
+	type setup func(t *testing.T, fs *fakestation.Station) (args []string)
+	running := func(o *fakedoorman.Options, line string, flags ...string) setup {
+		return func(t *testing.T, fs *fakestation.Station) []string {
+			r := fs.AddSession(fakestation.Session{Name: "work-e9"})
+			if o != nil {
+				fakedoorman.Start(t, fs.Paths.InboxDir, r.SessionID, *o)
+			}
+			return append([]string{r.SessionID, line}, flags...)
+		}
+	}
+	tests := []struct {
+		name    string
+		setup   setup
+		class   claudeinbox.Class
+		code    int
+		reason  string
+		written int // lines in the inbox afterwards
+		human   string
+	}{
+		{"newline", running(nil, "a\nb"), claudeinbox.Refused, 1, "newline", 0, `^refused "[0-9a-f-]{36}" \(newline\)$`},
+		{"16 KiB + 1", running(nil, strings.Repeat("x", claudeinbox.MaxLineBytes+1), "--no-tag"), claudeinbox.Refused, 1, "too-long", 0, ``},
+		{"empty", running(nil, ""), claudeinbox.Refused, 1, "empty", 0, ``},
+		{"invalid UTF-8", running(nil, "a\xffb"), claudeinbox.Refused, 1, "invalid-utf8", 0, ``},
+		{"bad from", running(nil, "hi", "--from", "a]b"), claudeinbox.Refused, 1, "bad-from", 0, ``},
+		{"ambiguous fragment", func(t *testing.T, fs *fakestation.Station) []string {
+			fs.AddSession(fakestation.Session{Name: "proj-alpha-1"})
+			fs.AddSession(fakestation.Session{PID: sleeper(t), Name: "proj-alpha-2"})
+			return []string{"alpha", "hi"}
+		}, claudeinbox.Refused, 1, "ambiguous-target", 0, `^refused "alpha" \(ambiguous-target\)$`},
+		{"unknown name", func(t *testing.T, fs *fakestation.Station) []string {
+			return []string{"nobody-here", "hi"}
+		}, claudeinbox.Refused, 1, "unknown-target", 0, ``},
+		{"offline full id", func(t *testing.T, fs *fakestation.Station) []string {
+			return []string{uuid.NewString(), "wake up"}
+		}, claudeinbox.QueuedOffline, 3, "", 1, `^queued-offline [0-9a-f]{8}… line_offset=0$`},
+		{"running, no heartbeat", running(nil, "hi"), claudeinbox.QueuedNoDoorman, 3, "missing", 1, `^queued-no-doorman [0-9a-f]{8}… line_offset=0 \(missing\)$`},
+		{"stale heartbeat", running(&fakedoorman.Options{Stale: true}, "hi"), claudeinbox.QueuedNoDoorman, 3, "stale", 1, ``},
+		{"heartbeat of another session", running(&fakedoorman.Options{HeartbeatSession: uuid.NewString()}, "hi"), claudeinbox.QueuedNoDoorman, 3, "other-session", 1, ``},
+		{"stopped doorman", running(&fakedoorman.Options{State: claudeinbox.StateStopped}, "hi"), claudeinbox.QueuedNoDoorman, 3, "state", 1, ``},
+		{"dead doorman pid", running(&fakedoorman.Options{PID: fakedoorman.DeadPID()}, "hi"), claudeinbox.QueuedNoDoorman, 3, "pid-gone", 1, ``},
+		{"fresh heartbeat, no ack", running(&fakedoorman.Options{NoAck: true}, "hi", "--wait", "0.3"), claudeinbox.Timeout, 5, "", 1, `^timeout [0-9a-f]{8}… line_offset=0 no ack after 0\.\ds$`},
+		{"delivered-steer", running(&fakedoorman.Options{}, "hi"), claudeinbox.DeliveredSteer, 0, "", 1, `^delivered-steer [0-9a-f]{8}… msg_id=[0-9a-f-]{36} after \d+\.\ds$`},
+		{"delivered-start", running(&fakedoorman.Options{PeerStatus: station.StatusIdle}, "hi"), claudeinbox.DeliveredStart, 0, "", 1, `^delivered-start `},
+		{"doorman refuses", running(&fakedoorman.Options{Refuse: claudeinbox.RefuseNUL}, "hi"), claudeinbox.Refused, 1, "nul", 1, ``},
+		{"flags before the target", func(t *testing.T, fs *fakestation.Station) []string {
+			return []string{"--from", "luna", "--no-tag", uuid.NewString(), "--", "-starts with a dash?"}
+		}, claudeinbox.QueuedOffline, 3, "", 1, ``},
+		{"after --", func(t *testing.T, fs *fakestation.Station) []string {
+			return []string{uuid.NewString(), "--", "-x"}
+		}, claudeinbox.QueuedOffline, 3, "", 1, ``},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, asJSON := range []bool{false, true} {
+				fs := fakestation.New(t)
+				args := []string{"send"}
+				if asJSON {
+					args = append(args, "--json")
+				}
+				args = append(args, tt.setup(t, fs)...)
+				r := runBinary(t, sendEnv(fs), "", args...)
+				if r.code != tt.code {
+					t.Fatalf("%v: exit %d, want %d\nstdout: %s\nstderr: %s", args, r.code, tt.code, r.stdout, r.stderr)
+				}
+				var sid string
+				if asJSON {
+					row := jsonRow(t, r.stdout)
+					if diff := cmp.Diff(sortedStrings(v01SendKeys), keySet(row)); diff != "" {
+						t.Errorf("--json keys (-want +got):\n%s", diff)
+					}
+					var class, reason string
+					json.Unmarshal(row["class"], &class)
+					json.Unmarshal(row["reason"], &reason)
+					json.Unmarshal(row["session_id"], &sid)
+					if class != string(tt.class) || reason != tt.reason {
+						t.Errorf("row class %q reason %q, want %q %q", class, reason, tt.class, tt.reason)
+					}
+					// The printed row is the row in receipts.jsonl.
+					rec := strings.TrimSpace(readOrEmpty(t, fs.Paths.ReceiptsFile()))
+					if rec != strings.TrimSpace(r.stdout) {
+						t.Errorf("receipt %s\n!= printed %s", rec, r.stdout)
+					}
+				} else {
+					out := strings.TrimSuffix(r.stdout, "\n")
+					if strings.Contains(out, "\n") || !strings.HasPrefix(out, string(tt.class)+" ") {
+						t.Errorf("stdout %q is not one line starting with %s", r.stdout, tt.class)
+					}
+					if tt.human != "" && !regexp.MustCompile(tt.human).MatchString(out) {
+						t.Errorf("stdout %q does not match %s", out, tt.human)
+					}
+					if !tt.class.Delivered() && !strings.Contains(r.stderr, "note: ") {
+						t.Errorf("no note on stderr: %q", r.stderr)
+					}
+					if tt.class == claudeinbox.QueuedOffline && !strings.Contains(r.stderr, "hint: oo-claude resume ") {
+						t.Errorf("no resume hint on stderr: %q", r.stderr)
+					}
+				}
+				inbox := ""
+				if ents, _ := os.ReadDir(fs.Paths.InboxDir); len(ents) > 0 {
+					for _, e := range ents {
+						if strings.HasSuffix(e.Name(), ".inbox") {
+							inbox += readOrEmpty(t, filepath.Join(fs.Paths.InboxDir, e.Name()))
+						}
+					}
+				}
+				if n := strings.Count(inbox, "\n"); n != tt.written {
+					t.Errorf("%d lines in the inboxes, want %d: %q", n, tt.written, inbox)
+				}
+				assertNoToken(t, fs.Root, r.stdout, r.stderr)
+			}
+		})
+	}
+}
+
+func sortedStrings(s []string) []string {
+	s = append([]string(nil), s...)
+	sort.Strings(s)
+	return s
+}
+
+func readOrEmpty(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+func TestSendUsage(t *testing.T) {
+	fs := fakestation.New(t)
+	tests := []struct {
+		name string
+		args []string
+		in   string
+	}{
+		{"no arguments", []string{"send"}, "needs a target and one line"},
+		{"no line", []string{"send", uuid.NewString()}, "needs a target and one line"},
+		{"three arguments", []string{"send", uuid.NewString(), "a", "b"}, "needs a target and one line"},
+		{"bad wait", []string{"send", "--wait", "soon", uuid.NewString(), "x"}, "want seconds"},
+		{"negative interval", []string{"send", uuid.NewString(), "x", "--min-interval", "-1"}, "want seconds"},
+		{"unknown flag", []string{"send", uuid.NewString(), "x", "--loud"}, "flag provided but not defined"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runInProcess(t, fs.Getenv, "", tt.args...)
+			if r.code != 2 || !strings.Contains(r.stderr, tt.in) {
+				t.Errorf("exit %d stderr %q, want 2 and %q", r.code, r.stderr, tt.in)
+			}
+		})
+	}
+	if r := runBinary(t, sendEnv(fs), "", "send"); r.code != 2 {
+		t.Errorf("binary without arguments: exit %d", r.code)
+	}
+	// A bad knob is a usage error too.
+	r := runBinary(t, sendEnv(fs, "OO_CLAUDE_WAIT_S=later"), "", "send", uuid.NewString(), "x")
+	if r.code != 2 || !strings.Contains(r.stderr, "OO_CLAUDE_WAIT_S") {
+		t.Errorf("bad knob: exit %d stderr %q", r.code, r.stderr)
+	}
+}
+
+// The knobs set the defaults; flags override them.
+func TestSendKnobs(t *testing.T) {
+	fs := fakestation.New(t)
+	sid := uuid.NewString()
+	env := append(fs.Env(), "OO_CLAUDE_WAIT_S=1.5", "OO_CLAUDE_MIN_INTERVAL_S=45")
+	row := jsonRow(t, runBinary(t, env, "", "send", sid, "x", "--json").stdout)
+	if string(row["wait_s"]) != "1.5" || string(row["min_interval_s"]) != "45" {
+		t.Errorf("knobs: wait_s %s min_interval_s %s", row["wait_s"], row["min_interval_s"])
+	}
+	r := runBinary(t, env, "", "send", sid, "y", "--json")
+	if r.code != 6 {
+		t.Fatalf("second line within 45 s: exit %d", r.code)
+	}
+	row = jsonRow(t, runBinary(t, env, "", "send", sid, "z", "--json", "--wait", "0", "--min-interval", "0").stdout)
+	if string(row["wait_s"]) != "0" || string(row["min_interval_s"]) != "0" {
+		t.Errorf("flags: wait_s %s min_interval_s %s", row["wait_s"], row["min_interval_s"])
+	}
+	if n := strings.Count(readOrEmpty(t, fs.InboxPath(sid)), "\n"); n != 2 {
+		t.Errorf("%d lines, want 2 (the dropped one not written)", n)
+	}
+}
+
+// 8 processes × 100 sends into one inbox, throttle off: every line whole,
+// none lost, each receipt's line_offset right.
+func TestSendProcesses(t *testing.T) {
+	if testing.Short() {
+		t.Skip("800 processes")
+	}
+	fs := fakestation.New(t)
+	sid := uuid.NewString()
+	const P, N = 8, 100
+	var wg sync.WaitGroup
+	errs := make(chan string, P*N)
+	for p := 0; p < P; p++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < N; i++ {
+				line := fmt.Sprintf("p%d i%03d %s", p, i, strings.Repeat("~", (p*N+i)%113))
+				r := runBinary(t, sendEnv(fs), "", "send", sid, line, "--from", fmt.Sprint("proc", p), "--wait", "0", "--min-interval", "0", "--json")
+				if r.code != 3 {
+					errs <- fmt.Sprintf("p%d i%d: exit %d %s", p, i, r.code, r.stderr)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Fatal(e)
+	}
+	inbox := readOrEmpty(t, fs.InboxPath(sid))
+	lines := strings.Split(strings.TrimSuffix(inbox, "\n"), "\n")
+	if len(lines) != P*N {
+		t.Fatalf("%d lines, want %d", len(lines), P*N)
+	}
+	at := map[int64]string{}
+	var off int64
+	for _, l := range lines {
+		at[off] = l
+		off += int64(len(l)) + 1
+	}
+	f, err := os.Open(fs.Paths.ReceiptsFile())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	n := 0
+	seen := map[int64]bool{}
+	for sc.Scan() {
+		var row struct {
+			Line       string `json:"line"`
+			LineOffset int64  `json:"line_offset"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &row); err != nil {
+			t.Fatal(err)
+		}
+		if at[row.LineOffset] != row.Line || seen[row.LineOffset] {
+			t.Fatalf("receipt says %q at %d; the inbox has %q there", row.Line, row.LineOffset, at[row.LineOffset])
+		}
+		seen[row.LineOffset] = true
+		n++
+	}
+	if n != P*N {
+		t.Errorf("%d receipts, want %d", n, P*N)
+	}
+}
+
+// 8 processes per sender, two senders, at once, throttle on: exactly one
+// line per (session, sender) is written; the others are dropped (exit 6).
+func TestSendThrottleProcesses(t *testing.T) {
+	fs := fakestation.New(t)
+	sid := uuid.NewString()
+	type res struct {
+		from string
+		code int
+	}
+	out := make(chan res, 16)
+	start := make(chan struct{})
+	for i := 0; i < 16; i++ {
+		from := []string{"mama", "luna"}[i%2]
+		go func() {
+			<-start
+			r := runBinary(t, append(fs.Env(), "OO_CLAUDE_MIN_INTERVAL_S=30"), "", "send", sid, fmt.Sprint("line ", i), "--from", from, "--wait", "0")
+			out <- res{from, r.code}
+		}()
+	}
+	close(start)
+	codes := map[string][]int{}
+	for i := 0; i < 16; i++ {
+		r := <-out
+		codes[r.from] = append(codes[r.from], r.code)
+	}
+	want := []int{3, 6, 6, 6, 6, 6, 6, 6}
+	for from, c := range codes {
+		sort.Ints(c)
+		if diff := cmp.Diff(want, c); diff != "" {
+			t.Errorf("%s exit codes (-want +got):\n%s", from, diff)
+		}
+	}
+	if n := strings.Count(readOrEmpty(t, fs.InboxPath(sid)), "\n"); n != 2 {
+		t.Errorf("%d lines written, want 2", n)
+	}
+}
+
+func TestSendSymlinkedInbox(t *testing.T) {
+	fs := fakestation.New(t)
+	sid := uuid.NewString()
+	victim := filepath.Join(t.TempDir(), "victim")
+	os.WriteFile(victim, nil, 0o600)
+	if err := os.Symlink(victim, fs.InboxPath(sid)); err != nil {
+		t.Fatal(err)
+	}
+	r := runBinary(t, sendEnv(fs), "", "send", sid, "x")
+	if r.code != 1 || !strings.HasPrefix(r.stdout, "refused ") || !strings.Contains(r.stderr, "symlink") {
+		t.Errorf("exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if b, _ := os.ReadFile(victim); len(b) != 0 {
+		t.Errorf("written through the symlink: %q", b)
+	}
+}
+
+// A receipts file that cannot be written: the verdict and exit code stand,
+// the printed row carries receipt_write_error.
+func TestSendReceiptWriteError(t *testing.T) {
+	fs := fakestation.New(t)
+	if err := os.Symlink(filepath.Join(t.TempDir(), "x"), fs.Paths.ReceiptsFile()); err != nil {
+		t.Fatal(err)
+	}
+	r := runBinary(t, sendEnv(fs), "", "send", uuid.NewString(), "x", "--json")
+	row := jsonRow(t, r.stdout)
+	if r.code != 3 || row["receipt_write_error"] == nil || !strings.Contains(r.stderr, "receipt not written") {
+		t.Errorf("exit %d row %s stderr %q", r.code, r.stdout, r.stderr)
+	}
+}
+
+// Send in-process too, so the race detector sees the CLI's own code.
+func TestSendInProcess(t *testing.T) {
+	fs := fakestation.New(t)
+	row := fs.AddSession(fakestation.Session{Name: "work-e9"})
+	fakedoorman.Start(t, fs.Paths.InboxDir, row.SessionID, fakedoorman.Options{})
+	getenv := func(k string) string {
+		if k == "OO_CLAUDE_WAIT_S" {
+			return "5"
+		}
+		return fs.Getenv(k)
+	}
+	start := time.Now()
+	r := runInProcess(t, getenv, "", "send", "work-e9", "hi", "--from", "luna")
+	if r.code != 0 || !strings.HasPrefix(r.stdout, "delivered-steer ") {
+		t.Fatalf("exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if time.Since(start) > 2*time.Second {
+		t.Errorf("slow: %v", time.Since(start))
+	}
+}
