@@ -42,11 +42,7 @@ func newEnv(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) strin
 // verbs lists every subcommand constructor. Each lives in its own file.
 var verbs = []func(*env) *ffcli.Command{
 	newVersionCmd,
-	newResumeCmd,
-	newStartCmd,
-	newLineageCmd,
 	newSendCmd,
-	newDoormanCmd,
 }
 
 // run is the whole program: main only adds the process's stdio, signals and
