@@ -1,0 +1,102 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"os"
+	"time"
+
+	"github.com/oo-family/oo-claude/doorman"
+	"github.com/oo-family/oo-claude/internal/version"
+	"github.com/oo-family/oo-claude/station"
+	"github.com/peterbourgon/ff/v3/ffcli"
+)
+
+// Exit codes of the foreground doorman.
+const (
+	exitNotHere        = 3 // not deliverable here (an identity state)
+	exitDeliveryFailed = 4 // a delivery failed and the line waits
+)
+
+func newDoormanCmd(e *env) *ffcli.Command {
+	fs := flag.NewFlagSet("doorman", flag.ContinueOnError)
+	mcp := fs.Bool("mcp", false, "speak MCP over stdio while the follow loop runs (the registration's way)")
+	allow := fs.Bool("allow-foreground", false, "run the foreground loop: it delivers into the session this process descends from")
+	session := fs.String("session", "", "the session id the owner must be (never trusted without its registry row)")
+	once := fs.Bool("once", false, "foreground: replay the unread lines, then exit")
+	asJSON := fs.Bool("json", false, "foreground: print the final status as one JSON line")
+	return &ffcli.Command{
+		Name:       "doorman",
+		ShortUsage: "oo-claude doorman --mcp | --allow-foreground [--session ID] [--once] [--json]",
+		ShortHelp:  "the receiver: carry the inbox's lines through the session's door",
+		FlagSet:    fs,
+		Exec: func(ctx context.Context, args []string) error {
+			switch {
+			case len(args) > 0:
+				return usagef("doorman takes no arguments")
+			case *mcp && (*allow || *once || *session != "" || *asJSON):
+				return usagef("--mcp takes no other flag")
+			case !*mcp && !*allow:
+				return usagef("doorman refuses to run without --allow-foreground (or --mcp): a doorman delivers into the session it descends from")
+			}
+			cfg, err := e.config()
+			if err != nil {
+				return err
+			}
+			mode := doorman.ModeCLI
+			if *mcp {
+				mode = doorman.ModeMCP
+			}
+			dm := doorman.New(doorman.Options{
+				Host: &doorman.Host{
+					Proc:    station.Proc{},
+					Station: station.New(cfg.Paths),
+					Getenv:  e.getenv,
+					PID:     os.Getpid(),
+					PPID:    os.Getppid(),
+					Now:     time.Now,
+					Door:    doorman.DoorDialer{Settle: cfg.DoorSettle},
+				},
+				Config: cfg, Mode: mode, Session: *session, Once: *once,
+				Log: e.stderr, Version: version.Version,
+			})
+			if *mcp {
+				return runMCP(ctx, e, dm)
+			}
+			err = dm.Run(ctx)
+			if *asJSON {
+				b, _ := json.Marshal(dm.Status())
+				e.stdout.Write(append(b, '\n'))
+			}
+			var de *doorman.DeliveryError
+			switch {
+			case errors.Is(err, doorman.ErrNotDeliverable):
+				return &exitError{code: exitNotHere, err: err}
+			case errors.As(err, &de):
+				return &exitError{code: exitDeliveryFailed, err: err}
+			}
+			return err
+		},
+	}
+}
+
+// runMCP answers MCP on stdio while the loop runs; stdin EOF or a signal
+// stops both, and the loop's stopped heartbeat is written before it returns.
+func runMCP(ctx context.Context, e *env, dm *doorman.Doorman) error {
+	loopCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	loopDone := make(chan error, 1)
+	go func() { loopDone <- dm.Run(loopCtx) }()
+	srv := &doorman.Server{In: e.stdin, Out: e.stdout, Log: e.stderr, Version: version.Version, Report: dm.Report}
+	srvDone := make(chan error, 1)
+	go func() { srvDone <- srv.Serve(ctx) }()
+	select {
+	case <-srvDone: // stdin EOF: every request before it is answered
+	case <-ctx.Done():
+	}
+	stop()
+	<-loopDone // an identity failure is reported, not an exit code, in MCP mode
+	return nil
+}

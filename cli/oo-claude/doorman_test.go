@@ -1,0 +1,300 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/fakes/fakedoor"
+	"github.com/oo-family/oo-claude/fakes/fakeowner"
+)
+
+func TestDoormanUsage(t *testing.T) {
+	tests := []struct {
+		name string
+		args []string
+		in   string
+	}{
+		{"no mode", []string{"doorman"}, "refuses to run without --allow-foreground"},
+		{"once alone", []string{"doorman", "--once"}, "refuses to run without --allow-foreground"},
+		{"mcp with once", []string{"doorman", "--mcp", "--once"}, "--mcp takes no other flag"},
+		{"argument", []string{"doorman", "--allow-foreground", "x"}, "takes no arguments"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runBinary(t, []string{"HOME=" + t.TempDir()}, "", tt.args...)
+			if r.code != 2 || !strings.Contains(r.stderr, tt.in) || r.stdout != "" {
+				t.Errorf("exit %d, stdout %q, stderr %q; want 2 and %q", r.code, r.stdout, r.stderr, tt.in)
+			}
+		})
+	}
+}
+
+func userFrames(d *fakedoor.Door) []fakedoor.Frame {
+	var q []fakedoor.Frame
+	for _, f := range d.Frames() {
+		if f.Type == "user" {
+			q = append(q, f)
+		}
+	}
+	sort.SliceStable(q, func(i, j int) bool { return q[i].Conn < q[j].Conn })
+	return q
+}
+
+func ctxT(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}` + "\n" +
+	`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"
+
+// TestDoormanRoundTrip: a line appended to the inbox reaches the door from
+// the doorman's pid, and the ack names the frame's msg_id and the class the
+// registry status says.
+func TestDoormanRoundTrip(t *testing.T) {
+	for _, status := range []string{"busy", "idle"} {
+		t.Run(status, func(t *testing.T) {
+			o := fakeowner.New(t, fakeowner.Options{Status: status})
+			ctx := ctxT(t, 30*time.Second)
+			c := o.Start(command(ctx, t, []string{"OO_CLAUDE_DOOR_SETTLE_S=0.05"}, "doorman", "--mcp"))
+			c.Stdin.Write([]byte(initialize))
+			if _, err := o.WaitHeartbeat(ctx, func(h claudeinbox.Heartbeat) bool { return h.State == claudeinbox.StateFollowing }); err != nil {
+				t.Fatalf("no following heartbeat: %v; stderr:\n%s", err, c.Stderr())
+			}
+			off := o.Append("[chatgpt 📡] round trip")
+			acks, err := o.WaitAcks(ctx, 1)
+			if err != nil {
+				t.Fatalf("no ack: %v; stderr:\n%s", err, c.Stderr())
+			}
+			q := userFrames(o.Door)
+			want := claudeinbox.AckDeliveredSteer
+			if status == "idle" {
+				want = claudeinbox.AckDeliveredStart
+			}
+			a := acks[0]
+			switch {
+			case len(q) != 1:
+				t.Fatalf("%d frames", len(q))
+			case a.Class != want:
+				t.Errorf("class %s, want %s", a.Class, want)
+			case a.MsgID != q[0].MsgID || a.MsgID == "":
+				t.Errorf("ack msg_id %q, frame %q", a.MsgID, q[0].MsgID)
+			case q[0].PeerPID != c.PID() || a.DoormanPID != c.PID():
+				t.Errorf("writer pid %d, ack doorman_pid %d, want the doorman %d", q[0].PeerPID, a.DoormanPID, c.PID())
+			case a.LineOffset == nil || *a.LineOffset != off:
+				t.Errorf("line_offset %v, want %d", a.LineOffset, off)
+			}
+			c.Stdin.Close()
+			if code, err := c.Wait(ctx); code != 0 || err != nil {
+				t.Fatalf("exit %d %v", code, err)
+			}
+			h, _ := claudeinbox.ReadHeartbeat(o.Files().Heartbeat)
+			if h.State != claudeinbox.StateStopped || h.Delivered != 1 {
+				t.Errorf("heartbeat %+v", h)
+			}
+			if !strings.HasPrefix(c.Stdout(), `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25"`) || strings.Count(c.Stdout(), "\n") != 1 {
+				t.Errorf("stdout %q", c.Stdout())
+			}
+			if strings.Contains(c.Stderr(), fakeowner.Token) {
+				t.Error("the token is on stderr")
+			}
+		})
+	}
+}
+
+func inboxDir(t *testing.T, o *fakeowner.Owner) []string {
+	ents, _ := os.ReadDir(o.Station.Paths.InboxDir)
+	var out []string
+	for _, e := range ents {
+		out = append(out, e.Name())
+	}
+	return out
+}
+
+// TestDoormanRefusesElsewhere: a doorman that is not below the session, one
+// given another session's id, and an MCP doorman started from a tool write
+// nothing and say why.
+func TestDoormanRefusesElsewhere(t *testing.T) {
+	t.Run("another session's --session", func(t *testing.T) {
+		o := fakeowner.New(t, fakeowner.Options{})
+		ctx := ctxT(t, 30*time.Second)
+		c := o.Start(command(ctx, t, nil, "doorman", "--allow-foreground", "--once", "--json", "--session", "0badc0de-0000-4000-8000-000000000000"))
+		c.Stdin.Close()
+		code, _ := c.Wait(ctx)
+		if code != 3 || !strings.Contains(c.Stderr(), "session-mismatch") || !strings.Contains(c.Stdout(), `"state":"session-mismatch"`) {
+			t.Errorf("exit %d stdout %q stderr %q", code, c.Stdout(), c.Stderr())
+		}
+		if got := inboxDir(t, o); len(got) != 0 {
+			t.Errorf("inbox dir holds %v", got)
+		}
+	})
+	t.Run("not a descendant", func(t *testing.T) {
+		o := fakeowner.New(t, fakeowner.Options{})
+		o.Append("[a 📡] must wait")
+		ctx := ctxT(t, 30*time.Second)
+		dir := t.TempDir()
+		// A subshell in the background: the doorman's parent is reparented
+		// away from this process.
+		script := fmt.Sprintf(`(%q doorman --allow-foreground --once >%q/out 2>%q/err; echo $? >%q/rc.tmp; mv %q/rc.tmp %q/rc) &`, binary(t), dir, dir, dir, dir, dir)
+		cmd := exec.CommandContext(ctx, "/bin/sh", "-c", script)
+		cmd.Env = append([]string{"OO_CLAUDE_TEST_AS_BINARY=1", "PATH=/usr/bin:/bin"}, o.Env()...)
+		if err := cmd.Run(); err != nil {
+			t.Fatal(err)
+		}
+		var rc []byte
+		for {
+			var err error
+			if rc, err = os.ReadFile(filepath.Join(dir, "rc")); err == nil {
+				break
+			}
+			if ctx.Err() != nil {
+				t.Fatal("no exit code")
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		stderr, _ := os.ReadFile(filepath.Join(dir, "err"))
+		if strings.TrimSpace(string(rc)) != "3" || !strings.Contains(string(stderr), "not-descendant") {
+			t.Errorf("exit %s, stderr %q", rc, stderr)
+		}
+		if got := inboxDir(t, o); len(got) != 1 || len(o.Door.Frames()) != 0 {
+			t.Errorf("inbox dir holds %v; %d frames", got, len(o.Door.Frames()))
+		}
+	})
+	t.Run("mcp doorman started from a tool", func(t *testing.T) {
+		o := fakeowner.New(t, fakeowner.Options{})
+		o.Append("[a 📡] must wait")
+		ctx := ctxT(t, 30*time.Second)
+		cmd := exec.CommandContext(ctx, "/bin/sh", "-c", strconv.Quote(binary(t))+" doorman --mcp; exit $?")
+		cmd.Env = []string{"OO_CLAUDE_TEST_AS_BINARY=1", "PATH=/usr/bin:/bin"}
+		c := o.Start(cmd)
+		call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"claude_inbox_status"}}` + "\n"
+		c.Stdin.Write([]byte(initialize))
+		time.Sleep(300 * time.Millisecond)
+		c.Stdin.Write([]byte(call))
+		c.Stdin.Close()
+		if code, _ := c.Wait(ctx); code != 0 {
+			t.Errorf("exit %d; stderr %q", code, c.Stderr())
+		}
+		if !strings.Contains(c.Stdout(), `\"state\":\"not-descendant\"`) || !strings.Contains(c.Stderr(), "not-descendant") {
+			t.Errorf("stdout %q stderr %q", c.Stdout(), c.Stderr())
+		}
+		if got := inboxDir(t, o); len(got) != 1 || len(o.Door.Frames()) != 0 {
+			t.Errorf("inbox dir holds %v; %d frames", got, len(o.Door.Frames()))
+		}
+	})
+}
+
+// TestDoormanSIGINT: the stopped heartbeat is on disk within 50 ms of
+// SIGINT (Claude Code sends SIGTERM 100 ms later).
+func TestDoormanSIGINT(t *testing.T) {
+	o := fakeowner.New(t, fakeowner.Options{})
+	ctx := ctxT(t, 30*time.Second)
+	c := o.Start(command(ctx, t, nil, "doorman", "--mcp"))
+	c.Stdin.Write([]byte(initialize))
+	if _, err := o.WaitHeartbeat(ctx, func(h claudeinbox.Heartbeat) bool { return h.State == claudeinbox.StateFollowing }); err != nil {
+		t.Fatalf("%v; stderr %s", err, c.Stderr())
+	}
+	start := time.Now()
+	c.Signal(syscall.SIGINT)
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	h, err := o.WaitHeartbeat(wctx, func(h claudeinbox.Heartbeat) bool { return h.State == claudeinbox.StateStopped })
+	took := time.Since(start)
+	if err != nil {
+		t.Fatalf("no stopped heartbeat: %v", err)
+	}
+	if took > 50*time.Millisecond {
+		t.Errorf("stopped heartbeat after %v, want ≤ 50 ms", took)
+	}
+	if h.StoppedAt == "" {
+		t.Error("no stopped_at")
+	}
+	if code, _ := c.Wait(ctx); code != 0 {
+		t.Errorf("exit %d", code)
+	}
+	t.Logf("stopped heartbeat %v after SIGINT", took)
+}
+
+// TestDoormanKill9Replay kills the doorman at random points of a 1,000-line
+// replay, 20 times: no line is lost, at most one line is delivered twice per
+// kill, and each refused line is acked exactly once.
+func TestDoormanKill9Replay(t *testing.T) {
+	if testing.Short() {
+		t.Skip("slow")
+	}
+	o := fakeowner.New(t, fakeowner.Options{})
+	const n, kills = 1000, 20
+	var good []string
+	refusedAt := map[int64]bool{}
+	for i := range n {
+		if i%97 == 50 {
+			refusedAt[o.Append(fmt.Sprintf("[s%04d 📡] bad\x00%d", i, i))] = true
+			continue
+		}
+		line := fmt.Sprintf("[s%04d 📡] line %d", i, i)
+		good = append(good, line)
+		o.Append(line)
+	}
+	ctx := ctxT(t, 120*time.Second)
+	env := []string{"OO_CLAUDE_DOOR_SETTLE_S=0"}
+	r := rand.New(rand.NewPCG(1, uint64(time.Now().UnixNano())))
+	for k := range kills {
+		c := o.Start(command(ctx, t, env, "doorman", "--allow-foreground"))
+		// Spread the kills over the replay: wait for a share of the acks,
+		// then kill at a random moment after it.
+		if _, err := o.WaitAcks(ctx, (k+1)*n/(kills+1)-r.IntN(20)); err != nil {
+			t.Fatalf("kill %d: %v; stderr %s", k+1, err, c.Stderr())
+		}
+		time.Sleep(time.Duration(r.IntN(3000)) * time.Microsecond)
+		c.Cmd.Process.Kill()
+		c.Wait(ctx)
+		t.Logf("kill %d: %d acks", k+1, len(o.Acks()))
+	}
+	c := o.Start(command(ctx, t, env, "doorman", "--allow-foreground", "--once"))
+	if code, _ := c.Wait(ctx); code != 0 {
+		t.Fatalf("final run exit %d: %s", code, c.Stderr())
+	}
+	q := userFrames(o.Door)
+	var got []string
+	seen := map[string]bool{}
+	for _, f := range q {
+		if !seen[f.Content] {
+			seen[f.Content] = true
+			got = append(got, f.Content)
+		}
+	}
+	if strings.Join(got, "\n") != strings.Join(good, "\n") {
+		t.Errorf("first deliveries: %d lines, want the %d good lines in order", len(got), len(good))
+	}
+	if dup := len(q) - len(got); dup > kills {
+		t.Errorf("%d duplicate deliveries, want ≤ %d", dup, kills)
+	} else {
+		t.Logf("%d duplicate deliveries over %d kills", dup, kills)
+	}
+	refusals := map[int64]int{}
+	for _, a := range o.Acks() {
+		if a.Class == claudeinbox.AckRefused {
+			refusals[*a.LineOffset]++
+		}
+	}
+	for off := range refusedAt {
+		if refusals[off] != 1 {
+			t.Errorf("line at %d refused %d times, want 1", off, refusals[off])
+		}
+	}
+	if len(refusals) != len(refusedAt) {
+		t.Errorf("%d refused offsets, want %d", len(refusals), len(refusedAt))
+	}
+}

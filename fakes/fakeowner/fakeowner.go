@@ -1,0 +1,227 @@
+// Package fakeowner lets a test be a Claude Code session's owner, so the
+// doorman's real identity code runs unmodified: the test process writes a
+// registry row for its own pid on a fake station (fakestation), listens on
+// the row's door itself (fakedoor, so SO_PEERCRED names the test process),
+// keeps the session's key file, and starts the doorman as its direct child
+// with the environment Claude Code gives its MCP servers.
+//
+// It guarantees that the child runs with exactly the environment the caller
+// gives plus the session's (CLAUDECODE=1, CLAUDE_CODE_SESSION_ID,
+// CLAUDE_CODE_MESSAGING_SOCKET, CLAUDE_CODE_MESSAGING_TOKEN and the station
+// knobs), that its stdin is a pipe the test controls (closing it is the MCP
+// client's EOF), and that every child still running when the test ends is
+// killed and reaped.
+package fakeowner
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/exec"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/fakes/fakedoor"
+	"github.com/oo-family/oo-claude/fakes/fakestation"
+	"github.com/oo-family/oo-claude/internal/fsx"
+	"github.com/oo-family/oo-claude/station"
+)
+
+// Token is the messaging token the fake session hands its children.
+const Token = "00112233445566778899aabbccddeeff"
+
+// Options configure an [Owner].
+type Options struct {
+	// Status is the registry status (busy, idle); default busy.
+	Status string
+	// Door options (a guard, a session id check, refusal rules).
+	Door []fakedoor.Option
+}
+
+// Owner is this test process acting as a running session.
+type Owner struct {
+	Station *fakestation.Station
+	Door    *fakedoor.Door
+	Row     station.Row
+	tb      testing.TB
+}
+
+// New makes the test process a session on a fresh fake station.
+func New(tb testing.TB, o Options) *Owner {
+	tb.Helper()
+	st := fakestation.New(tb)
+	d := fakedoor.New(tb, o.Door...)
+	row := st.AddSession(fakestation.Session{PID: os.Getpid(), Socket: d.Path(), Status: o.Status})
+	st.WriteKey(row, Token)
+	return &Owner{Station: st, Door: d, Row: row, tb: tb}
+}
+
+// SessionID is the session's id.
+func (o *Owner) SessionID() string { return o.Row.SessionID }
+
+// Files are the session's inbox files.
+func (o *Owner) Files() claudeinbox.Files {
+	return claudeinbox.FilesFor(o.Station.Paths.InboxDir, o.Row.SessionID)
+}
+
+// Env is what Claude Code adds to an MCP child's environment, plus the
+// station's knobs.
+func (o *Owner) Env() []string {
+	return append(o.Station.Env(),
+		"CLAUDECODE=1",
+		"CLAUDE_CODE_SESSION_ID="+o.Row.SessionID,
+		"CLAUDE_CODE_MESSAGING_SOCKET="+o.Row.MessagingSocketPath,
+		"CLAUDE_CODE_MESSAGING_TOKEN="+Token,
+	)
+}
+
+// SetStatus rewrites the session's registry status.
+func (o *Owner) SetStatus(status string) { o.Station.SetStatus(o.Row.PID, status) }
+
+// Child is a process the owner started.
+type Child struct {
+	Cmd   *exec.Cmd
+	Stdin io.WriteCloser
+
+	stdout, stderr lockedBuffer
+	once           sync.Once
+	done           chan struct{}
+	err            error
+}
+
+// Start starts cmd as the owner's child. The session's environment is
+// appended to cmd.Env. Stdout and stderr are captured unless set.
+func (o *Owner) Start(cmd *exec.Cmd) *Child {
+	o.tb.Helper()
+	c := &Child{Cmd: cmd, done: make(chan struct{})}
+	cmd.Env = append(cmd.Env, o.Env()...)
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		o.tb.Fatal(err)
+	}
+	c.Stdin = in
+	if cmd.Stdout == nil {
+		cmd.Stdout = &c.stdout
+	}
+	if cmd.Stderr == nil {
+		cmd.Stderr = &c.stderr
+	}
+	if err := cmd.Start(); err != nil {
+		o.tb.Fatal(err)
+	}
+	go func() {
+		c.err = cmd.Wait()
+		close(c.done)
+	}()
+	o.tb.Cleanup(func() {
+		c.Stdin.Close()
+		cmd.Process.Kill()
+		<-c.done
+	})
+	return c
+}
+
+// PID is the child's pid.
+func (c *Child) PID() int { return c.Cmd.Process.Pid }
+
+// Stdout and Stderr return what the child wrote so far.
+func (c *Child) Stdout() string { return c.stdout.String() }
+func (c *Child) Stderr() string { return c.stderr.String() }
+
+// Signal sends sig to the child.
+func (c *Child) Signal(sig os.Signal) error { return c.Cmd.Process.Signal(sig) }
+
+// Done is closed when the child has exited.
+func (c *Child) Done() <-chan struct{} { return c.done }
+
+// Wait waits for the child and returns its exit code (-1 when killed by a
+// signal) or ctx's error.
+func (c *Child) Wait(ctx context.Context) (int, error) {
+	select {
+	case <-c.done:
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	}
+	var ee *exec.ExitError
+	if c.err == nil {
+		return 0, nil
+	}
+	if errors.As(c.err, &ee) {
+		return ee.ExitCode(), nil
+	}
+	return 0, c.err
+}
+
+// Append appends one line to the inbox as a sender does and returns its
+// offset.
+func (o *Owner) Append(line string) int64 {
+	o.tb.Helper()
+	off, err := fsx.AppendLine(o.Files().Inbox, []byte(line))
+	if err != nil {
+		o.tb.Fatal(err)
+	}
+	return off
+}
+
+// Acks returns the JSON acks written so far.
+func (o *Owner) Acks() []claudeinbox.Ack {
+	f, err := fsx.OpenRead(o.Files().Ack)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var out []claudeinbox.Ack
+	claudeinbox.ScanAcks(f, 0, func(a claudeinbox.Ack, _ int64) bool { out = append(out, a); return true })
+	return out
+}
+
+// WaitAcks waits until at least n acks are written.
+func (o *Owner) WaitAcks(ctx context.Context, n int) ([]claudeinbox.Ack, error) {
+	for {
+		a := o.Acks()
+		if len(a) >= n {
+			return a, nil
+		}
+		select {
+		case <-ctx.Done():
+			return a, ctx.Err()
+		case <-time.After(5 * time.Millisecond):
+		}
+	}
+}
+
+// WaitHeartbeat waits until the heartbeat satisfies ok.
+func (o *Owner) WaitHeartbeat(ctx context.Context, ok func(claudeinbox.Heartbeat) bool) (claudeinbox.Heartbeat, error) {
+	for {
+		h, err := claudeinbox.ReadHeartbeat(o.Files().Heartbeat)
+		if err == nil && ok(h) {
+			return h, nil
+		}
+		select {
+		case <-ctx.Done():
+			return h, ctx.Err()
+		case <-time.After(2 * time.Millisecond):
+		}
+	}
+}
+
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
