@@ -96,12 +96,23 @@ func TestDoormanRoundTrip(t *testing.T) {
 			case a.LineOffset == nil || *a.LineOffset != off:
 				t.Errorf("line_offset %v, want %d", a.LineOffset, off)
 			}
+
+			// The sender's side: oo-claude send waits for this doorman's ack.
+			r := runBinary(t, o.Station.Env(), "", "send", o.SessionID(), "through send", "--from", "mama", "--json")
+			if r.code != 0 || !strings.Contains(r.stdout, `"class":"`+string(want)+`"`) {
+				t.Fatalf("send: exit %d stdout %q stderr %q; doorman stderr:\n%s", r.code, r.stdout, r.stderr, c.Stderr())
+			}
+			q = userFrames(o.Door)
+			acks = o.Acks()
+			if len(q) != 2 || q[1].Content != "[mama 📡] through send" || q[1].PeerPID != c.PID() || acks[1].MsgID != q[1].MsgID || !strings.Contains(r.stdout, q[1].MsgID) {
+				t.Errorf("after send: frames %+v, acks %+v, receipt %s", q, acks, r.stdout)
+			}
 			c.Stdin.Close()
 			if code, err := c.Wait(ctx); code != 0 || err != nil {
 				t.Fatalf("exit %d %v", code, err)
 			}
 			h, _ := claudeinbox.ReadHeartbeat(o.Files().Heartbeat)
-			if h.State != claudeinbox.StateStopped || h.Delivered != 1 {
+			if h.State != claudeinbox.StateStopped || h.Delivered != 2 {
 				t.Errorf("heartbeat %+v", h)
 			}
 			if !strings.HasPrefix(c.Stdout(), `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25"`) || strings.Count(c.Stdout(), "\n") != 1 {
