@@ -93,13 +93,15 @@ func CheckFrom(from string) error {
 	return nil
 }
 
-// SanitizeFrom turns any string into an acceptable sender name: brackets
-// and control characters removed, spaces folded, cut to 80 characters.
+// SanitizeFrom turns any string into an acceptable sender name: brackets,
+// invalid bytes and U+FFFD removed, control characters and spaces folded to
+// one space, cut to 80 characters. What it returns passes [CheckFrom]
+// unless it is "".
 // It returns "" when nothing is left.
 func SanitizeFrom(s string) string {
 	s = strings.ToValidUTF8(s, "")
 	s = strings.Map(func(r rune) rune {
-		if r == '[' || r == ']' {
+		if r == '[' || r == ']' || r == utf8.RuneError {
 			return -1
 		}
 		if unicode.IsControl(r) || unicode.IsSpace(r) {

@@ -14,7 +14,7 @@ var lineSeeds = []string{
 	"", " ", "hello", "[x 📡] hi", "[zai 📡 PONG 🐉] pong", "two\nlines", "cr\rhere", "nul\x00", "\xff\xfe",
 	`{"v":1,"id":"x","ts":"2026-11-30T12:00:00Z","from":"zai","line":"PONG"}`,
 	`{"v":1,"from":"a]b[c","line":"x"}`, `{"line":"a\nb"}`, `{"from":"` + strings.Repeat("é", 90) + `","line":"x"}`,
-	`{"from":"\u0000","line":"[y 📡] z"}`, strings.Repeat("x", claudeinbox.MaxLineBytes+1),
+	`{"from":"\u0000","line":"[y 📡] z"}`, `{"from":"\ufffd","line":"x"}`, "[\uFFFD 📡] x", strings.Repeat("x", claudeinbox.MaxLineBytes+1),
 }
 
 func FuzzCheckLine(f *testing.F) {

@@ -235,7 +235,9 @@ func (s *Sender) send(ctx context.Context, req Request) (Verdict, error) {
 			v.From = f
 		}
 	} else if tf, ok := SenderTag(line); ok {
-		v.From = tf
+		if f := SanitizeFrom(tf); f != "" {
+			v.From = f
+		}
 	} else if !req.NoTag {
 		line = Tagged(line, v.From)
 	}
