@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oo-family/oo-claude/fakes/fakeclaude"
 	"go.uber.org/goleak"
 )
 
@@ -18,6 +19,7 @@ import (
 // real program as a child process (exit codes, stdio, signals) without
 // `go build` or `go run`.
 func TestMain(m *testing.M) {
+	fakeclaude.Main() // the test binary also plays claude and systemd-run
 	if os.Getenv("OO_CLAUDE_TEST_AS_BINARY") == "1" {
 		os.Unsetenv("OO_CLAUDE_TEST_AS_BINARY")
 		main()

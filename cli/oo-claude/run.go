@@ -42,6 +42,9 @@ func newEnv(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) strin
 // verbs lists every subcommand constructor. Each lives in its own file.
 var verbs = []func(*env) *ffcli.Command{
 	newVersionCmd,
+	newResumeCmd,
+	newStartCmd,
+	newLineageCmd,
 	newSendCmd,
 }
 

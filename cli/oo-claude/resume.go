@@ -1,0 +1,162 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/oo-family/oo-claude/headless"
+	"github.com/oo-family/oo-claude/internal/version"
+	"github.com/oo-family/oo-claude/receipt"
+	"github.com/peterbourgon/ff/v3/ffcli"
+)
+
+// headlessRunner builds the runner resume and start share: the knobs, the
+// process environment (the child's is scrubbed from it), receipts.
+func headlessRunner(e *env) (*headless.Runner, error) {
+	cfg, err := e.config()
+	if err != nil {
+		return nil, err
+	}
+	return &headless.Runner{
+		Config:        cfg,
+		Environ:       os.Environ,
+		Receipts:      &receipt.Writer{Path: cfg.ReceiptsFile()},
+		ClientVersion: version.Version,
+	}, nil
+}
+
+// interleavedArgs parses the flags that follow positional arguments (v0.1's
+// synopses put them after): args is what ffcli left after the first
+// positional argument; everything after "--" is positional, and so is
+// anything that is not one of fs's flags (a line starting with "-" is then
+// refused by the library, not mistaken for a flag).
+func interleavedArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for len(args) > 0 {
+		a := args[0]
+		switch {
+		case a == "--":
+			return append(pos, args[1:]...), nil
+		case len(a) > 1 && a[0] == '-' && fs.Lookup(flagName(a)) != nil:
+			if err := fs.Parse(args); err != nil {
+				return nil, &usageError{msg: err.Error()}
+			}
+			rest := fs.Args()
+			if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+				return append(pos, rest...), nil
+			}
+			args = rest
+		default:
+			pos = append(pos, a)
+			args = args[1:]
+		}
+	}
+	return pos, nil
+}
+
+// flagName returns the flag name in "-x", "--x" or "--x=v".
+func flagName(a string) string {
+	name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+	return name
+}
+
+// timeoutFlag is a flag.Value for --timeout S (fractions allowed).
+type timeoutFlag struct{ d *time.Duration }
+
+func (s timeoutFlag) String() string {
+	if s.d == nil || *s.d == 0 {
+		return ""
+	}
+	return fmt.Sprint(s.d.Seconds())
+}
+
+func (s timeoutFlag) Set(v string) error {
+	var f float64
+	if _, err := fmt.Sscanf(v, "%g", &f); err != nil || f <= 0 || f > 1e7 {
+		return fmt.Errorf("want seconds > 0, got %q", v)
+	}
+	*s.d = time.Duration(f * float64(time.Second))
+	return nil
+}
+
+func printJSONLine(e *env, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(e.stdout, string(b))
+	return err
+}
+
+func newResumeCmd(e *env) *ffcli.Command {
+	fs := flag.NewFlagSet("resume", flag.ContinueOnError)
+	var req headless.ResumeRequest
+	fs.StringVar(&req.Model, "model", "", "model (default OO_CLAUDE_RESUME_MODEL, claude-haiku-5-5)")
+	fs.IntVar(&req.MaxTurns, "max-turns", 0, "turns (default 1)")
+	fs.Float64Var(&req.Budget, "budget", 0, "budget in USD (default 0.25)")
+	fs.StringVar(&req.Tools, "tools", "", `tools the turn may use (default "": none)`)
+	fs.StringVar(&req.CWD, "cwd", "", "the session's project directory (must encode to the transcript's directory)")
+	fs.Var(timeoutFlag{&req.Timeout}, "timeout", "seconds (default OO_CLAUDE_RESUME_TIMEOUT_S, 300)")
+	asJSON := fs.Bool("json", false, "print the receipt row as one JSON line")
+	return &ffcli.Command{
+		Name:       "resume",
+		ShortUsage: `oo-claude resume <sessionId> "<line>" [--model M] [--max-turns N] [--budget USD] [--tools T] [--cwd DIR] [--timeout S] [--json]`,
+		ShortHelp:  "one headless turn into a session that is not running",
+		FlagSet:    fs,
+		Exec: func(ctx context.Context, args []string) error {
+			pos, err := interleavedArgs(fs, args)
+			if err != nil {
+				return err
+			}
+			if len(pos) != 2 {
+				return usagef(`resume takes <sessionId> "<line>"`)
+			}
+			req.SessionID, req.Line = pos[0], pos[1]
+			r, err := headlessRunner(e)
+			if err != nil {
+				return err
+			}
+			res, rerr := r.Resume(ctx, req)
+			row := res.Row(version.Version)
+			if res.ReceiptWriteError != nil {
+				fmt.Fprintf(e.stderr, "oo-claude: receipt not written: %s\n", *res.ReceiptWriteError)
+			}
+			if *asJSON {
+				if err := printJSONLine(e, row); err != nil {
+					return err
+				}
+			} else {
+				printResume(e, res, rerr)
+			}
+			return exitWith(res.Class.ExitCode())
+		},
+	}
+}
+
+func printResume(e *env, res headless.ResumeResult, err error) {
+	switch res.Class {
+	case headless.DeliveredResume:
+		if res.Claude.Result != nil {
+			fmt.Fprintln(e.stdout, strings.TrimRight(*res.Claude.Result, "\n"))
+		}
+		fmt.Fprintf(e.stderr, "delivered-resume: %s (%d turn(s), %.4f USD)\n", res.SessionID, res.Claude.NumTurns, res.Claude.TotalCostUSD)
+	case headless.HeldBySession:
+		fmt.Fprintf(e.stderr, "held-by-session (%s): %s\n", res.HeldBy, res.Reason)
+	case headless.Refused:
+		fmt.Fprintf(e.stderr, "refused: %v\n", err)
+	default:
+		msg := res.Reason
+		if res.Parsed && res.Claude.Subtype != "" {
+			msg += fmt.Sprintf(" (subtype %s, terminal_reason %s, %.4f USD)", res.Claude.Subtype, res.Claude.TerminalReason, res.Claude.TotalCostUSD)
+		}
+		fmt.Fprintf(e.stderr, "%s: %s\n", res.Class, msg)
+		if res.StderrTail != "" {
+			fmt.Fprintf(e.stderr, "claude stderr:\n%s\n", res.StderrTail)
+		}
+	}
+}

@@ -1,0 +1,128 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/oo-family/oo-claude/headless"
+	"github.com/peterbourgon/ff/v3/ffcli"
+)
+
+func newStartCmd(e *env) *ffcli.Command {
+	fs := flag.NewFlagSet("start", flag.ContinueOnError)
+	var req headless.StartRequest
+	fs.StringVar(&req.CWD, "cwd", "", "where the session runs (default: the current directory)")
+	fs.StringVar(&req.Model, "model", "", "model (default OO_CLAUDE_START_MODEL, claude-haiku-5-5)")
+	fs.IntVar(&req.MaxTurns, "max-turns", 0, "turns (default 4)")
+	fs.Float64Var(&req.Budget, "budget", 0, "budget in USD (default 0.25)")
+	fs.StringVar(&req.Tools, "tools", "", `tools the session may use (default "": none)`)
+	fs.StringVar(&req.AllowedTools, "allowed-tools", "", `permission rules, e.g. "Bash(git status *) Read"`)
+	fs.StringVar(&req.SessionID, "session-id", "", "the new session's id (default: a new UUID)")
+	fs.StringVar(&req.Name, "name", "", "a name, recorded in the result file only")
+	fs.StringVar(&req.Out, "out", "", "the result file (default <state dir>/start/<uuid>.json)")
+	fs.BoolVar(&req.Systemd, "systemd", false, "detach as a systemd user unit and return at once")
+	fs.Var(timeoutFlag{&req.Timeout}, "timeout", "seconds (default OO_CLAUDE_START_TIMEOUT_S, 900)")
+	asJSON := fs.Bool("json", false, "print the result file (--systemd: {state, unit, resultFile, session_id})")
+	noDoorman := fs.Bool("no-doorman", false, "no MCP server at all")
+	userMCP := fs.Bool("user-mcp", false, "the user-scope MCP servers instead of the injected doorman")
+	fs.BoolVar(&req.NoLineage, "no-lineage", false, "do not record the calling session as the parent")
+	unit := fs.String("foreground-unit", "", "(internal) run the detached start whose result file this is")
+	return &ffcli.Command{
+		Name: "start",
+		ShortUsage: `oo-claude start "<prompt>" [--cwd DIR] [--model M] [--max-turns N] [--budget USD] [--tools T] [--allowed-tools "…"] ` +
+			`[--session-id UUID] [--name NAME] [--out FILE] [--systemd] [--timeout S] [--json] [--no-doorman | --user-mcp] [--no-lineage]`,
+		ShortHelp: "start a new headless session the family can steer",
+		FlagSet:   fs,
+		Exec: func(ctx context.Context, args []string) error {
+			pos, err := interleavedArgs(fs, args)
+			if err != nil {
+				return err
+			}
+			r, err := headlessRunner(e)
+			if err != nil {
+				return err
+			}
+			if *unit != "" {
+				if len(pos) != 0 {
+					return usagef("--foreground-unit takes no prompt")
+				}
+				res, rerr := r.RunUnit(ctx, *unit)
+				return finishStart(e, res, rerr, *asJSON)
+			}
+			if len(pos) != 1 {
+				return usagef(`start takes one "<prompt>"`)
+			}
+			if *noDoorman && *userMCP {
+				return usagef("--no-doorman and --user-mcp exclude each other")
+			}
+			req.Prompt = pos[0]
+			switch {
+			case *noDoorman:
+				req.Doorman = headless.DoormanNone
+			case *userMCP:
+				req.Doorman = headless.DoormanUserScope
+			}
+			if req.CWD == "" {
+				if req.CWD, err = os.Getwd(); err != nil {
+					return err
+				}
+			} else if req.CWD, err = filepath.Abs(req.CWD); err != nil {
+				return err
+			}
+			if req.Out != "" {
+				if req.Out, err = filepath.Abs(req.Out); err != nil {
+					return err
+				}
+			}
+			if req.Self, err = e.self(); err != nil {
+				return fmt.Errorf("the oo-claude binary's path: %w", err)
+			}
+			res, rerr := r.Start(ctx, req)
+			return finishStart(e, res, rerr, *asJSON)
+		},
+	}
+}
+
+func finishStart(e *env, res headless.StartResult, err error, asJSON bool) error {
+	if res.ReceiptWriteError != nil {
+		fmt.Fprintf(e.stderr, "oo-claude: receipt not written: %s\n", *res.ReceiptWriteError)
+	}
+	f := res.File
+	switch {
+	case asJSON && res.Class == headless.Started:
+		if err := printJSONLine(e, res.Detached()); err != nil {
+			return err
+		}
+	case asJSON:
+		b, merr := json.Marshal(f)
+		if merr != nil {
+			return merr
+		}
+		fmt.Fprintln(e.stdout, string(b))
+	case res.Class == headless.Started:
+		d := res.Detached()
+		fmt.Fprintf(e.stdout, "started %s as unit %s; result file %s\n", d.SessionID, d.Unit, d.ResultFile)
+	case res.Class == headless.Completed:
+		if f.Result != nil {
+			fmt.Fprintln(e.stdout, strings.TrimRight(*f.Result, "\n"))
+		}
+		fmt.Fprintf(e.stderr, "completed: %s; result file %s\n", f.SessionID, f.ResultFile)
+	case res.Class == headless.Refused:
+		fmt.Fprintf(e.stderr, "refused: %v\n", err)
+	default:
+		fmt.Fprintf(e.stderr, "%s: %s", res.Class, res.Reason)
+		if f.ResultFile != "" {
+			fmt.Fprintf(e.stderr, "; result file %s", f.ResultFile)
+		}
+		fmt.Fprintln(e.stderr)
+	}
+	if f.Note != nil && !asJSON {
+		fmt.Fprintf(e.stderr, "note: %s\n", *f.Note)
+	}
+	return exitWith(res.Class.ExitCode())
+}

@@ -1,0 +1,290 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/oo-family/oo-claude/fakes/fakeclaude"
+	"github.com/oo-family/oo-claude/fakes/fakestation"
+	"github.com/oo-family/oo-claude/headless"
+	"github.com/oo-family/oo-claude/lineage"
+	"github.com/oo-family/oo-claude/station"
+)
+
+const startSID = "57a47000-1111-4222-8333-444455556666"
+
+func readStartFile(t *testing.T, path string) headless.StartFile {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f headless.StartFile
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	return f
+}
+
+func TestStartClassesThroughBinary(t *testing.T) {
+	self := binary(t)
+	doorman := headless.DoormanConfig(self)
+	head := []string{"-p", "--session-id", startSID, "--output-format", "json", "--model", "claude-haiku-5-5", "--max-turns", "4",
+		"--permission-mode", "dontAsk", "--tools", ""}
+	tail := []string{"--max-budget-usd", "0.25", "do it"}
+	argv := func(mid ...string) []string { return append(append(append([]string{}, head...), mid...), tail...) }
+	tests := []struct {
+		name     string
+		script   fakeclaude.Script
+		args     []string
+		code     int
+		state    headless.Class
+		argv     []string
+		doorman  headless.DoormanMode
+		check    func(t *testing.T, r *hlRig, f headless.StartFile)
+		noClaude bool
+	}{
+		{name: "completed with the injected doorman", script: fakeclaude.Script{Result: "READY", CostUSD: 0.015},
+			args: []string{"start", "do it", "--session-id", startSID, "--name", "worker", "--json"}, code: 0, state: headless.Completed,
+			argv: argv("--mcp-config", doorman, "--strict-mcp-config"), doorman: headless.DoormanInjected,
+			check: func(t *testing.T, r *hlRig, f headless.StartFile) {
+				if f.Result == nil || *f.Result != "READY" || *f.TotalCostUSD != 0.015 || f.Name == nil || *f.Name != "worker" ||
+					*f.DoormanDelivered != 0 || f.Note != nil || string(f.DoormanHeartbeat) != "null" {
+					t.Errorf("file %+v", f)
+				}
+				fi, err := os.Stat(r.fs.InboxPath(startSID))
+				if err != nil || fi.Mode().Perm() != 0o600 {
+					t.Errorf("inbox: %v %v", fi, err)
+				}
+				if f.Lineage.Skipped == nil || *f.Lineage.Skipped != "no-parent" {
+					t.Errorf("lineage %+v", f.Lineage)
+				}
+			}},
+		{name: "--no-doorman keeps --strict-mcp-config alone", args: []string{"start", "do it", "--session-id", startSID, "--no-doorman", "--json"},
+			code: 0, state: headless.Completed, argv: argv("--strict-mcp-config"), doorman: headless.DoormanNone},
+		{name: "--user-mcp and --allowed-tools", args: []string{"start", "do it", "--session-id", startSID, "--user-mcp", "--allowed-tools", "Bash(git status *) Read", "--json"},
+			code: 0, state: headless.Completed, argv: argv("--allowedTools", "Bash(git status *) Read"), doorman: headless.DoormanUserScope},
+		{name: "doorman delivered lines: count and note", script: fakeclaude.Script{Result: "STEERED", Acks: 2},
+			args: []string{"start", "do it", "--session-id", startSID, "--json"}, code: 0, state: headless.Completed,
+			argv: argv("--mcp-config", doorman, "--strict-mcp-config"), doorman: headless.DoormanInjected,
+			check: func(t *testing.T, r *hlRig, f headless.StartFile) {
+				if *f.DoormanDelivered != 2 || f.Note == nil || !strings.Contains(*f.Note, "final turn only") {
+					t.Errorf("delivered %v note %v", *f.DoormanDelivered, f.Note)
+				}
+				var hb map[string]any
+				if json.Unmarshal(f.DoormanHeartbeat, &hb) != nil || hb["state"] != "stopped" {
+					t.Errorf("heartbeat %s", f.DoormanHeartbeat)
+				}
+			}},
+		{name: "failed", script: fakeclaude.Script{IsError: true, Subtype: "error_max_turns", TerminalReason: "max_turns", Exit: 1, Stderr: "turns\n"},
+			args: []string{"start", "do it", "--session-id", startSID, "--json"}, code: 4, state: headless.Failed,
+			argv: argv("--mcp-config", doorman, "--strict-mcp-config"), doorman: headless.DoormanInjected,
+			check: func(t *testing.T, r *hlRig, f headless.StartFile) {
+				if *f.Subtype != "error_max_turns" || *f.TerminalReason != "max_turns" || *f.StderrTail != "turns" || *f.ExitCode != 1 {
+					t.Errorf("file %+v", f)
+				}
+			}},
+		{name: "timeout", script: fakeclaude.Script{DelayMS: 60_000, Grandchild: true},
+			args: []string{"start", "do it", "--session-id", startSID, "--timeout", "1", "--json"}, code: 5, state: headless.Timeout,
+			argv: argv("--mcp-config", doorman, "--strict-mcp-config"), doorman: headless.DoormanInjected,
+			check: func(t *testing.T, r *hlRig, f headless.StartFile) {
+				c := r.fk.Calls("claude")[0]
+				for _, pid := range []int{c.PID, c.Grandchild} {
+					if (station.Proc{}).Alive(pid, "") {
+						t.Errorf("pid %d survived", pid)
+					}
+				}
+			}},
+		{name: "refused: prompt starting with -", args: []string{"start", "--json", "--", "-rf"}, code: 1, state: headless.Refused, noClaude: true},
+		{name: "usage: --no-doorman with --user-mcp", args: []string{"start", "x", "--no-doorman", "--user-mcp"}, code: 2, noClaude: true},
+		{name: "usage: no prompt", args: []string{"start"}, code: 2, noClaude: true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newHLRig(t)
+			r.fk.Script(tt.script)
+			res := r.run(t, nil, append(tt.args, "--cwd", r.cwd)...)
+			if res.code != tt.code {
+				t.Fatalf("exit %d, want %d\nstdout %s\nstderr %s", res.code, tt.code, res.stdout, res.stderr)
+			}
+			calls := r.fk.Calls("claude")
+			if tt.noClaude {
+				if len(calls) != 0 {
+					t.Errorf("claude ran")
+				}
+				if tt.state == "" {
+					return
+				}
+			}
+			var printed headless.StartFile
+			if err := json.Unmarshal([]byte(res.stdout), &printed); err != nil {
+				t.Fatalf("stdout %q: %v", res.stdout, err)
+			}
+			if printed.State != tt.state {
+				t.Errorf("state %s, want %s", printed.State, tt.state)
+			}
+			if tt.noClaude {
+				return
+			}
+			f := readStartFile(t, filepath.Join(r.fs.Paths.StateDir, "start", startSID+".json"))
+			for _, x := range []*headless.StartFile{&printed, &f} {
+				var b bytes.Buffer
+				if json.Compact(&b, x.DoormanHeartbeat) == nil {
+					x.DoormanHeartbeat = b.Bytes()
+				}
+			}
+			if d := cmp.Diff(printed, f); d != "" {
+				t.Errorf("printed vs result file (-printed +file):\n%s", d)
+			}
+			if len(calls) != 1 {
+				t.Fatalf("%d claude calls", len(calls))
+			}
+			if d := cmp.Diff(tt.argv, calls[0].Args); d != "" {
+				t.Errorf("claude argv (-want +got):\n%s", d)
+			}
+			if calls[0].Dir != r.cwd || f.Doorman != tt.doorman || f.SessionID != startSID {
+				t.Errorf("dir %s doorman %s sid %s", calls[0].Dir, f.Doorman, f.SessionID)
+			}
+			if f.Argv[len(f.Argv)-1] != "<line>" {
+				t.Errorf("file argv %v", f.Argv)
+			}
+			rec := r.receipts(t)
+			if len(rec) != 1 || rec[0]["kind"] != "start" || rec[0]["class"] != string(tt.state) {
+				t.Errorf("receipts %v", rec)
+			}
+			if tt.check != nil {
+				tt.check(t, r, f)
+			}
+		})
+	}
+}
+
+func TestStartRecordsCallingSessionAsParent(t *testing.T) {
+	const parent = "9a4e0000-1111-4222-8333-444455556666"
+	tests := []struct {
+		name  string
+		setup func(r *hlRig) []string
+		args  []string
+		want  *string
+	}{
+		{"nearest ancestor with a live row", func(r *hlRig) []string {
+			// This test process is an ancestor of oo-claude.
+			r.fs.AddSession(fakestation.Session{SessionID: parent, HostSessionID: "local_9a4e0000aa", Entrypoint: "claude-desktop"})
+			return []string{"CLAUDE_CODE_SESSION_ID=c0ffee00-1111-4111-8111-111111111111"}
+		}, nil, ptrTo(parent)},
+		{"else CLAUDE_CODE_SESSION_ID", func(r *hlRig) []string {
+			return []string{"CLAUDE_CODE_SESSION_ID=" + parent}
+		}, nil, ptrTo(parent)},
+		{"--no-lineage", func(r *hlRig) []string {
+			return []string{"CLAUDE_CODE_SESSION_ID=" + parent}
+		}, []string{"--no-lineage"}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := newHLRig(t)
+			env := tt.setup(r)
+			res := r.run(t, env, append([]string{"start", "go", "--session-id", startSID, "--cwd", r.cwd, "--json"}, tt.args...)...)
+			if res.code != 0 {
+				t.Fatalf("exit %d: %s", res.code, res.stderr)
+			}
+			f := readStartFile(t, filepath.Join(r.fs.Paths.StateDir, "start", startSID+".json"))
+			if d := cmp.Diff(tt.want, f.Lineage.ParentSession); d != "" {
+				t.Errorf("lineage parent (-want +got):\n%s", d)
+			}
+			links, _ := (&lineage.Ledger{Path: r.fs.Paths.LineageFile()}).Links()
+			if tt.want == nil {
+				if len(links) != 0 || f.Lineage.Skipped == nil {
+					t.Errorf("links %v, lineage %+v", links, f.Lineage)
+				}
+				return
+			}
+			if len(links) != 1 || *links[0].ParentSession != parent || links[0].ChildSession != startSID || links[0].By != lineage.ByParent || !f.Lineage.Registered {
+				t.Errorf("links %+v, lineage %+v", links, f.Lineage)
+			}
+		})
+	}
+}
+
+func TestStartSystemd(t *testing.T) {
+	r := newHLRig(t)
+	r.fk.ScriptFor(fakeclaude.NameSystemdRun, fakeclaude.Script{RunUnit: true, UnitEnv: []string{"OO_CLAUDE_TEST_AS_BINARY=1"}})
+	r.fk.Script(fakeclaude.Script{Result: "READY", CostUSD: 0.001})
+	const parent = "9a4e0000-1111-4222-8333-444455556666"
+	caller, secrets := callerEnv()
+	env := append(caller, "CLAUDE_CODE_OAUTH_TOKEN=sk-ant-oat-secret", "XDG_RUNTIME_DIR=/run/user/0", "DBUS_SESSION_BUS_ADDRESS=unix:path=/run/user/0/bus")
+	// The caller's CLAUDE_CODE_SESSION_ID is the parent.
+	for i, kv := range env {
+		if strings.HasPrefix(kv, "CLAUDE_CODE_SESSION_ID=") {
+			env[i] = "CLAUDE_CODE_SESSION_ID=" + parent
+		}
+	}
+	res := r.run(t, env, "start", "do it", "--session-id", startSID, "--systemd", "--timeout", "60", "--cwd", r.cwd, "--json")
+	if res.code != 0 {
+		t.Fatalf("exit %d: %s", res.code, res.stderr)
+	}
+	resultFile := filepath.Join(r.fs.Paths.StateDir, "start", startSID+".json")
+	var d headless.Detached
+	if err := json.Unmarshal([]byte(res.stdout), &d); err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(headless.Detached{State: headless.Started, Unit: "oo-claude-57a47000", ResultFile: resultFile, SessionID: startSID}, d); diff != "" {
+		t.Errorf("answer (-want +got):\n%s", diff)
+	}
+	sr := r.fk.Calls(fakeclaude.NameSystemdRun)
+	if len(sr) != 1 {
+		t.Fatalf("%d systemd-run calls", len(sr))
+	}
+	var eflags []string
+	for _, n := range headless.UnitEnvNames() {
+		if slices.ContainsFunc(append(append([]string{}, r.env...), env...), func(kv string) bool { return strings.HasPrefix(kv, n+"=") }) || n == "PATH" {
+			eflags = append(eflags, "-E", n)
+		}
+	}
+	want := append(append([]string{"--user", "--unit", "oo-claude-57a47000", "--same-dir", "--collect", "--no-block", "--property=RuntimeMaxSec=90"},
+		eflags...), "--", binary(t), "start", "--foreground-unit", resultFile)
+	if diff := cmp.Diff(want, sr[0].Args); diff != "" {
+		t.Errorf("systemd-run argv (-want +got):\n%s", diff)
+	}
+	// The unit runs oo-claude start, which runs claude.
+	calls := r.fk.WaitCalls("claude", 1, 30*time.Second)
+	if len(calls) != 1 {
+		t.Fatalf("the unit did not run claude")
+	}
+	var f headless.StartFile
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(50 * time.Millisecond) {
+		if f = readStartFile(t, resultFile); f.State != headless.Started {
+			break
+		}
+	}
+	if f.State != headless.Completed || f.Unit == nil || *f.Unit != "oo-claude-57a47000" || f.Result == nil || *f.Result != "READY" {
+		t.Errorf("result file %+v", f)
+	}
+	if f.Lineage.ParentSession == nil || *f.Lineage.ParentSession != parent || !f.Lineage.Registered {
+		t.Errorf("lineage block lost: %+v", f.Lineage)
+	}
+	if _, err := os.Stat(headless.PromptFile(resultFile)); !os.IsNotExist(err) {
+		t.Errorf("prompt file left behind: %v", err)
+	}
+	// Neither systemd-run nor the unit's claude got a token, a door or the
+	// caller's identity.
+	for _, c := range []fakeclaude.Call{sr[0], calls[0]} {
+		for _, kv := range c.Env {
+			name, val, _ := strings.Cut(kv, "=")
+			if slices.Contains(headless.CredentialEnv(), name) || strings.HasPrefix(name, "ANTHROPIC_") || slices.Contains(secrets, val) {
+				t.Errorf("%s reached %s", kv, c.Name)
+			}
+			if strings.HasPrefix(name, "CLAUDE") && !slices.Contains(headless.UnitEnvNames(), name) {
+				t.Errorf("%s reached %s", name, c.Name)
+			}
+		}
+	}
+}
+
+func ptrTo[T any](v T) *T { return &v }
