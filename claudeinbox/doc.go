@@ -3,7 +3,7 @@
 //
 // A sender never writes to a session's door: it appends one line to
 // <inbox dir>/<session id>.inbox, and the session's own doorman (package
-// doorman) carries the line through the door and appends an ack. [Send]
+// doorman) carries the line through the door and appends an ack. [Sender.Send]
 // does the whole sender's part: it checks the line, resolves the target,
 // applies the per-(target, sender) throttle, appends the line in one
 // O_APPEND write, reads the doorman's heartbeat and waits for the ack that

@@ -76,9 +76,10 @@ type Sender struct {
 	// is fresh. 0 looks once and does not wait. v0.1's default is
 	// [DefaultWait]; negative is [ErrBadOption].
 	Wait time.Duration
-	// MinInterval is the throttle per (target session, sender). 0
-	// disables it; v0.1's default is [DefaultMinInterval]; negative is
-	// [ErrBadOption].
+	// MinInterval is the throttle per (target session, sender), the
+	// sender being the line's own tag when it carries one, else
+	// Request.From. 0 disables it; v0.1's default is
+	// [DefaultMinInterval]; negative is [ErrBadOption].
 	MinInterval time.Duration
 	// Receipts gets one row per Send; nil writes none.
 	Receipts *receipt.Writer
