@@ -70,6 +70,8 @@ type ResumeResult struct {
 	Claude     ClaudeResult
 	StderrTail string
 	Duration   time.Duration
+	// At is when the verdict was reached (the receipt's ts).
+	At time.Time
 	// ReceiptWriteError is set when the receipt could not be written.
 	ReceiptWriteError *string
 }
@@ -118,6 +120,7 @@ func checkWord(v string, sentinel error, allowEmpty bool) error {
 // run failed on our side (class Error); the result is always filled.
 func (r *Runner) Resume(ctx context.Context, req ResumeRequest) (ResumeResult, error) {
 	res, err := r.resume(ctx, req)
+	res.At = r.now()
 	row := res.Row(r.ClientVersion)
 	res.ReceiptWriteError = r.appendReceipt(row)
 	return res, err
@@ -368,6 +371,7 @@ func redactLine(argv []string) []string {
 // Row is the receipt row of the result.
 func (res ResumeResult) Row(clientVersion string) receipt.ResumeRow {
 	row := receipt.ResumeRow{
+		Kind:      receipt.KindResume,
 		Class:     string(res.Class),
 		Delivered: res.Class == DeliveredResume,
 		Target:    res.SessionID,
@@ -380,6 +384,9 @@ func (res ResumeResult) Row(clientVersion string) receipt.ResumeRow {
 		Argv:      res.Argv,
 		ExitCode:  res.ExitCode,
 		Doorman:   res.Doorman,
+	}
+	if !res.At.IsZero() {
+		row.TS, row.TSMS = receipt.Stamp(res.At)
 	}
 	row.SHA256 = receipt.Ptr(sha256Hex(res.Line))
 	if station.IsSessionID(res.SessionID) {

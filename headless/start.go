@@ -132,8 +132,10 @@ type StartResult struct {
 	// File is the result file's last content (for a refusal, what was known).
 	File StartFile
 	// Prompt is kept for the receipt (the prompt, like a resume's line).
-	Prompt            string
-	Systemd           bool
+	Prompt  string
+	Systemd bool
+	// At is when the verdict was reached (the receipt's ts).
+	At                time.Time
 	ReceiptWriteError *string
 }
 
@@ -217,6 +219,7 @@ func PromptFile(resultFile string) string {
 // *RefusedError) or when something on our side failed.
 func (r *Runner) Start(ctx context.Context, req StartRequest) (StartResult, error) {
 	res, err := r.start(ctx, req)
+	res.At = r.now()
 	res.ReceiptWriteError = r.appendReceipt(res.Row(r.ClientVersion))
 	return res, err
 }
@@ -536,6 +539,7 @@ func (r *Runner) detach(ctx context.Context, res *StartResult, req StartRequest)
 // the lineage block.
 func (r *Runner) RunUnit(ctx context.Context, resultFile string) (StartResult, error) {
 	res, err := r.runUnit(ctx, resultFile)
+	res.At = r.now()
 	res.ReceiptWriteError = r.appendReceipt(res.Row(r.ClientVersion))
 	return res, err
 }
@@ -588,6 +592,7 @@ func (r *Runner) runUnit(ctx context.Context, resultFile string) (StartResult, e
 func (s StartResult) Row(clientVersion string) receipt.StartRow {
 	f := s.File
 	row := receipt.StartRow{
+		Kind:             receipt.KindStart,
 		Class:            string(s.Class),
 		Name:             f.Name,
 		PID:              f.PID,
@@ -612,6 +617,9 @@ func (s StartResult) Row(clientVersion string) receipt.StartRow {
 		DurationMS:       f.DurationMS,
 		StderrTail:       f.StderrTail,
 		Note:             f.Note,
+	}
+	if !s.At.IsZero() {
+		row.TS, row.TSMS = receipt.Stamp(s.At)
 	}
 	if s.Prompt != "" {
 		row.Line, row.Bytes, row.SHA256 = receipt.Ptr(s.Prompt), receipt.Ptr(len(s.Prompt)), receipt.Ptr(sha256Hex(s.Prompt))
