@@ -254,23 +254,6 @@ func (b *builder) sessionDir(sid, cwd string) string {
 	return dir
 }
 
-func (b *builder) riders(dir string) (list []transcript.Rider, riding, total int, warns []string) {
-	all, err := transcript.Riders(dir, b.now, b.window)
-	if err != nil {
-		warns = append(warns, err.Error())
-	}
-	list = []transcript.Rider{}
-	for _, r := range all {
-		if r.State == transcript.Riding {
-			riding++
-		}
-		if b.all || r.State == transcript.Riding {
-			list = append(list, r)
-		}
-	}
-	return list, riding, len(all), warns
-}
-
 // offlineInboxes lists the inboxes in the inbox dir whose session does not
 // run and that still hold pending lines, by session id.
 func (b *builder) offlineInboxes(running map[string]bool) ([]OfflineInbox, []string) {

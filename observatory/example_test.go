@@ -1,0 +1,52 @@
+package observatory_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/oo-family/oo-claude/observatory"
+	"github.com/oo-family/oo-claude/station"
+)
+
+// A station with one running session (this process, registered the way
+// Claude Code registers itself) whose inbox holds two lines and no doorman.
+func ExampleBuild() {
+	root, err := os.MkdirTemp("", "observatory-example")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(root)
+	paths := station.Paths{
+		SessionsDir:    filepath.Join(root, "sessions"),
+		ProjectsDir:    filepath.Join(root, "projects"),
+		InboxDir:       filepath.Join(root, "inbox"),
+		ObservatoryDir: filepath.Join(root, "observatory"),
+	}
+	const sid = "0e0e0e0e-0000-4000-8000-000000000001"
+	self, err := station.Proc{}.Info(os.Getpid())
+	if err != nil {
+		panic(err)
+	}
+	row, _ := json.Marshal(station.Row{
+		PID: os.Getpid(), SessionID: sid, CWD: root, StartedAt: 1796065828540,
+		ProcStart: self.StartTicks, Name: "demo", Status: station.StatusBusy,
+	})
+	os.MkdirAll(paths.SessionsDir, 0o700)
+	os.WriteFile(filepath.Join(paths.SessionsDir, strconv.Itoa(os.Getpid())+".json"), row, 0o600)
+	os.MkdirAll(paths.InboxDir, 0o700)
+	os.WriteFile(filepath.Join(paths.InboxDir, sid+".inbox"), []byte("[mama 📡] hello\n[mama 📡] again\n"), 0o600)
+
+	doc, err := observatory.Build(observatory.Options{Station: station.New(paths)})
+	if err != nil {
+		panic(err)
+	}
+	s := doc.Sessions[0]
+	fmt.Println(doc.Schema)
+	fmt.Println(s.Name, s.Status, s.Inbox.Pending, s.Inbox.PendingSource, observatory.DoormanState(s.Inbox.Doorman))
+	// Output:
+	// oo-claude/sessions/v0
+	// demo busy 2 lines-acks none
+}

@@ -1,0 +1,206 @@
+package observatory_test
+
+import (
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/observatory"
+)
+
+func TestInboxState(t *testing.T) {
+	const sid = "cccccccc-0000-4000-8000-000000000001"
+	long := strings.Repeat("é", 300)
+	type files struct {
+		inbox, ack, offset string
+		hb                 *claudeinbox.Heartbeat
+		noInbox            bool
+	}
+	type want struct {
+		exists            bool
+		lines, acks, pend int64
+		source            observatory.PendingSource
+		offset, pendBytes *int64
+		lastLine          observatory.NullString
+		doorman, fresh    bool
+		notFresh          observatory.NullString
+	}
+	hb := func(offset int64, inode uint64) *claudeinbox.Heartbeat {
+		return &claudeinbox.Heartbeat{PID: 7, SessionID: sid, LastSeen: "2026-11-30T11:59:59.000Z", Offset: offset, Inode: inode, State: claudeinbox.StateFollowing}
+	}
+	tests := []struct {
+		name string
+		in   files
+		want want
+	}{
+		{"no inbox", files{noInbox: true}, want{source: "none"}},
+		{"empty inbox", files{}, want{exists: true, source: "lines-acks"}},
+		{"lines minus acks", files{inbox: "a\nb\nc\n", ack: "{\"sha256\":\"1\"}\n{\"sha256\":\"2\"}\n"},
+			want{exists: true, lines: 3, acks: 2, pend: 1, source: "lines-acks", lastLine: "c"}},
+		{"more acks than lines never goes negative", files{inbox: "a\n", ack: "x read: a\ny read: a\n"},
+			want{exists: true, lines: 1, acks: 2, source: "lines-acks", lastLine: "a"}},
+		{"blank and whitespace lines do not count", files{inbox: "a\n\n \t\r\nb\r\n"},
+			want{exists: true, lines: 2, pend: 2, source: "lines-acks", lastLine: "b"}},
+		{"a torn last line is not counted", files{inbox: "a\nb\nhalf"},
+			want{exists: true, lines: 2, pend: 2, source: "lines-acks", lastLine: "b"}},
+		{"offset file", files{inbox: "a\nb\nc\n", offset: "2\n", ack: "{}\n"},
+			want{exists: true, lines: 3, acks: 1, pend: 2, source: "offset", offset: ptr(int64(2)), pendBytes: ptr(int64(4)), lastLine: "c"}},
+		{"offset at the end", files{inbox: "a\nb\n", offset: "4"},
+			want{exists: true, lines: 2, source: "offset", offset: ptr(int64(4)), pendBytes: ptr(int64(0)), lastLine: "b"}},
+		{"offset beyond the end is not used", files{inbox: "a\nb\n", offset: "99"},
+			want{exists: true, lines: 2, pend: 2, source: "lines-acks", lastLine: "b"}},
+		{"bad offset file falls back to the heartbeat", files{inbox: "a\nb\n", offset: "x", hb: hb(2, 0)},
+			want{exists: true, lines: 2, pend: 1, source: "offset", offset: ptr(int64(2)), pendBytes: ptr(int64(2)), lastLine: "b", doorman: true, fresh: true}},
+		{"heartbeat of another inode is not used", files{inbox: "a\nb\n", hb: hb(2, 1)},
+			want{exists: true, lines: 2, pend: 2, source: "lines-acks", lastLine: "b", doorman: true, fresh: true}},
+		{"long last line is cut to 200 characters", files{inbox: "a\n" + long + "\n"},
+			want{exists: true, lines: 2, pend: 2, source: "lines-acks", lastLine: observatory.NullString(strings.Repeat("é", 199) + "…")}},
+		{"invalid UTF-8 in the last line is replaced", files{inbox: "a\xff\n"},
+			want{exists: true, lines: 1, pend: 1, source: "lines-acks", lastLine: "a\uFFFD"}},
+	}
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			f := claudeinbox.FilesFor(dir, sid)
+			if !tt.in.noInbox {
+				writeFile(t, f.Inbox, tt.in.inbox, time.Time{})
+			}
+			if tt.in.ack != "" {
+				writeFile(t, f.Ack, tt.in.ack, time.Time{})
+			}
+			if tt.in.offset != "" {
+				writeFile(t, f.Offset, tt.in.offset, time.Time{})
+			}
+			if tt.in.hb != nil {
+				writeHeartbeat(t, dir, sid, *tt.in.hb)
+			}
+			in, err := observatory.InboxState(dir, sid, now, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := want{
+				exists: in.Exists, lines: in.Lines, acks: in.Acks, pend: in.Pending, source: in.PendingSource,
+				offset: in.Offset, pendBytes: in.PendingBytes, lastLine: in.LastLine, doorman: in.Doorman != nil,
+			}
+			if in.Doorman != nil {
+				got.fresh, got.notFresh = in.Doorman.Fresh, in.Doorman.NotFreshBecause
+			}
+			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(want{})); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+			if in.Path != f.Inbox {
+				t.Errorf("path %q, want %q", in.Path, f.Inbox)
+			}
+		})
+	}
+}
+
+func TestInboxStateDoorman(t *testing.T) {
+	const sid = "cccccccc-0000-4000-8000-000000000002"
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	alive := func(pid int) bool { return pid == 7 }
+	tests := []struct {
+		name string
+		hb   string // the heartbeat file; "" for none
+		want *observatory.Doorman
+	}{
+		{"no heartbeat", "", nil},
+		{"unreadable", "{not json", &observatory.Doorman{NotFreshBecause: "unreadable"}},
+		{"fresh contract-v1 doorman (no state)",
+			`{"pid":7,"session_id":"` + sid + `","since":"2026-11-30T11:00:00Z","last_seen":"2026-11-30T11:59:55.04Z","delivered":3,"offset":0}`,
+			&observatory.Doorman{PID: 7, LastSeenS: ptr(5.0), Fresh: true, Delivered: 3, PIDAlive: true, Since: "2026-11-30T11:00:00Z", LastSeen: "2026-11-30T11:59:55.04Z"}},
+		{"stale",
+			`{"pid":7,"session_id":"` + sid + `","last_seen":"2026-11-30T11:59:00Z","state":"following"}`,
+			&observatory.Doorman{PID: 7, LastSeenS: ptr(60.0), State: "following", PIDAlive: true, LastSeen: "2026-11-30T11:59:00Z", NotFreshBecause: "stale"}},
+		{"switched",
+			`{"pid":7,"session_id":"` + sid + `","last_seen":"2026-11-30T11:59:59Z","state":"switched"}`,
+			&observatory.Doorman{PID: 7, LastSeenS: ptr(1.0), State: "switched", PIDAlive: true, LastSeen: "2026-11-30T11:59:59Z", NotFreshBecause: "state"}},
+		{"pid gone",
+			`{"pid":8,"session_id":"` + sid + `","last_seen":"2026-11-30T11:59:59Z","state":"following"}`,
+			&observatory.Doorman{PID: 8, LastSeenS: ptr(1.0), State: "following", LastSeen: "2026-11-30T11:59:59Z", NotFreshBecause: "pid-gone"}},
+		{"another session",
+			`{"pid":7,"session_id":"other","last_seen":"2026-11-30T11:59:59Z","state":"following"}`,
+			&observatory.Doorman{PID: 7, LastSeenS: ptr(1.0), State: "following", PIDAlive: true, LastSeen: "2026-11-30T11:59:59Z", NotFreshBecause: "other-session"}},
+		{"unparseable last_seen",
+			`{"pid":7,"session_id":"` + sid + `","last_seen":"yesterday"}`,
+			&observatory.Doorman{PID: 7, PIDAlive: true, LastSeen: "yesterday", NotFreshBecause: "stale"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			if tt.hb != "" {
+				writeFile(t, claudeinbox.FilesFor(dir, sid).Heartbeat, tt.hb, time.Time{})
+			}
+			in, err := observatory.InboxState(dir, sid, now, alive)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tt.want, in.Doorman); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestInboxStateRefusesSymlink(t *testing.T) {
+	const sid = "cccccccc-0000-4000-8000-000000000003"
+	dir := t.TempDir()
+	writeFile(t, dir+"/target", "a\n", time.Time{})
+	if err := os.Symlink(dir+"/target", claudeinbox.FilesFor(dir, sid).Inbox); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := observatory.InboxState(dir, sid, time.Now(), nil); err == nil {
+		t.Error("a symlinked inbox was read")
+	}
+}
+
+// FuzzInboxCount checks the one-pass counter against a naive split.
+func FuzzInboxCount(f *testing.F) {
+	for _, s := range []string{"", "a\n", "a\nb", "\n\n", " \t\r\n x\n", "a\r\nb\r\n", strings.Repeat("x\n", 40000)} {
+		f.Add(s, int64(0))
+	}
+	const sid = "cccccccc-0000-4000-8000-000000000004"
+	f.Fuzz(func(t *testing.T, content string, offset int64) {
+		dir := t.TempDir()
+		fl := claudeinbox.FilesFor(dir, sid)
+		writeFile(t, fl.Inbox, content, time.Time{})
+		useOffset := offset >= 0 && offset <= int64(len(content))
+		if useOffset {
+			writeFile(t, fl.Offset, strconv.FormatInt(offset, 10), time.Time{})
+		}
+		in, err := observatory.InboxState(dir, sid, time.Now(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var lines, after int64
+		pos := int64(0)
+		parts := strings.Split(content, "\n")
+		for i, l := range parts {
+			if i == len(parts)-1 {
+				break // the text after the last newline is not a complete line
+			}
+			if strings.Trim(l, " \t\r") != "" {
+				lines++
+				if pos >= offset {
+					after++
+				}
+			}
+			pos += int64(len(l)) + 1
+		}
+		if in.Lines != lines {
+			t.Errorf("lines %d, want %d", in.Lines, lines)
+		}
+		wantPending := lines
+		if useOffset {
+			wantPending = after
+		}
+		if in.Pending != wantPending {
+			t.Errorf("pending %d, want %d (offset %d, used %v)", in.Pending, wantPending, offset, useOffset)
+		}
+	})
+}
