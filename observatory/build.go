@@ -2,11 +2,9 @@ package observatory
 
 import (
 	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -14,6 +12,7 @@ import (
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/internal/version"
 	"github.com/oo-family/oo-claude/lineage"
+	"github.com/oo-family/oo-claude/observatory/inboxstate"
 	"github.com/oo-family/oo-claude/station"
 	"github.com/oo-family/oo-claude/transcript"
 )
@@ -204,7 +203,7 @@ func (b *builder) session(s station.Session) (Session, []string) {
 	}
 	var warns []string
 	out.Riders, out.RidersRiding, out.RidersTotal, warns = b.riders(b.sessionDir(s.SessionID, s.CWD))
-	in, err := InboxState(b.st.Paths.InboxDir, s.SessionID, b.now, b.pidAlive)
+	in, err := inboxstate.Read(b.st.Paths.InboxDir, s.SessionID, b.now, b.pidAlive)
 	if err != nil {
 		warns = append(warns, err.Error())
 	}
@@ -232,7 +231,7 @@ func (b *builder) offline(sid string) (Session, []string) {
 	} else {
 		out.Riders = []transcript.Rider{}
 	}
-	in, err := InboxState(b.st.Paths.InboxDir, sid, b.now, b.pidAlive)
+	in, err := inboxstate.Read(b.st.Paths.InboxDir, sid, b.now, b.pidAlive)
 	if err != nil {
 		warns = append(warns, err.Error())
 	}
@@ -258,33 +257,21 @@ func (b *builder) sessionDir(sid, cwd string) string {
 // run and that still hold pending lines, by session id.
 func (b *builder) offlineInboxes(running map[string]bool) ([]OfflineInbox, []string) {
 	out := []OfflineInbox{}
-	ents, err := os.ReadDir(b.st.Paths.InboxDir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return out, nil
-	}
-	if err != nil {
-		return out, []string{err.Error()}
-	}
 	var warns []string
+	ents, err := inboxstate.Scan(b.st.Paths.InboxDir, func(sid string) bool { return running[sid] }, b.now, b.pidAlive)
+	if err != nil {
+		warns = append(warns, err.Error())
+	}
 	for _, e := range ents {
-		sid, ok := strings.CutSuffix(e.Name(), ".inbox")
-		if !ok || !station.IsSessionID(sid) || running[sid] || !e.Type().IsRegular() {
+		if e.Inbox.Pending == 0 {
 			continue
 		}
-		in, err := InboxState(b.st.Paths.InboxDir, sid, b.now, b.pidAlive)
-		if err != nil {
-			warns = append(warns, err.Error())
-			continue
-		}
-		if in.Pending == 0 {
-			continue
-		}
+		in := e.Inbox
 		out = append(out, OfflineInbox{
-			Session: sid, Pending: in.Pending, Lines: in.Lines, LastLine: in.LastLine,
+			Session: e.Session, Pending: in.Pending, Lines: in.Lines, LastLine: in.LastLine,
 			Doorman: in.Doorman, Path: in.Path,
 		})
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Session < out[j].Session })
 	return out, warns
 }
 

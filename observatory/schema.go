@@ -1,8 +1,7 @@
 package observatory
 
 import (
-	"encoding/json"
-
+	"github.com/oo-family/oo-claude/observatory/inboxstate"
 	"github.com/oo-family/oo-claude/transcript"
 )
 
@@ -14,18 +13,23 @@ const Schema = "oo-claude/sessions/v0"
 const StatusOffline = "offline"
 
 // PendingSource says how Inbox.Pending was counted.
-type PendingSource string
+type PendingSource = inboxstate.PendingSource
 
 // Pending sources.
 const (
-	// PendingFromOffset: the non-empty lines beyond the doorman's offset.
-	PendingFromOffset PendingSource = "offset"
-	// PendingFromAcks: lines − acks, the reference reader's count, for
-	// inboxes whose doorman never recorded an offset (monitor era).
-	PendingFromAcks PendingSource = "lines-acks"
-	// PendingNoInbox: the inbox file does not exist; nothing waits.
-	PendingNoInbox PendingSource = "none"
+	PendingFromOffset = inboxstate.PendingFromOffset // the non-empty lines beyond the doorman's offset
+	PendingFromAcks   = inboxstate.PendingFromAcks   // lines − acks (monitor-era inboxes, no offset)
+	PendingNoInbox    = inboxstate.PendingNoInbox    // no inbox file
 )
+
+// Inbox is a session's inbox file and what its doorman made of it.
+type Inbox = inboxstate.Inbox
+
+// Doorman is a doorman's heartbeat, judged.
+type Doorman = inboxstate.Doorman
+
+// NullString is a string that is JSON null when empty.
+type NullString = inboxstate.NullString
 
 // Document is oo-claude/sessions/v0. The first four fields are the
 // reference reader's; the rest are oo-claude's additions.
@@ -69,37 +73,6 @@ type Session struct {
 	StatusUpdatedMS int64      `json:"status_updated_ms"`
 }
 
-// Inbox is a session's inbox file and what its doorman made of it.
-type Inbox struct {
-	Path     string     `json:"path"`
-	Exists   bool       `json:"exists"`
-	Lines    int64      `json:"lines"`   // non-empty complete lines
-	Acks     int64      `json:"acks"`    // non-empty lines of <inbox>.ack (JSON or monitor-era)
-	Pending  int64      `json:"pending"` // see PendingSource
-	Doorman  *Doorman   `json:"doorman"` // null without a heartbeat file
-	LastLine NullString `json:"last_line"`
-
-	Offset        *int64        `json:"offset"`        // the doorman's byte offset; null when unknown
-	PendingBytes  *int64        `json:"pending_bytes"` // size − offset; null when the offset is unknown
-	PendingSource PendingSource `json:"pending_source"`
-}
-
-// Doorman is a doorman's heartbeat, judged.
-type Doorman struct {
-	PID       int      `json:"pid"`
-	LastSeenS *float64 `json:"last_seen_s"` // seconds since last_seen; null when it does not parse
-	Fresh     bool     `json:"fresh"`
-	Delivered int      `json:"delivered"`
-
-	State           NullString `json:"state"` // following, stopped, ...; null for a contract-v1 doorman
-	PIDAlive        bool       `json:"pid_alive"`
-	Since           NullString `json:"since"`
-	LastSeen        NullString `json:"last_seen"`
-	Mode            NullString `json:"mode"` // mcp | cli
-	Version         NullString `json:"version"`
-	NotFreshBecause NullString `json:"not_fresh_because"` // a claudeinbox.NotFresh* reason; null when fresh
-}
-
 // OfflineInbox is the inbox of a session that does not run and still holds
 // waiting lines (they wait for its next doorman).
 type OfflineInbox struct {
@@ -109,29 +82,4 @@ type OfflineInbox struct {
 	LastLine NullString `json:"last_line"`
 	Doorman  *Doorman   `json:"doorman"`
 	Path     string     `json:"path"`
-}
-
-// NullString is a string that is JSON null when empty.
-type NullString string
-
-// MarshalJSON writes null for "".
-func (s NullString) MarshalJSON() ([]byte, error) {
-	if s == "" {
-		return []byte("null"), nil
-	}
-	return json.Marshal(string(s))
-}
-
-// UnmarshalJSON reads null as "".
-func (s *NullString) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		*s = ""
-		return nil
-	}
-	var v string
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	*s = NullString(v)
-	return nil
 }

@@ -129,27 +129,26 @@ func Tree(sessions []Session) []Node {
 
 // WriteRiders writes the human form of `oo-claude riders`: each session
 // with its riders, one line per rider (state, last activity, rows, agent
-// type, description) and its last step or text.
+// type, description) and its last step or text. Sessions without listed
+// riders are left out, unless the document holds a single session (a
+// riders target), which is always shown.
 func WriteRiders(w io.Writer, doc *Document) error {
-	if len(doc.Sessions) == 0 {
-		_, err := fmt.Fprintln(w, "no running sessions")
-		return err
-	}
-	for i, s := range doc.Sessions {
-		if i > 0 {
+	shown := 0
+	for _, s := range doc.Sessions {
+		if len(s.Riders) == 0 && len(doc.Sessions) > 1 {
+			continue
+		}
+		if shown > 0 {
 			fmt.Fprintln(w)
 		}
+		shown++
 		head := fmt.Sprintf("%s %s (%s)", s.Session, dash(s.Name), dash(s.Status))
 		if s.PID > 0 {
 			head = fmt.Sprintf("%s %s pid %d (%s)", s.Session, dash(s.Name), s.PID, dash(s.Status))
 		}
 		fmt.Fprintf(w, "%s  riders %d/%d riding\n", head, s.RidersRiding, s.RidersTotal)
 		if len(s.Riders) == 0 {
-			what := "no riders riding"
-			if doc.IncludeFinished {
-				what = "no riders"
-			}
-			fmt.Fprintf(w, "  %s\n", what)
+			fmt.Fprintf(w, "  %s\n", noRiders(doc))
 			continue
 		}
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
@@ -170,10 +169,20 @@ func WriteRiders(w io.Writer, doc *Document) error {
 			}
 		}
 	}
+	if shown == 0 {
+		fmt.Fprintln(w, noRiders(doc))
+	}
 	for _, warn := range doc.Warnings {
 		fmt.Fprintf(w, "warning: %s\n", warn)
 	}
 	return nil
+}
+
+func noRiders(doc *Document) string {
+	if doc.IncludeFinished {
+		return "no riders"
+	}
+	return "no riders riding"
 }
 
 func lastOf(r transcript.Rider) string {

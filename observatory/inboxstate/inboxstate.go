@@ -1,11 +1,23 @@
-package observatory
+// Package inboxstate reads the state of a Claude inbox (contract v1) without
+// writing or locking anything: its non-empty lines, its acks, how many lines
+// still wait for the doorman, its last line, and the doorman's heartbeat
+// judged by v0.1's stricter freshness.
+//
+// It guarantees: an inbox is read in one sequential pass of 64 KiB reads
+// (never held in memory whole); a last line without its newline (being
+// appended) is not counted; pending never goes below 0; a symlink in place
+// of an inbox, ack, offset or heartbeat file is not followed.
+package inboxstate
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"io"
 	"io/fs"
 	"math"
+	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -13,7 +25,79 @@ import (
 
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/internal/fsx"
+	"github.com/oo-family/oo-claude/station"
 )
+
+// PendingSource says how Inbox.Pending was counted.
+type PendingSource string
+
+// Pending sources.
+const (
+	// PendingFromOffset: the non-empty lines beyond the doorman's offset.
+	PendingFromOffset PendingSource = "offset"
+	// PendingFromAcks: lines − acks, the reference reader's count, for
+	// inboxes whose doorman never recorded an offset (monitor era).
+	PendingFromAcks PendingSource = "lines-acks"
+	// PendingNoInbox: the inbox file does not exist; nothing waits.
+	PendingNoInbox PendingSource = "none"
+)
+
+// Inbox is an inbox file and what its doorman made of it (the inbox object
+// of oo-claude/sessions/v0).
+type Inbox struct {
+	Path     string     `json:"path"`
+	Exists   bool       `json:"exists"`
+	Lines    int64      `json:"lines"`   // non-empty complete lines
+	Acks     int64      `json:"acks"`    // non-empty lines of <inbox>.ack (JSON or monitor-era)
+	Pending  int64      `json:"pending"` // see PendingSource
+	Doorman  *Doorman   `json:"doorman"` // null without a heartbeat file
+	LastLine NullString `json:"last_line"`
+
+	Offset        *int64        `json:"offset"`        // the doorman's byte offset; null when unknown
+	PendingBytes  *int64        `json:"pending_bytes"` // size − offset; null when the offset is unknown
+	PendingSource PendingSource `json:"pending_source"`
+}
+
+// Doorman is a doorman's heartbeat, judged.
+type Doorman struct {
+	PID       int      `json:"pid"`
+	LastSeenS *float64 `json:"last_seen_s"` // seconds since last_seen; null when it does not parse
+	Fresh     bool     `json:"fresh"`
+	Delivered int      `json:"delivered"`
+
+	State           NullString `json:"state"` // following, stopped, ...; null for a contract-v1 doorman
+	PIDAlive        bool       `json:"pid_alive"`
+	Since           NullString `json:"since"`
+	LastSeen        NullString `json:"last_seen"`
+	Mode            NullString `json:"mode"` // mcp | cli
+	Version         NullString `json:"version"`
+	NotFreshBecause NullString `json:"not_fresh_because"` // a claudeinbox.NotFresh* reason; null when fresh
+}
+
+// NullString is a string that is JSON null when empty.
+type NullString string
+
+// MarshalJSON writes null for "".
+func (s NullString) MarshalJSON() ([]byte, error) {
+	if s == "" {
+		return []byte("null"), nil
+	}
+	return json.Marshal(string(s))
+}
+
+// UnmarshalJSON reads null as "".
+func (s *NullString) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*s = ""
+		return nil
+	}
+	var v string
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*s = NullString(v)
+	return nil
+}
 
 // MaxLastLine is the most characters of an inbox's last_line.
 const MaxLastLine = 200
@@ -21,7 +105,7 @@ const MaxLastLine = 200
 // maxOffsetFile bounds the read of an <inbox>.offset file.
 const maxOffsetFile = 64
 
-// InboxState reads the inbox of session sid in dir: its lines, acks,
+// Read reads the inbox of session sid in dir: its lines, acks,
 // pending lines, last line and the doorman's heartbeat, judged at now
 // (pidAlive may be nil to skip the doorman's pid check).
 //
@@ -31,7 +115,7 @@ const maxOffsetFile = 64
 // lines − acks (never below 0). An offset beyond the file's end (the inbox
 // was replaced) is not used. A missing inbox is Exists false with nothing
 // pending; an inbox that cannot be read is an error.
-func InboxState(dir, sid string, now time.Time, pidAlive func(int) bool) (Inbox, error) {
+func Read(dir, sid string, now time.Time, pidAlive func(int) bool) (Inbox, error) {
 	files := claudeinbox.FilesFor(dir, sid)
 	in := Inbox{Path: files.Inbox, PendingSource: PendingNoInbox}
 	var hb *claudeinbox.Heartbeat
@@ -216,4 +300,40 @@ func readLine(r io.ReaderAt, start, end int64) string {
 		s = string(runes[:min(len(runes), MaxLastLine-1)]) + "…"
 	}
 	return s
+}
+
+// Entry is one inbox found by [Scan].
+type Entry struct {
+	Session string
+	Inbox   Inbox
+}
+
+// Scan reads every inbox in dir (<session id>.inbox, regular files only)
+// whose session skip does not reject (skip may be nil), by session id. An
+// inbox that cannot be read is left out and its error joined into the
+// returned error; a missing dir has no inboxes.
+func Scan(dir string, skip func(sid string) bool, now time.Time, pidAlive func(int) bool) ([]Entry, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Entry
+	var errs []error
+	for _, e := range ents {
+		sid, ok := strings.CutSuffix(e.Name(), ".inbox")
+		if !ok || !station.IsSessionID(sid) || !e.Type().IsRegular() || (skip != nil && skip(sid)) {
+			continue
+		}
+		in, err := Read(dir, sid, now, pidAlive)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		out = append(out, Entry{Session: sid, Inbox: in})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Session < out[j].Session })
+	return out, errors.Join(errs...)
 }

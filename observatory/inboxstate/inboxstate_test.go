@@ -1,6 +1,7 @@
-package observatory_test
+package inboxstate_test
 
 import (
+	"encoding/json"
 	"os"
 	"strconv"
 	"strings"
@@ -9,7 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/oo-family/oo-claude/claudeinbox"
-	"github.com/oo-family/oo-claude/observatory"
+	"github.com/oo-family/oo-claude/observatory/inboxstate"
 )
 
 func TestInboxState(t *testing.T) {
@@ -23,11 +24,11 @@ func TestInboxState(t *testing.T) {
 	type want struct {
 		exists            bool
 		lines, acks, pend int64
-		source            observatory.PendingSource
+		source            inboxstate.PendingSource
 		offset, pendBytes *int64
-		lastLine          observatory.NullString
+		lastLine          inboxstate.NullString
 		doorman, fresh    bool
-		notFresh          observatory.NullString
+		notFresh          inboxstate.NullString
 	}
 	hb := func(offset int64, inode uint64) *claudeinbox.Heartbeat {
 		return &claudeinbox.Heartbeat{PID: 7, SessionID: sid, LastSeen: "2026-11-30T11:59:59.000Z", Offset: offset, Inode: inode, State: claudeinbox.StateFollowing}
@@ -58,7 +59,7 @@ func TestInboxState(t *testing.T) {
 		{"heartbeat of another inode is not used", files{inbox: "a\nb\n", hb: hb(2, 1)},
 			want{exists: true, lines: 2, pend: 2, source: "lines-acks", lastLine: "b", doorman: true, fresh: true}},
 		{"long last line is cut to 200 characters", files{inbox: "a\n" + long + "\n"},
-			want{exists: true, lines: 2, pend: 2, source: "lines-acks", lastLine: observatory.NullString(strings.Repeat("é", 199) + "…")}},
+			want{exists: true, lines: 2, pend: 2, source: "lines-acks", lastLine: inboxstate.NullString(strings.Repeat("é", 199) + "…")}},
 		{"invalid UTF-8 in the last line is replaced", files{inbox: "a\xff\n"},
 			want{exists: true, lines: 1, pend: 1, source: "lines-acks", lastLine: "a\uFFFD"}},
 	}
@@ -79,7 +80,7 @@ func TestInboxState(t *testing.T) {
 			if tt.in.hb != nil {
 				writeHeartbeat(t, dir, sid, *tt.in.hb)
 			}
-			in, err := observatory.InboxState(dir, sid, now, nil)
+			in, err := inboxstate.Read(dir, sid, now, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -107,28 +108,28 @@ func TestInboxStateDoorman(t *testing.T) {
 	tests := []struct {
 		name string
 		hb   string // the heartbeat file; "" for none
-		want *observatory.Doorman
+		want *inboxstate.Doorman
 	}{
 		{"no heartbeat", "", nil},
-		{"unreadable", "{not json", &observatory.Doorman{NotFreshBecause: "unreadable"}},
+		{"unreadable", "{not json", &inboxstate.Doorman{NotFreshBecause: "unreadable"}},
 		{"fresh contract-v1 doorman (no state)",
 			`{"pid":7,"session_id":"` + sid + `","since":"2026-11-30T11:00:00Z","last_seen":"2026-11-30T11:59:55.04Z","delivered":3,"offset":0}`,
-			&observatory.Doorman{PID: 7, LastSeenS: ptr(5.0), Fresh: true, Delivered: 3, PIDAlive: true, Since: "2026-11-30T11:00:00Z", LastSeen: "2026-11-30T11:59:55.04Z"}},
+			&inboxstate.Doorman{PID: 7, LastSeenS: ptr(5.0), Fresh: true, Delivered: 3, PIDAlive: true, Since: "2026-11-30T11:00:00Z", LastSeen: "2026-11-30T11:59:55.04Z"}},
 		{"stale",
 			`{"pid":7,"session_id":"` + sid + `","last_seen":"2026-11-30T11:59:00Z","state":"following"}`,
-			&observatory.Doorman{PID: 7, LastSeenS: ptr(60.0), State: "following", PIDAlive: true, LastSeen: "2026-11-30T11:59:00Z", NotFreshBecause: "stale"}},
+			&inboxstate.Doorman{PID: 7, LastSeenS: ptr(60.0), State: "following", PIDAlive: true, LastSeen: "2026-11-30T11:59:00Z", NotFreshBecause: "stale"}},
 		{"switched",
 			`{"pid":7,"session_id":"` + sid + `","last_seen":"2026-11-30T11:59:59Z","state":"switched"}`,
-			&observatory.Doorman{PID: 7, LastSeenS: ptr(1.0), State: "switched", PIDAlive: true, LastSeen: "2026-11-30T11:59:59Z", NotFreshBecause: "state"}},
+			&inboxstate.Doorman{PID: 7, LastSeenS: ptr(1.0), State: "switched", PIDAlive: true, LastSeen: "2026-11-30T11:59:59Z", NotFreshBecause: "state"}},
 		{"pid gone",
 			`{"pid":8,"session_id":"` + sid + `","last_seen":"2026-11-30T11:59:59Z","state":"following"}`,
-			&observatory.Doorman{PID: 8, LastSeenS: ptr(1.0), State: "following", LastSeen: "2026-11-30T11:59:59Z", NotFreshBecause: "pid-gone"}},
+			&inboxstate.Doorman{PID: 8, LastSeenS: ptr(1.0), State: "following", LastSeen: "2026-11-30T11:59:59Z", NotFreshBecause: "pid-gone"}},
 		{"another session",
 			`{"pid":7,"session_id":"other","last_seen":"2026-11-30T11:59:59Z","state":"following"}`,
-			&observatory.Doorman{PID: 7, LastSeenS: ptr(1.0), State: "following", PIDAlive: true, LastSeen: "2026-11-30T11:59:59Z", NotFreshBecause: "other-session"}},
+			&inboxstate.Doorman{PID: 7, LastSeenS: ptr(1.0), State: "following", PIDAlive: true, LastSeen: "2026-11-30T11:59:59Z", NotFreshBecause: "other-session"}},
 		{"unparseable last_seen",
 			`{"pid":7,"session_id":"` + sid + `","last_seen":"yesterday"}`,
-			&observatory.Doorman{PID: 7, PIDAlive: true, LastSeen: "yesterday", NotFreshBecause: "stale"}},
+			&inboxstate.Doorman{PID: 7, PIDAlive: true, LastSeen: "yesterday", NotFreshBecause: "stale"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -136,7 +137,7 @@ func TestInboxStateDoorman(t *testing.T) {
 			if tt.hb != "" {
 				writeFile(t, claudeinbox.FilesFor(dir, sid).Heartbeat, tt.hb, time.Time{})
 			}
-			in, err := observatory.InboxState(dir, sid, now, alive)
+			in, err := inboxstate.Read(dir, sid, now, alive)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -154,7 +155,7 @@ func TestInboxStateRefusesSymlink(t *testing.T) {
 	if err := os.Symlink(dir+"/target", claudeinbox.FilesFor(dir, sid).Inbox); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := observatory.InboxState(dir, sid, time.Now(), nil); err == nil {
+	if _, err := inboxstate.Read(dir, sid, time.Now(), nil); err == nil {
 		t.Error("a symlinked inbox was read")
 	}
 }
@@ -173,7 +174,7 @@ func FuzzInboxCount(f *testing.F) {
 		if useOffset {
 			writeFile(t, fl.Offset, strconv.FormatInt(offset, 10), time.Time{})
 		}
-		in, err := observatory.InboxState(dir, sid, time.Now(), nil)
+		in, err := inboxstate.Read(dir, sid, time.Now(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -203,4 +204,22 @@ func FuzzInboxCount(f *testing.F) {
 			t.Errorf("pending %d, want %d (offset %d, used %v)", in.Pending, wantPending, offset, useOffset)
 		}
 	})
+}
+
+func ptr[T any](v T) *T { return &v }
+
+func writeFile(tb testing.TB, path, content string, _ time.Time) {
+	tb.Helper()
+	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+func writeHeartbeat(tb testing.TB, dir, sid string, hb claudeinbox.Heartbeat) {
+	tb.Helper()
+	b, err := json.Marshal(hb)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	writeFile(tb, claudeinbox.FilesFor(dir, sid).Heartbeat, string(b), time.Time{})
 }

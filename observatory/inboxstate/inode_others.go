@@ -1,6 +1,6 @@
 //go:build !unix
 
-package observatory
+package inboxstate
 
 import "io/fs"
 
