@@ -1,0 +1,482 @@
+// Package doctor checks whether a station is ready for oo-claude: the
+// claude binary and its version, the registry, the inbox and state
+// directories, the doorman's MCP registration, the doorman of the session
+// doctor runs in, inboxes of sessions that are gone with lines still
+// waiting, and live sessions whose door (socket) is missing.
+//
+// It guarantees: every problem is a [Finding] with a typed [Kind], a
+// message and a fix hint, and every check appears in the report as ok,
+// finding or skipped; nothing is written, and claude is only ever run as
+// `--version` and `mcp get claude-inbox`, through the [Options.Exec] seam,
+// each bounded by a timeout.
+package doctor
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/internal/version"
+	"github.com/oo-family/oo-claude/observatory/inboxstate"
+	"github.com/oo-family/oo-claude/station"
+)
+
+// Kind is the type of a finding.
+type Kind string
+
+// Finding kinds.
+const (
+	KindClaudeMissing       Kind = "claude-missing"        // OO_CLAUDE_BIN does not exist
+	KindClaudeNotExecutable Kind = "claude-not-executable" // it exists but is not an executable file
+	KindClaudeVersion       Kind = "claude-version-failed" // `claude --version` failed
+	KindRegistryUnreadable  Kind = "registry-unreadable"   // the registry dir cannot be listed
+	KindInboxDirMissing     Kind = "inbox-dir-missing"     // no inbox dir
+	KindInboxDirUnusable    Kind = "inbox-dir-unusable"    // a symlink or not a directory
+	KindInboxDirMode        Kind = "inbox-dir-mode"        // not 0700 (contract v1)
+	KindStateDirUnusable    Kind = "state-dir-unusable"    // a symlink or not a directory
+	KindStateDirMode        Kind = "state-dir-mode"        // open to group or others
+	KindMCPNotRegistered    Kind = "mcp-not-registered"    // `claude mcp get claude-inbox`: no such server
+	KindMCPOtherCommand     Kind = "mcp-other-command"     // it is registered, but not as `<this binary> doorman --mcp`
+	KindMCPNotConnected     Kind = "mcp-not-connected"     // registered, and its health check failed
+	KindMCPCheckFailed      Kind = "mcp-check-failed"      // `claude mcp get` could not be run or answered oddly
+	KindDoormanNotFresh     Kind = "doorman-not-fresh"     // the current session's doorman heartbeat is not fresh
+	KindOfflineInbox        Kind = "offline-inbox-waiting" // a session that does not run has lines waiting
+	KindSocketMissing       Kind = "socket-missing"        // a live session's door is missing
+)
+
+// Finding is one problem, with how to fix it.
+type Finding struct {
+	Kind    Kind   `json:"kind"`
+	Message string `json:"message"`
+	Fix     string `json:"fix"`
+	Path    string `json:"path,omitempty"`
+	Session string `json:"session,omitempty"`
+}
+
+// Status is a check's outcome.
+type Status string
+
+// Check outcomes.
+const (
+	StatusOK      Status = "ok"
+	StatusFinding Status = "finding" // at least one finding
+	StatusSkipped Status = "skipped"
+)
+
+// Check names, in the order they run.
+const (
+	CheckBinary         = "binary"
+	CheckRegistry       = "registry"
+	CheckInboxDir       = "inbox-dir"
+	CheckStateDir       = "state-dir"
+	CheckMCP            = "mcp"
+	CheckDoorman        = "doorman"
+	CheckOfflineInboxes = "offline-inboxes"
+	CheckSockets        = "sockets"
+)
+
+// Check is one check's outcome and what it saw.
+type Check struct {
+	Name   string `json:"name"`
+	Status Status `json:"status"`
+	Detail string `json:"detail"`
+}
+
+// Report is what Run found. Findings is empty (not nil) when all is well.
+type Report struct {
+	Checks        []Check   `json:"checks"`
+	Findings      []Finding `json:"findings"`
+	ClaudeVersion string    `json:"claude_version"` // what `claude --version` printed, "" when it did not run
+	Session       string    `json:"session"`        // the session doctor runs in, "" outside one
+}
+
+// OK reports whether there are no findings.
+func (r Report) OK() bool { return len(r.Findings) == 0 }
+
+// ExecFunc runs a program and returns its standard output and its exit
+// code. err is for a program that could not be started or did not finish
+// (the context ended); a non-zero exit is not an error.
+type ExecFunc func(ctx context.Context, name string, args ...string) (stdout []byte, exit int, err error)
+
+// Options are doctor's inputs.
+type Options struct {
+	// Config gives the paths, the claude binary (ClaudeBin) and whether to
+	// run `claude mcp get` (DoctorMCP).
+	Config station.Config
+	// Proc is the process table; the zero value reads /proc.
+	Proc station.Proc
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+	// Self is the absolute path of this oo-claude binary, which the MCP
+	// registration must name; "" skips that comparison.
+	Self string
+	// PID is this process; its nearest ancestor with a live registry row
+	// is the session doctor runs in. 0 skips the ancestor walk.
+	PID int
+	// SessionID is CLAUDE_CODE_SESSION_ID, used when no ancestor has a
+	// live row.
+	SessionID string
+	// Exec runs claude; nil runs it with os/exec (inheriting this
+	// process's environment, as `claude mcp get` needs HOME).
+	Exec ExecFunc
+	// Timeout bounds each claude run; <= 0 means 30 s.
+	Timeout time.Duration
+}
+
+// MCPServerName is the name the doorman is registered under.
+const MCPServerName = "claude-inbox"
+
+// Run runs every check and returns the report.
+func Run(ctx context.Context, o Options) Report {
+	d := &doc{o: o, r: Report{Checks: []Check{}, Findings: []Finding{}}}
+	if d.o.Now == nil {
+		d.o.Now = time.Now
+	}
+	if d.o.Exec == nil {
+		d.o.Exec = execCommand
+	}
+	if d.o.Timeout <= 0 {
+		d.o.Timeout = 30 * time.Second
+	}
+	st := &station.Station{Paths: o.Config.Paths, Proc: o.Proc, Now: d.o.Now}
+	binOK := d.binary(ctx)
+	live := d.registry(st)
+	d.privateDir(CheckInboxDir, o.Config.InboxDir, true, KindInboxDirMissing, KindInboxDirUnusable, KindInboxDirMode)
+	d.privateDir(CheckStateDir, o.Config.StateDir, false, "", KindStateDirUnusable, KindStateDirMode)
+	d.mcp(ctx, binOK)
+	d.doorman(st, live)
+	d.offlineInboxes(live)
+	d.sockets(live)
+	return d.r
+}
+
+type doc struct {
+	o Options
+	r Report
+}
+
+func (d *doc) check(name string, findings []Finding, detail string) {
+	status := StatusOK
+	if len(findings) > 0 {
+		status = StatusFinding
+		if detail == "" {
+			kinds := make([]string, len(findings))
+			for i, f := range findings {
+				kinds[i] = string(f.Kind)
+			}
+			detail = strings.Join(kinds, ", ")
+		}
+	}
+	d.r.Checks = append(d.r.Checks, Check{Name: name, Status: status, Detail: detail})
+	d.r.Findings = append(d.r.Findings, findings...)
+}
+
+func (d *doc) skip(name, why string) {
+	d.r.Checks = append(d.r.Checks, Check{Name: name, Status: StatusSkipped, Detail: why})
+}
+
+func (d *doc) run(ctx context.Context, args ...string) ([]byte, int, error) {
+	ctx, cancel := context.WithTimeout(ctx, d.o.Timeout)
+	defer cancel()
+	return d.o.Exec(ctx, d.o.Config.ClaudeBin, args...)
+}
+
+// binary: OO_CLAUDE_BIN exists, is an executable file, and answers
+// --version.
+func (d *doc) binary(ctx context.Context) bool {
+	bin := d.o.Config.ClaudeBin
+	fi, err := os.Stat(bin)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		d.check(CheckBinary, []Finding{{Kind: KindClaudeMissing, Path: bin,
+			Message: fmt.Sprintf("the claude binary %s does not exist", bin),
+			Fix:     "install Claude Code there, or point OO_CLAUDE_BIN at its absolute path (never a PATH lookup)"}}, "")
+		return false
+	case err != nil:
+		d.check(CheckBinary, []Finding{{Kind: KindClaudeMissing, Path: bin, Message: err.Error(),
+			Fix: "make OO_CLAUDE_BIN readable, or point it at the claude binary"}}, "")
+		return false
+	case !fi.Mode().IsRegular() || fi.Mode().Perm()&0o111 == 0:
+		d.check(CheckBinary, []Finding{{Kind: KindClaudeNotExecutable, Path: bin,
+			Message: fmt.Sprintf("%s is not an executable file (mode %v)", bin, fi.Mode()),
+			Fix:     "chmod +x it, or point OO_CLAUDE_BIN at the claude binary"}}, "")
+		return false
+	}
+	out, code, err := d.run(ctx, "--version")
+	v := strings.TrimSpace(firstLine(out))
+	if err != nil || code != 0 || v == "" {
+		why := fmt.Sprintf("exit %d", code)
+		if err != nil {
+			why = err.Error()
+		}
+		d.check(CheckBinary, []Finding{{Kind: KindClaudeVersion, Path: bin,
+			Message: fmt.Sprintf("%s --version failed (%s)", bin, why),
+			Fix:     "run it by hand to see why; reinstall Claude Code if it is broken"}}, "")
+		return false
+	}
+	d.r.ClaudeVersion = v
+	d.check(CheckBinary, nil, fmt.Sprintf("%s: %s (oo-claude is proven against %s)", bin, v, version.ProvenAgainst))
+	return true
+}
+
+// registry: the sessions dir can be listed; returns the live sessions.
+func (d *doc) registry(st *station.Station) []station.Session {
+	dir := d.o.Config.SessionsDir
+	if _, err := os.ReadDir(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		d.check(CheckRegistry, []Finding{{Kind: KindRegistryUnreadable, Path: dir,
+			Message: fmt.Sprintf("the registry %s cannot be read: %v", dir, err),
+			Fix:     "run oo-claude as the user who runs Claude Code, or set CLAUDE_CONFIG_DIR / OO_CLAUDE_SESSIONS_DIR"}}, "")
+		return nil
+	}
+	live, err := st.Live()
+	if err != nil {
+		d.check(CheckRegistry, []Finding{{Kind: KindRegistryUnreadable, Path: dir, Message: err.Error(),
+			Fix: "check the registry directory's permissions"}}, "")
+		return nil
+	}
+	d.check(CheckRegistry, nil, fmt.Sprintf("%s: %d live sessions", dir, len(live)))
+	return live
+}
+
+// privateDir: dir is a directory (not a symlink) with mode 0700. A
+// missing dir is a finding only when required.
+func (d *doc) privateDir(name, dir string, required bool, missing, unusable, mode Kind) {
+	fi, err := os.Lstat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) && required:
+		d.check(name, []Finding{{Kind: missing, Path: dir,
+			Message: fmt.Sprintf("%s does not exist", dir),
+			Fix:     fmt.Sprintf("mkdir -m 0700 -p %s", dir)}}, "")
+	case errors.Is(err, fs.ErrNotExist):
+		d.check(name, nil, dir+": absent (created 0700 on first use)")
+	case err != nil:
+		d.check(name, []Finding{{Kind: unusable, Path: dir, Message: err.Error(), Fix: "check the permissions of its parents"}}, "")
+	case fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir():
+		d.check(name, []Finding{{Kind: unusable, Path: dir,
+			Message: fmt.Sprintf("%s is not a directory (%v); oo-claude never follows a symlink there", dir, fi.Mode().Type()),
+			Fix:     fmt.Sprintf("replace it with a real directory: mkdir -m 0700 %s", dir)}}, "")
+	case fi.Mode().Perm() != 0o700:
+		d.check(name, []Finding{{Kind: mode, Path: dir,
+			Message: fmt.Sprintf("%s has mode %04o, the contract wants 0700", dir, fi.Mode().Perm()),
+			Fix:     fmt.Sprintf("chmod 0700 %s", dir)}}, "")
+	default:
+		d.check(name, nil, dir+": 0700")
+	}
+}
+
+// mcp: `claude mcp get claude-inbox` names `<Self> doorman --mcp` and
+// connects.
+func (d *doc) mcp(ctx context.Context, binOK bool) {
+	switch {
+	case !d.o.Config.DoctorMCP:
+		d.skip(CheckMCP, "OO_CLAUDE_DOCTOR_MCP=0")
+		return
+	case !binOK:
+		d.skip(CheckMCP, "no working claude binary")
+		return
+	}
+	add := fmt.Sprintf("%s mcp add --scope user %s -- %s doorman --mcp", d.o.Config.ClaudeBin, MCPServerName, orSelf(d.o.Self))
+	out, code, err := d.run(ctx, "mcp", "get", MCPServerName)
+	if err != nil {
+		d.check(CheckMCP, []Finding{{Kind: KindMCPCheckFailed, Message: fmt.Sprintf("claude mcp get %s: %v", MCPServerName, err),
+			Fix: "run it by hand; set OO_CLAUDE_DOCTOR_MCP=0 to skip this check"}}, "")
+		return
+	}
+	reg, ok := ParseMCPGet(out)
+	switch {
+	case code != 0 || !ok:
+		d.check(CheckMCP, []Finding{{Kind: KindMCPNotRegistered,
+			Message: fmt.Sprintf("the doorman is not registered as the MCP server %s", MCPServerName),
+			Fix:     add}}, "")
+		return
+	}
+	var findings []Finding
+	cmdline := strings.TrimSpace(reg.Command + " " + reg.Args)
+	if reg.Args != "doorman --mcp" || (d.o.Self != "" && !samePath(reg.Command, d.o.Self)) {
+		findings = append(findings, Finding{Kind: KindMCPOtherCommand,
+			Message: fmt.Sprintf("%s runs %q, not this binary's doorman (%s doorman --mcp)", MCPServerName, cmdline, orSelf(d.o.Self)),
+			Fix:     fmt.Sprintf("%s mcp remove --scope user %s && %s", d.o.Config.ClaudeBin, MCPServerName, add)})
+	}
+	if !reg.Connected {
+		findings = append(findings, Finding{Kind: KindMCPNotConnected,
+			Message: fmt.Sprintf("%s is registered but its health check failed: %s", MCPServerName, strings.TrimSpace(reg.Status+" "+reg.Issue)),
+			Fix:     fmt.Sprintf("run %q by hand to see why it does not start", cmdline)})
+	}
+	d.check(CheckMCP, findings, fmt.Sprintf("%s: %s (%s)", MCPServerName, cmdline, reg.Status))
+}
+
+// MCPRegistration is what `claude mcp get NAME` printed about a server.
+type MCPRegistration struct {
+	Scope     string
+	Status    string // e.g. "✔ Connected", "✘ Failed to connect"
+	Issue     string // why it failed, when it did
+	Type      string
+	Command   string
+	Args      string
+	Connected bool
+}
+
+// ParseMCPGet parses the output of `claude mcp get NAME` (Claude Code
+// 2.1.332: "NAME:" then indented "Key: value" lines). ok is false when the
+// output names no server (no Command line).
+func ParseMCPGet(out []byte) (reg MCPRegistration, ok bool) {
+	for _, line := range strings.Split(string(out), "\n") {
+		k, v, found := strings.Cut(strings.TrimSpace(line), ":")
+		if !found || !strings.HasPrefix(line, " ") {
+			continue
+		}
+		v = strings.TrimSpace(v)
+		switch k {
+		case "Scope":
+			reg.Scope = v
+		case "Status":
+			reg.Status = v
+		case "Issue":
+			reg.Issue = v
+		case "Type":
+			reg.Type = v
+		case "Command":
+			reg.Command, ok = v, v != ""
+		case "Args":
+			reg.Args = v
+		}
+	}
+	reg.Connected = strings.Contains(reg.Status, "Connected") && !strings.Contains(reg.Status, "✘")
+	return reg, ok
+}
+
+// doorman: when doctor runs inside a session (its nearest ancestor with a
+// live registry row, else CLAUDE_CODE_SESSION_ID), that session's doorman
+// heartbeat must be fresh.
+func (d *doc) doorman(st *station.Station, live []station.Session) {
+	sid := ""
+	if d.o.PID > 0 {
+		if chain, err := d.o.Proc.Ancestors(d.o.PID); err == nil {
+			for _, a := range chain {
+				if s, ok := st.LiveByPID(a.PID); ok {
+					sid = s.SessionID
+					break
+				}
+			}
+		}
+	}
+	if sid == "" && station.IsSessionID(d.o.SessionID) {
+		sid = d.o.SessionID
+	}
+	if sid == "" {
+		d.skip(CheckDoorman, "not run inside a session")
+		return
+	}
+	d.r.Session = sid
+	files := claudeinbox.FilesFor(d.o.Config.InboxDir, sid)
+	hb, fr := claudeinbox.HeartbeatFreshness(files.Heartbeat, d.o.Now(), sid, func(pid int) bool { return d.o.Proc.Alive(pid, "") })
+	if fr.Fresh {
+		d.check(CheckDoorman, nil, fmt.Sprintf("session %s: doorman pid %d %s, last seen %.1f s ago", sid, hb.PID, hb.State, fr.Age.Seconds()))
+		return
+	}
+	why := fr.Reason
+	if fr.Detail != "" && fr.Reason != claudeinbox.NotFreshUnreadable {
+		why += " (" + fr.Detail + ")"
+	}
+	d.check(CheckDoorman, []Finding{{Kind: KindDoormanNotFresh, Session: sid, Path: files.Heartbeat,
+		Message: fmt.Sprintf("the doorman of this session %s is not fresh: %s; lines sent to it wait", sid, why),
+		Fix: fmt.Sprintf("register the doorman (%s mcp add --scope user %s -- %s doorman --mcp), then restart this session's MCP servers (/mcp) or the session",
+			d.o.Config.ClaudeBin, MCPServerName, orSelf(d.o.Self))}}, "")
+}
+
+// offlineInboxes: inboxes of sessions that do not run with lines waiting.
+func (d *doc) offlineInboxes(live []station.Session) {
+	running := map[string]bool{}
+	for _, s := range live {
+		running[s.SessionID] = true
+	}
+	ents, err := inboxstate.Scan(d.o.Config.InboxDir, func(sid string) bool { return running[sid] }, d.o.Now(),
+		func(pid int) bool { return d.o.Proc.Alive(pid, "") })
+	var findings []Finding
+	for _, e := range ents {
+		if e.Inbox.Pending == 0 {
+			continue
+		}
+		findings = append(findings, Finding{Kind: KindOfflineInbox, Session: e.Session, Path: e.Inbox.Path,
+			Message: fmt.Sprintf("session %s does not run and %d line(s) wait in its inbox", e.Session, e.Inbox.Pending),
+			Fix:     fmt.Sprintf("oo-claude resume %s to deliver them, or remove %s* when the session is gone for good", e.Session, e.Inbox.Path)})
+	}
+	detail := fmt.Sprintf("%d inboxes of sessions not running", len(ents))
+	if err != nil {
+		detail += "; some unreadable: " + err.Error()
+	}
+	d.check(CheckOfflineInboxes, findings, detail)
+}
+
+// sockets: every live session's messagingSocketPath is a socket. Claude
+// Code sessions started in the same second can lose theirs.
+func (d *doc) sockets(live []station.Session) {
+	var findings []Finding
+	for _, s := range live {
+		p := s.MessagingSocketPath
+		if p == "" {
+			findings = append(findings, Finding{Kind: KindSocketMissing, Session: s.SessionID,
+				Message: fmt.Sprintf("session %s (pid %d) names no socket: it has no door (Claude Code older than 2.1.308?)", s.SessionID, s.PID),
+				Fix:     "update Claude Code and restart the session"})
+			continue
+		}
+		fi, err := os.Lstat(p)
+		if err == nil && fi.Mode()&fs.ModeSocket != 0 {
+			continue
+		}
+		findings = append(findings, Finding{Kind: KindSocketMissing, Session: s.SessionID, Path: p,
+			Message: fmt.Sprintf("session %s (pid %d) has lost its socket %s (a known Claude Code bug when sessions start in the same second); its doorman cannot deliver", s.SessionID, s.PID, p),
+			Fix:     "restart the session (or resume it after it exits); nothing else brings the socket back"})
+	}
+	d.check(CheckSockets, findings, fmt.Sprintf("%d live sessions checked", len(live)))
+}
+
+func firstLine(b []byte) string {
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		b = b[:i]
+	}
+	return string(b)
+}
+
+func samePath(a, b string) bool {
+	if a == b {
+		return true
+	}
+	ra, err1 := filepath.EvalSymlinks(a)
+	rb, err2 := filepath.EvalSymlinks(b)
+	return err1 == nil && err2 == nil && ra == rb
+}
+
+func orSelf(self string) string {
+	if self == "" {
+		return "/absolute/path/to/oo-claude"
+	}
+	return self
+}
+
+// execCommand is the default ExecFunc.
+func execCommand(ctx context.Context, name string, args ...string) ([]byte, int, error) {
+	cmd := exec.CommandContext(ctx, name, args...)
+	// claude may leave a child (the health-checked MCP server) holding
+	// stdout for a moment; do not wait on it for long.
+	cmd.WaitDelay = 2 * time.Second
+	var out bytes.Buffer
+	cmd.Stdout = &out
+	err := cmd.Run()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ctx.Err() == nil {
+		return out.Bytes(), ee.ExitCode(), nil
+	}
+	if err != nil {
+		return out.Bytes(), -1, err
+	}
+	return out.Bytes(), 0, nil
+}

@@ -1,0 +1,326 @@
+package doctor_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/doctor"
+	"github.com/oo-family/oo-claude/fakes/fakestation"
+	"github.com/oo-family/oo-claude/station"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var now = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+
+const (
+	sidLive    = "dddddddd-0000-4000-8000-000000000001"
+	sidGone    = "dddddddd-0000-4000-8000-000000000002"
+	self       = "/opt/oo-claude/bin/oo-claude"
+	pidSession = 400 // the live session's claude
+	pidDoctor  = 500 // doctor, a grandchild of the session (via pid 450)
+)
+
+// fixture is a station on which every check passes; cases break one thing.
+type fixture struct {
+	fs      *fakestation.Station
+	opts    doctor.Options
+	procDir string
+	// claude's answers, by first argument ("--version", "mcp").
+	version, mcpGet string
+	mcpExit         int
+	mcpErr          error
+	versionExit     int
+}
+
+func writeStat(t *testing.T, root string, pid, ppid int, start string) {
+	t.Helper()
+	dir := filepath.Join(root, strconv.Itoa(pid))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	fields := []string{"S", strconv.Itoa(ppid)}
+	for range 17 {
+		fields = append(fields, "0")
+	}
+	fields = append(fields, start, "0", "0")
+	if err := os.WriteFile(filepath.Join(dir, "stat"), []byte(fmt.Sprintf("%d (x) %s\n", pid, strings.Join(fields, " "))), 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func writeJSON(t *testing.T, path string, v any) {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func newFixture(t *testing.T) *fixture {
+	t.Helper()
+	fs := fakestation.New(t)
+	procDir := filepath.Join(fs.Root, "proc")
+	writeStat(t, procDir, pidSession, 1, "4000")
+	writeStat(t, procDir, 450, pidSession, "4500")
+	writeStat(t, procDir, pidDoctor, 450, "5000")
+	writeStat(t, procDir, 600, pidSession, "6000") // the doorman
+
+	// The live session's door: a real socket (short path: sun_path is small).
+	sockDir, err := os.MkdirTemp("", "dr")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(sockDir) })
+	sock := filepath.Join(sockDir, "400.sock")
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	fs.WriteRow(station.Row{PID: pidSession, SessionID: sidLive, CWD: fs.Root, ProcStart: "4000", StartedAt: now.UnixMilli(),
+		MessagingSocketPath: sock, Status: station.StatusBusy, Name: "work-aa"})
+	writeJSON(t, claudeinbox.FilesFor(fs.Paths.InboxDir, sidLive).Heartbeat, claudeinbox.Heartbeat{
+		PID: 600, SessionID: sidLive, LastSeen: claudeinbox.FormatTime(now.Add(-time.Second)), State: claudeinbox.StateFollowing,
+	})
+
+	bin := filepath.Join(fs.Root, "claude-bin")
+	if err := os.WriteFile(bin, []byte("#!/bin/sh\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cfg := station.DefaultConfig(fs.Paths)
+	cfg.ClaudeBin = bin
+	f := &fixture{
+		fs: fs, procDir: procDir,
+		version: "2.1.332 (Claude Code)\n",
+		mcpGet: "claude-inbox:\n  Scope: User config (available in all your projects)\n  Status: ✔ Connected\n  Type: stdio\n" +
+			"  Command: " + self + "\n  Args: doorman --mcp\n  Environment:\n\nTo remove this server, run: claude mcp remove claude-inbox -s user\n",
+	}
+	f.opts = doctor.Options{
+		Config: cfg, Proc: station.Proc{Root: procDir}, Now: func() time.Time { return now },
+		Self: self, PID: pidDoctor,
+		Exec: func(ctx context.Context, name string, args ...string) ([]byte, int, error) {
+			if name != bin {
+				t.Errorf("ran %s, want %s", name, bin)
+			}
+			switch strings.Join(args, " ") {
+			case "--version":
+				return []byte(f.version), f.versionExit, nil
+			case "mcp get claude-inbox":
+				return []byte(f.mcpGet), f.mcpExit, f.mcpErr
+			}
+			t.Errorf("unexpected claude %q", args)
+			return nil, 1, nil
+		},
+	}
+	return f
+}
+
+func kinds(r doctor.Report) []doctor.Kind {
+	var out []doctor.Kind
+	for _, f := range r.Findings {
+		out = append(out, f.Kind)
+	}
+	return out
+}
+
+func TestRun(t *testing.T) {
+	tests := []struct {
+		name    string
+		breakIt func(t *testing.T, f *fixture)
+		want    []doctor.Kind
+	}{
+		{"all well", func(*testing.T, *fixture) {}, nil},
+		{"claude missing", func(t *testing.T, f *fixture) { f.opts.Config.ClaudeBin = filepath.Join(f.fs.Root, "nope") },
+			[]doctor.Kind{doctor.KindClaudeMissing}},
+		{"claude not executable", func(t *testing.T, f *fixture) { os.Chmod(f.opts.Config.ClaudeBin, 0o600) },
+			[]doctor.Kind{doctor.KindClaudeNotExecutable}},
+		{"claude --version fails", func(t *testing.T, f *fixture) { f.versionExit = 1 },
+			[]doctor.Kind{doctor.KindClaudeVersion}},
+		{"registry unreadable", func(t *testing.T, f *fixture) {
+			f.opts.Config.SessionsDir = f.opts.Config.ClaudeBin // a file
+		}, []doctor.Kind{doctor.KindRegistryUnreadable}},
+		{"inbox dir missing", func(t *testing.T, f *fixture) { f.opts.Config.InboxDir = filepath.Join(f.fs.Root, "none") },
+			[]doctor.Kind{doctor.KindInboxDirMissing, doctor.KindDoormanNotFresh}},
+		{"inbox dir 0755", func(t *testing.T, f *fixture) { os.Chmod(f.opts.Config.InboxDir, 0o755) },
+			[]doctor.Kind{doctor.KindInboxDirMode}},
+		{"inbox dir is a symlink", func(t *testing.T, f *fixture) {
+			link := filepath.Join(f.fs.Root, "inbox-link")
+			if err := os.Symlink(f.opts.Config.InboxDir, link); err != nil {
+				t.Fatal(err)
+			}
+			f.opts.Config.InboxDir = link
+		}, []doctor.Kind{doctor.KindInboxDirUnusable}},
+		{"state dir 0750", func(t *testing.T, f *fixture) { os.Chmod(f.opts.Config.StateDir, 0o750) },
+			[]doctor.Kind{doctor.KindStateDirMode}},
+		{"state dir is a file", func(t *testing.T, f *fixture) { f.opts.Config.StateDir = f.opts.Config.ClaudeBin },
+			[]doctor.Kind{doctor.KindStateDirUnusable}},
+		{"state dir absent is fine", func(t *testing.T, f *fixture) { f.opts.Config.StateDir = filepath.Join(f.fs.Root, "later") }, nil},
+		{"mcp not registered", func(t *testing.T, f *fixture) {
+			f.mcpGet, f.mcpExit = `No MCP server named "claude-inbox". Configured servers: other`+"\n", 1
+		}, []doctor.Kind{doctor.KindMCPNotRegistered}},
+		{"mcp names another command", func(t *testing.T, f *fixture) {
+			f.mcpGet = strings.Replace(f.mcpGet, "Command: "+self+"\n  Args: doorman --mcp", "Command: /usr/bin/python3\n  Args: -I /x/doorman.py --mcp", 1)
+		}, []doctor.Kind{doctor.KindMCPOtherCommand}},
+		{"mcp names another oo-claude", func(t *testing.T, f *fixture) {
+			f.mcpGet = strings.Replace(f.mcpGet, "Command: "+self, "Command: /usr/local/bin/oo-claude", 1)
+		}, []doctor.Kind{doctor.KindMCPOtherCommand}},
+		{"mcp fails to connect", func(t *testing.T, f *fixture) {
+			f.mcpGet = strings.Replace(f.mcpGet, "Status: ✔ Connected", "Status: ✘ Failed to connect\n  Issue: ENOENT", 1)
+		}, []doctor.Kind{doctor.KindMCPNotConnected}},
+		{"mcp check cannot run", func(t *testing.T, f *fixture) { f.mcpErr = context.DeadlineExceeded },
+			[]doctor.Kind{doctor.KindMCPCheckFailed}},
+		{"mcp check skipped by OO_CLAUDE_DOCTOR_MCP=0", func(t *testing.T, f *fixture) {
+			f.opts.Config.DoctorMCP = false
+			f.mcpExit = 1 // would be a finding
+		}, nil},
+		{"this session's doorman stopped", func(t *testing.T, f *fixture) {
+			writeJSON(t, claudeinbox.FilesFor(f.fs.Paths.InboxDir, sidLive).Heartbeat, claudeinbox.Heartbeat{
+				PID: 600, SessionID: sidLive, LastSeen: claudeinbox.FormatTime(now), State: claudeinbox.StateStopped,
+			})
+		}, []doctor.Kind{doctor.KindDoormanNotFresh}},
+		{"session from CLAUDE_CODE_SESSION_ID without a heartbeat", func(t *testing.T, f *fixture) {
+			f.opts.PID = 0
+			f.opts.SessionID = "dddddddd-0000-4000-8000-0000000000ff"
+		}, []doctor.Kind{doctor.KindDoormanNotFresh}},
+		{"not inside a session", func(t *testing.T, f *fixture) { f.opts.PID = 0 }, nil},
+		{"offline inbox with a waiting line", func(t *testing.T, f *fixture) {
+			os.WriteFile(f.fs.InboxPath(sidGone), []byte("[mama 📡] still there\n"), 0o600)
+		}, []doctor.Kind{doctor.KindOfflineInbox}},
+		{"offline inbox all delivered", func(t *testing.T, f *fixture) {
+			os.WriteFile(f.fs.InboxPath(sidGone), []byte("[mama 📡] done\n"), 0o600)
+			os.WriteFile(claudeinbox.FilesFor(f.fs.Paths.InboxDir, sidGone).Offset, []byte("17"), 0o600)
+		}, nil},
+		{"socket missing", func(t *testing.T, f *fixture) {
+			writeStat(t, f.procDir, 700, 1, "7000")
+			f.fs.WriteRow(station.Row{PID: 700, SessionID: sidGone, ProcStart: "7000", MessagingSocketPath: filepath.Join(f.fs.Root, "700.sock")})
+		}, []doctor.Kind{doctor.KindSocketMissing}},
+		{"a stale row's missing socket is not a finding", func(t *testing.T, f *fixture) {
+			f.fs.WriteRow(station.Row{PID: 701, SessionID: sidGone, ProcStart: "1", MessagingSocketPath: filepath.Join(f.fs.Root, "701.sock")})
+		}, nil},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			f := newFixture(t)
+			tt.breakIt(t, f)
+			rep := doctor.Run(context.Background(), f.opts)
+			if diff := cmp.Diff(tt.want, kinds(rep)); diff != "" {
+				t.Errorf("finding kinds (-want +got):\n%s\nreport: %+v", diff, rep)
+			}
+			if rep.OK() != (len(tt.want) == 0) {
+				t.Errorf("OK() = %v with %d findings", rep.OK(), len(rep.Findings))
+			}
+			for _, fd := range rep.Findings {
+				if fd.Message == "" || fd.Fix == "" {
+					t.Errorf("finding %s without message or fix: %+v", fd.Kind, fd)
+				}
+			}
+			if len(rep.Checks) != 8 {
+				t.Errorf("%d checks, want 8: %+v", len(rep.Checks), rep.Checks)
+			}
+		})
+	}
+}
+
+func TestRunReportsTheSession(t *testing.T) {
+	f := newFixture(t)
+	rep := doctor.Run(context.Background(), f.opts)
+	got := []any{rep.Session, rep.ClaudeVersion}
+	want := []any{sidLive, "2.1.332 (Claude Code)"}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("session, version (-want +got):\n%s", diff)
+	}
+	var statuses []string
+	for _, c := range rep.Checks {
+		statuses = append(statuses, c.Name+"="+string(c.Status))
+	}
+	wantStatuses := []string{"binary=ok", "registry=ok", "inbox-dir=ok", "state-dir=ok", "mcp=ok", "doorman=ok", "offline-inboxes=ok", "sockets=ok"}
+	if diff := cmp.Diff(wantStatuses, statuses); diff != "" {
+		t.Errorf("checks (-want +got):\n%s", diff)
+	}
+}
+
+func TestParseMCPGet(t *testing.T) {
+	tests := []struct {
+		name string
+		out  string
+		want doctor.MCPRegistration
+		ok   bool
+	}{
+		{"connected", "claude-inbox:\n  Scope: User config\n  Status: ✔ Connected\n  Type: stdio\n  Command: /x/oo-claude\n  Args: doorman --mcp\n  Environment:\n",
+			doctor.MCPRegistration{Scope: "User config", Status: "✔ Connected", Type: "stdio", Command: "/x/oo-claude", Args: "doorman --mcp", Connected: true}, true},
+		{"failed (recorded from Claude Code 2.1.332)", "claude-inbox:\n  Scope: User config (available in all your projects)\n  Status: ✘ Failed to connect\n  Issue: ENOENT: no such file or directory, posix_spawn '/usr/local/bin/oo-claude'\n  Type: stdio\n  Command: /usr/local/bin/oo-claude\n  Args: doorman --mcp\n  Environment:\n\nTo remove this server, run: claude mcp remove claude-inbox -s user\n",
+			doctor.MCPRegistration{Scope: "User config (available in all your projects)", Status: "✘ Failed to connect",
+				Issue: "ENOENT: no such file or directory, posix_spawn '/usr/local/bin/oo-claude'", Type: "stdio",
+				Command: "/usr/local/bin/oo-claude", Args: "doorman --mcp"}, true},
+		{"not registered", `No MCP server named "claude-inbox". Configured servers: x`, doctor.MCPRegistration{}, false},
+		{"empty", "", doctor.MCPRegistration{}, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, ok := doctor.ParseMCPGet([]byte(tt.out))
+			if diff := cmp.Diff(tt.want, got); diff != "" || ok != tt.ok {
+				t.Errorf("ok %v, want %v; (-want +got):\n%s", ok, tt.ok, diff)
+			}
+		})
+	}
+}
+
+func FuzzParseMCPGet(f *testing.F) {
+	f.Add("claude-inbox:\n  Status: ✔ Connected\n  Command: /x\n  Args: doorman --mcp\n")
+	f.Add("No MCP server named \"x\"")
+	f.Fuzz(func(t *testing.T, out string) {
+		reg, ok := doctor.ParseMCPGet([]byte(out))
+		if ok && reg.Command == "" {
+			t.Errorf("ok without a command: %+v", reg)
+		}
+	})
+}
+
+func TestRealExec(t *testing.T) {
+	// The default Exec runs a real program: /bin/sh stands in for claude.
+	f := newFixture(t)
+	f.opts.Exec = nil
+	f.opts.Config.DoctorMCP = false
+	if err := os.WriteFile(f.opts.Config.ClaudeBin, []byte("#!/bin/sh\necho '9.9.9 (Fake)'\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	rep := doctor.Run(context.Background(), f.opts)
+	if rep.ClaudeVersion != "9.9.9 (Fake)" || !rep.OK() {
+		t.Errorf("version %q, findings %+v", rep.ClaudeVersion, rep.Findings)
+	}
+	// A claude that hangs is cut by the timeout.
+	if err := os.WriteFile(f.opts.Config.ClaudeBin, []byte("#!/bin/sh\nexec sleep 30\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	f.opts.Timeout = 200 * time.Millisecond
+	start := time.Now()
+	rep = doctor.Run(context.Background(), f.opts)
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("took %v", d)
+	}
+	if diff := cmp.Diff([]doctor.Kind{doctor.KindClaudeVersion}, kinds(rep)); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func ExampleParseMCPGet() {
+	out := "claude-inbox:\n  Scope: User config (available in all your projects)\n  Status: ✔ Connected\n  Type: stdio\n  Command: /usr/local/bin/oo-claude\n  Args: doorman --mcp\n"
+	reg, ok := doctor.ParseMCPGet([]byte(out))
+	fmt.Println(ok, reg.Connected, reg.Command, reg.Args)
+	// Output: true true /usr/local/bin/oo-claude doorman --mcp
+}
