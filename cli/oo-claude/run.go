@@ -46,6 +46,10 @@ var verbs = []func(*env) *ffcli.Command{
 	newStartCmd,
 	newLineageCmd,
 	newSendCmd,
+	newReadCmd,
+	newSessionsCmd,
+	newRidersCmd,
+	newDoctorCmd,
 }
 
 // run is the whole program: main only adds the process's stdio, signals and

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"text/tabwriter"
+
+	"github.com/oo-family/oo-claude/doctor"
+	"github.com/peterbourgon/ff/v3/ffcli"
+)
+
+func newDoctorCmd(e *env) *ffcli.Command {
+	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
+	asJSON := fs.Bool("json", false, "print the report as one JSON object")
+	return &ffcli.Command{
+		Name:       "doctor",
+		ShortUsage: "oo-claude doctor [--json]",
+		ShortHelp:  "check that this station is ready (exit 1 when there are findings)",
+		FlagSet:    fs,
+		Exec: func(ctx context.Context, args []string) error {
+			if len(args) > 0 {
+				return usagef("doctor takes no arguments")
+			}
+			cfg, err := e.config()
+			if err != nil {
+				return err
+			}
+			self, err := e.self()
+			if err != nil {
+				self = ""
+			}
+			rep := doctor.Run(ctx, doctor.Options{
+				Config:    cfg,
+				Self:      self,
+				PID:       os.Getpid(),
+				SessionID: e.getenv("CLAUDE_CODE_SESSION_ID"),
+			})
+			if *asJSON {
+				if err := printJSONLine(e, rep); err != nil {
+					return err
+				}
+			} else if err := writeDoctor(e, rep); err != nil {
+				return err
+			}
+			if !rep.OK() {
+				return exitWith(exitFail)
+			}
+			return nil
+		},
+	}
+}
+
+// writeDoctor prints one line per check, then each finding with its fix.
+func writeDoctor(e *env, rep doctor.Report) error {
+	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	for _, c := range rep.Checks {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Status, c.Name, c.Detail)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	if rep.OK() {
+		_, err := fmt.Fprintln(e.stdout, "\nno findings")
+		return err
+	}
+	fmt.Fprintf(e.stdout, "\n%d finding(s):\n", len(rep.Findings))
+	for _, f := range rep.Findings {
+		fmt.Fprintf(e.stdout, "- [%s] %s\n  fix: %s\n", f.Kind, f.Message, f.Fix)
+	}
+	return nil
+}

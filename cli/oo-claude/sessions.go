@@ -1,0 +1,123 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+
+	"github.com/oo-family/oo-claude/internal/fsx"
+	"github.com/oo-family/oo-claude/observatory"
+	"github.com/oo-family/oo-claude/station"
+	"github.com/peterbourgon/ff/v3/ffcli"
+)
+
+// observatoryFlags are the flags sessions and riders share.
+type observatoryFlags struct {
+	asJSON bool
+	all    bool
+	write  string
+}
+
+func (f *observatoryFlags) register(fs *flag.FlagSet) {
+	fs.BoolVar(&f.asJSON, "json", false, "print the oo-claude/sessions/v0 document")
+	fs.BoolVar(&f.all, "all", false, "also list riders that are quiet or finished")
+	fs.StringVar(&f.write, "write", "", "also write the oo-claude/sessions/v0 document to `PATH` (atomically: temp file + rename)")
+}
+
+// buildDocument reads the station with the knobs (only: one session id, or
+// "" for all running sessions).
+func buildDocument(e *env, f *observatoryFlags, only string) (*observatory.Document, error) {
+	cfg, err := e.config()
+	if err != nil {
+		return nil, err
+	}
+	doc, err := observatory.Build(observatory.Options{
+		Station:         station.New(cfg.Paths),
+		RidingWindow:    cfg.RidingWindow,
+		IncludeFinished: f.all,
+		Only:            only,
+	})
+	if err != nil {
+		return nil, &exitError{code: exitFail, err: err}
+	}
+	return doc, nil
+}
+
+// emit writes the document to --write's path, then prints it as JSON or in
+// its human form.
+func emit(e *env, f *observatoryFlags, doc *observatory.Document, human func() error) error {
+	if f.write != "" {
+		b, err := json.MarshalIndent(doc, "", "  ")
+		if err != nil {
+			return err
+		}
+		if err := fsx.WriteFileAtomic(f.write, append(b, '\n')); err != nil {
+			return &exitError{code: exitFail, err: fmt.Errorf("--write: %w", err)}
+		}
+	}
+	if f.asJSON {
+		return printJSONLine(e, doc)
+	}
+	return human()
+}
+
+func newSessionsCmd(e *env) *ffcli.Command {
+	fs := flag.NewFlagSet("sessions", flag.ContinueOnError)
+	var f observatoryFlags
+	f.register(fs)
+	return &ffcli.Command{
+		Name:       "sessions",
+		ShortUsage: "oo-claude sessions [--json] [--all] [--write PATH]",
+		ShortHelp:  "list running sessions with riders, doorman, pending lines and lineage",
+		FlagSet:    fs,
+		Exec: func(ctx context.Context, args []string) error {
+			if len(args) > 0 {
+				return usagef("sessions takes no arguments")
+			}
+			doc, err := buildDocument(e, &f, "")
+			if err != nil {
+				return err
+			}
+			return emit(e, &f, doc, func() error { return observatory.WriteTree(e.stdout, doc) })
+		},
+	}
+}
+
+func newRidersCmd(e *env) *ffcli.Command {
+	fs := flag.NewFlagSet("riders", flag.ContinueOnError)
+	var f observatoryFlags
+	f.register(fs)
+	return &ffcli.Command{
+		Name:       "riders",
+		ShortUsage: "oo-claude riders [SESSION] [--all] [--json] [--write PATH]",
+		ShortHelp:  "list the sub-agents riding inside sessions",
+		FlagSet:    fs,
+		Exec: func(ctx context.Context, args []string) error {
+			pos, err := interleavedArgs(fs, args)
+			if err != nil {
+				return err
+			}
+			if len(pos) > 1 {
+				return usagef("riders takes at most one session")
+			}
+			only := ""
+			if len(pos) == 1 {
+				cfg, err := e.config()
+				if err != nil {
+					return err
+				}
+				t, err := station.New(cfg.Paths).Resolve(pos[0])
+				if err != nil {
+					return &exitError{code: exitFail, err: err}
+				}
+				only = t.SessionID
+			}
+			doc, err := buildDocument(e, &f, only)
+			if err != nil {
+				return err
+			}
+			return emit(e, &f, doc, func() error { return observatory.WriteRiders(e.stdout, doc) })
+		},
+	}
+}
