@@ -57,6 +57,9 @@ type Options struct {
 	Version string
 	// Guard is the ingress guard to pace for.
 	Guard Guard
+	// PollOnly follows by the safety poll alone, without file events: only
+	// for the benchmark that compares with v0.1's 0.5 s poll follower.
+	PollOnly bool
 }
 
 // Status is what a doorman reports about itself: the MCP tool, the

@@ -73,7 +73,9 @@ func newFollower(d *Doorman, files claudeinbox.Files, id Identity) (*follower, e
 	fl := &follower{d: d, files: files, id: id, pacer: newPacer(d.o.Guard), wake: make(chan struct{}, 1), piece: make([]byte, readPiece)}
 	// Watch the directory first, so no append between the read and the
 	// watch is missed.
-	if w, err := fsnotify.NewWatcher(); err != nil {
+	if d.o.PollOnly {
+		// no file events: the benchmark's poll follower
+	} else if w, err := fsnotify.NewWatcher(); err != nil {
 		d.logf("file events unavailable (%v): following by the safety poll", err)
 	} else if err := w.Add(filepath.Dir(files.Inbox)); err != nil {
 		w.Close()

@@ -73,7 +73,7 @@ func (s *stubDoor) Deliver(ctx context.Context, socket string, expect int, m doo
 // world is one hermetic machine: a fake procfs, a fake station, a real fake
 // door listening in this test process, and the doorman's host.
 type world struct {
-	t     *testing.T
+	t     testing.TB
 	tree  *procTree
 	fs    *fakestation.Station
 	st    *station.Station
@@ -88,7 +88,7 @@ type world struct {
 
 const selfPID = 4100001
 
-func newWorld(t *testing.T) *world {
+func newWorld(t testing.TB) *world {
 	w := &world{t: t, tree: newProcTree(t), fs: fakestation.New(t), door: fakedoor.New(t), env: map[string]string{}, me: os.Getpid()}
 	w.st = &station.Station{Paths: w.fs.Paths, Proc: w.tree.proc()}
 	w.tree.add(1, 0, "init", "/sbin/init", "1")

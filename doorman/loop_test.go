@@ -33,8 +33,10 @@ func (w *world) owned(status string) string {
 func (w *world) running(o doorman.Options) (dm *doorman.Doorman, log *bytes.Buffer, stop func() error) {
 	w.t.Helper()
 	log = &bytes.Buffer{}
-	o.Host = w.host(nil)
-	o.Config = w.config()
+	if o.Host == nil {
+		o.Host = w.host(nil)
+		o.Config = w.config()
+	}
 	if o.Mode == "" {
 		o.Mode = doorman.ModeMCP
 	}

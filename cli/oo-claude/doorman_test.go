@@ -309,3 +309,89 @@ func TestDoormanKill9Replay(t *testing.T) {
 		t.Errorf("%d refused offsets, want %d", len(refusals), len(refusedAt))
 	}
 }
+
+// BenchmarkDoormanLatency is append → ack through the real binary (an MCP
+// doorman child of this process) on a fake station with the default 0.25 s
+// settle; it reports the median.
+func BenchmarkDoormanLatency(b *testing.B) {
+	o := fakeowner.New(b, fakeowner.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	c := o.Start(command(ctx, b, []string{"OO_CLAUDE_DOOR_SETTLE_S=0.25"}, "doorman", "--mcp"))
+	c.Stdin.Write([]byte(initialize))
+	if _, err := o.WaitHeartbeat(ctx, func(h claudeinbox.Heartbeat) bool { return h.State == claudeinbox.StateFollowing }); err != nil {
+		b.Fatal(err)
+	}
+	r := rand.New(rand.NewPCG(2, 3))
+	var lat []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		time.Sleep(time.Duration(r.IntN(500)) * time.Millisecond)
+		start := time.Now()
+		o.Append(fmt.Sprintf("[s%d 📡] bench %d", i, i))
+		if _, err := o.WaitAcks(ctx, i+1); err != nil {
+			b.Fatal(err)
+		}
+		lat = append(lat, time.Since(start))
+	}
+	b.StopTimer()
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "median-ms")
+}
+
+// BenchmarkDoormanIdle measures an idle MCP doorman (the real binary) for
+// 20 s: voluntary context switches per minute (its wake-ups, all threads)
+// and its resident set.
+func BenchmarkDoormanIdle(b *testing.B) {
+	o := fakeowner.New(b, fakeowner.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	c := o.Start(command(ctx, b, nil, "doorman", "--mcp"))
+	c.Stdin.Write([]byte(initialize))
+	if _, err := o.WaitHeartbeat(ctx, func(h claudeinbox.Heartbeat) bool { return h.State == claudeinbox.StateFollowing }); err != nil {
+		b.Fatal(err)
+	}
+	time.Sleep(2 * time.Second)
+	const window = 20 * time.Second
+	for i := 0; i < b.N; i++ {
+		before := ctxSwitches(b, c.PID())
+		time.Sleep(window)
+		after := ctxSwitches(b, c.PID())
+		b.ReportMetric(float64(after-before)*float64(time.Minute)/float64(window), "wakeups/min")
+	}
+	b.ReportMetric(float64(procStatus(b, c.PID(), "VmRSS")), "rss-KiB")
+}
+
+// ctxSwitches sums voluntary_ctxt_switches over the process's threads.
+func ctxSwitches(b *testing.B, pid int) int64 {
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	var n int64
+	for _, t := range tasks {
+		tid, _ := strconv.Atoi(t.Name())
+		n += procTaskStatus(b, pid, tid, "voluntary_ctxt_switches")
+	}
+	return n
+}
+
+func procStatus(b *testing.B, pid int, key string) int64 {
+	return statusField(b, fmt.Sprintf("/proc/%d/status", pid), key)
+}
+
+func procTaskStatus(b *testing.B, pid, tid int, key string) int64 {
+	return statusField(b, fmt.Sprintf("/proc/%d/task/%d/status", pid, tid), key)
+}
+
+func statusField(b *testing.B, path, key string) int64 {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(raw), "\n") {
+		if v, ok := strings.CutPrefix(l, key+":"); ok {
+			f := strings.Fields(v)
+			n, _ := strconv.ParseInt(f[0], 10, 64)
+			return n
+		}
+	}
+	return 0
+}
