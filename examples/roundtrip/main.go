@@ -1,0 +1,241 @@
+// Command roundtrip is oo-claude's self-contained demo: a whole steer on a
+// station in a temporary directory, with no Claude Code installed.
+//
+// This process plays the Claude Code session: it writes a registry row for
+// its own pid, listens on the session's door (a real Unix socket that
+// records every frame with its writer's pid, as the real receiver would see
+// it) and starts the doorman as its direct child, with the environment
+// Claude Code gives its MCP servers. The child runs the real doorman code
+// unmodified: it finds its owner from the process tree, checks the door's
+// listener with SO_PEERCRED and carries each inbox line through the door.
+// Then claudeinbox.Send appends lines and waits for their acks, exactly as
+// `oo-claude send` does, and the demo prints what each side saw.
+//
+//	go run ./examples/roundtrip
+//
+// It exits 1 when any step does not hold.
+package main
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log"
+	"os"
+	"os/exec"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/doorman"
+	"github.com/oo-family/oo-claude/fakes/fakedoor"
+	"github.com/oo-family/oo-claude/fakes/fakestation"
+	"github.com/oo-family/oo-claude/internal/version"
+	"github.com/oo-family/oo-claude/station"
+)
+
+// roleEnv marks the child that plays the doorman.
+const roleEnv = "OO_CLAUDE_ROUNDTRIP_ROLE"
+
+func main() {
+	log.SetFlags(0)
+	log.SetPrefix("roundtrip: ")
+	if os.Getenv(roleEnv) == "doorman" {
+		os.Exit(runDoorman())
+	}
+	if err := run(os.Stdout); err != nil {
+		log.Print(err)
+		os.Exit(1)
+	}
+}
+
+// runDoorman is the child: the same wiring as `oo-claude doorman --mcp`,
+// minus the MCP server (nobody speaks MCP to it here).
+func runDoorman() int {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cfg, err := station.ConfigFromEnv(os.Getenv)
+	if err != nil {
+		log.Print(err)
+		return 2
+	}
+	dm := doorman.New(doorman.Options{
+		Host: &doorman.Host{
+			Station: station.New(cfg.Paths),
+			Getenv:  os.Getenv,
+			PID:     os.Getpid(),
+			PPID:    os.Getppid(),
+			Now:     time.Now,
+			Door:    doorman.DoorDialer{Settle: cfg.DoorSettle},
+		},
+		Config: cfg, Mode: doorman.ModeMCP, Log: os.Stderr, Version: version.Version,
+	})
+	if err := dm.Run(ctx); err != nil {
+		log.Print(err)
+		return 3
+	}
+	return 0
+}
+
+// tb gives fakestation the temporary directory it needs outside a test.
+type tb struct{ dirs []string }
+
+func (t *tb) Helper()                      {}
+func (t *tb) Fatal(args ...any)            { log.Fatal(args...) }
+func (t *tb) Fatalf(f string, args ...any) { log.Fatalf(f, args...) }
+func (t *tb) TempDir() string {
+	d, err := os.MkdirTemp("", "oo-claude-roundtrip-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	t.dirs = append(t.dirs, d)
+	return d
+}
+func (t *tb) cleanup() {
+	for _, d := range t.dirs {
+		os.RemoveAll(d)
+	}
+}
+
+func run(out io.Writer) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	t := &tb{}
+	defer t.cleanup()
+
+	// The session: a registry row for this process, its door and its key.
+	st := fakestation.New(t)
+	door, err := fakedoor.Listen("")
+	if err != nil {
+		return err
+	}
+	defer door.Close()
+	row := st.AddSession(fakestation.Session{PID: os.Getpid(), Socket: door.Path(), Status: station.StatusBusy, Name: "roundtrip-demo"})
+	var key [16]byte
+	rand.Read(key[:])
+	token := hex.EncodeToString(key[:])
+	st.WriteKey(row, token)
+	fmt.Fprintf(out, "session   %s  pid %d (this process)  door %s\n", row.SessionID, row.PID, row.MessagingSocketPath)
+
+	// The doorman: this program again, as the session's direct child, with
+	// what Claude Code puts in an MCP server's environment.
+	self, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	child := exec.Command(self)
+	child.Env = append(st.Env(), roleEnv+"=doorman",
+		"CLAUDECODE=1",
+		"CLAUDE_CODE_SESSION_ID="+row.SessionID,
+		"CLAUDE_CODE_MESSAGING_SOCKET="+row.MessagingSocketPath,
+		"CLAUDE_CODE_MESSAGING_TOKEN="+token,
+	)
+	var childErr bytes.Buffer
+	child.Stderr = &childErr
+	if err := child.Start(); err != nil {
+		return err
+	}
+	defer func() {
+		child.Process.Kill()
+		child.Wait()
+	}()
+	files := claudeinbox.FilesFor(st.Paths.InboxDir, row.SessionID)
+	hb, err := waitHeartbeat(ctx, files.Heartbeat, row.SessionID, func(h claudeinbox.Heartbeat) bool {
+		return h.State == claudeinbox.StateFollowing
+	})
+	if err != nil {
+		return fmt.Errorf("doorman did not start: %w\n%s", err, childErr.String())
+	}
+	fmt.Fprintf(out, "doorman   pid %d  state %s  owner %d  peer %d\n", hb.PID, hb.State, hb.OwnerPID, hb.PeerPID)
+
+	// The sender: the library call behind `oo-claude send`.
+	cfg, err := station.ConfigFromEnv(st.Getenv)
+	if err != nil {
+		return err
+	}
+	sender := claudeinbox.NewSender(cfg)
+	var failures []string
+	check := func(ok bool, format string, a ...any) {
+		if !ok {
+			failures = append(failures, fmt.Sprintf(format, a...))
+		}
+	}
+	for i, step := range []struct {
+		status string
+		from   string
+		line   string
+		want   claudeinbox.Class
+	}{
+		// Two senders: the throttle allows one line per target and sender
+		// every 30 s.
+		{station.StatusBusy, "mama", "please also run the linter", claudeinbox.DeliveredSteer},
+		{station.StatusIdle, "omi", "the review is done, have a look", claudeinbox.DeliveredStart},
+	} {
+		st.SetStatus(row.PID, step.status)
+		v, err := sender.Send(ctx, claudeinbox.Request{Target: "roundtrip", Line: step.line, From: step.from})
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "send      %-15s session %s  offset %d  msg_id %s  after %v\n",
+			v.Class, step.status, v.LineOffset, v.MsgID, v.Waited.Round(time.Millisecond))
+		if v.Class != step.want {
+			return fmt.Errorf("send %d: class %s (%s), want %s", i+1, v.Class, v.Reason, step.want)
+		}
+		if _, err := door.WaitFrames(ctx, 2*(i+1)); err != nil {
+			return fmt.Errorf("door: %w", err)
+		}
+		var f fakedoor.Frame
+		for _, fr := range door.Frames() {
+			if fr.Type == "user" {
+				f = fr
+			}
+		}
+		fmt.Fprintf(out, "door      frame from pid %d  msg_id %s  %q\n", f.PeerPID, f.MsgID, f.Content)
+		check(f.PeerPID == child.Process.Pid, "frame writer pid %d, want the doorman %d", f.PeerPID, child.Process.Pid)
+		check(f.MsgID == v.MsgID, "frame msg_id %s, ack msg_id %s", f.MsgID, v.MsgID)
+		check(f.Content == v.Line, "frame content %q, line %q", f.Content, v.Line)
+	}
+
+	// The stop: Claude Code ends its MCP servers with SIGINT.
+	start := time.Now()
+	child.Process.Signal(os.Interrupt)
+	hb, err = waitHeartbeat(ctx, files.Heartbeat, row.SessionID, func(h claudeinbox.Heartbeat) bool {
+		return h.State == claudeinbox.StateStopped
+	})
+	if err != nil {
+		return fmt.Errorf("no stopped heartbeat: %w", err)
+	}
+	fmt.Fprintf(out, "stop      SIGINT → heartbeat %s after %v, %d delivered\n", hb.State, time.Since(start).Round(time.Millisecond), hb.Delivered)
+	check(hb.Delivered == 2, "heartbeat counts %d delivered, want 2", hb.Delivered)
+	for _, f := range door.Frames() {
+		check(f.Type != "auth" || f.Token.Reveal() == token, "auth frame with a foreign token")
+	}
+	if len(failures) > 0 {
+		for _, f := range failures {
+			fmt.Fprintln(out, "FAIL      "+f)
+		}
+		return errors.New("the round trip did not hold")
+	}
+	fmt.Fprintln(out, "ok        every line was carried by the session's own child and acked with the msg_id the door received")
+	return nil
+}
+
+// waitHeartbeat polls the heartbeat file (a demo may poll) until ok holds.
+func waitHeartbeat(ctx context.Context, path, sid string, ok func(claudeinbox.Heartbeat) bool) (claudeinbox.Heartbeat, error) {
+	for {
+		h, err := claudeinbox.ReadHeartbeat(path)
+		if err == nil && h.SessionID == sid && ok(h) {
+			return h, nil
+		}
+		select {
+		case <-ctx.Done():
+			return h, ctx.Err()
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
