@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -92,9 +93,20 @@ func (r ooRun) String() string {
 // minutes for it.
 func (w *world) oo(args []string, env ...string) ooRun {
 	w.t.Helper()
+	r := <-w.ooAsync(args, env...)
+	if r.code < 0 {
+		w.t.Fatalf("%s", r)
+	}
+	return r
+}
+
+// ooAsync is oo in the background: the channel yields the finished run
+// (code -1 when it could not be run; stderr says why).
+func (w *world) ooAsync(args []string, env ...string) <-chan ooRun {
+	bin := ooClaude(w.t)
+	done := make(chan ooRun, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, ooClaude(w.t), args...)
+	cmd := exec.CommandContext(ctx, bin, args...)
 	cmd.Dir = w.cwd
 	cmd.Env = append(w.env(w.knobEnv()...), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -102,17 +114,29 @@ func (w *world) oo(args []string, env ...string) ooRun {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	start := time.Now()
-	err := cmd.Run()
-	r := ooRun{args: args, stdout: stdout.String(), stderr: stderr.String(), took: time.Since(start)}
-	var ee *exec.ExitError
-	switch {
-	case err == nil:
-	case errors.As(err, &ee):
-		r.code = ee.ExitCode()
-	default:
-		w.t.Fatalf("oo-claude %s: %v", strings.Join(args, " "), err)
-	}
-	return r
+	finished := make(chan struct{})
+	// A test that stops early still ends the command before the leak check.
+	w.t.Cleanup(func() {
+		cancel()
+		<-finished
+	})
+	go func() {
+		defer close(finished)
+		defer cancel()
+		err := cmd.Run()
+		r := ooRun{args: args, stdout: stdout.String(), stderr: stderr.String(), took: time.Since(start)}
+		var ee *exec.ExitError
+		switch {
+		case err == nil:
+		case errors.As(err, &ee):
+			r.code = ee.ExitCode()
+		default:
+			r.code = -1
+			r.stderr += "\nrun: " + err.Error()
+		}
+		done <- r
+	}()
+	return done
 }
 
 // ooJSON runs oo-claude with --json appended and parses its one stdout line.
@@ -258,3 +282,9 @@ func str(m map[string]any, k string) string {
 	s, _ := m[k].(string)
 	return s
 }
+
+func contextWithTimeout(d time.Duration) (context.Context, context.CancelFunc) {
+	return context.WithTimeout(context.Background(), d)
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
