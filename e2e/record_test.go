@@ -11,7 +11,8 @@ import (
 // made, with this machine's paths rewritten to neutral ones, for the
 // transcript package's goldens (transcript/testdata/real):
 //
-//	OO_CLAUDE_E2E_RECORD=$PWD/transcript/testdata/real scripts/test.sh -run 'TestSteer$|TestResume|TestRider' ./e2e
+//	export OO_CLAUDE_E2E_CLAUDE=$(scripts/install-claude-code.sh)
+//	OO_CLAUDE_E2E_RECORD=$PWD/transcript/testdata/real go test ./e2e -count=1 -run 'TestSteer$|TestResume|TestRider'
 const recordEnv = "OO_CLAUDE_E2E_RECORD"
 
 var osVersionRE = regexp.MustCompile(`Linux [0-9][^"\\]*`)
