@@ -1,0 +1,181 @@
+#!/usr/bin/env bash
+# Whole-process figures for BENCHMARKS.md ("read, sessions"):
+#
+#   scripts/bench.sh [RUNS]        (default 30 runs per case, after 3 warm-ups)
+#
+# It builds oo-claude into a temporary directory, lays out a synthetic
+# station there and prints the median wall time of each case:
+#
+#   version          oo-claude version            (start-up)
+#   python3          $PYTHON -I -c pass           (the reference start-up, same run;
+#                    PYTHON defaults to /usr/bin/python3, the fixed interpreter
+#                    v0.1's entry points use: a PATH shim would add its own cost)
+#   read-2MiB        oo-claude read <sid> --turns 3 on a 2 MiB transcript
+#   read-2GiB        the same on a 2 GiB transcript (sparse: the last exchanges
+#                    are real rows at its end, the rest a hole)
+#   sessions-r2      oo-claude sessions --json, 200 live sessions × 10 riders,
+#                    2 riders per session changed within the riding window
+#   sessions-r10     the same with all 10 riders changed within the window
+#   sessions-r10-all the same with --all (every rider listed)
+#
+# The 200 sessions are live: each registry row names one of 200 `sleep`
+# processes this script starts (and stops on exit, by pid) with its real
+# procStart. Needs bash, go, python3 (for the fixtures), sleep. Page cache warm (3 warm-ups).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+RUNS=${1:-30}
+PYTHON=${PYTHON:-/usr/bin/python3}
+T=$(mktemp -d)
+PIDS=()
+cleanup() {
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+	rm -rf "$T"
+}
+trap cleanup EXIT
+
+go build -o "$T/oo-claude" ./cli/oo-claude
+BIN="$T/oo-claude"
+
+# median RUNS CMD...: runs CMD RUNS times (after 3 warm-ups), prints the
+# median wall time in ms.
+median() {
+	local n=$1
+	shift
+	for _ in 1 2 3; do "$@" >/dev/null 2>&1; done
+	local times=()
+	for ((i = 0; i < n; i++)); do
+		local s e
+		s=$(date +%s%N)
+		"$@" >/dev/null 2>&1
+		e=$(date +%s%N)
+		times+=($(((e - s) / 1000)))
+	done
+	printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {m = (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2; printf "%.1f", m/1000}'
+}
+
+# station ROOT RECENT: 200 sessions × 10 riders under ROOT, RECENT riders per
+# session changed now (half of them riding), the others an hour ago.
+station() {
+	local root=$1 recent=$2
+	mkdir -p -m 0700 "$root"/{sessions,projects,inbox,state,observatory}
+	python3 -I - "$root" "$recent" "${PIDS[*]}" <<'PY'
+import json, os, sys, time
+root, recent = sys.argv[1], int(sys.argv[2])
+pids = [int(p) for p in sys.argv[3].split()]
+now = time.time()
+def ts(t): return time.strftime('%Y-%m-%dT%H:%M:%S', time.gmtime(t)) + '.000Z'
+def w(path, text, mtime=None):
+    os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+    with open(path, 'w') as f: f.write(text)
+    os.chmod(path, 0o600)
+    if mtime: os.utime(path, (mtime, mtime))
+def enc(cwd): return ''.join(c if c.isascii() and c.isalnum() else '-' for c in cwd)
+ledger = []
+for i, pid in enumerate(pids):
+    with open(f'/proc/{pid}/stat') as f: start = f.read().rsplit(')', 1)[1].split()[19]
+    sid = f'dddddddd-0000-4000-8000-{i:012d}'
+    cwd = f'/home/u/proj{i:03d}'
+    ms = int((now - 60 * i) * 1000)
+    w(f'{root}/sessions/{pid}.json', json.dumps({'pid': pid, 'sessionId': sid, 'cwd': cwd, 'startedAt': ms,
+        'procStart': start, 'version': '2.1.332', 'kind': 'interactive', 'entrypoint': 'sdk-cli',
+        'messagingSocketPath': f'/tmp/cc-socks/{pid}.sock', 'name': f'proj{i:03d}-aa', 'status': 'busy',
+        'updatedAt': ms, 'statusUpdatedAt': ms}))
+    sdir = f'{root}/projects/{enc(cwd)}/{sid}'
+    for j in range(10):
+        agent = f'r{j:02d}'
+        done = j % 2 == 1
+        rows = [
+            {'type': 'user', 'isSidechain': True, 'agentId': agent, 'sessionId': sid, 'timestamp': ts(now - 120),
+             'message': {'role': 'user', 'content': 'look into it'}},
+            {'type': 'assistant', 'isSidechain': True, 'agentId': agent, 'sessionId': sid, 'timestamp': ts(now - 110),
+             'message': {'id': f'm{j}a', 'role': 'assistant', 'stop_reason': 'tool_use',
+                         'content': [{'type': 'tool_use', 'id': 't1', 'name': 'Bash', 'input': {'command': 'ls -la'}}]}},
+            {'type': 'user', 'isSidechain': True, 'agentId': agent, 'sessionId': sid, 'timestamp': ts(now - 100),
+             'message': {'role': 'user', 'content': [{'type': 'tool_result', 'tool_use_id': 't1', 'content': 'ok'}]}},
+            {'type': 'assistant', 'isSidechain': True, 'agentId': agent, 'sessionId': sid, 'timestamp': ts(now - 90),
+             'message': {'id': f'm{j}b', 'role': 'assistant', 'stop_reason': 'end_turn' if done else 'tool_use',
+                         'content': [{'type': 'text', 'text': 'All done.'}] if done else
+                                    [{'type': 'tool_use', 'id': 't2', 'name': 'Read', 'input': {'file_path': '/x/y.go'}}]}},
+        ]
+        mtime = now if j < recent else now - 3600
+        w(f'{sdir}/subagents/agent-{agent}.jsonl', ''.join(json.dumps(r) + '\n' for r in rows), mtime)
+        w(f'{sdir}/subagents/agent-{agent}.meta.json', json.dumps({'agentType': 'general-purpose',
+            'description': f'task {agent}', 'model': 'claude-haiku-5-5'}))
+    lines = ''.join(f'[mama \U0001F4E1] line {k} of session {i}\n' for k in range(20))
+    inbox = f'{root}/inbox/{sid}.inbox'
+    w(inbox, lines)
+    off = len(lines.encode()) // 2
+    w(inbox + '.offset', f'{off}\n')
+    w(inbox + '.doorman.json', json.dumps({'pid': pid, 'session_id': sid, 'since': ts(now - 3600), 'last_seen': ts(now),
+        'delivered': 10, 'offset': off, 'state': 'following', 'mode': 'mcp'}))
+    if i and i % 10 == 0:
+        ledger.append(json.dumps({'ts': ts(now), 'child_host': None, 'child_session': sid, 'parent_host': None,
+            'parent_session': 'dddddddd-0000-4000-8000-000000000000', 'title': '', 'by': 'parent'}))
+w(f'{root}/observatory/lineage.jsonl', ''.join(l + '\n' for l in ledger))
+PY
+}
+
+# transcript PATH SIZE: a transcript of SIZE bytes whose last 5 exchanges
+# are real rows at its end (a steered turn each) and the rest a sparse hole.
+transcript() {
+	python3 -I - "$1" "$2" <<'PY'
+import json, os, sys
+path, size = sys.argv[1], int(sys.argv[2])
+sid = os.path.basename(path)[:-6]
+rows = []
+for n in range(5):
+    t = f'2026-11-30T12:{n:02d}:'
+    rows += [
+        {'type': 'user', 'sessionId': sid, 'timestamp': t + '00Z', 'uuid': f'p{n}', 'message': {'role': 'user', 'content': f'run the tests {n}'}},
+        {'type': 'assistant', 'sessionId': sid, 'timestamp': t + '01Z', 'message': {'id': f'a{n}', 'role': 'assistant', 'stop_reason': 'tool_use',
+            'content': [{'type': 'tool_use', 'id': f't{n}', 'name': 'Bash', 'input': {'command': 'go test ./...'}}]}},
+        {'type': 'user', 'sessionId': sid, 'timestamp': t + '02Z', 'message': {'role': 'user',
+            'content': [{'type': 'tool_result', 'tool_use_id': f't{n}', 'content': 'ok ' + 'x' * 20000}]}},
+        {'type': 'attachment', 'sessionId': sid, 'timestamp': t + '03Z', 'attachment': {'type': 'queued_command', 'prompt': '[mama \U0001F4E1] also vet',
+            'origin': {'kind': 'peer', 'from': 'mama', 'msg_id': f'58b50e71-3528-44fb-bc68-56348cb3876{n}', 'verifiedPeerPid': 1, 'verifiedPeerProcStart': '1'}}},
+        {'type': 'assistant', 'sessionId': sid, 'timestamp': t + '04Z', 'message': {'id': f'b{n}', 'role': 'assistant', 'stop_reason': 'end_turn',
+            'content': [{'type': 'text', 'text': f'Tests pass ({n}); vet is clean.'}]}},
+    ]
+tail = ''.join(json.dumps(r) + '\n' for r in rows).encode()
+os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+with open(path, 'wb') as f:
+    head = b'{"type":"user","sessionId":"%s","timestamp":"2026-11-30T11:00:00Z","message":{"role":"user","content":"start"}}\n' % sid.encode()
+    f.write(head)
+    f.truncate(size - len(tail) - 1)
+    f.seek(0, 2)
+    f.write(b'\n' + tail)
+os.chmod(path, 0o600)
+PY
+}
+
+for _ in $(seq 200); do
+	sleep 3600 &
+	PIDS+=($!)
+done
+
+echo "machine: $(nproc) cores, $(uname -sm), $(go version | cut -d' ' -f3), runs: $RUNS (median of wall time, ms)"
+printf '%-18s %s\n' version "$(median "$RUNS" "$BIN" version)"
+printf '%-18s %s\n' python3 "$(median "$RUNS" "$PYTHON" -I -c pass)"
+
+R="$T/read"
+S2=aaaaaaaa-0000-4000-8000-000000000002
+SG=aaaaaaaa-0000-4000-8000-000000000003
+transcript "$R/projects/-bench-small/$S2.jsonl" $((2 << 20))
+transcript "$R/projects/-bench-big/$SG.jsonl" $((2 << 30))
+readenv=(env HOME="$R" OO_CLAUDE_PROJECTS_DIR="$R/projects" OO_CLAUDE_SESSIONS_DIR="$R/sessions")
+small=$(median "$RUNS" "${readenv[@]}" "$BIN" read "$S2" --turns 3)
+big=$(median "$RUNS" "${readenv[@]}" "$BIN" read "$SG" --turns 3)
+printf '%-18s %s\n' read-2MiB "$small" read-2GiB "$big"
+awk -v a="$small" -v b="$big" 'BEGIN {printf "%-18s %.2f (budget <= 1.5)\n", "read ratio", b / a}'
+
+for recent in 2 10; do
+	S="$T/station-$recent"
+	station "$S" "$recent"
+	stenv=(env HOME="$S" OO_CLAUDE_SESSIONS_DIR="$S/sessions" OO_CLAUDE_PROJECTS_DIR="$S/projects"
+		OO_CLAUDE_INBOX_DIR="$S/inbox" OO_CLAUDE_STATE_DIR="$S/state" OO_CLAUDE_OBSERVATORY_DIR="$S/observatory")
+	n=$("${stenv[@]}" "$BIN" sessions --json | python3 -I -c 'import json,sys; d=json.load(sys.stdin); print(len(d["sessions"]), sum(s["riders_total"] for s in d["sessions"]))')
+	printf '%-18s %s   (sessions, riders: %s)\n' "sessions-r$recent" "$(median "$RUNS" "${stenv[@]}" "$BIN" sessions --json)" "$n"
+	if [ "$recent" = 10 ]; then
+		printf '%-18s %s\n' "sessions-r10-all" "$(median "$RUNS" "${stenv[@]}" "$BIN" sessions --json --all)"
+	fi
+done
