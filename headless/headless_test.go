@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
 	"github.com/oo-family/oo-claude/fakes/fakeclaude"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
 	"github.com/oo-family/oo-claude/headless"
@@ -271,6 +272,7 @@ func TestResumeRefusalsAndHolds(t *testing.T) {
 
 func TestResumeTimeoutStopsProcessGroup(t *testing.T) {
 	r, fs, fk := newRunner(t)
+	sid := uuid.NewString() // the process scan sees other runs of this test too
 	cwd := t.TempDir()
 	addTranscript(t, fs, sid, cwd)
 	fk.Script(fakeclaude.Script{DelayMS: 60_000, Grandchild: true, IgnoreTERM: true})

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
 	"github.com/oo-family/oo-claude/fakes/fakeclaude"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
 	"github.com/oo-family/oo-claude/headless"
@@ -29,6 +30,9 @@ type hlRig struct {
 	fk  *fakeclaude.Fakes
 	env []string
 	cwd string // a project directory (symlink-free)
+	// sid is a session id of this run only: the process scan of resume
+	// sees every process of the machine, also other runs of these tests.
+	sid string
 }
 
 func newHLRig(t *testing.T) *hlRig {
@@ -40,7 +44,7 @@ func newHLRig(t *testing.T) *hlRig {
 		t.Fatal(err)
 	}
 	env := append(fs.Env(), "OO_CLAUDE_BIN="+fk.Claude, "OO_CLAUDE_SYSTEMD_RUN="+fk.SystemdRun)
-	return &hlRig{fs: fs, fk: fk, env: env, cwd: cwd}
+	return &hlRig{fs: fs, fk: fk, env: env, cwd: cwd, sid: uuid.NewString()}
 }
 
 func (r *hlRig) run(t *testing.T, extraEnv []string, args ...string) result {
@@ -76,8 +80,6 @@ func (r *hlRig) receipts(t *testing.T) []map[string]any {
 	return out
 }
 
-const hlSID = "5e55a1a5-0000-4000-8000-00000000abcd"
-
 func TestResumeClassesThroughBinary(t *testing.T) {
 	tests := []struct {
 		name    string
@@ -91,12 +93,12 @@ func TestResumeClassesThroughBinary(t *testing.T) {
 		check   func(t *testing.T, r *hlRig, row map[string]any)
 	}{
 		{
-			name: "delivered-resume", setup: func(t *testing.T, r *hlRig) { r.transcriptFor(t, hlSID) },
+			name: "delivered-resume", setup: func(t *testing.T, r *hlRig) { r.transcriptFor(t, r.sid) },
 			script: fakeclaude.Script{Result: "PONG", CostUSD: 0.028},
-			args:   []string{"resume", hlSID, "say PONG", "--json"}, code: 0, class: "delivered-resume", ranOnce: true,
+			args:   []string{"resume", "SID", "say PONG", "--json"}, code: 0, class: "delivered-resume", ranOnce: true,
 			check: func(t *testing.T, r *hlRig, row map[string]any) {
 				c := r.fk.Calls("claude")[0]
-				want := []string{"-p", "--resume", hlSID, "--output-format", "json", "--model", "claude-haiku-5-5", "--max-turns", "1",
+				want := []string{"-p", "--resume", r.sid, "--output-format", "json", "--model", "claude-haiku-5-5", "--max-turns", "1",
 					"--tools", "", "--permission-mode", "dontAsk", "--strict-mcp-config", "--max-budget-usd", "0.25", "say PONG"}
 				if d := cmp.Diff(want, c.Args); d != "" {
 					t.Errorf("claude argv (-want +got):\n%s", d)
@@ -110,70 +112,70 @@ func TestResumeClassesThroughBinary(t *testing.T) {
 			},
 		},
 		{
-			name: "flags and --cwd", setup: func(t *testing.T, r *hlRig) { r.transcriptFor(t, hlSID) },
-			args: []string{"resume", hlSID, "hi", "--model", "claude-x", "--max-turns", "3", "--budget", "0.5", "--tools", "Read,Grep", "--cwd", "CWD", "--json"},
+			name: "flags and --cwd", setup: func(t *testing.T, r *hlRig) { r.transcriptFor(t, r.sid) },
+			args: []string{"resume", "SID", "hi", "--model", "claude-x", "--max-turns", "3", "--budget", "0.5", "--tools", "Read,Grep", "--cwd", "CWD", "--json"},
 			code: 0, class: "delivered-resume", ranOnce: true,
 			check: func(t *testing.T, r *hlRig, row map[string]any) {
 				c := r.fk.Calls("claude")[0]
-				want := []string{"-p", "--resume", hlSID, "--output-format", "json", "--model", "claude-x", "--max-turns", "3",
+				want := []string{"-p", "--resume", r.sid, "--output-format", "json", "--model", "claude-x", "--max-turns", "3",
 					"--tools", "Read,Grep", "--permission-mode", "dontAsk", "--strict-mcp-config", "--max-budget-usd", "0.5", "hi"}
 				if d := cmp.Diff(want, c.Args); d != "" {
 					t.Errorf("claude argv (-want +got):\n%s", d)
 				}
 			},
 		},
-		{name: "refused: line starting with -", setup: func(t *testing.T, r *hlRig) { r.transcriptFor(t, hlSID) },
-			args: []string{"resume", hlSID, "--json", "--", "--help"}, code: 1, class: "refused"},
-		{name: "refused: no transcript", args: []string{"resume", hlSID, "hi", "--json"}, code: 1, class: "refused"},
-		{name: "refused: --cwd of another project", setup: func(t *testing.T, r *hlRig) { r.transcriptFor(t, hlSID) },
-			args: []string{"resume", hlSID, "hi", "--cwd", "/", "--json"}, code: 1, class: "refused"},
-		{name: "usage: missing line", args: []string{"resume", hlSID}, code: 2},
+		{name: "refused: line starting with -", setup: func(t *testing.T, r *hlRig) { r.transcriptFor(t, r.sid) },
+			args: []string{"resume", "SID", "--json", "--", "--help"}, code: 1, class: "refused"},
+		{name: "refused: no transcript", args: []string{"resume", "SID", "hi", "--json"}, code: 1, class: "refused"},
+		{name: "refused: --cwd of another project", setup: func(t *testing.T, r *hlRig) { r.transcriptFor(t, r.sid) },
+			args: []string{"resume", "SID", "hi", "--cwd", "/", "--json"}, code: 1, class: "refused"},
+		{name: "usage: missing line", args: []string{"resume", "SID"}, code: 2},
 		{
 			name: "held: registry row", setup: func(t *testing.T, r *hlRig) {
-				r.transcriptFor(t, hlSID)
-				r.fs.AddSession(fakestation.Session{SessionID: hlSID})
+				r.transcriptFor(t, r.sid)
+				r.fs.AddSession(fakestation.Session{SessionID: r.sid})
 			},
-			args: []string{"resume", hlSID, "hi", "--json"}, code: 3, class: "held-by-session", heldBy: headless.HeldByRegistry,
+			args: []string{"resume", "SID", "hi", "--json"}, code: 3, class: "held-by-session", heldBy: headless.HeldByRegistry,
 		},
 		{
 			name: "held: fresh doorman heartbeat", setup: func(t *testing.T, r *hlRig) {
-				r.transcriptFor(t, hlSID)
+				r.transcriptFor(t, r.sid)
 				now := time.Now().UTC().Format(time.RFC3339Nano)
-				hb := `{"pid":` + strconv.Itoa(os.Getpid()) + `,"session_id":"` + hlSID + `","since":"` + now + `","last_seen":"` + now + `","delivered":0,"offset":0,"state":"following"}`
-				if err := os.WriteFile(r.fs.InboxPath(hlSID)+".doorman.json", []byte(hb), 0o600); err != nil {
+				hb := `{"pid":` + strconv.Itoa(os.Getpid()) + `,"session_id":"` + r.sid + `","since":"` + now + `","last_seen":"` + now + `","delivered":0,"offset":0,"state":"following"}`
+				if err := os.WriteFile(r.fs.InboxPath(r.sid)+".doorman.json", []byte(hb), 0o600); err != nil {
 					t.Fatal(err)
 				}
 			},
-			args: []string{"resume", hlSID, "hi", "--json"}, code: 3, class: "held-by-session", heldBy: headless.HeldByHeartbeat,
+			args: []string{"resume", "SID", "hi", "--json"}, code: 3, class: "held-by-session", heldBy: headless.HeldByHeartbeat,
 		},
 		{
 			name: "held: a running claude names it", setup: func(t *testing.T, r *hlRig) {
-				r.transcriptFor(t, hlSID)
+				r.transcriptFor(t, r.sid)
 				r.fk.Script(fakeclaude.Script{DelayMS: 60_000})
-				cmd := exec.Command(r.fk.Claude, "-p", "--resume", hlSID, "working")
+				cmd := exec.Command(r.fk.Claude, "-p", "--resume", r.sid, "working")
 				if err := cmd.Start(); err != nil {
 					t.Fatal(err)
 				}
 				t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 				r.fk.WaitCalls("claude", 1, 10*time.Second)
 			},
-			args: []string{"resume", hlSID, "hi", "--json"}, code: 3, class: "held-by-session", heldBy: headless.HeldByProcess,
+			args: []string{"resume", "SID", "hi", "--json"}, code: 3, class: "held-by-session", heldBy: headless.HeldByProcess,
 		},
 		{
 			name: "held: another resume holds the lock", setup: func(t *testing.T, r *hlRig) {
-				r.transcriptFor(t, hlSID)
-				l, err := fsx.TryLock(headless.ResumeLockPath(r.fs.Paths, hlSID))
+				r.transcriptFor(t, r.sid)
+				l, err := fsx.TryLock(headless.ResumeLockPath(r.fs.Paths, r.sid))
 				if err != nil {
 					t.Fatal(err)
 				}
 				t.Cleanup(func() { l.Unlock() })
 			},
-			args: []string{"resume", hlSID, "hi", "--json"}, code: 3, class: "held-by-session", heldBy: headless.HeldByLock,
+			args: []string{"resume", "SID", "hi", "--json"}, code: 3, class: "held-by-session", heldBy: headless.HeldByLock,
 		},
 		{
-			name: "error: budget exhausted", setup: func(t *testing.T, r *hlRig) { r.transcriptFor(t, hlSID) },
+			name: "error: budget exhausted", setup: func(t *testing.T, r *hlRig) { r.transcriptFor(t, r.sid) },
 			script: fakeclaude.Script{IsError: true, Subtype: "error_max_budget_usd", TerminalReason: "budget_exhausted", CostUSD: 0.26, Exit: 1, Stderr: "over budget\n"},
-			args:   []string{"resume", hlSID, "hi", "--json"}, code: 4, class: "error", ranOnce: true,
+			args:   []string{"resume", "SID", "hi", "--json"}, code: 4, class: "error", ranOnce: true,
 			check: func(t *testing.T, r *hlRig, row map[string]any) {
 				if row["subtype"] != "error_max_budget_usd" || row["terminal_reason"] != "budget_exhausted" || row["total_cost_usd"] != 0.26 ||
 					row["exit_code"] != 1.0 || row["stderr_tail"] != "over budget" {
@@ -182,14 +184,14 @@ func TestResumeClassesThroughBinary(t *testing.T) {
 			},
 		},
 		{
-			name: "error: no parseable result", setup: func(t *testing.T, r *hlRig) { r.transcriptFor(t, hlSID) },
+			name: "error: no parseable result", setup: func(t *testing.T, r *hlRig) { r.transcriptFor(t, r.sid) },
 			script: fakeclaude.Script{Stdout: "Error: boom\n", Exit: 1},
-			args:   []string{"resume", hlSID, "hi"}, code: 4, ranOnce: true,
+			args:   []string{"resume", "SID", "hi"}, code: 4, ranOnce: true,
 		},
 		{
-			name: "error: another session id", setup: func(t *testing.T, r *hlRig) { r.transcriptFor(t, hlSID) },
+			name: "error: another session id", setup: func(t *testing.T, r *hlRig) { r.transcriptFor(t, r.sid) },
 			script: fakeclaude.Script{SessionID: "99999999-0000-4000-8000-000000000000"},
-			args:   []string{"resume", hlSID, "hi", "--json"}, code: 4, class: "error", ranOnce: true,
+			args:   []string{"resume", "SID", "hi", "--json"}, code: 4, class: "error", ranOnce: true,
 		},
 	}
 	for _, tt := range tests {
@@ -201,8 +203,11 @@ func TestResumeClassesThroughBinary(t *testing.T) {
 			before := len(r.fk.Calls("claude"))
 			r.fk.Script(tt.script)
 			for i, a := range tt.args {
-				if a == "CWD" {
+				switch a {
+				case "CWD":
 					tt.args[i] = r.cwd
+				case "SID":
+					tt.args[i] = r.sid
 				}
 			}
 			res := r.run(t, nil, tt.args...)
@@ -271,7 +276,7 @@ func callerEnv() (env []string, secrets []string) {
 
 func TestResumeScrubsEnvironmentExactly(t *testing.T) {
 	r := newHLRig(t)
-	r.transcriptFor(t, hlSID)
+	r.transcriptFor(t, r.sid)
 	caller, _ := callerEnv()
 	// The descriptors: the oauth token at 4 and the api key at 3 in
 	// oo-claude; named in that order, the child gets them as 3 and 4.
@@ -300,7 +305,7 @@ func TestResumeScrubsEnvironmentExactly(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := command(ctx, t, env, "resume", hlSID, "hi")
+	cmd := command(ctx, t, env, "resume", r.sid, "hi")
 	cmd.ExtraFiles = files
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%v: %s", err, out)
@@ -345,10 +350,10 @@ func TestResumeScrubsEnvironmentExactly(t *testing.T) {
 
 func TestResumeTimeoutKillsProcessGroup(t *testing.T) {
 	r := newHLRig(t)
-	r.transcriptFor(t, hlSID)
+	r.transcriptFor(t, r.sid)
 	r.fk.Script(fakeclaude.Script{DelayMS: 120_000, Grandchild: true, IgnoreTERM: true})
 	start := time.Now()
-	res := r.run(t, nil, "resume", hlSID, "hi", "--timeout", "1", "--json")
+	res := r.run(t, nil, "resume", r.sid, "hi", "--timeout", "1", "--json")
 	if res.code != 5 {
 		t.Fatalf("exit %d, want 5; stderr %s", res.code, res.stderr)
 	}
