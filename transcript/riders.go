@@ -173,7 +173,7 @@ func ReadRider(path string, now time.Time, window time.Duration) (Rider, error) 
 	if r.Rows, err = CountLines(f, size); err != nil {
 		return Rider{}, &Error{Op: "read", Path: path, Err: err}
 	}
-	if r.Started, err = headTime(io.NewSectionReader(f, 0, min(size, RiderTailBytes))); err != nil {
+	if r.Started, err = headTime(io.NewSectionReader(f, 0, min(size, RiderTailBytes)), size); err != nil {
 		return Rider{}, &Error{Op: "read", Path: path, Err: err}
 	}
 	tail, err := readTail(f, size)
@@ -233,7 +233,9 @@ func ReadRiderMeta(path string) (RiderMeta, error) {
 // the page cache (BenchmarkCountLines), disk speed for a cold file. It is
 // the one part of Riders whose cost grows with a transcript's size.
 func CountLines(r io.ReaderAt, size int64) (int64, error) {
-	buf := make([]byte, 1<<20)
+	// A rider is usually a few KiB: size the block to the file, not to the
+	// largest read, or listing 2,000 riders allocates gigabytes.
+	buf := make([]byte, max(1, min(size, 1<<20)))
 	var n int64
 	for off := int64(0); off < size; {
 		want := min(int64(len(buf)), size-off)
@@ -253,8 +255,8 @@ func CountLines(r io.ReaderAt, size int64) (int64, error) {
 var markTimestamp = []byte(`"timestamp"`)
 
 // headTime returns the timestamp of the first row that has one.
-func headTime(r io.Reader) (time.Time, error) {
-	br := bufio.NewReaderSize(r, DefaultChunkSize)
+func headTime(r io.Reader, size int64) (time.Time, error) {
+	br := bufio.NewReaderSize(r, int(max(16, min(size, DefaultChunkSize))))
 	for {
 		line, err := br.ReadBytes('\n')
 		if len(line) > 0 && line[len(line)-1] == '\n' && bytes.Contains(line, markTimestamp) {
