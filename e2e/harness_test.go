@@ -375,16 +375,36 @@ func (s *session) waitRow(timeout time.Duration) registryRow {
 	return row
 }
 
-// waitModel waits for a messages request matching match.
+// waitModel waits for a messages request matching match. It gives up early
+// when claude has exited without such a request, so a broken delivery fails
+// in seconds rather than at the timeout.
 func (s *session) waitModel(timeout time.Duration, what string, match func(*fakemodel.Request) bool) *fakemodel.Request {
 	s.w.t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
+	go func() {
+		select {
+		case <-s.done:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
 	r, err := s.w.model.WaitRequest(ctx, match)
-	if err != nil {
-		s.fatalf("waiting for the model to be asked %s: %v", what, err)
+	if err == nil {
+		return r
 	}
-	return r
+	if s.exited() {
+		// The last requests may have been recorded as claude exited.
+		reqs := s.w.model.Requests()
+		for i := range reqs {
+			if match == nil || match(&reqs[i]) {
+				return &reqs[i]
+			}
+		}
+		s.fatalf("claude exited before the model was asked %s", what)
+	}
+	s.fatalf("waiting for the model to be asked %s: %v", what, err)
+	return nil
 }
 
 // transcriptPath is where the session's transcript lives for a cwd that
