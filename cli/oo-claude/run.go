@@ -41,15 +41,16 @@ func newEnv(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) strin
 
 // verbs lists every subcommand constructor. Each lives in its own file.
 var verbs = []func(*env) *ffcli.Command{
-	newVersionCmd,
+	newSendCmd,
+	newDoormanCmd,
 	newResumeCmd,
 	newStartCmd,
-	newLineageCmd,
-	newSendCmd,
 	newReadCmd,
 	newSessionsCmd,
 	newRidersCmd,
+	newLineageCmd,
 	newDoctorCmd,
+	newVersionCmd,
 }
 
 // run is the whole program: main only adds the process's stdio, signals and
