@@ -123,26 +123,9 @@ func badText(s string, multiline bool) string {
 	return ""
 }
 
-// IsUUID reports whether s is a UUID in its canonical 36-character form.
-func IsUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < 36; i++ {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-				return false
-			}
-		}
-	}
-	return true
-}
+// IsUUID reports whether s is a UUID in its canonical 36-character form,
+// the only msg_id the receiver keeps.
+func IsUUID(s string) bool { return station.IsSessionID(s) }
 
 // Frames returns the bytes of one delivery: the auth frame when a token is
 // set, then the user frame, each one line of JSON ending in "\n". Text is

@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -85,11 +84,29 @@ func (s *Station) Clock() func() time.Time {
 	return time.Now
 }
 
-var uuidRE = regexp.MustCompile(`^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$`)
-
-// IsSessionID reports whether s has the shape of a session id (a UUID).
-// Session ids become file names, so nothing else is accepted as one.
-func IsSessionID(s string) bool { return uuidRE.MatchString(s) }
+// IsSessionID reports whether s has the shape of a session id: a UUID in
+// its canonical 36-character form (either case). Session ids become file
+// names, so nothing else is accepted as one. Every oo-claude package checks
+// ids and msg_ids with this one function.
+func IsSessionID(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < 36; i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
+				return false
+			}
+		}
+	}
+	return true
+}
 
 // ErrBadRow reports a registry file that cannot be used.
 var ErrBadRow = errors.New("unusable registry row")

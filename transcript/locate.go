@@ -9,6 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+
+	"github.com/oo-family/oo-claude/station"
 )
 
 // Ext is the extension of a transcript file.
@@ -16,25 +18,7 @@ const Ext = ".jsonl"
 
 // IsSessionID reports whether s has the shape of a UUID
 // (8-4-4-4-12 hexadecimal digits), the only shape Locate accepts.
-func IsSessionID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
-				return false
-			}
-		}
-	}
-	return true
-}
+func IsSessionID(s string) bool { return station.IsSessionID(s) }
 
 // Locate returns the transcript of session sessionID under projectsDir
 // (Claude Code's <config dir>/projects). With a cwd it first tries

@@ -513,7 +513,7 @@ func (d *Door) user(f *Frame, obj map[string]json.RawMessage, pid int) (refused 
 			f.From = string(raw)
 		}
 	}
-	if s := str(obj["msg_id"]); s != nil && isUUID(*s) {
+	if s := str(obj["msg_id"]); s != nil && station.IsSessionID(*s) {
 		f.MsgID = *s
 	}
 	f.Priority = "next"
@@ -600,26 +600,6 @@ func str(raw json.RawMessage) *string {
 		return nil
 	}
 	return &s
-}
-
-func isUUID(s string) bool {
-	if len(s) != 36 {
-		return false
-	}
-	for i := 0; i < 36; i++ {
-		c := s[i]
-		switch i {
-		case 8, 13, 18, 23:
-			if c != '-' {
-				return false
-			}
-		default:
-			if !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || 'A' <= c && c <= 'F') {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // utf16Len counts b as the receiver's UTF-8 decoder does: UTF-16 code units,
