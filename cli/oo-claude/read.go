@@ -37,7 +37,7 @@ func newReadCmd(e *env) *ffcli.Command {
 		ShortHelp:  "show the last exchanges of a session's transcript",
 		FlagSet:    fs,
 		Exec: func(ctx context.Context, args []string) error {
-			pos, err := interleavedArgs(fs, args)
+			pos, err := positional(fs, args)
 			if err != nil {
 				return err
 			}

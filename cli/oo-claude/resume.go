@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"strings"
-	"time"
 
 	"github.com/oo-family/oo-claude/headless"
 	"github.com/oo-family/oo-claude/internal/version"
@@ -30,60 +29,6 @@ func headlessRunner(e *env) (*headless.Runner, error) {
 	}, nil
 }
 
-// interleavedArgs parses the flags that follow positional arguments (v0.1's
-// synopses put them after): args is what ffcli left after the first
-// positional argument; everything after "--" is positional, and so is
-// anything that is not one of fs's flags (a line starting with "-" is then
-// refused by the library, not mistaken for a flag).
-func interleavedArgs(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for len(args) > 0 {
-		a := args[0]
-		switch {
-		case a == "--":
-			return append(pos, args[1:]...), nil
-		case len(a) > 1 && a[0] == '-' && fs.Lookup(flagName(a)) != nil:
-			if err := fs.Parse(args); err != nil {
-				return nil, &usageError{msg: err.Error()}
-			}
-			rest := fs.Args()
-			if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
-				return append(pos, rest...), nil
-			}
-			args = rest
-		default:
-			pos = append(pos, a)
-			args = args[1:]
-		}
-	}
-	return pos, nil
-}
-
-// flagName returns the flag name in "-x", "--x" or "--x=v".
-func flagName(a string) string {
-	name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
-	return name
-}
-
-// timeoutFlag is a flag.Value for --timeout S (fractions allowed).
-type timeoutFlag struct{ d *time.Duration }
-
-func (s timeoutFlag) String() string {
-	if s.d == nil || *s.d == 0 {
-		return ""
-	}
-	return fmt.Sprint(s.d.Seconds())
-}
-
-func (s timeoutFlag) Set(v string) error {
-	var f float64
-	if _, err := fmt.Sscanf(v, "%g", &f); err != nil || f <= 0 || f > 1e7 {
-		return fmt.Errorf("want seconds > 0, got %q", v)
-	}
-	*s.d = time.Duration(f * float64(time.Second))
-	return nil
-}
-
 func printJSONLine(e *env, v any) error {
 	b, err := json.Marshal(v)
 	if err != nil {
@@ -101,7 +46,7 @@ func newResumeCmd(e *env) *ffcli.Command {
 	fs.Float64Var(&req.Budget, "budget", 0, "budget in USD (default 0.25)")
 	fs.StringVar(&req.Tools, "tools", "", `tools the turn may use (default "": none)`)
 	fs.StringVar(&req.CWD, "cwd", "", "the session's project directory (must encode to the transcript's directory)")
-	fs.Var(timeoutFlag{&req.Timeout}, "timeout", "seconds (default OO_CLAUDE_RESUME_TIMEOUT_S, 300)")
+	fs.Var(&secondsFlag{d: &req.Timeout, positive: true}, "timeout", "seconds (default OO_CLAUDE_RESUME_TIMEOUT_S, 300)")
 	asJSON := fs.Bool("json", false, "print the receipt row as one JSON line")
 	return &ffcli.Command{
 		Name:       "resume",
@@ -109,7 +54,7 @@ func newResumeCmd(e *env) *ffcli.Command {
 		ShortHelp:  "one headless turn into a session that is not running",
 		FlagSet:    fs,
 		Exec: func(ctx context.Context, args []string) error {
-			pos, err := interleavedArgs(fs, args)
+			pos, err := positional(fs, args)
 			if err != nil {
 				return err
 			}

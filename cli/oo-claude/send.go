@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
@@ -13,35 +12,13 @@ import (
 	"github.com/peterbourgon/ff/v3/ffcli"
 )
 
-// secondsFlag is a duration given in (fractional) seconds that knows
-// whether it was set, so an unset flag takes the knob's value.
-type secondsFlag struct {
-	d   time.Duration
-	set bool
-}
-
-func (s *secondsFlag) String() string {
-	if s == nil || !s.set {
-		return ""
-	}
-	return strconv.FormatFloat(s.d.Seconds(), 'f', -1, 64)
-}
-
-func (s *secondsFlag) Set(v string) error {
-	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || f < 0 || f > 1e7 {
-		return fmt.Errorf("want seconds ≥ 0, got %q", v)
-	}
-	s.d, s.set = time.Duration(f*float64(time.Second)), true
-	return nil
-}
-
 func newSendCmd(e *env) *ffcli.Command {
 	fs := flag.NewFlagSet("send", flag.ContinueOnError)
 	from := fs.String("from", claudeinbox.DefaultFrom, "sender `NAME` for the tag (1–80 characters, no brackets)")
 	asJSON := fs.Bool("json", false, "print the receipt row as one JSON line")
 	noTag := fs.Bool("no-tag", false, "send the line as it is, without a [NAME 📡] tag")
-	var wait, minInterval secondsFlag
+	var waitD, minIntervalD time.Duration
+	wait, minInterval := secondsFlag{d: &waitD}, secondsFlag{d: &minIntervalD}
 	fs.Var(&wait, "wait", "wait `S` seconds for the doorman's ack (default OO_CLAUDE_WAIT_S or 5)")
 	fs.Var(&minInterval, "min-interval", "throttle: at most one line per `S` seconds per session and sender, 0 disables (default OO_CLAUDE_MIN_INTERVAL_S or 30)")
 	return &ffcli.Command{
@@ -50,9 +27,9 @@ func newSendCmd(e *env) *ffcli.Command {
 		ShortHelp:  "append a line to a session's inbox and report the doorman's verdict",
 		FlagSet:    fs,
 		Exec: func(ctx context.Context, args []string) error {
-			pos, err := interspersed(fs, args)
+			pos, err := positional(fs, args)
 			if err != nil {
-				return &usageError{msg: err.Error()}
+				return err
 			}
 			if len(pos) != 2 {
 				return usagef(`send needs a target and one line: oo-claude send <sessionId|name|pid> "<line>" (got %d arguments)`, len(pos))
@@ -63,10 +40,10 @@ func newSendCmd(e *env) *ffcli.Command {
 			}
 			s := claudeinbox.NewSender(cfg)
 			if wait.set {
-				s.Wait = wait.d
+				s.Wait = waitD
 			}
 			if minInterval.set {
-				s.MinInterval = minInterval.d
+				s.MinInterval = minIntervalD
 			}
 			v, sendErr := s.Send(ctx, claudeinbox.Request{Target: pos[0], Line: pos[1], From: *from, NoTag: *noTag})
 			if *asJSON {
@@ -123,48 +100,4 @@ func shortID(id string) string {
 		return id
 	}
 	return id[:8] + "…"
-}
-
-// interspersed parses flags that may come after positional arguments, as in
-// `send <target> "<line>" --json`. Everything after "--" is positional.
-func interspersed(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for len(args) > 0 {
-		a := args[0]
-		switch {
-		case a == "--":
-			return append(pos, args[1:]...), nil
-		case len(a) > 1 && a[0] == '-':
-			if err := fs.Parse(args); err != nil {
-				return nil, err
-			}
-			rest := fs.Args()
-			if n := len(args) - len(rest); n > 0 && args[n-1] == "--" && !takesValue(fs, args[:n-1]) {
-				return append(pos, rest...), nil
-			}
-			args = rest
-		default:
-			pos = append(pos, a)
-			args = args[1:]
-		}
-	}
-	return pos, nil
-}
-
-// takesValue reports whether the last of the consumed args is a flag that
-// takes the next argument as its value (so a following "--" is a value).
-func takesValue(fs *flag.FlagSet, consumed []string) bool {
-	if len(consumed) == 0 {
-		return false
-	}
-	name := strings.TrimLeft(consumed[len(consumed)-1], "-")
-	if strings.Contains(name, "=") || name == "" {
-		return false
-	}
-	f := fs.Lookup(name)
-	if f == nil {
-		return false
-	}
-	bf, ok := f.Value.(interface{ IsBoolFlag() bool })
-	return !(ok && bf.IsBoolFlag())
 }

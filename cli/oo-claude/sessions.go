@@ -94,7 +94,7 @@ func newRidersCmd(e *env) *ffcli.Command {
 		ShortHelp:  "list the sub-agents riding inside sessions",
 		FlagSet:    fs,
 		Exec: func(ctx context.Context, args []string) error {
-			pos, err := interleavedArgs(fs, args)
+			pos, err := positional(fs, args)
 			if err != nil {
 				return err
 			}

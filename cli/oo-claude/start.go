@@ -26,7 +26,7 @@ func newStartCmd(e *env) *ffcli.Command {
 	fs.StringVar(&req.Name, "name", "", "a name, recorded in the result file only")
 	fs.StringVar(&req.Out, "out", "", "the result file (default <state dir>/start/<uuid>.json)")
 	fs.BoolVar(&req.Systemd, "systemd", false, "detach as a systemd user unit and return at once")
-	fs.Var(timeoutFlag{&req.Timeout}, "timeout", "seconds (default OO_CLAUDE_START_TIMEOUT_S, 900)")
+	fs.Var(&secondsFlag{d: &req.Timeout, positive: true}, "timeout", "seconds (default OO_CLAUDE_START_TIMEOUT_S, 900)")
 	asJSON := fs.Bool("json", false, "print the result file (--systemd: {state, unit, resultFile, session_id})")
 	noDoorman := fs.Bool("no-doorman", false, "no MCP server at all")
 	userMCP := fs.Bool("user-mcp", false, "the user-scope MCP servers instead of the injected doorman")
@@ -39,7 +39,7 @@ func newStartCmd(e *env) *ffcli.Command {
 		ShortHelp: "start a new headless session the family can steer",
 		FlagSet:   fs,
 		Exec: func(ctx context.Context, args []string) error {
-			pos, err := interleavedArgs(fs, args)
+			pos, err := positional(fs, args)
 			if err != nil {
 				return err
 			}

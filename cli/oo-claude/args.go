@@ -1,0 +1,97 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// positional parses the flags that may follow positional arguments (v0.1's
+// synopses put them after, as in `send <target> "<line>" --json`) and
+// returns the positional arguments. Everything after "--" is positional,
+// and so is a single-dash word that is not one of fs's flags: a line such
+// as "-1 on that" reaches the library (which may refuse it with a verdict)
+// instead of being mistaken for a flag. An unknown "--name" is a usage
+// error, so a mistyped flag is not sent as a line. A "--" that is a flag's
+// value stays a value.
+func positional(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for len(args) > 0 {
+		a := args[0]
+		switch {
+		case a == "--":
+			return append(pos, args[1:]...), nil
+		case len(a) > 2 && strings.HasPrefix(a, "--") && fs.Lookup(flagName(a)) == nil:
+			return nil, usagef("flag provided but not defined: %s (a line that starts with -- goes after a lone --)", a)
+		case len(a) > 1 && a[0] == '-' && fs.Lookup(flagName(a)) != nil:
+			if err := fs.Parse(args); err != nil {
+				return nil, &usageError{msg: err.Error()}
+			}
+			rest := fs.Args()
+			if n := len(args) - len(rest); n > 0 && args[n-1] == "--" && !takesValue(fs, args[:n-1]) {
+				return append(pos, rest...), nil
+			}
+			args = rest
+		default:
+			pos = append(pos, a)
+			args = args[1:]
+		}
+	}
+	return pos, nil
+}
+
+// flagName returns the flag name in "-x", "--x" or "--x=v".
+func flagName(a string) string {
+	name, _, _ := strings.Cut(strings.TrimLeft(a, "-"), "=")
+	return name
+}
+
+// takesValue reports whether the last of the consumed args is a flag that
+// takes the next argument as its value (so a following "--" is a value).
+func takesValue(fs *flag.FlagSet, consumed []string) bool {
+	if len(consumed) == 0 {
+		return false
+	}
+	last := consumed[len(consumed)-1]
+	if strings.Contains(last, "=") {
+		return false
+	}
+	f := fs.Lookup(flagName(last))
+	if f == nil {
+		return false
+	}
+	bf, ok := f.Value.(interface{ IsBoolFlag() bool })
+	return !(ok && bf.IsBoolFlag())
+}
+
+// secondsFlag is a duration given in (fractional) seconds, as every
+// oo-claude knob and flag takes time. It knows whether it was set, so an
+// unset flag leaves the knob's value alone.
+type secondsFlag struct {
+	d *time.Duration
+	// positive refuses 0 (a timeout); otherwise 0 is allowed (a wait, an
+	// interval that 0 disables).
+	positive bool
+	set      bool
+}
+
+func (s *secondsFlag) String() string {
+	if s == nil || s.d == nil || !s.set {
+		return ""
+	}
+	return strconv.FormatFloat(s.d.Seconds(), 'f', -1, 64)
+}
+
+func (s *secondsFlag) Set(v string) error {
+	f, err := strconv.ParseFloat(v, 64)
+	if err != nil || f < 0 || (s.positive && f == 0) || f > 1e7 {
+		if s.positive {
+			return fmt.Errorf("want seconds > 0, got %q", v)
+		}
+		return fmt.Errorf("want seconds ≥ 0, got %q", v)
+	}
+	*s.d, s.set = time.Duration(f*float64(time.Second)), true
+	return nil
+}
