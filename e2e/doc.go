@@ -30,6 +30,23 @@
 // session. A test that writes to the door as a foreign process does so
 // from the test process itself.
 //
+// oo-claude itself is tested the same way: TestMain builds the binary once
+// from cli/oo-claude with the go toolchain that runs the tests (or takes a
+// prebuilt one from OO_CLAUDE_E2E_OOCLAUDE), sessions get it as their
+// doorman through --mcp-config/--strict-mcp-config (or the user-scope
+// registration), and the verbs (send, resume, start, sessions, riders,
+// read) run as separate processes with knobs pointing into the test's
+// dirs. These tests prove the steer end to end: the send verdict, the line
+// in the model's next request, and the transcript's origin naming the
+// doorman's pid and the receipt's msg_id; the gate in default and bypass
+// modes; queue-then-replay; a doorman started from the session's own tool
+// writing nothing; no line lost at the real stop sequence; resume and
+// start; sessions, riders and read on real sessions. TestSteerLatency logs
+// send → the model's next request (OO_CLAUDE_E2E_STEER_SAMPLES samples).
+// With OO_CLAUDE_E2E_RECORD=<dir>, the steered, resumed and sub-agent
+// transcripts are copied there with neutral paths, for the transcript
+// package's goldens.
+//
 // Each test keeps its sessions short (a scripted tool call of two seconds
 // keeps a session busy long enough to observe), and independent tests run
 // in parallel, so the suite finishes well within a few minutes on two
