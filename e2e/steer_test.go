@@ -104,31 +104,46 @@ func TestSteer(t *testing.T) {
 	if !uuidRE.MatchString(msgID) {
 		t.Errorf("receipt msg_id %q is not a UUID", msgID)
 	}
+	// While the tool still runs: the session is listed with a fresh
+	// doorman and nothing pending (the doorman advances its offset right
+	// after the ack, so a first look may still count the line).
+	t.Run("sessions while running", func(t *testing.T) {
+		var r ooRun
+		var inbox, dm map[string]any
+		deadline := time.Now().Add(3 * time.Second)
+		for {
+			var doc map[string]any
+			doc, r = w.ooJSON([]string{"sessions"})
+			if r.code != 0 {
+				t.Fatalf("sessions: %s", r)
+			}
+			sess := findSession(doc, sid)
+			if sess == nil {
+				t.Fatalf("sessions --json lacks %s:\n%s", sid, r.stdout)
+			}
+			if pid, _ := sess["pid"].(float64); int(pid) != s.pid() {
+				t.Errorf("session pid %v, want %d", sess["pid"], s.pid())
+			}
+			inbox, _ = sess["inbox"].(map[string]any)
+			dm, _ = inbox["doorman"].(map[string]any)
+			if (dm["fresh"] == true && inbox["pending"] == 0.0) || time.Now().After(deadline) {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if dm["fresh"] != true || inbox["pending"] != 0.0 {
+			t.Errorf("session inbox: doorman fresh %v, pending %v; want true, 0\n%s", dm["fresh"], inbox["pending"], r.stdout)
+		}
+		if s.exited() {
+			t.Errorf("claude exited before sessions --json was read; the check needs a running session")
+		}
+	})
 	carried := s.waitModel(30*time.Second, "with the steered line", func(q *fakemodel.Request) bool {
 		return q.Seq > first.Seq && q.MessagesContain(line)
 	})
 	if len(carried.ToolResults()) == 0 {
 		s.errorf("the line came in %s without the tool's result; want it absorbed mid-turn", carried)
 	}
-
-	t.Run("sessions while running", func(t *testing.T) {
-		doc, r := w.ooJSON([]string{"sessions"})
-		if r.code != 0 {
-			t.Fatalf("sessions: %s", r)
-		}
-		sess := findSession(doc, sid)
-		if sess == nil {
-			t.Fatalf("sessions --json lacks %s:\n%s", sid, r.stdout)
-		}
-		inbox, _ := sess["inbox"].(map[string]any)
-		dm, _ := inbox["doorman"].(map[string]any)
-		if dm["fresh"] != true || inbox["pending"] != 0.0 {
-			t.Errorf("session inbox: doorman fresh %v, pending %v; want true, 0\n%s", dm["fresh"], inbox["pending"], r.stdout)
-		}
-		if pid, _ := sess["pid"].(float64); int(pid) != s.pid() {
-			t.Errorf("session pid %v, want %d", sess["pid"], s.pid())
-		}
-	})
 
 	s.mustSucceed(60 * time.Second)
 	tp := w.transcriptPath(w.cwd, sid)
