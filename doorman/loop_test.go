@@ -66,7 +66,8 @@ func (w *world) waitQueued(n int) []fakedoor.Frame {
 	defer cancel()
 	for {
 		var q []fakedoor.Frame
-		for _, f := range w.door.Frames() {
+		all := w.door.Frames() // one snapshot: a frame landing between two reads must not be waited for twice
+		for _, f := range all {
 			if f.Type == "user" {
 				q = append(q, f)
 			}
@@ -77,7 +78,7 @@ func (w *world) waitQueued(n int) []fakedoor.Frame {
 			sort.SliceStable(q, func(i, j int) bool { return q[i].Conn < q[j].Conn })
 			return q
 		}
-		if _, err := w.door.WaitFrames(ctx, len(w.door.Frames())+1); err != nil {
+		if _, err := w.door.WaitFrames(ctx, len(all)+1); err != nil {
 			w.t.Fatalf("waiting for %d user frames: have %d: %v", n, len(q), err)
 		}
 	}
