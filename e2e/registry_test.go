@@ -10,13 +10,43 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strconv"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/oo-family/oo-claude/fakes/fakemodel"
+	"github.com/oo-family/oo-claude/fakes/fakestation"
 )
+
+// sortedKeys returns the keys of a JSON object.
+func sortedKeys(m map[string]any) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// fakeRowKeys returns the keys of a row that fakestation writes for a
+// headless session with a derived name.
+func fakeRowKeys(t *testing.T) []string {
+	t.Helper()
+	st := fakestation.New(t)
+	row := st.AddSession(fakestation.Session{})
+	b, err := os.ReadFile(filepath.Join(st.Paths.SessionsDir, strconv.Itoa(row.PID)+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]any{}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	return sortedKeys(m)
+}
 
 // busyReplies keep a session alive for about two seconds in a Bash call.
 func busyReplies() []fakemodel.Reply {
@@ -96,6 +126,13 @@ func TestRegistryRow(t *testing.T) {
 			}
 			if wantType := map[bool]string{true: "string", false: "null"}[tt.wantNameSource != ""]; jsonType(row.raw["nameSource"]) != wantType {
 				s.errorf("row nameSource is %s (%v), want %s", jsonType(row.raw["nameSource"]), row.raw["nameSource"], wantType)
+			}
+			if tt.wantNameSource == "derived" {
+				// The fake station other projects' tests use writes the
+				// same keys as the real CLI, so the fake cannot drift.
+				if diff := cmp.Diff(sortedKeys(row.raw), fakeRowKeys(t)); diff != "" {
+					s.errorf("registry row keys (-real +fakestation):\n%s", diff)
+				}
 			}
 			now := time.Now().UnixMilli()
 			if row.StartedAt < now-120_000 || row.StartedAt > now+5_000 {
