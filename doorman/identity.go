@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"regexp"
 	"strconv"
@@ -79,6 +80,21 @@ type Host struct {
 	PPID    int // its parent (the direct-parent check in MCP mode)
 	Now     func() time.Time
 	Door    Door
+}
+
+// ThisProcess returns the Host of the running process: the real /proc, the
+// station of cfg's paths, getenv for the environment Claude Code gave its
+// MCP server, this process's pid and parent, the wall clock, and the real
+// door with cfg's settle. It is how `oo-claude doorman` runs.
+func ThisProcess(cfg station.Config, getenv func(string) string) *Host {
+	return &Host{
+		Station: station.New(cfg.Paths),
+		Getenv:  getenv,
+		PID:     os.Getpid(),
+		PPID:    os.Getppid(),
+		Now:     time.Now,
+		Door:    DoorDialer{Settle: cfg.DoorSettle},
+	}
 }
 
 func (h *Host) getenv(k string) string {

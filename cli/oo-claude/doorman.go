@@ -5,12 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"flag"
-	"os"
-	"time"
 
 	"github.com/oo-family/oo-claude/doorman"
 	"github.com/oo-family/oo-claude/internal/version"
-	"github.com/oo-family/oo-claude/station"
 	"github.com/peterbourgon/ff/v3/ffcli"
 )
 
@@ -50,15 +47,7 @@ func newDoormanCmd(e *env) *ffcli.Command {
 				mode = doorman.ModeMCP
 			}
 			dm := doorman.New(doorman.Options{
-				Host: &doorman.Host{
-					Proc:    station.Proc{},
-					Station: station.New(cfg.Paths),
-					Getenv:  e.getenv,
-					PID:     os.Getpid(),
-					PPID:    os.Getppid(),
-					Now:     time.Now,
-					Door:    doorman.DoorDialer{Settle: cfg.DoorSettle},
-				},
+				Host:   doorman.ThisProcess(cfg, e.getenv),
 				Config: cfg, Mode: mode, Session: *session, Once: *once,
 				Log: e.stderr, Version: version.Version,
 			})

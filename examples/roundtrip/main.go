@@ -65,14 +65,7 @@ func runDoorman() int {
 		return 2
 	}
 	dm := doorman.New(doorman.Options{
-		Host: &doorman.Host{
-			Station: station.New(cfg.Paths),
-			Getenv:  os.Getenv,
-			PID:     os.Getpid(),
-			PPID:    os.Getppid(),
-			Now:     time.Now,
-			Door:    doorman.DoorDialer{Settle: cfg.DoorSettle},
-		},
+		Host:   doorman.ThisProcess(cfg, os.Getenv),
 		Config: cfg, Mode: doorman.ModeMCP, Log: os.Stderr, Version: version.Version,
 	})
 	if err := dm.Run(ctx); err != nil {

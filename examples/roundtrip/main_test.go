@@ -5,6 +5,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"go.uber.org/goleak"
 )
 
 // TestMain lets the test binary play the doorman child, as the program does.
@@ -12,7 +14,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv(roleEnv) == "doorman" {
 		os.Exit(runDoorman())
 	}
-	os.Exit(m.Run())
+	goleak.VerifyTestMain(m)
 }
 
 // TestRoundTrip runs the README's first command and holds it to its word.
