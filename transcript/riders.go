@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -145,19 +146,20 @@ func isAgentTranscript(name string) bool {
 }
 
 // ReadRider reads one rider transcript (agent-<id>.jsonl) and its meta file.
+// A transcript of at most 64 KiB (most riders) is read whole with one read
+// and each row it looks at is decoded once, into only the fields it needs;
+// a larger one is read as Riders' guarantees say: its lines counted, its
+// head and its last 4 MiB parsed row by row. Both give the same Rider.
 func ReadRider(path string, now time.Time, window time.Duration) (Rider, error) {
 	if window <= 0 {
 		window = DefaultRidingWindow
 	}
-	f, size, err := openTranscript(path)
+	f, fi, err := openRegular(path)
 	if err != nil {
 		return Rider{}, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return Rider{}, &Error{Op: "open", Path: path, Err: err}
-	}
+	size := fi.Size()
 	name := filepath.Base(path)
 	r := Rider{
 		Agent: strings.TrimSuffix(strings.TrimPrefix(name, "agent-"), Ext),
@@ -170,23 +172,40 @@ func ReadRider(path string, now time.Time, window time.Duration) (Rider, error) 
 	}
 	r.LastActivityS = int64(age.Round(time.Second) / time.Second)
 
-	if r.Rows, err = CountLines(f, size); err != nil {
-		return Rider{}, &Error{Op: "read", Path: path, Err: err}
+	read := readRiderGeneral
+	if size <= smallRiderBytes {
+		read = readRiderSmall
 	}
-	if r.Started, err = headTime(io.NewSectionReader(f, 0, min(size, RiderTailBytes)), size); err != nil {
-		return Rider{}, &Error{Op: "read", Path: path, Err: err}
-	}
-	tail, err := readTail(f, size)
+	facts, err := read(f, size)
 	if err != nil {
 		return Rider{}, &Error{Op: "read", Path: path, Err: err}
 	}
-	r.LastStep, r.LastText = tail.lastStep, tail.lastText
-	r.State, r.StateReason = RidingState(age, window, tail.final)
+	r.Rows, r.Started = facts.rows, facts.started
+	r.LastStep, r.LastText = facts.tail.lastStep, facts.tail.lastText
+	r.State, r.StateReason = RidingState(age, window, facts.tail.final)
 
 	if m, err := ReadRiderMeta(strings.TrimSuffix(path, Ext) + ".meta.json"); err == nil {
 		r.AgentType, r.Description, r.Model = m.AgentType, m.Description, m.Model
 	}
 	return r, nil
+}
+
+// openRegular is openTranscript that also returns the file's FileInfo.
+func openRegular(path string) (*os.File, fs.FileInfo, error) {
+	f, err := openNoFollow(path)
+	if err != nil {
+		return nil, nil, &Error{Op: "open", Path: path, Err: err}
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, &Error{Op: "open", Path: path, Err: err}
+	}
+	if !fi.Mode().IsRegular() {
+		f.Close()
+		return nil, nil, &Error{Op: "open", Path: path, Err: ErrNotRegular}
+	}
+	return f, fi, nil
 }
 
 // RidingState is oo-claude's riding rule: a rider rides while its
@@ -283,18 +302,15 @@ type tailFacts struct {
 // readTail looks in the last RiderTailBytes for the last message (is it a
 // final answer?), the last tool call and the last assistant text.
 func readTail(r io.ReaderAt, size int64) (tailFacts, error) {
-	var t tailFacts
+	var j tailJudge
 	rd := NewReader(r, size, RiderTailBytes)
-	lastMsg := false // the last message has been judged
-	lastMsgID := ""  // the message id of the last assistant message, while judging it
-	haveStep, haveText := false, false
-	for !(lastMsg && haveStep && haveText) {
+	for !j.done() {
 		line, _, err := rd.Prev()
 		if errors.Is(err, io.EOF) {
 			break
 		}
 		if err != nil {
-			return t, err
+			return j.t, err
 		}
 		if !bytes.Contains(line, markUser) && !bytes.Contains(line, markAssistant) {
 			continue
@@ -307,43 +323,11 @@ func readTail(r io.ReaderAt, size int64) (tailFacts, error) {
 			continue // system-injected, not a message of the conversation
 		}
 		blocks := row.Message.Blocks()
-		if !lastMsg {
-			switch {
-			case row.Type == RowUser:
-				// Last is a user message (the model is due), or the user
-				// message before the judged assistant message.
-				lastMsg = true
-			case lastMsgID == "":
-				lastMsgID = row.Message.ID
-				t.final = row.FinalAnswer()
-				if lastMsgID == "" {
-					lastMsg = true
-				}
-			case row.Message.ID != lastMsgID:
-				lastMsg = true
-			default:
-				// An earlier row of the same message (one row per block).
-				for _, b := range blocks {
-					if b.Type == "tool_use" {
-						t.final = false
-					}
-				}
-			}
+		tb := make([]tailBlock, len(blocks))
+		for i, b := range blocks {
+			tb[i] = tailBlock{Type: b.Type, Text: b.Text, Name: b.Name, Input: b.Input}
 		}
-		if row.Type != RowAssistant {
-			continue
-		}
-		for i := len(blocks) - 1; i >= 0; i-- {
-			b := blocks[i]
-			switch {
-			case b.Type == "tool_use" && !haveStep:
-				haveStep = true
-				t.lastStep = clip(oneLine(b.Name+": "+SummarizeInput(b.Input)), MaxRiderText)
-			case b.Type == "text" && !haveText && strings.TrimSpace(b.Text) != "":
-				haveText = true
-				t.lastText = clip(strings.TrimSpace(oneLine(b.Text)), MaxRiderText)
-			}
-		}
+		j.add(row.Type, row.Message.ID, row.Message.StopReason, tb)
 	}
-	return t, nil
+	return j.t, nil
 }
