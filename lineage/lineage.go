@@ -23,7 +23,6 @@
 package lineage
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -282,11 +281,14 @@ func (l *Ledger) rows() ([]Row, error) {
 // ParseRows parses ledger content leniently: a line that is not a JSON row
 // with a child session id (a torn last line, garbage) is skipped.
 func ParseRows(b []byte) []Row {
+	// Split by hand rather than with a bufio.Scanner: a scanner stops at its
+	// first line over its buffer limit, and every row after one oversized
+	// line would be lost.
 	var out []Row
-	sc := bufio.NewScanner(bytes.NewReader(b))
-	sc.Buffer(make([]byte, 0, 64*1024), 1<<20)
-	for sc.Scan() {
-		line := bytes.TrimSpace(sc.Bytes())
+	for len(b) > 0 {
+		var line []byte
+		line, b, _ = bytes.Cut(b, []byte("\n"))
+		line = bytes.TrimSpace(line)
 		if len(line) == 0 || line[0] != '{' {
 			continue
 		}

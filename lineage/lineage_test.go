@@ -2,10 +2,12 @@ package lineage_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -190,22 +192,78 @@ func TestRegisterConcurrent(t *testing.T) {
 }
 
 func TestParseRowsLenient(t *testing.T) {
-	in := "garbage\n{\"child_session\":\"" + child + "\",\"by\":\"child\"}\n{\"ts\":1}\n{\"child_session\":\"" + child + "\",\"parent_session\":\"" + p2 + "\"}\n{\"child_sess"
-	got := lineage.Current(lineage.ParseRows([]byte(in)))
-	want := []lineage.Row{{ChildSession: child, ParentSession: s(p2)}}
-	if d := cmp.Diff(want, got); d != "" {
-		t.Errorf("(-want +got):\n%s", d)
+	row := func(parent string) string {
+		return "{\"child_session\":\"" + child + "\",\"parent_session\":\"" + parent + "\"}"
+	}
+	tests := []struct {
+		name string
+		in   string
+		want []lineage.Row
+	}{
+		{
+			name: "garbage, a row without child and a torn last line are skipped",
+			in:   "garbage\n{\"child_session\":\"" + child + "\",\"by\":\"child\"}\n{\"ts\":1}\n" + row(p2) + "\n{\"child_sess",
+			want: []lineage.Row{{ChildSession: child, ParentSession: s(p2)}},
+		},
+		{
+			// A bufio.Scanner with a 1 MiB limit stopped at this line and
+			// lost every row after it.
+			name: "a line over 1 MiB does not hide the rows after it",
+			in:   row(p1) + "\n{\"title\":\"" + strings.Repeat("x", 2<<20) + "\"}\n" + row(p2) + "\n",
+			want: []lineage.Row{{ChildSession: child, ParentSession: s(p2)}},
+		},
+		{
+			name: "CRLF line ends",
+			in:   row(p1) + "\r\n" + row(p2) + "\r\n",
+			want: []lineage.Row{{ChildSession: child, ParentSession: s(p2)}},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := lineage.Current(lineage.ParseRows([]byte(tt.in)))
+			if d := cmp.Diff(tt.want, got); d != "" {
+				t.Errorf("(-want +got):\n%s", d)
+			}
+		})
 	}
 }
 
+// ParseRows never loses a row to the lines before it, and Current keeps
+// exactly one row per child: the newest.
 func FuzzParseRows(f *testing.F) {
 	f.Add([]byte(`{"ts":"x","child_host":null,"child_session":"` + child + `","parent_host":null,"parent_session":null,"title":"","by":"child"}` + "\n"))
 	f.Add([]byte("{\n}\n{\"child_session\":1}"))
+	f.Add([]byte("{\"title\":\"" + strings.Repeat("x", 70000) + "\"}"))
+	last := lineage.Row{TS: "t", ChildSession: child, ParentSession: s(p2), Title: "last", By: lineage.ByChild}
+	lastLine, err := json.Marshal(last)
+	if err != nil {
+		f.Fatal(err)
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		for _, r := range lineage.Current(lineage.ParseRows(b)) {
+		rows := lineage.ParseRows(b)
+		cur := lineage.Current(rows)
+		seen := map[string]bool{}
+		for _, r := range cur {
 			if r.ChildSession == "" {
 				t.Fatal("row without child")
 			}
+			if seen[r.ChildSession] {
+				t.Fatalf("child %q twice in Current", r.ChildSession)
+			}
+			seen[r.ChildSession] = true
+		}
+		if len(cur) > len(rows) {
+			t.Fatalf("Current made %d rows out of %d", len(cur), len(rows))
+		}
+		// Whatever came before, a whole row appended after it is read
+		// and is its child's current link.
+		with := append(append(append([]byte{}, b...), '\n'), lastLine...)
+		got := lineage.ParseRows(append(with, '\n'))
+		if len(got) != len(rows)+1 {
+			t.Fatalf("%d rows after appending one to %d", len(got), len(rows))
+		}
+		if d := cmp.Diff(last, got[len(got)-1]); d != "" {
+			t.Fatalf("appended row (-want +got):\n%s", d)
 		}
 	})
 }
