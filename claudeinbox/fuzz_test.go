@@ -2,10 +2,17 @@ package claudeinbox_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
+
+	"github.com/google/go-cmp/cmp"
 
 	"github.com/oo-family/oo-claude/claudeinbox"
 )
@@ -44,7 +51,8 @@ func FuzzCheckLine(f *testing.F) {
 }
 
 // Decode never panics, and what it hands the door always passes the line
-// rules, with a sender name that passes the sender rule.
+// rules, with a sender name that passes the sender rule, and decodes to
+// itself.
 func FuzzDecode(f *testing.F) {
 	for _, s := range lineSeeds {
 		f.Add([]byte(s))
@@ -59,6 +67,12 @@ func FuzzDecode(f *testing.F) {
 		}
 		if err := claudeinbox.CheckFrom(m.From); err != nil {
 			t.Fatalf("Decode(%q).From = %q fails CheckFrom: %v", raw, m.From, err)
+		}
+		// What the door is handed decodes to itself: a redelivered text is
+		// not wrapped or tagged a second time.
+		again, err := claudeinbox.Decode([]byte(m.Text))
+		if err != nil || again.Text != m.Text {
+			t.Fatalf("Decode(Decode(%q).Text) = %q, %v; want %q", raw, again.Text, err, m.Text)
 		}
 	})
 }
@@ -84,6 +98,126 @@ func FuzzSenderTag(f *testing.F) {
 		tagged := claudeinbox.Tagged(line, from)
 		if got, ok := claudeinbox.SenderTag(tagged); !ok || got != from {
 			t.Fatalf("SenderTag(Tagged(%q, %q)) = %q, %v", line, from, got, ok)
+		}
+	})
+}
+
+var ackSeeds = []string{
+	"",
+	`{"ts":"2026-11-30T12:00:00Z","sha256":"ab","session_id":"s","peer_status":"busy","class":"delivered-steer","msg_id":"m","line_offset":0}` + "\n",
+	`{"sha256":"x","line_offset":-1,"inode":1}` + "\n" + `{"sha256":""}` + "\n" + `{"sha256":"torn`,
+	"2026-10-30T20:00:00Z read: [a 📡] hi\n{\"sha256\":1}\n[]\nnull\n\"s\"\n",
+	"{\"sha256\":\"a\"}\r\n\n\n{\"sha256\":\"b\",\"line_offset\":9223372036854775807}\n",
+}
+
+// ScanAcks never panics and never loses an ack: every ack it hands over has
+// a sha256 and ends at a newline after the one before, and a whole ack line
+// appended after any bytes is read back as it was written.
+func FuzzScanAcks(f *testing.F) {
+	for _, s := range ackSeeds {
+		f.Add([]byte(s), int64(0))
+	}
+	off := int64(7)
+	last := claudeinbox.Ack{TS: "t", SHA256: claudeinbox.SHA256([]byte("x")), SessionID: "s", Class: claudeinbox.AckRefused, LineOffset: &off, Reason: claudeinbox.RefuseNUL}
+	lastLine, err := json.Marshal(last)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Fuzz(func(t *testing.T, data []byte, start int64) {
+		start &= 1<<40 - 1 // any offset a file can have
+		var acks []claudeinbox.Ack
+		prev := start
+		err := claudeinbox.ScanAcks(bytes.NewReader(data), start, func(a claudeinbox.Ack, end int64) bool {
+			if a.SHA256 == "" {
+				t.Fatalf("ack without sha256: %+v", a)
+			}
+			if end <= prev || end > start+int64(len(data)) || data[end-start-1] != '\n' {
+				t.Fatalf("end %d after %d does not end a line of %q (start %d)", end, prev, data, start)
+			}
+			prev = end
+			acks = append(acks, a)
+			return true
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Stopping after the first ack hands over exactly one.
+		n := 0
+		claudeinbox.ScanAcks(bytes.NewReader(data), start, func(claudeinbox.Ack, int64) bool { n++; return false })
+		if want := min(len(acks), 1); n != want {
+			t.Fatalf("fn returned false but was called %d times, want %d", n, want)
+		}
+		// A torn last line counts once the newline comes; whatever the
+		// bytes, the ack after them is read.
+		count := func(b []byte) (all []claudeinbox.Ack) {
+			claudeinbox.ScanAcks(bytes.NewReader(b), start, func(a claudeinbox.Ack, _ int64) bool {
+				all = append(all, a)
+				return true
+			})
+			return all
+		}
+		whole := append(append([]byte{}, data...), '\n')
+		before := count(whole)
+		got := count(append(append(whole, lastLine...), '\n'))
+		if len(got) != len(before)+1 {
+			t.Fatalf("%d acks after appending one to %d", len(got), len(before))
+		}
+		if diff := cmp.Diff(last, got[len(got)-1]); diff != "" {
+			t.Fatalf("appended ack (-want +got):\n%s", diff)
+		}
+	})
+}
+
+// ReadHeartbeat never panics on whatever the file holds: it returns a
+// heartbeat or a *fs.PathError, what it returns survives a write and read
+// back unchanged, and CheckFreshness only calls a heartbeat fresh that is
+// at most 15 s old and following.
+func FuzzReadHeartbeat(f *testing.F) {
+	for _, s := range []string{
+		`{"pid":42,"session_id":"s","since":"2026-11-30T12:00:00Z","last_seen":"2026-11-30T12:00:10Z","delivered":1,"offset":9,"state":"following","pending_bytes":0}`,
+		`{"pid":-1,"last_seen":"2026-11-30 12:00:10Z","state":"stopped"}`,
+		`{"last_seen":"9999-12-31T23:59:59Z"}`, `{"pid":1e99}`, "null", "[]", "", "\xff{",
+	} {
+		f.Add([]byte(s))
+	}
+	now := time.Date(2026, 11, 30, 12, 0, 12, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, data []byte) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "hb.json")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		h, err := claudeinbox.ReadHeartbeat(path)
+		if err != nil {
+			var pe *fs.PathError
+			if !errors.As(err, &pe) || pe.Path != path {
+				t.Fatalf("error %v is not a *fs.PathError for the file", err)
+			}
+			if _, fr := claudeinbox.HeartbeatFreshness(path, now, "", nil); fr.Fresh || fr.Reason != claudeinbox.NotFreshUnreadable {
+				t.Fatalf("unreadable heartbeat judged %+v", fr)
+			}
+			return
+		}
+		fr := claudeinbox.CheckFreshness(h, now, "", func(int) bool { return true })
+		if fr.Fresh && (fr.Age > claudeinbox.FreshFor || h.State != "" && h.State != claudeinbox.StateFollowing) {
+			t.Fatalf("judged fresh: %+v for %+v", fr, h)
+		}
+		if !fr.Fresh && fr.Reason == "" {
+			t.Fatalf("not fresh without a reason: %+v", fr)
+		}
+		b, err := json.Marshal(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		back, err := claudeinbox.ReadHeartbeat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff(h, back); diff != "" {
+			t.Fatalf("round trip (-want +got):\n%s", diff)
 		}
 	})
 }
