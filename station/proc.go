@@ -74,7 +74,7 @@ func ParseStat(b []byte) (ProcInfo, error) {
 		return ProcInfo{}, ErrBadStat
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(string(b[:open])))
-	if err != nil {
+	if err != nil || pid <= 0 {
 		return ProcInfo{}, ErrBadStat
 	}
 	rest := strings.Fields(string(b[end+1:]))
@@ -83,7 +83,7 @@ func ParseStat(b []byte) (ProcInfo, error) {
 		return ProcInfo{}, ErrBadStat
 	}
 	ppid, err := strconv.Atoi(rest[1])
-	if err != nil {
+	if err != nil || ppid < 0 {
 		return ProcInfo{}, ErrBadStat
 	}
 	start := rest[22-3]

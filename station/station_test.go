@@ -29,6 +29,11 @@ func TestParseStat(t *testing.T) {
 		{"truncated", "3 (x) S 2 3", station.ProcInfo{}, true},
 		{"no paren", "3 x S 2 3 3 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 77", station.ProcInfo{}, true},
 		{"empty", "", station.ProcInfo{}, true},
+		// Found by FuzzParseStat: pid 0 and negative parent pids were taken.
+		{"pid 0", "0 (x) S 1 0 0 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 77 0 0", station.ProcInfo{}, true},
+		{"negative pid", "-3 (x) S 1 0 0 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 77 0 0", station.ProcInfo{}, true},
+		{"negative ppid", "3 (x) S -1 0 0 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 77 0 0", station.ProcInfo{}, true},
+		{"init's parent is 0", "1 (systemd) S 0 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 2 0 0", station.ProcInfo{PID: 1, Comm: "systemd", State: 'S', StartTicks: "2"}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -46,13 +51,35 @@ func TestParseStat(t *testing.T) {
 	}
 }
 
+// ParseStat never panics; what it accepts has a pid, a parent pid that is
+// 0 or more and a decimal start time, and a
+// stat line the kernel could write parses back to its fields whatever the
+// comm holds (spaces, parentheses).
 func FuzzParseStat(f *testing.F) {
-	f.Add([]byte("42 (claude) S 7 42 42 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 11 0 92840 1000 10"))
-	f.Add([]byte("1 ()) ) S 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1 0"))
-	f.Fuzz(func(t *testing.T, b []byte) {
+	f.Add([]byte("42 (claude) S 7 42 42 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 11 0 92840 1000 10"), 42, 7, "claude", byte('S'), uint64(92840))
+	f.Add([]byte("1 ()) ) S 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 1 0"), 1, 0, ") (x", byte('Z'), uint64(0))
+	f.Fuzz(func(t *testing.T, b []byte, pid, ppid int, comm string, state byte, start uint64) {
 		info, err := station.ParseStat(b)
-		if err == nil && (info.PID == 0 && info.StartTicks == "") {
+		if err != nil {
+			if !errors.Is(err, station.ErrBadStat) {
+				t.Fatalf("error %v is not ErrBadStat", err)
+			}
+		} else if _, perr := strconv.ParseUint(info.StartTicks, 10, 64); perr != nil || info.State == ' ' || info.PID <= 0 || info.PPID < 0 {
 			t.Fatalf("accepted %q as %+v", b, info)
+		}
+		// The kernel's comm is at most 15 bytes with no newline; state is
+		// one letter.
+		if pid <= 0 || ppid < 0 || len(comm) > 15 || strings.ContainsAny(comm, "\n") || state < 'A' || state > 'Z' {
+			return
+		}
+		want := station.ProcInfo{PID: pid, PPID: ppid, Comm: comm, State: state, StartTicks: strconv.FormatUint(start, 10)}
+		line := fmt.Sprintf("%d (%s) %c %d 0 0 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 %d 0 0\n", pid, comm, state, ppid, start)
+		got, err := station.ParseStat([]byte(line))
+		if err != nil {
+			t.Fatalf("ParseStat(%q): %v", line, err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("ParseStat(%q) (-want +got):\n%s", line, diff)
 		}
 	})
 }
