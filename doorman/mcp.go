@@ -174,9 +174,12 @@ func (s *Server) handle(line []byte) {
 	id = req.ID
 	isNote := len(req.ID) == 0
 	if req.JSONRPC != "2.0" || req.Method == nil {
-		if !isNote {
-			s.send(response{JSONRPC: "2.0", ID: id, Error: &rpcError{CodeInvalidRequest, "invalid request"}})
+		// Not a request, so not a notification either: it is answered,
+		// with a null id when it carries none (JSON-RPC 2.0, 5).
+		if isNote {
+			id = json.RawMessage("null")
 		}
+		s.send(response{JSONRPC: "2.0", ID: id, Error: &rpcError{CodeInvalidRequest, "invalid request"}})
 		return
 	}
 	if isNote {

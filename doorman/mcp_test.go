@@ -46,6 +46,14 @@ func TestMCPGolden(t *testing.T) {
 			[]string{`{"jsonrpc":"2.0","id":6,"error":{"code":-32601,"message":"method not found: resources/list"}}`}},
 		{"parse error", []string{`{not json`}, []string{`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"parse error"}}`}},
 		{"invalid request", []string{`{"jsonrpc":"1.0","id":7,"method":"ping"}`}, []string{`{"jsonrpc":"2.0","id":7,"error":{"code":-32600,"message":"invalid request"}}`}},
+		// Found by FuzzServer: an invalid message without an id got no
+		// answer at all, as if it were a notification.
+		{"invalid request without id", []string{`{}`, `{"jsonrpc":"2.0"}`, `null`, `{"method":"ping"}`}, []string{
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request"}}`,
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request"}}`,
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request"}}`,
+			`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request"}}`,
+		}},
 		{"blank lines skipped", []string{``, `  `, `{"jsonrpc":"2.0","id":8,"method":"ping"}`}, []string{`{"jsonrpc":"2.0","id":8,"result":{}}`}},
 	}
 	for _, tt := range tests {
