@@ -280,13 +280,39 @@ func TestParseMCPGet(t *testing.T) {
 	}
 }
 
+// ParseMCPGet never panics; it is ok only with a command and connected
+// only when the status says so, and what `claude mcp get` prints for any
+// registration parses back to it.
 func FuzzParseMCPGet(f *testing.F) {
-	f.Add("claude-inbox:\n  Status: ✔ Connected\n  Command: /x\n  Args: doorman --mcp\n")
-	f.Add("No MCP server named \"x\"")
-	f.Fuzz(func(t *testing.T, out string) {
+	f.Add("claude-inbox:\n  Status: ✔ Connected\n  Command: /x\n  Args: doorman --mcp\n", "claude-inbox", "User config", "✔ Connected", "", "stdio", "/x/oo-claude", "doorman --mcp")
+	f.Add("No MCP server named \"x\"", "x", "Local", "✘ Failed to connect", "ENOENT: no such file", "stdio", "", "")
+	f.Add("  Command: a\r\n  Command:\n", "Command: y", "", "Connected ✘", "Command: z", "", "c:d", "Args: x")
+	f.Fuzz(func(t *testing.T, out, name, scope, status, issue, typ, command, args string) {
 		reg, ok := doctor.ParseMCPGet([]byte(out))
 		if ok && reg.Command == "" {
 			t.Errorf("ok without a command: %+v", reg)
+		}
+		if reg.Connected && !strings.Contains(reg.Status, "Connected") {
+			t.Errorf("connected with status %q", reg.Status)
+		}
+		for _, v := range []string{scope, status, issue, typ, command, args} {
+			if strings.ContainsAny(v, "\n") || strings.TrimSpace(v) != v {
+				return // not a value the CLI prints on one line
+			}
+		}
+		if strings.ContainsAny(name, "\n") || strings.HasPrefix(name, " ") {
+			return
+		}
+		printed := name + ":\n  Scope: " + scope + "\n  Status: " + status + "\n"
+		if issue != "" {
+			printed += "  Issue: " + issue + "\n"
+		}
+		printed += "  Type: " + typ + "\n  Command: " + command + "\n  Args: " + args + "\n  Environment:\n\nTo remove this server, run: claude mcp remove " + name + " -s user\n"
+		want := doctor.MCPRegistration{Scope: scope, Status: status, Issue: issue, Type: typ, Command: command, Args: args,
+			Connected: strings.Contains(status, "Connected") && !strings.Contains(status, "✘")}
+		got, ok := doctor.ParseMCPGet([]byte(printed))
+		if diff := cmp.Diff(want, got); diff != "" || ok != (command != "") {
+			t.Fatalf("ParseMCPGet(%q): ok %v (-want +got):\n%s", printed, ok, diff)
 		}
 	})
 }

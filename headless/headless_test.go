@@ -121,13 +121,31 @@ func TestParseResult(t *testing.T) {
 	}
 }
 
+// ParseResult never panics; what it finds is a result or names a session,
+// and a result line printed after any output is the one found.
 func FuzzParseResult(f *testing.F) {
 	f.Add([]byte(`{"type":"result","session_id":"s"}`))
 	f.Add([]byte("x\n{\"type\":\"result\",\"errors\":[1]}\n{"))
+	f.Add([]byte(`{"type":"result","result":null,"errors":null,"origin":{"kind":"x"}}` + "\r\n{\"session_id\":\"t\"}"))
+	last := []byte(`{"type":"result","subtype":"success","is_error":false,"result":"PONG","session_id":"s","num_turns":1,"total_cost_usd":0.02,"errors":["e"]}`)
+	want, ok := headless.ParseResult(last)
+	if !ok {
+		f.Fatal("the last line does not parse")
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		r, ok := headless.ParseResult(b)
 		if !ok && r.Type != "" {
 			t.Fatal("not ok but filled")
+		}
+		if ok && r.Type != "result" && r.SessionID == "" {
+			t.Fatalf("found %+v: neither a result nor a session", r)
+		}
+		got, ok := headless.ParseResult(append(append(append([]byte{}, b...), '\n'), last...))
+		if !ok {
+			t.Fatalf("the result line after %q is not found", b)
+		}
+		if d := cmp.Diff(want, got); d != "" {
+			t.Fatalf("after %q (-want +got):\n%s", b, d)
 		}
 	})
 }
