@@ -21,6 +21,10 @@
 //     session's door) with its from and msg_id, so a send receipt can be
 //     matched to the model having seen it; sidechains (sub-agent rows) and
 //     system-injected meta rows never appear as prompts.
+//   - WaitSeen proves that a session took a peer line: it waits for a
+//     complete row appended after a given offset whose peer origin carries
+//     the line's msg_id, reading only the new rows, woken by file events
+//     (the transcript may not exist yet) with a coarse fallback timer.
 //   - Riders applies oo-claude's riding rule to a session's sub-agent
 //     transcripts: a rider is riding while its transcript changed within the
 //     window and its last message is not a final answer.
