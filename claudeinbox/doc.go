@@ -8,7 +8,10 @@
 // applies the per-(target, sender) throttle, appends the line in one
 // O_APPEND write, reads the doorman's heartbeat and waits for the ack that
 // matches the line's sha256 and byte offset, woken by file events. It
-// returns a [Verdict] whose [Class] maps to v0.1's exit codes.
+// returns a [Verdict] whose [Class] maps to v0.1's exit codes. With
+// [Sender.SeenWait] it then waits for the proof that the model saw a
+// delivered line (a [Witness] reading the session's transcript), which
+// fills Verdict.Seen and never changes the class.
 //
 // The line rules ([CheckLine], [CheckFrom]), sender tags ([SenderTag],
 // [Tagged]), the structured form ([ParseStructured], [Decode]), the

@@ -85,6 +85,15 @@ type Sender struct {
 	Receipts *receipt.Writer
 	// ClientVersion goes into receipts.
 	ClientVersion string
+	// SeenWait is how long Send waits, after a delivered-* verdict, for
+	// the session's transcript to show the line (Verdict.Seen): the proof
+	// that the model saw it. 0 does not wait (v0.1's send); a positive
+	// wait needs a Witness; negative is [ErrBadOption]. The class is the
+	// same either way.
+	SeenWait time.Duration
+	// Witness reads the transcript for SeenWait; transcript.Witness is the
+	// real one.
+	Witness Witness
 }
 
 // NewSender returns a Sender for the station the config describes, with
@@ -164,6 +173,17 @@ type Verdict struct {
 	Wait        time.Duration
 	MinInterval time.Duration
 
+	// Seen is whether the session's transcript showed a row with the ack's
+	// msg_id within SeenWait; nil when the proof was not asked for
+	// (Sender.SeenWait 0) or the line was not delivered.
+	Seen *bool
+	// SeenAfter is how long Send watched the transcript after the ack:
+	// until the row came, or SeenWait when it did not.
+	SeenAfter time.Duration
+	SeenWait  time.Duration
+	// Transcript is the transcript that was watched.
+	Transcript string
+
 	Reason string // why refused, queued-no-doorman or dropped
 	Note   string // advice for a human
 	Hint   string // the command to run next
@@ -181,8 +201,11 @@ type Verdict struct {
 // the class describes; it is set, next to a Refused or Timeout verdict, for
 // conditions a caller may branch on: a planted symlink ([ErrSymlink]), an
 // I/O failure, a misconfigured Sender ([ErrBadOption], [ErrNoStation]) or
-// ctx ending during the wait. A receipt that cannot be written sets
-// Verdict.ReceiptWriteError and never changes the verdict or the error.
+// ctx ending during the wait. After a delivered-* verdict, a Witness that
+// fails during the seen wait (ctx ending included) is a *SendError of Op
+// "seen" and the class stays delivered. A receipt that cannot be written
+// sets Verdict.ReceiptWriteError and never changes the verdict or the
+// error.
 func (s *Sender) Send(ctx context.Context, req Request) (Verdict, error) {
 	v, err := s.send(ctx, req)
 	v.At = s.now()
@@ -206,13 +229,17 @@ func (v *Verdict) refuse(reason, note string) {
 }
 
 func (s *Sender) send(ctx context.Context, req Request) (Verdict, error) {
-	v := Verdict{Target: req.Target, Wait: s.Wait, MinInterval: s.MinInterval, ClientVersion: s.ClientVersion, Line: req.Line}
+	v := Verdict{Target: req.Target, Wait: s.Wait, MinInterval: s.MinInterval, SeenWait: s.SeenWait, ClientVersion: s.ClientVersion, Line: req.Line}
 	switch {
 	case s.Station == nil:
 		v.refuse(ReasonBadOption, ErrNoStation.Error())
 		return v, ErrNoStation
-	case s.Wait < 0 || s.MinInterval < 0:
-		err := fmt.Errorf("%w: wait %v, min interval %v (negative)", ErrBadOption, s.Wait, s.MinInterval)
+	case s.Wait < 0 || s.MinInterval < 0 || s.SeenWait < 0:
+		err := fmt.Errorf("%w: wait %v, min interval %v, seen wait %v (negative)", ErrBadOption, s.Wait, s.MinInterval, s.SeenWait)
+		v.refuse(ReasonBadOption, err.Error())
+		return v, err
+	case s.SeenWait > 0 && s.Witness == nil:
+		err := fmt.Errorf("%w: a seen wait needs a Witness", ErrBadOption)
 		v.refuse(ReasonBadOption, err.Error())
 		return v, err
 	}
@@ -280,6 +307,12 @@ func (s *Sender) send(ctx context.Context, req Request) (Verdict, error) {
 	}
 	files := FilesFor(inboxDir, t.SessionID)
 	v.Inbox = files.Inbox
+
+	// Where the transcript ends before the append, for the proof.
+	var mark transcriptMark
+	if s.SeenWait > 0 && t.Session != nil {
+		mark.path, mark.size, mark.err = s.Witness.Mark(t.SessionID, t.Session.CWD)
+	}
 
 	// Throttle and append, one decision under the ledger's lock.
 	ackFrom := fileSize(files.Ack)
@@ -350,12 +383,17 @@ func (s *Sender) send(ctx context.Context, req Request) (Verdict, error) {
 	default:
 		v.Class = DeliveredSteer
 	}
+	if v.Class.Delivered() && s.SeenWait > 0 {
+		if err := s.awaitSeen(ctx, &v, mark); err != nil {
+			return v, errors.Join(err, ledgerErr)
+		}
+	}
 	return v, ledgerErr
 }
 
 // SendError is a send that failed on a file: the op, the file and why.
 type SendError struct {
-	Op   string // append | throttle
+	Op   string // append | throttle | seen
 	Path string
 	Err  error
 }
@@ -552,6 +590,9 @@ func (v Verdict) Row() receipt.SendRow {
 	}
 	if v.Doorman != nil && v.Doorman.Fresh {
 		r.WaitedS = receipt.Seconds(v.Waited)
+	}
+	if v.Seen != nil {
+		r.Seen, r.SeenS = receipt.Ptr(*v.Seen), receipt.Seconds(v.SeenAfter)
 	}
 	r.ReceiptWriteError = str(v.ReceiptWriteError)
 	return r

@@ -5,7 +5,9 @@
 // (so rows of concurrent processes never interleave), the file is created
 // 0600 in a 0700 directory and a symlink at its path is refused; each row
 // type carries every key v0.1 names for it, unused ones as null, so readers
-// can rely on the key set; and a [Writer] takes no token and its rows have no
+// can rely on the key set (oo-claude only adds keys, never renames or drops
+// one: the send row's seen and seen_s say whether `send --seen` found the
+// line in the session's transcript); and a [Writer] takes no token and its rows have no
 // field that could hold one. A caller that cannot write a receipt still has
 // its verdict: put the error in the row's receipt_write_error and print it.
 package receipt

@@ -21,6 +21,10 @@ import (
 // v0.1's "Receipts" section, verbatim: the keys of a send row.
 const sendKeysV01 = "ts, ts_ms, kind, class, delivered, target, session_id, name, pid, running, status, from, line, sha256, bytes, inbox, line_offset, doorman, ack, peer_status, msg_id, waited_s, wait_s, min_interval_s, reason, note, hint, client_version"
 
+// oo-claude's additions to the send row (send --seen): extra keys only,
+// none of v0.1's renamed or dropped.
+const sendKeysOurs = "seen, seen_s"
+
 // "Resume rows add …", verbatim.
 const resumeKeysV01 = "cwd, transcript, model, max_turns, budget_usd, tools, argv, exit_code, subtype, is_error, num_turns, total_cost_usd, terminal_reason, result, result_session_id, duration_ms, held_by, stderr_tail"
 
@@ -49,19 +53,20 @@ func sorted(s []string) []string {
 }
 
 func TestSendRowKeysAreV01s(t *testing.T) {
+	sendKeys := append(split(sendKeysV01), split(sendKeysOurs)...)
 	got, obj := keysOf(t, receipt.SendRow{})
-	if diff := cmp.Diff(sorted(split(sendKeysV01)), got); diff != "" {
-		t.Errorf("send row keys (-want +got):\n%s", diff)
+	if diff := cmp.Diff(sorted(sendKeys), got); diff != "" {
+		t.Errorf("send row keys: v0.1's and oo-claude's additions (-want +got):\n%s", diff)
 	}
 	// Unused keys are null, not absent and not zero values.
-	for _, k := range []string{"session_id", "name", "pid", "running", "line_offset", "doorman", "ack", "msg_id", "reason", "client_version"} {
+	for _, k := range []string{"session_id", "name", "pid", "running", "line_offset", "doorman", "ack", "msg_id", "reason", "client_version", "seen", "seen_s"} {
 		if string(obj[k]) != "null" {
 			t.Errorf("%s = %s in an empty row, want null", k, obj[k])
 		}
 	}
 	// The write error appears only when there is one.
 	got, _ = keysOf(t, receipt.SendRow{ReceiptWriteError: receipt.Ptr("disk full")})
-	if diff := cmp.Diff(sorted(append(split(sendKeysV01), "receipt_write_error")), got); diff != "" {
+	if diff := cmp.Diff(sorted(append(sendKeys, "receipt_write_error")), got); diff != "" {
 		t.Errorf("send row keys with a write error (-want +got):\n%s", diff)
 	}
 }

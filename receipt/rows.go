@@ -19,8 +19,9 @@ type Doorman struct {
 }
 
 // SendRow is the receipt of one send: every key of v0.1's send row, in its
-// order, unused ones null. ReceiptWriteError is present only in a row that
-// is printed after the write failed.
+// order, unused ones null, then oo-claude's additions (seen, seen_s).
+// ReceiptWriteError is present only in a row that is printed after the
+// write failed.
 type SendRow struct {
 	TS    string `json:"ts"`    // when the verdict was reached (ISO 8601, UTC, ms)
 	TSMS  int64  `json:"ts_ms"` // the same, unix milliseconds
@@ -54,7 +55,17 @@ type SendRow struct {
 	Note         *string         `json:"note"`           // human advice (e.g. resend after N s)
 	Hint         *string         `json:"hint"`           // a command to run next (e.g. oo-claude resume <id>)
 	// ClientVersion is oo-claude's version.
-	ClientVersion     *string `json:"client_version"`
+	ClientVersion *string `json:"client_version"`
+
+	// Seen is oo-claude's addition (send --seen): whether the session's
+	// transcript showed a row with msg_id within the wait, the proof that
+	// the model saw the line; null when it was not asked for or the line
+	// was not delivered.
+	Seen *bool `json:"seen"`
+	// SeenS is how long the transcript was watched after the ack: until
+	// the row came, or the whole --seen wait; null with seen.
+	SeenS *float64 `json:"seen_s"`
+
 	ReceiptWriteError *string `json:"receipt_write_error,omitempty"`
 }
 
