@@ -2,6 +2,7 @@ package fakemodel_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -434,8 +435,10 @@ func TestBlocksUnmarshal(t *testing.T) {
 	}
 }
 
+// Blocks never panic on any JSON, and what they read they write in a form
+// that reads back the same.
 func FuzzBlocksUnmarshal(f *testing.F) {
-	for _, s := range []string{`"x"`, `null`, `[{"type":"text","text":"a"}]`, `[{"type":"tool_result","content":[{"type":"text","text":"b"}]}]`, `{}`} {
+	for _, s := range []string{`"x"`, `null`, `[{"type":"text","text":"a"}]`, `[{"type":"tool_result","content":[{"type":"text","text":"b"}]}]`, `{}`, `[{"type":"tool_use","input":  {"a" : "<&>"},"content":[]}]`, `[{"content":" s "}]`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
@@ -445,5 +448,21 @@ func FuzzBlocksUnmarshal(f *testing.F) {
 		}
 		r := fakemodel.Request{Messages: []fakemodel.Message{{Role: "user", Content: b}}}
 		_ = r.Text()
+		// What was read is written in a form that reads back the same.
+		once, err := json.Marshal(b)
+		if err != nil {
+			t.Fatalf("Marshal(%+v): %v", b, err)
+		}
+		var back fakemodel.Blocks
+		if err := json.Unmarshal(once, &back); err != nil {
+			t.Fatalf("Unmarshal(%s): %v", once, err)
+		}
+		twice, err := json.Marshal(back)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(once, twice) {
+			t.Fatalf("round trip of %q: %s, then %s", data, once, twice)
+		}
 	})
 }
