@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/transcript"
 	"github.com/peterbourgon/ff/v3/ffcli"
 )
 
@@ -17,13 +18,14 @@ func newSendCmd(e *env) *ffcli.Command {
 	from := fs.String("from", claudeinbox.DefaultFrom, "sender `NAME` for the tag (1–80 characters, no brackets)")
 	asJSON := fs.Bool("json", false, "print the receipt row as one JSON line")
 	noTag := fs.Bool("no-tag", false, "send the line as it is, without a [NAME 📡] tag")
-	var waitD, minIntervalD time.Duration
-	wait, minInterval := secondsFlag{d: &waitD}, secondsFlag{d: &minIntervalD}
+	var waitD, minIntervalD, seenD time.Duration
+	wait, minInterval, seen := secondsFlag{d: &waitD}, secondsFlag{d: &minIntervalD}, secondsFlag{d: &seenD}
 	fs.Var(&wait, "wait", "wait `S` seconds for the doorman's ack (default OO_CLAUDE_WAIT_S or 5)")
+	fs.Var(&seen, "seen", "after a delivered-* verdict, wait up to `S` seconds for the session's transcript to show the line (the proof the model saw it; the exit code stays the class's)")
 	fs.Var(&minInterval, "min-interval", "throttle: at most one line per `S` seconds per session and sender, 0 disables (default OO_CLAUDE_MIN_INTERVAL_S or 30)")
 	return &ffcli.Command{
 		Name:       "send",
-		ShortUsage: `oo-claude send <sessionId|name|pid> "<line>" [--from NAME] [--json] [--wait S] [--min-interval S] [--no-tag]`,
+		ShortUsage: `oo-claude send <sessionId|name|pid> "<line>" [--from NAME] [--json] [--wait S] [--seen S] [--min-interval S] [--no-tag]`,
 		ShortHelp:  "append a line to a session's inbox and report the doorman's verdict",
 		FlagSet:    fs,
 		Exec: func(ctx context.Context, args []string) error {
@@ -44,6 +46,9 @@ func newSendCmd(e *env) *ffcli.Command {
 			}
 			if minInterval.set {
 				s.MinInterval = minIntervalD
+			}
+			if seen.set {
+				s.SeenWait, s.Witness = seenD, transcript.Witness{ProjectsDir: cfg.ProjectsDir}
 			}
 			v, sendErr := s.Send(ctx, claudeinbox.Request{Target: pos[0], Line: pos[1], From: *from, NoTag: *noTag})
 			if *asJSON {
@@ -71,7 +76,8 @@ func newSendCmd(e *env) *ffcli.Command {
 }
 
 // humanVerdict is the one stdout line of a send: the class and the
-// essentials, e.g. "delivered-steer 017c3f59… msg_id=… after 0.6s".
+// essentials, e.g. "delivered-steer 017c3f59… msg_id=… after 0.6s" (and
+// ", seen after 4.1s" with --seen).
 func humanVerdict(v claudeinbox.Verdict) string {
 	var b strings.Builder
 	b.WriteString(string(v.Class))
@@ -83,6 +89,13 @@ func humanVerdict(v claudeinbox.Verdict) string {
 	switch {
 	case v.Class.Delivered():
 		fmt.Fprintf(&b, " msg_id=%s after %.1fs", v.MsgID, v.Waited.Seconds())
+		switch {
+		case v.Seen == nil:
+		case *v.Seen:
+			fmt.Fprintf(&b, ", seen after %.1fs", v.SeenAfter.Seconds())
+		default:
+			fmt.Fprintf(&b, ", not seen within %gs", v.SeenWait.Seconds())
+		}
 	case v.Class == claudeinbox.Timeout:
 		fmt.Fprintf(&b, " line_offset=%d no ack after %.1fs", v.LineOffset, v.Waited.Seconds())
 	case v.Written:

@@ -20,6 +20,7 @@ import (
 	"github.com/oo-family/oo-claude/fakes/fakedoorman"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
 	"github.com/oo-family/oo-claude/station"
+	"github.com/oo-family/oo-claude/transcript"
 )
 
 // testToken stands for CLAUDE_CODE_MESSAGING_TOKEN: every send runs with it
@@ -27,6 +28,9 @@ import (
 const testToken = "70ce11a9d0000000000000000000beef"
 
 var v01SendKeys = strings.Split("ts, ts_ms, kind, class, delivered, target, session_id, name, pid, running, status, from, line, sha256, bytes, inbox, line_offset, doorman, ack, peer_status, msg_id, waited_s, wait_s, min_interval_s, reason, note, hint, client_version", ", ")
+
+// ourSendKeys are oo-claude's additions to the send row (send --seen).
+var ourSendKeys = []string{"seen", "seen_s"}
 
 func sendEnv(fs *fakestation.Station, extra ...string) []string {
 	return append(append(fs.Env(), "CLAUDE_CODE_MESSAGING_TOKEN="+testToken, "OO_CLAUDE_MIN_INTERVAL_S=0"), extra...)
@@ -152,7 +156,7 @@ func TestSendBinary(t *testing.T) {
 				var sid string
 				if asJSON {
 					row := jsonRow(t, r.stdout)
-					if diff := cmp.Diff(sortedStrings(v01SendKeys), keySet(row)); diff != "" {
+					if diff := cmp.Diff(sortedStrings(append(v01SendKeys, ourSendKeys...)), keySet(row)); diff != "" {
 						t.Errorf("--json keys (-want +got):\n%s", diff)
 					}
 					var class, reason string
@@ -422,5 +426,158 @@ func TestSendInProcess(t *testing.T) {
 	}
 	if time.Since(start) > 2*time.Second {
 		t.Errorf("slow: %v", time.Since(start))
+	}
+}
+
+// absorbRows plays the session's Claude Code for --seen: once the doorman
+// has acked a line, it appends to the session's transcript the
+// queued_command row that carries the ack's msg_id (as Claude Code does when
+// it absorbs the line into the running turn). With wrongID it writes a row
+// with another msg_id instead. It stops when the test ends.
+func absorbRows(t *testing.T, d *fakedoorman.Doorman, transcript string, wrongID bool) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(transcript), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	stop, done := make(chan struct{}), make(chan struct{})
+	t.Cleanup(func() { close(stop); <-done })
+	go func() {
+		defer close(done)
+		written := 0
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(20 * time.Millisecond):
+			}
+			f, err := os.Open(d.Files.Ack)
+			if err != nil {
+				continue
+			}
+			var ids []string
+			claudeinbox.ScanAcks(f, 0, func(a claudeinbox.Ack, _ int64) bool {
+				ids = append(ids, a.MsgID)
+				return true
+			})
+			f.Close()
+			for _, id := range ids[written:] {
+				if wrongID {
+					id = uuid.NewString()
+				}
+				row := `{"type":"attachment","attachment":{"type":"queued_command","prompt":"[e2e 📡] hi","origin":{"kind":"peer","from":"e2e","msg_id":"` + id + `"},"isMeta":true},"uuid":"` + uuid.NewString() + `"}` + "\n"
+				tf, err := os.OpenFile(transcript, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+				if err != nil {
+					continue
+				}
+				tf.WriteString(row)
+				tf.Close()
+			}
+			written = len(ids)
+		}
+	}()
+}
+
+// TestSendSeenBinary: send --seen through the binary. A line whose msg_id
+// the transcript shows is "seen" (stdout, receipt seen true, seen_s); one
+// it does not show is "not seen within S" with a note, and still exits 0
+// (the class's code); a line that was not delivered has nothing to prove
+// (seen null) and keeps its class's code.
+func TestSendSeenBinary(t *testing.T) {
+	tests := []struct {
+		name      string
+		doorman   *fakedoorman.Options
+		absorb    bool // the "session" writes the row
+		wrongID   bool
+		seen      string
+		code      int
+		human     string
+		noteFrag  string
+		existing  bool // the transcript exists before the send
+		wantClass claudeinbox.Class
+	}{
+		{"seen, transcript already there", &fakedoorman.Options{}, true, false, "true", 0, `^delivered-steer [0-9a-f]{8}… msg_id=[0-9a-f-]{36} after \d+\.\ds, seen after \d+\.\ds$`, "", true, claudeinbox.DeliveredSteer},
+		{"seen, transcript created by the first row", &fakedoorman.Options{PeerStatus: station.StatusIdle}, true, false, "true", 0, `^delivered-start .*, seen after \d+\.\ds$`, "", false, claudeinbox.DeliveredStart},
+		{"another msg_id only", &fakedoorman.Options{}, true, true, "false", 0, `^delivered-steer .*, not seen within 0\.6s$`, "note: not seen within 600ms", true, claudeinbox.DeliveredSteer},
+		{"no row at all", &fakedoorman.Options{}, false, false, "false", 0, `, not seen within 0\.6s$`, "note: not seen within 600ms", false, claudeinbox.DeliveredSteer},
+		{"no doorman: nothing to prove", nil, false, false, "null", 3, `^queued-no-doorman `, "note: no doorman heartbeat", false, claudeinbox.QueuedNoDoorman},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, asJSON := range []bool{false, true} {
+				fs := fakestation.New(t)
+				r := fs.AddSession(fakestation.Session{Name: "work-e9"})
+				tp := filepath.Join(fs.Paths.ProjectsDir, transcript.EncodeProjectDir(r.CWD), r.SessionID+transcript.Ext)
+				if tt.existing {
+					if err := os.MkdirAll(filepath.Dir(tp), 0o700); err != nil {
+						t.Fatal(err)
+					}
+					os.WriteFile(tp, []byte(`{"type":"user","message":{"role":"user","content":"work"}}`+"\n"), 0o600)
+				}
+				if tt.doorman != nil {
+					d := fakedoorman.Start(t, fs.Paths.InboxDir, r.SessionID, *tt.doorman)
+					if tt.absorb {
+						absorbRows(t, d, tp, tt.wrongID)
+					}
+				}
+				args := []string{"send", r.SessionID, "hi", "--seen", "0.6"}
+				if tt.seen == "true" {
+					args[len(args)-1] = "10"
+				}
+				if asJSON {
+					args = append(args, "--json")
+				}
+				start := time.Now()
+				res := runBinary(t, sendEnv(fs), "", args...)
+				took := time.Since(start)
+				t.Logf("%v: %v: %s", args[4:], took, res.stdout)
+				if res.code != tt.code {
+					t.Fatalf("%v: exit %d, want %d\nstdout: %s\nstderr: %s", args, res.code, tt.code, res.stdout, res.stderr)
+				}
+				if tt.seen == "true" && took > 5*time.Second {
+					t.Errorf("seen only after %v; the row was written within moments of the ack", took)
+				}
+				if !strings.Contains(res.stderr, tt.noteFrag) || (tt.noteFrag == "" && res.stderr != "") {
+					t.Errorf("stderr %q, want %q", res.stderr, tt.noteFrag)
+				}
+				if !asJSON {
+					if out := strings.TrimSuffix(res.stdout, "\n"); !regexp.MustCompile(tt.human).MatchString(out) {
+						t.Errorf("stdout %q does not match %s", out, tt.human)
+					}
+					continue
+				}
+				row := jsonRow(t, res.stdout)
+				if diff := cmp.Diff(sortedStrings(append(v01SendKeys, ourSendKeys...)), keySet(row)); diff != "" {
+					t.Errorf("--json keys (-want +got):\n%s", diff)
+				}
+				var class string
+				json.Unmarshal(row["class"], &class)
+				if class != string(tt.wantClass) || string(row["seen"]) != tt.seen {
+					t.Errorf("row class %s seen %s, want %s %s", class, row["seen"], tt.wantClass, tt.seen)
+				}
+				var seenS *float64
+				json.Unmarshal(row["seen_s"], &seenS)
+				switch {
+				case tt.seen == "null" && seenS != nil:
+					t.Errorf("seen_s %v with seen null", *seenS)
+				case tt.seen == "false" && (seenS == nil || *seenS < 0.6):
+					t.Errorf("seen_s %s for a line not seen, want the whole wait (0.6)", row["seen_s"])
+				case tt.seen == "true" && (seenS == nil || *seenS > 5):
+					t.Errorf("seen_s %s for a line seen", row["seen_s"])
+				}
+				if rec := strings.TrimSpace(readOrEmpty(t, fs.Paths.ReceiptsFile())); rec != strings.TrimSpace(res.stdout) {
+					t.Errorf("receipt %s\n!= printed %s", rec, res.stdout)
+				}
+			}
+		})
+	}
+}
+
+func TestSendSeenUsage(t *testing.T) {
+	fs := fakestation.New(t)
+	for _, v := range []string{"-1", "soon"} {
+		r := runInProcess(t, fs.Getenv, "", "send", uuid.NewString(), "x", "--seen", v)
+		if r.code != 2 || !strings.Contains(r.stderr, "want seconds") {
+			t.Errorf("--seen %s: exit %d stderr %q, want 2", v, r.code, r.stderr)
+		}
 	}
 }
