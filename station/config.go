@@ -3,6 +3,7 @@ package station
 import (
 	"errors"
 	"fmt"
+	"math"
 	"path/filepath"
 	"strconv"
 	"time"
@@ -157,12 +158,15 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		if v == "" {
 			return
 		}
+		// The bounds are checked on the duration too: NaN passes every
+		// comparison, and a tiny positive value rounds to 0 s.
 		f, err := strconv.ParseFloat(v, 64)
-		if err != nil || f < 0 || (f == 0 && !allowZero) || f > 1e7 {
+		d := time.Duration(f * float64(time.Second))
+		if err != nil || math.IsNaN(f) || f < 0 || f > 1e7 || d < 0 || (d == 0 && !allowZero) {
 			errs = append(errs, &KnobError{knob, v, fmt.Errorf("%w: want seconds", ErrBadKnob)})
 			return
 		}
-		*dst = time.Duration(f * float64(time.Second))
+		*dst = d
 	}
 	flag := func(knob string, dst *bool) {
 		switch v := getenv(knob); v {

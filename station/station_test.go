@@ -312,3 +312,29 @@ func TestConfigFromEnv(t *testing.T) {
 		t.Errorf("err %q does not name both knobs", err)
 	}
 }
+
+// Found with FuzzConfigFromEnv: NaN passed the bound checks (a duration of
+// about -292 years) and a tiny positive value became 0 s where 0 is not
+// allowed.
+func TestConfigFromEnvRefusesNaNAndTiny(t *testing.T) {
+	tests := []struct{ knob, value string }{
+		{"OO_CLAUDE_WAIT_S", "NaN"},
+		{"OO_CLAUDE_RESUME_TIMEOUT_S", "nan"},
+		{"OO_CLAUDE_DOORMAN_POLL_S", "1e-300"},
+		{"OO_CLAUDE_DOORMAN_HEARTBEAT_S", "0.0000000001"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.knob+"="+tt.value, func(t *testing.T) {
+			m := map[string]string{"HOME": "/h", tt.knob: tt.value}
+			_, err := station.ConfigFromEnv(func(k string) string { return m[k] })
+			var ke *station.KnobError
+			if !errors.As(err, &ke) || !errors.Is(err, station.ErrBadKnob) || ke.Knob != tt.knob {
+				t.Fatalf("err = %v, want a *KnobError for %s", err, tt.knob)
+			}
+		})
+	}
+	m := map[string]string{"HOME": "/h", "OO_CLAUDE_WAIT_S": "1e-300"} // 0 is allowed for the wait
+	if c, err := station.ConfigFromEnv(func(k string) string { return m[k] }); err != nil || c.Wait != 0 {
+		t.Fatalf("wait 1e-300: %v, %v", c.Wait, err)
+	}
+}
