@@ -3,6 +3,7 @@ package main
 import (
 	"flag"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -85,13 +86,16 @@ func (s *secondsFlag) String() string {
 }
 
 func (s *secondsFlag) Set(v string) error {
+	// The bounds are checked on the duration too: NaN passes every
+	// comparison, and a tiny positive value rounds to 0 s.
 	f, err := strconv.ParseFloat(v, 64)
-	if err != nil || f < 0 || (s.positive && f == 0) || f > 1e7 {
+	d := time.Duration(f * float64(time.Second))
+	if err != nil || math.IsNaN(f) || f < 0 || f > 1e7 || d < 0 || (s.positive && d == 0) {
 		if s.positive {
 			return fmt.Errorf("want seconds > 0, got %q", v)
 		}
 		return fmt.Errorf("want seconds ≥ 0, got %q", v)
 	}
-	*s.d, s.set = time.Duration(f*float64(time.Second)), true
+	*s.d, s.set = d, true
 	return nil
 }

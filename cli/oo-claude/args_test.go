@@ -28,6 +28,8 @@ func TestPositional(t *testing.T) {
 		{"bad seconds", []string{"t", "x", "--wait", "soon"}, nil, false, 0, true, false},
 		{"negative seconds", []string{"t", "x", "--wait=-1"}, nil, false, 0, true, false},
 		{"equals form", []string{"t", "x", "--wait=0.5"}, []string{"t", "x"}, false, 500 * time.Millisecond, false, true},
+		// Found with FuzzSecondsFlag: NaN became a wait of about -292 years.
+		{"NaN seconds", []string{"t", "x", "--wait", "NaN"}, nil, false, 0, true, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -67,4 +69,33 @@ func TestSecondsFlagPositive(t *testing.T) {
 	if err := f.Set("1.5"); err != nil || d != 1500*time.Millisecond {
 		t.Errorf("Set(1.5) = %v, d = %v", err, d)
 	}
+	// Found with FuzzSecondsFlag: a value that rounds to 0 s was taken.
+	if err := f.Set("1e-300"); err == nil {
+		t.Errorf("a positive seconds flag took 1e-300 as %v", d)
+	}
+}
+
+// A seconds flag takes a value only as a duration of 0 or more (more than
+// 0 when it must be), and a refused value leaves the flag unset.
+func FuzzSecondsFlag(f *testing.F) {
+	for _, v := range []string{"0", "1.5", "-1", "1e7", "1e8", "soon", "Inf", "0x1p-2", "1_0"} {
+		f.Add(v, false)
+	}
+	// Found while writing this target: NaN passed the bound checks, and a
+	// tiny positive value became 0 s on a flag that must be more than 0.
+	f.Add("NaN", false)
+	f.Add("1e-300", true)
+	f.Fuzz(func(t *testing.T, v string, positive bool) {
+		d := time.Duration(-1)
+		s := secondsFlag{d: &d, positive: positive}
+		if err := s.Set(v); err != nil {
+			if s.set || d != -1 {
+				t.Fatalf("Set(%q) failed (%v) but set %v", v, err, d)
+			}
+			return
+		}
+		if !s.set || d < 0 || positive && d == 0 {
+			t.Fatalf("Set(%q) = %v (positive %v)", v, d, positive)
+		}
+	})
 }
