@@ -2,11 +2,13 @@ package claudeinbox_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -220,4 +222,77 @@ func FuzzReadHeartbeat(f *testing.F) {
 			t.Fatalf("round trip (-want +got):\n%s", diff)
 		}
 	})
+}
+
+// Whatever the throttle ledger holds, a decision never panics or fails:
+// it admits the line (and runs the write once) or refuses it with a retry
+// inside the interval, and right after an admission the same key is
+// refused for the whole interval.
+func FuzzThrottleLedger(f *testing.F) {
+	for _, s := range []string{
+		"", "null", "{}", `{"v":1,"last":null}`, `{"v":1,"last":{"s":null}}`, `{"last":{"s":{"a":1}}}`,
+		`{"last":{"s":{"a":9223372036854775807}}}`, `{"last":{"s":{"a":-9223372036854775808}}}`, `{"last":{"s":{"a":1.5}}}`, "\xff",
+	} {
+		f.Add([]byte(s), "s", "a")
+	}
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	f.Add([]byte(`{"v":1,"last":{"s":{"a":`+strconv.FormatInt(now.Add(-10*time.Second).UnixMilli(), 10)+`}}}`), "s", "a")
+	const interval = 30 * time.Second
+	f.Fuzz(func(t *testing.T, data []byte, sid, from string) {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, claudeinbox.ThrottleFile), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		th := claudeinbox.ThrottleFor(dir, interval, func() time.Time { return now })
+		writes := 0
+		write := func() error { writes++; return nil }
+		adm, err := th.Do(context.Background(), sid, from, write)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if adm.Admitted != (writes == 1) || writes > 1 {
+			t.Fatalf("admitted %v with %d writes", adm.Admitted, writes)
+		}
+		if !adm.Admitted && (adm.RetryAfter <= 0 || adm.RetryAfter > interval) {
+			t.Fatalf("refused with retry after %v", adm.RetryAfter)
+		}
+		if !adm.Admitted {
+			return
+		}
+		again, err := th.Do(context.Background(), sid, from, write)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if again.Admitted || again.RetryAfter != interval || writes != 1 {
+			t.Fatalf("right after an admission: %+v with %d writes", again, writes)
+		}
+	})
+}
+
+// Found by FuzzThrottleLedger: a session id or sender that is not UTF-8 was
+// stored in the JSON ledger as U+FFFD, so it was never found again and
+// every line was admitted.
+func TestThrottleKeysNotUTF8(t *testing.T) {
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	tests := []struct{ name, sid, from string }{
+		{"session id", "\xff", "a"},
+		{"sender", "s", "b\xfe\xffc"},
+		{"sender with U+FFFD", "s", "\ufffd\xff"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			th := claudeinbox.ThrottleFor(t.TempDir(), time.Minute, func() time.Time { return now })
+			var got []bool
+			for range 2 {
+				adm, err := th.Do(context.Background(), tt.sid, tt.from, func() error { return nil })
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, adm.Admitted)
+			}
+			if diff := cmp.Diff([]bool{true, false}, got); diff != "" {
+				t.Errorf("admitted (-want +got):\n%s", diff)
+			}
+		})
+	}
 }

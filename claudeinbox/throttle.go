@@ -75,6 +75,10 @@ func (t *Throttle) Do(ctx context.Context, sid, from string, write func() error)
 	if err != nil {
 		return Admission{}, err
 	}
+	// The ledger is JSON, which stores every byte that is not UTF-8 as
+	// U+FFFD; key the lookup the same way, or such a key is never found
+	// again and never throttled.
+	sid, from = string([]rune(sid)), string([]rune(from))
 	now := t.now()
 	if last, ok := l.Last[sid][from]; ok {
 		elapsed := now.Sub(time.UnixMilli(last))
