@@ -166,7 +166,7 @@ func ParseStructured(raw []byte) (Structured, bool) {
 
 // Message is what the doorman carries through the door for one raw line.
 type Message struct {
-	Text string // the text the model is shown, always with a sender tag
+	Text string // the text the model is shown: a structured line's text, tagged; a plain line as written
 	From string // the sender, sanitised; DefaultFrom when none is known
 }
 

@@ -201,7 +201,7 @@ func FuzzReadHeartbeat(f *testing.F) {
 			return
 		}
 		fr := claudeinbox.CheckFreshness(h, now, "", func(int) bool { return true })
-		if fr.Fresh && (fr.Age > claudeinbox.FreshFor || h.State != "" && h.State != claudeinbox.StateFollowing) {
+		if fr.Fresh && (fr.Age > claudeinbox.FreshFor || fr.Age < -claudeinbox.FreshFor || h.State != "" && h.State != claudeinbox.StateFollowing) {
 			t.Fatalf("judged fresh: %+v for %+v", fr, h)
 		}
 		if !fr.Fresh && fr.Reason == "" {

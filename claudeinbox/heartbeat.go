@@ -105,7 +105,9 @@ func CheckFreshness(h Heartbeat, now time.Time, sessionID string, pidAlive func(
 		f.Age = now.Sub(seen)
 	}
 	switch {
-	case err != nil || f.Age > FreshFor:
+	case err != nil || f.Age > FreshFor || f.Age < -FreshFor:
+		// A last_seen far in the future is no proof of life either (a
+		// clock set wrong, or a forged file).
 		f.Reason = NotFreshStale
 	case h.State != "" && h.State != StateFollowing:
 		f.Reason, f.Detail = NotFreshState, string(h.State)
