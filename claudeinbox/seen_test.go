@@ -86,7 +86,7 @@ func TestSendSeen(t *testing.T) {
 			if tt.class == claudeinbox.Timeout {
 				w.sender.Wait = 200 * time.Millisecond
 			}
-			r := w.fs.AddSession(fakestation.Session{Name: "work-e9", CWD: "/home/u/work"})
+			r := w.fs.AddSession(fakestation.Session{Name: "work-e9", CWD: "/home/u/proj"})
 			tt.witness.inboxPath = w.fs.InboxPath(r.SessionID)
 			if tt.doorman != nil {
 				w.doorman(t, r.SessionID, *tt.doorman)
@@ -118,7 +118,7 @@ func TestSendSeen(t *testing.T) {
 			f := tt.witness
 			f.mu.Lock()
 			defer f.mu.Unlock()
-			if tt.seenWait > 0 && (len(f.marked) != 2 || f.marked[0] != r.SessionID || f.marked[1] != "/home/u/work") {
+			if tt.seenWait > 0 && (len(f.marked) != 2 || f.marked[0] != r.SessionID || f.marked[1] != "/home/u/proj") {
 				t.Errorf("Mark calls %q, want one for %s with the registry's cwd", f.marked, r.SessionID)
 			}
 			if tt.seenWait > 0 && f.inboxAtMark != "" {

@@ -42,8 +42,8 @@ func (w *world) record(path, name string) {
 func (w *world) neutral(s string) string {
 	r := strings.NewReplacer(
 		ooClaudeBin, "/usr/local/bin/oo-claude",
-		w.cwd, "/home/u/work",
-		encodeCwd(w.cwd), "-home-u-work",
+		w.cwd, "/home/u/proj",
+		encodeCwd(w.cwd), "-home-u-proj",
 		w.root, "/home/u/e2e",
 	)
 	return osVersionRE.ReplaceAllString(r.Replace(s), "Linux 6.0.0-generic")

@@ -31,7 +31,7 @@ const (
 
 // synthetic lays out a station:
 //
-//   - A (pid 1001, desktop, /home/u/work): riders a1 riding, a2 finished,
+//   - A (pid 1001, desktop, /home/u/proj): riders a1 riding, a2 finished,
 //     a3 stale, workflows/run1/a4 riding; inbox of 3 lines + 1 blank,
 //     offset after the first, one ack, a fresh following doorman (pid 2001);
 //   - B (pid 1002, idle): child of A by A's host id only; a monitor-era
@@ -49,7 +49,7 @@ func synthetic(t *testing.T) (*fakestation.Station, *station.Station) {
 	}
 	proc.run(t, 1003, "1")
 
-	a := row(1001, sidA, "work-e9", "/home/u/work", testNow.Add(-time.Hour))
+	a := row(1001, sidA, "work-e9", "/home/u/proj", testNow.Add(-time.Hour))
 	a.HostSessionID = hostA
 	a.Entrypoint = "claude-desktop"
 	fs.WriteRow(a)
@@ -59,7 +59,7 @@ func synthetic(t *testing.T) (*fakestation.Station, *station.Station) {
 	fs.WriteRow(row(1003, sidC, "gone-03", "/home/u/gone", testNow.Add(-2*time.Hour)))
 	fs.WriteRow(row(1005, sidE, "dead-05", "/home/u/dead", testNow.Add(-3*time.Hour)))
 
-	dirA := filepath.Join(fs.Paths.ProjectsDir, transcript.EncodeProjectDir("/home/u/work"), sidA)
+	dirA := filepath.Join(fs.Paths.ProjectsDir, transcript.EncodeProjectDir("/home/u/proj"), sidA)
 	addRider(t, dirA, "", "a1", riderWorking, testNow.Add(-10*time.Second))
 	addRider(t, dirA, "", "a2", riderDone, testNow.Add(-20*time.Second))
 	addRider(t, dirA, "", "a3", riderWorking, testNow.Add(-20*time.Minute))
@@ -116,7 +116,7 @@ func viewRiders(rs []transcript.Rider) []riderView {
 
 func TestBuild(t *testing.T) {
 	fs, st := synthetic(t)
-	dirA := filepath.Join(fs.Paths.ProjectsDir, "-home-u-work", sidA, "subagents")
+	dirA := filepath.Join(fs.Paths.ProjectsDir, "-home-u-proj", sidA, "subagents")
 	in := fs.Paths.InboxDir
 
 	tests := []struct {
@@ -155,7 +155,7 @@ func TestBuild(t *testing.T) {
 				Generator: "oo-claude test", RidingWindowS: 600, IncludeFinished: tt.all, Warnings: []string{},
 				Sessions: []observatory.Session{
 					{
-						Session: sidA, Name: "work-e9", PID: 1001, Status: "busy", CWD: "/home/u/work", Version: "2.1.332",
+						Session: sidA, Name: "work-e9", PID: 1001, Status: "busy", CWD: "/home/u/proj", Version: "2.1.332",
 						StartedMS: testNow.Add(-time.Hour).UnixMilli(),
 						Inbox: observatory.Inbox{
 							Path: filepath.Join(in, sidA+".inbox"), Exists: true, Lines: 3, Acks: 1, Pending: 2,
@@ -206,7 +206,7 @@ func TestBuildOnly(t *testing.T) {
 		wantRiders int
 		wantCWD    string
 	}{
-		{"running target", sidA, "busy", 1001, 4, "/home/u/work"},
+		{"running target", sidA, "busy", 1001, 4, "/home/u/proj"},
 		{"offline target with a transcript", sidC, "offline", 0, 1, "/home/u/gone"},
 		{"offline target without anything", "bbbbbbbb-0000-4000-8000-000000000009", "offline", 0, 0, ""},
 	}

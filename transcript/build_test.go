@@ -184,7 +184,7 @@ func (b *builder) String() string {
 
 const (
 	testSID = "11111111-2222-4333-8444-555555555555"
-	testCWD = "/home/u/work"
+	testCWD = "/home/u/proj"
 )
 
 // steeredTurn: a user prompt, a tool call during which a peer line is
@@ -231,7 +231,7 @@ func syntheticTranscripts() map[string]string {
 		raw(`this line is not JSON`).
 		raw(`{"type":"future-row-type","payload":{"x":1}}`).
 		raw(`{"type":"user","message":{"role":"user","content":42},"timestamp":17}`).
-		assistant("msg_1", "tool_use", toolUse("toolu_r", "Read", map[string]any{"file_path": "/home/u/work/README.md"})).
+		assistant("msg_1", "tool_use", toolUse("toolu_r", "Read", map[string]any{"file_path": "/home/u/proj/README.md"})).
 		toolResult("toolu_r", "# README").
 		assistant("msg_2", "end_turn", textBlock("The README says hello.")).
 		raw(`[1,2,3]`).

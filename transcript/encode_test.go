@@ -20,7 +20,7 @@ func TestEncodeProjectDir(t *testing.T) {
 		{"measured", "/tmp/ü dir.x_y+é~", "-tmp---dir-x-y---"},
 		{"empty", "", ""},
 		{"root", "/", "-"},
-		{"plain", "/home/u/work", "-home-u-work"},
+		{"plain", "/home/u/proj", "-home-u-proj"},
 		{"alnum kept", "ABCxyz019", "ABCxyz019"},
 		{"CJK one unit each", "/tmp/日本語/dir", "-tmp-----dir"},
 		{"exactly 200 kept", "/" + strings.Repeat("b", 199), "-" + strings.Repeat("b", 199)},
@@ -45,9 +45,9 @@ func TestCWDMatches(t *testing.T) {
 		name, dir, cwd string
 		want           bool
 	}{
-		{"same", "-home-u-work", "/home/u/work", true},
-		{"other", "-home-u-work", "/home/u/play", false},
-		{"lossy encoding matches too", "-home-u-work", "/home/u.work", true},
+		{"same", "-home-u-proj", "/home/u/proj", true},
+		{"other", "-home-u-proj", "/home/u/play", false},
+		{"lossy encoding matches too", "-home-u-proj", "/home/u.proj", true},
 		{"empty cwd never", "", "", false},
 	}
 	for _, tt := range tests {

@@ -10,15 +10,15 @@ import (
 )
 
 func ExampleEncodeProjectDir() {
-	fmt.Println(transcript.EncodeProjectDir("/home/u/work"))
+	fmt.Println(transcript.EncodeProjectDir("/home/u/proj"))
 	fmt.Println(transcript.EncodeProjectDir("/tmp/ü dir.x_y+é~"))
 	// Output:
-	// -home-u-work
+	// -home-u-proj
 	// -tmp---dir-x-y---
 }
 
 func ExampleLocate() {
-	p, err := transcript.Locate("testdata/projects", "22222222-3333-4444-8555-666666666666", "/home/u/work")
+	p, err := transcript.Locate("testdata/projects", "22222222-3333-4444-8555-666666666666", "/home/u/proj")
 	if err != nil {
 		fmt.Println(err)
 		return
@@ -28,7 +28,7 @@ func ExampleLocate() {
 	_, err = transcript.Locate("testdata/projects", "../../etc/passwd", "")
 	fmt.Println(err)
 	// Output:
-	// testdata/projects/-home-u-work/22222222-3333-4444-8555-666666666666.jsonl
+	// testdata/projects/-home-u-proj/22222222-3333-4444-8555-666666666666.jsonl
 	// transcript: locate testdata/projects: transcript: session id is not a UUID
 }
 
@@ -65,7 +65,7 @@ func ExampleExchanges() {
 }
 
 func ExampleRiders() {
-	sessionDir := "testdata/projects/-home-u-work/22222222-3333-4444-8555-666666666666"
+	sessionDir := "testdata/projects/-home-u-proj/22222222-3333-4444-8555-666666666666"
 	fi, err := os.Stat(filepath.Join(sessionDir, "subagents", "agent-aeea12bbda4d6be3c.jsonl"))
 	if err != nil {
 		fmt.Println(err)

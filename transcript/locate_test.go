@@ -25,7 +25,7 @@ func TestLocate(t *testing.T) {
 		sidNo  = "dddddddd-4444-4444-8444-444444444444"
 	)
 	projects := t.TempDir()
-	work := filepath.Join(projects, EncodeProjectDir("/home/u/work"))
+	work := filepath.Join(projects, EncodeProjectDir("/home/u/proj"))
 	other := filepath.Join(projects, "-home-u-other")
 	renamed := filepath.Join(projects, "custom-name") // CLAUDE_CODE_PROJECT_DIR_NAME
 	writeFile(t, filepath.Join(work, sidA+Ext), "{}\n")
@@ -41,10 +41,10 @@ func TestLocate(t *testing.T) {
 		want           string
 		wantErr        error
 	}{
-		{name: "by cwd", sid: sidA, cwd: "/home/u/work", want: filepath.Join(work, sidA+Ext)},
+		{name: "by cwd", sid: sidA, cwd: "/home/u/proj", want: filepath.Join(work, sidA+Ext)},
 		{name: "by scan", sid: sidA, want: filepath.Join(work, sidA+Ext)},
 		{name: "wrong cwd falls back to the scan", sid: sidA, cwd: "/elsewhere", want: filepath.Join(work, sidA+Ext)},
-		{name: "renamed project dir found by the scan", sid: "eeeeeeee-5555-4555-8555-555555555555", cwd: "/home/u/work", want: filepath.Join(renamed, "eeeeeeee-5555-4555-8555-555555555555"+Ext)},
+		{name: "renamed project dir found by the scan", sid: "eeeeeeee-5555-4555-8555-555555555555", cwd: "/home/u/proj", want: filepath.Join(renamed, "eeeeeeee-5555-4555-8555-555555555555"+Ext)},
 		{name: "cwd decides between duplicates", sid: sidDup, cwd: "/home/u/other", want: filepath.Join(other, sidDup+Ext)},
 		{name: "duplicates are ambiguous", sid: sidDup, wantErr: ErrAmbiguous},
 		{name: "missing", sid: sidNo, wantErr: ErrNotFound},
@@ -86,19 +86,19 @@ func TestLocate(t *testing.T) {
 
 func TestRecordedCWD(t *testing.T) {
 	dir := t.TempDir()
-	proj := filepath.Join(dir, EncodeProjectDir("/home/u/work"))
-	steer := newBuilder(testSID, "/home/u/work")
+	proj := filepath.Join(dir, EncodeProjectDir("/home/u/proj"))
+	steer := newBuilder(testSID, "/home/u/proj")
 	steeredTurn(steer, 1)
-	moved := newBuilder(testSID, "/home/u/work/sub")
+	moved := newBuilder(testSID, "/home/u/proj/sub")
 	moved.prompt("cd'd first")
 	noCWD := `{"type":"mode","mode":"default"}` + "\n"
 	tests := []struct {
 		name, file, content, want string
 		wantErr                   error
 	}{
-		{name: "first row with a cwd", file: filepath.Join(proj, "a.jsonl"), content: steer.String(), want: "/home/u/work"},
-		{name: "prefers the cwd that names the dir", file: filepath.Join(proj, "b.jsonl"), content: moved.String() + steer.String(), want: "/home/u/work"},
-		{name: "else the first one", file: filepath.Join(dir, "elsewhere", "c.jsonl"), content: moved.String() + steer.String(), want: "/home/u/work/sub"},
+		{name: "first row with a cwd", file: filepath.Join(proj, "a.jsonl"), content: steer.String(), want: "/home/u/proj"},
+		{name: "prefers the cwd that names the dir", file: filepath.Join(proj, "b.jsonl"), content: moved.String() + steer.String(), want: "/home/u/proj"},
+		{name: "else the first one", file: filepath.Join(dir, "elsewhere", "c.jsonl"), content: moved.String() + steer.String(), want: "/home/u/proj/sub"},
 		{name: "none", file: filepath.Join(proj, "d.jsonl"), content: noCWD, wantErr: ErrNoCWD},
 	}
 	for _, tt := range tests {
@@ -129,7 +129,7 @@ func TestRecordedCWD(t *testing.T) {
 
 func TestRealTranscriptLocated(t *testing.T) {
 	const sid = "22222222-3333-4444-8555-666666666666"
-	p, err := Locate("testdata/projects", sid, "/home/u/work")
+	p, err := Locate("testdata/projects", sid, "/home/u/proj")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestRealTranscriptLocated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cwd != "/home/u/work" || !CWDMatches(filepath.Base(filepath.Dir(p)), cwd) {
+	if cwd != "/home/u/proj" || !CWDMatches(filepath.Base(filepath.Dir(p)), cwd) {
 		t.Errorf("RecordedCWD = %q for %s", cwd, p)
 	}
 }

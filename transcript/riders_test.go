@@ -13,7 +13,7 @@ import (
 )
 
 func TestRidersRealRecording(t *testing.T) {
-	sessionDir := "testdata/projects/-home-u-work/22222222-3333-4444-8555-666666666666"
+	sessionDir := "testdata/projects/-home-u-proj/22222222-3333-4444-8555-666666666666"
 	p := filepath.Join(sessionDir, "subagents", "agent-aeea12bbda4d6be3c.jsonl")
 	fi, err := os.Stat(p)
 	if err != nil {

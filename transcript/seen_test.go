@@ -169,7 +169,7 @@ func TestWaitSeen(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			path := filepath.Join(t.TempDir(), "projects", "-home-u-work", uuid.NewString()+transcript.Ext)
+			path := filepath.Join(t.TempDir(), "projects", "-home-u-proj", uuid.NewString()+transcript.Ext)
 			var from int64
 			dir := filepath.Dir(path)
 			if tt.before == "--" {
@@ -284,7 +284,7 @@ func TestWaitSeenErrors(t *testing.T) {
 
 func TestMarkEnd(t *testing.T) {
 	projects := t.TempDir()
-	cwd := "/home/u/work"
+	cwd := "/home/u/proj"
 	sid, fresh := uuid.NewString(), uuid.NewString()
 	existing := filepath.Join(projects, transcript.EncodeProjectDir(cwd), sid+transcript.Ext)
 	if err := os.MkdirAll(filepath.Dir(existing), 0o700); err != nil {
@@ -320,7 +320,7 @@ func TestWitness(t *testing.T) {
 	projects := t.TempDir()
 	sid, msgID := uuid.NewString(), uuid.NewString()
 	w := transcript.Witness{ProjectsDir: projects, Poll: time.Hour}
-	path, size, err := w.Mark(sid, "/home/u/work")
+	path, size, err := w.Mark(sid, "/home/u/proj")
 	if err != nil || size != 0 {
 		t.Fatalf("Mark = %s, %d, %v", path, size, err)
 	}
@@ -351,12 +351,12 @@ func TestWitness(t *testing.T) {
 func ExampleWaitSeen() {
 	dir, _ := os.MkdirTemp("", "seen")
 	defer os.RemoveAll(dir)
-	path := filepath.Join(dir, "-home-u-work", "6f4333bb-8aef-4dfe-81b7-7feca9be5559.jsonl")
+	path := filepath.Join(dir, "-home-u-proj", "6f4333bb-8aef-4dfe-81b7-7feca9be5559.jsonl")
 	os.Mkdir(filepath.Dir(path), 0o700)
 	os.WriteFile(path, []byte(noiseRow), 0o600)
 
 	// Before the send: where the transcript ends.
-	m, _ := transcript.MarkEnd(dir, "6f4333bb-8aef-4dfe-81b7-7feca9be5559", "/home/u/work")
+	m, _ := transcript.MarkEnd(dir, "6f4333bb-8aef-4dfe-81b7-7feca9be5559", "/home/u/proj")
 	// The session absorbs the line (here: written by hand).
 	f, _ := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	f.WriteString(absorbedRow("6c6c667d-dc66-465b-8e42-2811789dfb0b"))
