@@ -416,28 +416,10 @@ func (w *world) transcriptPath(cwd, sessionID string) string {
 // readJSONL parses every line of a JSON lines file.
 func readJSONL(t *testing.T, path string) []map[string]any {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
+	if _, err := os.Stat(path); err != nil {
 		t.Fatalf("open transcript: %v", err)
 	}
-	defer f.Close()
-	var rows []map[string]any
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 0, 1<<20), 64<<20)
-	for sc.Scan() {
-		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
-			continue
-		}
-		var row map[string]any
-		if err := json.Unmarshal(sc.Bytes(), &row); err != nil {
-			t.Fatalf("%s: unparseable line: %v", path, err)
-		}
-		rows = append(rows, row)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatalf("read %s: %v", path, err)
-	}
-	return rows
+	return decodeLines[map[string]any](t, path)
 }
 
 // procStart returns field 22 of /proc/<pid>/stat.
@@ -513,25 +495,32 @@ type probe struct {
 // events returns the events recorded so far.
 func (p *probe) events() []probeEvent {
 	p.t.Helper()
-	b, err := os.ReadFile(p.out)
+	return decodeLines[probeEvent](p.t, p.out)
+}
+
+// decodeLines decodes every non-blank line of path (a file that may not
+// exist yet: nil) into a T; a line that does not decode fails the test.
+func decodeLines[T any](t *testing.T, path string) []T {
+	t.Helper()
+	b, err := os.ReadFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
 	if err != nil {
-		p.t.Fatal(err)
+		t.Fatal(err)
 	}
-	var evs []probeEvent
+	var out []T
 	for _, line := range bytes.Split(b, []byte("\n")) {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		var ev probeEvent
-		if err := json.Unmarshal(line, &ev); err != nil {
-			p.t.Fatalf("probe record: %v", err)
+		var v T
+		if err := json.Unmarshal(line, &v); err != nil {
+			t.Fatalf("%s: line %q: %v", path, line, err)
 		}
-		evs = append(evs, ev)
+		out = append(out, v)
 	}
-	return evs
+	return out
 }
 
 // waitEvent waits until an event matching match is recorded.

@@ -239,25 +239,7 @@ type ack struct {
 // acks reads a session's ack file (none yet: nil).
 func (w *world) acks(sid string) []ack {
 	w.t.Helper()
-	b, err := os.ReadFile(w.inbox(sid) + ".ack")
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	var out []ack
-	for _, l := range bytes.Split(b, []byte("\n")) {
-		if len(bytes.TrimSpace(l)) == 0 {
-			continue
-		}
-		var a ack
-		if err := json.Unmarshal(l, &a); err != nil {
-			w.t.Fatalf("ack line %q: %v", l, err)
-		}
-		out = append(out, a)
-	}
-	return out
+	return decodeLines[ack](w.t, w.inbox(sid)+".ack")
 }
 
 // dirEntries lists what a dir holds (names), nil when it does not exist.
