@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -13,19 +12,6 @@ import (
 	"github.com/oo-family/oo-claude/transcript"
 	"github.com/peterbourgon/ff/v3/ffcli"
 )
-
-// readResult is what `read --json` prints: the session, its transcript and
-// its last exchanges (oldest first).
-type readResult struct {
-	Session    string                `json:"session"`
-	Name       string                `json:"name"`
-	PID        int                   `json:"pid"`
-	Running    bool                  `json:"running"`
-	Status     string                `json:"status"`
-	Transcript string                `json:"transcript"`
-	Turns      int                   `json:"turns"`
-	Exchanges  []transcript.Exchange `json:"exchanges"`
-}
 
 func newReadCmd(e *env) *ffcli.Command {
 	fs := flag.NewFlagSet("read", flag.ContinueOnError)
@@ -51,30 +37,9 @@ func newReadCmd(e *env) *ffcli.Command {
 			if err != nil {
 				return err
 			}
-			st := station.New(cfg.Paths)
-			t, err := st.Resolve(pos[0])
+			res, err := transcript.ReadSession(station.New(cfg.Paths), cfg.ProjectsDir, pos[0], *turns)
 			if err != nil {
 				return &exitError{code: exitFail, err: err}
-			}
-			res := readResult{Session: t.SessionID, Running: t.Running, Status: "offline", Turns: *turns}
-			cwd := ""
-			if t.Session != nil {
-				res.Name, res.PID, res.Status, cwd = t.Session.Name, t.Session.PID, t.Session.Status, t.Session.CWD
-			}
-			path, err := transcript.Locate(cfg.ProjectsDir, t.SessionID, cwd)
-			if err != nil {
-				if errors.Is(err, transcript.ErrNotFound) {
-					err = fmt.Errorf("no transcript for session %s under %s", t.SessionID, cfg.ProjectsDir)
-				}
-				return &exitError{code: exitFail, err: err}
-			}
-			res.Transcript = path
-			res.Exchanges, err = transcript.Exchanges(path, *turns)
-			if err != nil {
-				return &exitError{code: exitFail, err: err}
-			}
-			if res.Exchanges == nil {
-				res.Exchanges = []transcript.Exchange{}
 			}
 			if *asJSON {
 				return printJSONLine(e, res)
@@ -87,7 +52,7 @@ func newReadCmd(e *env) *ffcli.Command {
 // writeExchanges prints the human form of read: a header, then each
 // exchange with its prompt, the tools called, the peer lines absorbed
 // (marked with from and msg_id) and the assistant's text.
-func writeExchanges(w io.Writer, r readResult) error {
+func writeExchanges(w io.Writer, r transcript.Reading) error {
 	state := "offline"
 	if r.Running {
 		state = fmt.Sprintf("running, pid %d, %s", r.PID, r.Status)
