@@ -6,7 +6,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"strings"
+	"time"
 	"unicode/utf8"
+
+	"github.com/oo-family/oo-claude/receipt"
 )
 
 // ClaudeResult is the result object claude -p --output-format json prints.
@@ -108,4 +111,24 @@ func TailLines(b []byte, n, max int) string {
 func sha256Hex(s string) string {
 	sum := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(sum[:])
+}
+
+// report is what one claude run reported, as the receipts and the result
+// file keep it: the exit code (nil when claude did not exit on its own),
+// the stderr tail, the wall time, and the result's fields when stdout held
+// one (its own duration_ms wins over the wall time).
+func report(exitCode *int, stderrTail string, wall time.Duration, cr ClaudeResult, parsed bool) receipt.Run {
+	r := receipt.Run{ExitCode: exitCode, StderrTail: receipt.Ptr(stderrTail), DurationMS: receipt.Ptr(wall.Milliseconds())}
+	if !parsed {
+		return r
+	}
+	r.Subtype, r.IsError, r.NumTurns = receipt.Ptr(cr.Subtype), receipt.Ptr(cr.IsError), receipt.Ptr(cr.NumTurns)
+	r.TotalCostUSD, r.Result, r.ResultSessionID = receipt.Ptr(cr.TotalCostUSD), cr.Result, receipt.Ptr(cr.SessionID)
+	if cr.TerminalReason != "" {
+		r.TerminalReason = receipt.Ptr(cr.TerminalReason)
+	}
+	if cr.DurationMS > 0 {
+		r.DurationMS = receipt.Ptr(cr.DurationMS)
+	}
+	return r
 }

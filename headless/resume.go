@@ -382,7 +382,6 @@ func (res ResumeResult) Row(clientVersion string) receipt.ResumeRow {
 		BudgetUSD: receipt.Ptr(res.Budget),
 		Tools:     receipt.Ptr(res.Tools),
 		Argv:      res.Argv,
-		ExitCode:  res.ExitCode,
 		Doorman:   res.Doorman,
 	}
 	if !res.At.IsZero() {
@@ -414,24 +413,8 @@ func (res ResumeResult) Row(clientVersion string) receipt.ResumeRow {
 	if res.Transcript != "" {
 		row.Transcript = receipt.Ptr(res.Transcript)
 	}
-	if res.Argv != nil || res.PID != 0 {
-		row.StderrTail = receipt.Ptr(res.StderrTail)
-		row.DurationMS = receipt.Ptr(res.Duration.Milliseconds())
-	}
-	if res.Parsed {
-		c := res.Claude
-		row.Subtype = receipt.Ptr(c.Subtype)
-		row.IsError = receipt.Ptr(c.IsError)
-		row.NumTurns = receipt.Ptr(c.NumTurns)
-		row.TotalCostUSD = receipt.Ptr(c.TotalCostUSD)
-		row.Result = c.Result
-		row.ResultSessionID = receipt.Ptr(c.SessionID)
-		if c.TerminalReason != "" {
-			row.TerminalReason = receipt.Ptr(c.TerminalReason)
-		}
-		if c.DurationMS > 0 {
-			row.DurationMS = receipt.Ptr(c.DurationMS)
-		}
+	if res.Argv != nil || res.PID != 0 { // claude ran
+		row.Run = report(res.ExitCode, res.StderrTail, res.Duration, res.Claude, res.Parsed)
 	}
 	if res.ReceiptWriteError != nil {
 		row.ReceiptWriteError = res.ReceiptWriteError

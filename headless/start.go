@@ -101,16 +101,7 @@ type StartFile struct {
 	PID            *int     `json:"pid"`
 	Argv           []string `json:"argv"`
 
-	ExitCode         *int            `json:"exit_code"`
-	Subtype          *string         `json:"subtype"`
-	IsError          *bool           `json:"is_error"`
-	NumTurns         *int            `json:"num_turns"`
-	TotalCostUSD     *float64        `json:"total_cost_usd"`
-	TerminalReason   *string         `json:"terminal_reason"`
-	Result           *string         `json:"result"`
-	ResultSessionID  *string         `json:"result_session_id"`
-	DurationMS       *int64          `json:"duration_ms"`
-	StderrTail       *string         `json:"stderr_tail"`
+	receipt.Run
 	DoormanHeartbeat json.RawMessage `json:"doorman_heartbeat"`
 	DoormanDelivered *int            `json:"doorman_delivered"`
 	Note             *string         `json:"note"`
@@ -432,22 +423,12 @@ func (r *Runner) foreground(ctx context.Context, res *StartResult, prompt string
 	if out.PID != 0 {
 		f.PID = receipt.Ptr(out.PID)
 	}
+	var exitCode *int
 	if out.ExitCode >= 0 {
-		f.ExitCode = receipt.Ptr(out.ExitCode)
+		exitCode = receipt.Ptr(out.ExitCode)
 	}
-	f.StderrTail = receipt.Ptr(TailLines(out.Stderr, 20, 4096))
-	f.DurationMS = receipt.Ptr(out.Duration.Milliseconds())
 	cr, parsed := ParseResult(out.Stdout)
-	if parsed {
-		f.Subtype, f.IsError, f.NumTurns = receipt.Ptr(cr.Subtype), receipt.Ptr(cr.IsError), receipt.Ptr(cr.NumTurns)
-		f.TotalCostUSD, f.Result, f.ResultSessionID = receipt.Ptr(cr.TotalCostUSD), cr.Result, receipt.Ptr(cr.SessionID)
-		if cr.TerminalReason != "" {
-			f.TerminalReason = receipt.Ptr(cr.TerminalReason)
-		}
-		if cr.DurationMS > 0 {
-			f.DurationMS = receipt.Ptr(cr.DurationMS)
-		}
-	}
+	f.Run = report(exitCode, TailLines(out.Stderr, 20, 4096), out.Duration, cr, parsed)
 	var err error
 	switch {
 	case out.TimedOut:
@@ -606,16 +587,7 @@ func (s StartResult) Row(clientVersion string) receipt.StartRow {
 		Tools:            receipt.Ptr(f.Tools),
 		AllowedTools:     f.AllowedTools,
 		Argv:             f.Argv,
-		ExitCode:         f.ExitCode,
-		Subtype:          f.Subtype,
-		IsError:          f.IsError,
-		NumTurns:         f.NumTurns,
-		TotalCostUSD:     f.TotalCostUSD,
-		TerminalReason:   f.TerminalReason,
-		Result:           f.Result,
-		ResultSessionID:  f.ResultSessionID,
-		DurationMS:       f.DurationMS,
-		StderrTail:       f.StderrTail,
+		Run:              f.Run,
 		Note:             f.Note,
 	}
 	if !s.At.IsZero() {

@@ -79,6 +79,24 @@ func (r SendRow) stamped(t time.Time) any {
 	return r
 }
 
+// Run is what one `claude -p` run reported, the keys the resume and start
+// rows (and start's result file) share: v0.1's resume keys, null until
+// known.
+type Run struct {
+	ExitCode       *int     `json:"exit_code"`       // claude's exit code
+	Subtype        *string  `json:"subtype"`         // the result's subtype (success, error_max_turns, …)
+	IsError        *bool    `json:"is_error"`        // the result's is_error
+	NumTurns       *int     `json:"num_turns"`       // the result's num_turns
+	TotalCostUSD   *float64 `json:"total_cost_usd"`  // the result's total_cost_usd (the whole process)
+	TerminalReason *string  `json:"terminal_reason"` // the result's terminal_reason
+	Result         *string  `json:"result"`          // the result's text
+	// ResultSessionID is the result's session_id (the session's own when
+	// all went well).
+	ResultSessionID *string `json:"result_session_id"`
+	DurationMS      *int64  `json:"duration_ms"` // the result's duration_ms, else the process's wall time
+	StderrTail      *string `json:"stderr_tail"` // the last lines claude wrote to stderr
+}
+
 // ResumeRow is the receipt of one resume: the send row's keys (the ones a
 // resume has no use for stay null: inbox, line_offset, ack, waits …), then
 // v0.1's resume keys. Argv has the line replaced by "<line>".
@@ -112,24 +130,15 @@ type ResumeRow struct {
 	Hint          *string         `json:"hint"`
 	ClientVersion *string         `json:"client_version"`
 
-	CWD             *string  `json:"cwd"`             // where claude ran: the transcript's recorded cwd or --cwd
-	Transcript      *string  `json:"transcript"`      // the session's transcript file
-	Model           *string  `json:"model"`           // --model
-	MaxTurns        *int     `json:"max_turns"`       // --max-turns
-	BudgetUSD       *float64 `json:"budget_usd"`      // --budget
-	Tools           *string  `json:"tools"`           // --tools as passed ("" = none)
-	Argv            []string `json:"argv"`            // claude's argv, the line replaced by <line>
-	ExitCode        *int     `json:"exit_code"`       // claude's exit code
-	Subtype         *string  `json:"subtype"`         // the result's subtype (success, error_max_turns, …)
-	IsError         *bool    `json:"is_error"`        // the result's is_error
-	NumTurns        *int     `json:"num_turns"`       // the result's num_turns
-	TotalCostUSD    *float64 `json:"total_cost_usd"`  // the result's total_cost_usd
-	TerminalReason  *string  `json:"terminal_reason"` // the result's terminal_reason
-	Result          *string  `json:"result"`          // the result's text
-	ResultSessionID *string  `json:"result_session_id"`
-	DurationMS      *int64   `json:"duration_ms"`
-	HeldBy          *string  `json:"held_by"`     // registry-row | heartbeat | process | lock, when held-by-session
-	StderrTail      *string  `json:"stderr_tail"` // the last lines claude wrote to stderr
+	CWD        *string  `json:"cwd"`        // where claude ran: the transcript's recorded cwd or --cwd
+	Transcript *string  `json:"transcript"` // the session's transcript file
+	Model      *string  `json:"model"`      // --model
+	MaxTurns   *int     `json:"max_turns"`  // --max-turns
+	BudgetUSD  *float64 `json:"budget_usd"` // --budget
+	Tools      *string  `json:"tools"`      // --tools as passed ("" = none)
+	Argv       []string `json:"argv"`       // claude's argv, the line replaced by <line>
+	HeldBy     *string  `json:"held_by"`    // registry-row | heartbeat | process | lock, when held-by-session
+	Run
 
 	ReceiptWriteError *string `json:"receipt_write_error,omitempty"`
 }
@@ -176,25 +185,15 @@ type StartRow struct {
 	ParentSession    *string         `json:"parent_session"`    // the lineage parent, when started from a session
 	Systemd          bool            `json:"systemd"`           // --systemd
 
-	CWD            *string  `json:"cwd"`
-	Model          *string  `json:"model"`
-	MaxTurns       *int     `json:"max_turns"`
-	BudgetUSD      *float64 `json:"budget_usd"`
-	Tools          *string  `json:"tools"`
-	AllowedTools   *string  `json:"allowed_tools"`
-	TimeoutS       *float64 `json:"timeout_s"`
-	Argv           []string `json:"argv"` // claude's argv, the prompt replaced by <line>
-	ExitCode       *int     `json:"exit_code"`
-	Subtype        *string  `json:"subtype"`
-	IsError        *bool    `json:"is_error"`
-	NumTurns       *int     `json:"num_turns"`
-	TotalCostUSD   *float64 `json:"total_cost_usd"`
-	TerminalReason *string  `json:"terminal_reason"`
-	Result         *string  `json:"result"`
-	// ResultSessionID is the result's session_id (equal to SessionID when all went well).
-	ResultSessionID *string `json:"result_session_id"`
-	DurationMS      *int64  `json:"duration_ms"`
-	StderrTail      *string `json:"stderr_tail"`
+	CWD          *string  `json:"cwd"`
+	Model        *string  `json:"model"`
+	MaxTurns     *int     `json:"max_turns"`
+	BudgetUSD    *float64 `json:"budget_usd"`
+	Tools        *string  `json:"tools"`
+	AllowedTools *string  `json:"allowed_tools"`
+	TimeoutS     *float64 `json:"timeout_s"`
+	Argv         []string `json:"argv"` // claude's argv, the prompt replaced by <line>
+	Run
 
 	ReceiptWriteError *string `json:"receipt_write_error,omitempty"`
 }
