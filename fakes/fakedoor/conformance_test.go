@@ -19,7 +19,7 @@ import (
 
 // conformance are the rules a writer can observe from its side of the
 // socket. They run against the fake always, and against a real Claude Code
-// door when OO_CLAUDE_TEST_CLAUDE_BIN names a claude binary, so the fake
+// door when OO_CLAUDE_E2E_CLAUDE names a claude binary, so the fake
 // cannot drift from the real thing unnoticed.
 var conformance = []struct {
 	rule   string
@@ -53,10 +53,10 @@ func TestConformance(t *testing.T) {
 			return doorUnderTest{fakedoor.New(t).Path(), os.Getpid()}
 		},
 	}
-	if bin := os.Getenv("OO_CLAUDE_TEST_CLAUDE_BIN"); bin != "" {
+	if bin := os.Getenv("OO_CLAUDE_E2E_CLAUDE"); bin != "" {
 		doors["real"] = func(t *testing.T) doorUnderTest { return realDoor(t, bin) }
 	} else {
-		t.Log("OO_CLAUDE_TEST_CLAUDE_BIN unset: checking the fake only")
+		t.Log("OO_CLAUDE_E2E_CLAUDE unset: checking the fake only")
 	}
 	for name, start := range doors {
 		t.Run(name, func(t *testing.T) {
