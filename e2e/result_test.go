@@ -1,11 +1,13 @@
 package e2e
 
 import (
+	"encoding/json"
 	"regexp"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/oo-family/oo-claude/fakes/fakeclaude"
 	"github.com/oo-family/oo-claude/fakes/fakemodel"
 )
 
@@ -80,6 +82,20 @@ func TestResultJSON(t *testing.T) {
 			for k, want := range types {
 				if got := jsonType(res[k]); got != want {
 					s.errorf("result %q is %s (%v), want %s", k, got, res[k], want)
+				}
+			}
+			if tt.want["subtype"] == "success" && tt.want["is_error"] == false {
+				// The fake claude other projects' tests use prints the
+				// keys oo-claude reads with the real CLI's JSON types.
+				b, _ := json.Marshal(fakeclaude.ResultObject(fakeclaude.Script{Result: "hi"}, "017c3f59-43cc-4dc8-bfb6-5e9a5625a864"))
+				fake := map[string]any{}
+				if err := json.Unmarshal(b, &fake); err != nil {
+					s.fatalf("fakeclaude result: %v", err)
+				}
+				for k, v := range fake {
+					if jsonType(v) != jsonType(res[k]) {
+						s.errorf("fakeclaude result %q is %s, the real CLI's is %s (%v)", k, jsonType(v), jsonType(res[k]), res[k])
+					}
 				}
 			}
 			if id, _ := res["session_id"].(string); !uuidRE.MatchString(id) {

@@ -276,33 +276,41 @@ func runClaude() int {
 	if s.Stdout != "" {
 		fmt.Print(s.Stdout)
 	} else {
-		if s.SessionID != "" {
-			sid = s.SessionID
-		}
-		subtype := s.Subtype
-		if subtype == "" {
-			subtype = "success"
-		}
-		turns := s.NumTurns
-		if turns == 0 {
-			turns = 1
-		}
-		var result any = s.Result
-		if s.IsError {
-			result = nil
-		}
-		terminal := s.TerminalReason
-		if terminal == "" {
-			terminal = "completed"
-		}
-		b, _ := json.Marshal(map[string]any{
-			"type": "result", "subtype": subtype, "is_error": s.IsError, "result": result,
-			"session_id": sid, "num_turns": turns, "total_cost_usd": s.CostUSD, "duration_ms": 1234,
-			"stop_reason": "end_turn", "terminal_reason": terminal,
-		})
+		b, _ := json.Marshal(ResultObject(s, sid))
 		fmt.Println(string(b))
 	}
 	return s.Exit
+}
+
+// ResultObject is the result object the fake claude prints for script s in
+// session sid (s.SessionID wins when set): the keys and JSON types of the
+// real `claude -p --output-format json` result that oo-claude reads. The
+// e2e suite holds it to the real CLI's result (TestResultJSON).
+func ResultObject(s Script, sid string) map[string]any {
+	if s.SessionID != "" {
+		sid = s.SessionID
+	}
+	subtype := s.Subtype
+	if subtype == "" {
+		subtype = "success"
+	}
+	turns := s.NumTurns
+	if turns == 0 {
+		turns = 1
+	}
+	var result any = s.Result
+	if s.IsError {
+		result = nil
+	}
+	terminal := s.TerminalReason
+	if terminal == "" {
+		terminal = "completed"
+	}
+	return map[string]any{
+		"type": "result", "subtype": subtype, "is_error": s.IsError, "result": result,
+		"session_id": sid, "num_turns": turns, "total_cost_usd": s.CostUSD, "duration_ms": 1234,
+		"stop_reason": "end_turn", "terminal_reason": terminal,
+	}
 }
 
 func writeTranscript(sid string) {
