@@ -21,10 +21,15 @@
 //     session's door) with its from and msg_id, so a send receipt can be
 //     matched to the model having seen it; sidechains (sub-agent rows) and
 //     system-injected meta rows never appear as prompts.
-//   - WaitSeen proves that a session took a peer line: it waits for a
-//     complete row appended after a given offset whose peer origin carries
-//     the line's msg_id, reading only the new rows, woken by file events
-//     (the transcript may not exist yet) with a coarse fallback timer.
+//   - Follow hands over, in order, each complete row appended to a
+//     transcript after an offset, reading only the new bytes, woken by file
+//     events (the transcript may not exist yet) with a coarse safety poll;
+//     a torn last row is held until complete, and truncation or replacement
+//     is reported (ErrTruncated, ErrReplaced), never skipped. It is the one
+//     primitive every wait on a transcript uses.
+//   - WaitSeen proves that a session took a peer line: it follows the
+//     transcript from a given offset for a row whose peer origin carries
+//     the line's msg_id.
 //   - Riders applies oo-claude's riding rule to a session's sub-agent
 //     transcripts: a rider is riding while its transcript changed within the
 //     window and its last message is not a final answer.

@@ -4,20 +4,15 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"io"
 	"os"
 	"path/filepath"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
 	"github.com/oo-family/oo-claude/station"
 )
 
-// SeenPoll is WaitSeen's coarse fallback timer. File events on the
-// transcript's directory wake the wait; the timer only covers events the
-// kernel dropped (an overflowed inotify queue) or a watch that could not be
-// set up.
-const SeenPoll = time.Second
+// SeenPoll is WaitSeen's coarse fallback timer (a Follower's FollowPoll).
+const SeenPoll = FollowPoll
 
 // ErrBadMsgID: the msg_id to wait for is not a UUID (the door keeps a
 // msg_id only when it is one, so no row can carry anything else).
@@ -76,136 +71,44 @@ type SeenOptions struct {
 // such a row is complete (a row still being written is read once its "\n"
 // lands), false when the wait ends without one.
 //
-// The transcript need not exist when the wait begins. WaitSeen is woken by
-// file events on the transcript's directory (or, while that directory does
-// not exist, on its parent) and by a coarse SeenPoll timer; each wake reads
-// only the rows appended since the last one, from the end backwards, and
-// nothing is locked or written. When ctx ends first it returns false and
-// ctx's error. A msgID that is not a UUID is ErrBadMsgID; a symlink or other
-// non-regular file at path is ErrNotRegular (it is never followed).
+// The wait is a Follower from opts.From: the transcript need not exist when
+// it begins, file events wake it (with a coarse SeenPoll timer behind
+// them), only the rows appended since are read, and nothing is locked or
+// written. A truncated or replaced transcript is read again from its start.
+// When ctx ends first it returns false and ctx's error. A msgID that is not
+// a UUID is ErrBadMsgID; a symlink or other non-regular file at path is
+// ErrNotRegular (it is never followed).
 func WaitSeen(ctx context.Context, path, msgID string, opts SeenOptions) (bool, error) {
 	if !station.IsSessionID(msgID) {
 		return false, &Error{Op: "seen", Path: path, Err: ErrBadMsgID}
 	}
-	path = filepath.Clean(path)
-	sc := &seenScan{path: path, lo: max(opts.From, 0), want: []byte(msgID)}
-	poll := opts.Poll
-	if poll <= 0 {
-		poll = SeenPoll
-	}
-	var events chan fsnotify.Event
-	var errs chan error
-	var w *fsnotify.Watcher
-	dir := filepath.Dir(path)
-	if opts.Wait > 0 {
-		var err error
-		if w, err = fsnotify.NewWatcher(); err == nil {
-			defer w.Close()
-			events, errs = w.Events, w.Errors
-			if err := w.Add(dir); err != nil {
-				// The project directory of a brand-new session appears
-				// with its transcript: watch for it.
-				if err := w.Add(filepath.Dir(dir)); err != nil {
-					events, errs, poll = nil, nil, poll/10
-				}
-			}
-		} else {
-			poll /= 10
-		}
-	}
-	if ok, err := sc.scan(); ok || err != nil || opts.Wait <= 0 {
-		return ok, err
-	}
-	deadline := time.NewTimer(opts.Wait)
-	defer deadline.Stop()
-	tick := time.NewTicker(poll)
-	defer tick.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			if ok, err := sc.scan(); ok || err != nil {
-				return ok, err
-			}
-			return false, ctx.Err()
-		case <-deadline.C:
-			return sc.scan()
-		case ev, ok := <-events:
-			if !ok {
-				events = nil
-				continue
-			}
-			switch {
-			case ev.Name == path:
-			case ev.Name == dir && ev.Has(fsnotify.Create):
-				// The directory appeared: follow it, and look now in
-				// case the transcript was created before the watch.
-				w.Add(dir)
-			default:
-				continue
-			}
-		case _, ok := <-errs:
-			if !ok {
-				errs = nil
-			}
-			// A dropped event: the scan below catches up.
-		case <-tick.C:
-		}
-		if ok, err := sc.scan(); ok || err != nil {
-			return ok, err
-		}
-	}
-}
-
-// seenScan looks for the row in what was appended since the last look.
-type seenScan struct {
-	path string
-	lo   int64 // rows before lo were looked at (or predate the wait)
-	want []byte
-}
-
-// scan reads the complete rows in [lo, size) from the last backwards and
-// moves lo to the end of the last complete row. A missing file is not an
-// error (it is yet to be created).
-func (s *seenScan) scan() (bool, error) {
-	f, size, err := openTranscript(s.path)
-	if err != nil {
-		if errors.Is(err, os.ErrNotExist) {
-			return false, nil
-		}
-		if fi, lerr := os.Lstat(s.path); lerr == nil && !fi.Mode().IsRegular() {
-			// O_NOFOLLOW refused a symlink: say so with the sentinel.
-			return false, &Error{Op: "open", Path: s.path, Err: ErrNotRegular}
-		}
-		return false, err
-	}
+	want := []byte(msgID)
+	wctx, cancel := context.WithTimeout(ctx, max(opts.Wait, 0))
+	defer cancel()
+	f := Follow(ctx, path, opts.From, FollowOptions{Poll: opts.Poll})
 	defer f.Close()
-	if size < s.lo {
-		// Truncated or replaced: what is there now is all new.
-		s.lo = 0
-	}
-	if size == s.lo {
-		return false, nil
-	}
-	rd := NewReader(f, size, size-s.lo)
 	for {
-		line, _, err := rd.Prev()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return false, &Error{Op: "read", Path: s.path, Err: err}
-		}
-		if bytes.Contains(line, s.want) && s.matches(line) {
-			return true, nil
+		l, err := f.Next(wctx)
+		switch {
+		case err == nil:
+			if bytes.Contains(l.Raw, want) && seenRow(l.Raw, msgID) {
+				return true, nil
+			}
+		case errors.Is(err, ErrTruncated), errors.Is(err, ErrReplaced), errors.Is(err, ErrRowTooLong):
+			// What is there now is all new: read it.
+		case ctx.Err() != nil:
+			return false, ctx.Err()
+		case wctx.Err() != nil:
+			return false, nil
+		default:
+			return false, err
 		}
 	}
-	s.lo = size - rd.TornBytes()
-	return false, nil
 }
 
-// matches reports whether line is a queued_command attachment row or a user
-// row whose peer origin carries the msg_id.
-func (s *seenScan) matches(line []byte) bool {
+// seenRow reports whether line is a queued_command attachment row or a user
+// row whose peer origin carries msgID.
+func seenRow(line []byte, msgID string) bool {
 	row, err := ParseRow(line)
 	if err != nil {
 		return false
@@ -217,7 +120,7 @@ func (s *seenScan) matches(line []byte) bool {
 		return false
 	}
 	o := row.PeerOrigin()
-	return o != nil && o.MsgID == string(s.want)
+	return o != nil && o.MsgID == msgID
 }
 
 // Witness proves from transcripts that the model saw a delivered line. It

@@ -1,0 +1,400 @@
+package transcript
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// Errors a Follower reports. Each comes wrapped in an *Error whose Path is
+// the transcript; the Follower goes on after it (see Follower.Next).
+var (
+	// ErrTruncated: the transcript is now shorter than the offset the
+	// Follower had read to (or than the offset it was asked to start
+	// from). Rows may have been lost; the Follower goes on from the start
+	// of the file as it is now.
+	ErrTruncated = errors.New("transcript: truncated under the follower")
+	// ErrReplaced: another file now stands at the transcript's path (it
+	// was removed and recreated, or renamed over). The Follower goes on
+	// from the start of the new file.
+	ErrReplaced = errors.New("transcript: replaced under the follower")
+	// ErrRowTooLong: a row grew past FollowOptions.MaxRow without its
+	// "\n". It is not handed over; the Follower goes on after its end.
+	ErrRowTooLong = errors.New("transcript: row too long to follow")
+)
+
+// FollowPoll is a Follower's default safety poll.
+const FollowPoll = time.Second
+
+// FollowMaxRow is a Follower's default bound on one row.
+const FollowMaxRow = 64 << 20
+
+// FollowOptions tune Follow.
+type FollowOptions struct {
+	// Poll is the safety timer: file events on the transcript's directory
+	// wake the Follower, the timer only covers events the kernel dropped
+	// or a watch that could not be set up. 0 means FollowPoll.
+	Poll time.Duration
+	// MaxRow bounds the bytes held for one row; 0 means FollowMaxRow.
+	MaxRow int
+}
+
+// Line is one complete row of a transcript.
+type Line struct {
+	// Raw is the row without its "\n" (and without a trailing "\r"); parse
+	// it with ParseRow. It is the caller's to keep.
+	Raw []byte
+	// Offset is where the row starts in the file, End where the next one
+	// does (after the "\n").
+	Offset, End int64
+}
+
+// A Follower hands over, in order, each complete row appended to one
+// transcript after an offset. It reads only the new bytes, is woken by
+// file events on the transcript's directory (or, while that directory does
+// not exist, on its parent), never locks or writes, and never follows a
+// symlink or blocks on a FIFO. A Follower is not safe for concurrent use.
+type Follower struct {
+	ctx    context.Context
+	path   string
+	dir    string
+	poll   time.Duration
+	maxRow int
+
+	w       *fsnotify.Watcher
+	watched string // the directory the watch is on; "" before the first try
+
+	f       *os.File
+	fi      os.FileInfo // f's identity, to notice a replacement
+	started bool        // the file was opened once (from was checked)
+	off     int64       // file offset of buf[0]
+	buf     []byte
+	skip    bool // discarding the rest of a row past maxRow
+	err     error
+	closed  bool
+}
+
+// Follow returns a Follower for the transcript at path, starting at byte
+// offset from: take it from MarkEnd (or the size before a send) so only the
+// rows appended since are handed over. A row that straddles from is left
+// out. The transcript need not exist yet: a brand-new session's transcript
+// is waited for. ctx bounds the Follower's life as a whole (Next also takes
+// its own); call Close to release its watch.
+func Follow(ctx context.Context, path string, from int64, opts FollowOptions) *Follower {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	f := &Follower{ctx: ctx, path: filepath.Clean(path), poll: opts.Poll, maxRow: opts.MaxRow, off: max(from, 0)}
+	f.dir = filepath.Dir(f.path)
+	if f.poll <= 0 {
+		f.poll = FollowPoll
+	}
+	if f.maxRow <= 0 {
+		f.maxRow = FollowMaxRow
+	}
+	return f
+}
+
+// Offset is where the next row the Follower hands over starts: the End of
+// the last Line returned (or from, before the first). Rows before it were
+// read.
+func (f *Follower) Offset() int64 { return f.off }
+
+// Next returns the next complete row, blocking until one is appended, ctx
+// or Follow's context ends (their error is returned), or the Follower is
+// closed. Rows already written are returned even when ctx has ended, so a
+// done ctx makes Next a non-blocking look. A row still being written (no
+// "\n" yet) is held until it is complete, never handed over in part.
+//
+// Truncation and replacement are reported, never skipped: Next returns an
+// error matching ErrTruncated or ErrReplaced once, and the next call goes
+// on from the start of the file as it is now. A symlink or other
+// non-regular file at the path is ErrNotRegular and, like a failing read,
+// ends the Follower: every later call returns the same error.
+func (f *Follower) Next(ctx context.Context) (Line, error) {
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	var tick *time.Ticker
+	defer func() {
+		if tick != nil {
+			tick.Stop()
+		}
+	}()
+	for {
+		if f.err != nil {
+			return Line{}, f.err
+		}
+		if f.closed {
+			return Line{}, &Error{Op: "follow", Path: f.path, Err: os.ErrClosed}
+		}
+		if l, ok := f.line(); ok {
+			return l, nil
+		}
+		grew, err := f.read()
+		if err != nil {
+			return Line{}, err
+		}
+		if grew {
+			continue
+		}
+		if err := ctx.Err(); err != nil {
+			return Line{}, err
+		}
+		if err := f.ctx.Err(); err != nil {
+			return Line{}, err
+		}
+		f.watch()
+		var events chan fsnotify.Event
+		var errs chan error
+		poll := f.poll
+		if f.w != nil && f.watched != "" {
+			events, errs = f.w.Events, f.w.Errors
+		} else {
+			poll = max(poll/10, time.Millisecond)
+		}
+		if tick == nil {
+			tick = time.NewTicker(poll)
+		} else {
+			tick.Reset(poll)
+		}
+		f.wait(ctx, tick, events, errs)
+	}
+}
+
+// wait blocks until something may have changed: a file event for the
+// transcript or its directory, a dropped event, the poll, or a context.
+func (f *Follower) wait(ctx context.Context, tick *time.Ticker, events chan fsnotify.Event, errs chan error) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-f.ctx.Done():
+			return
+		case <-tick.C:
+			return
+		case _, ok := <-errs:
+			if !ok {
+				f.dropWatch()
+			}
+			return // a dropped event: the read catches up
+		case ev, ok := <-events:
+			if !ok {
+				f.dropWatch()
+				return
+			}
+			switch {
+			case ev.Name == f.path:
+				return
+			case ev.Name == f.dir && f.watched != f.dir:
+				// The project directory appeared: move the watch onto it.
+				f.watch()
+				return
+			}
+		}
+	}
+}
+
+// watch sets up (or moves) the file watch: on the transcript's directory,
+// or on its parent while the directory does not exist.
+func (f *Follower) watch() {
+	if f.watched == f.dir || f.closed {
+		return
+	}
+	if f.w == nil {
+		w, err := fsnotify.NewWatcher()
+		if err != nil {
+			return // poll instead
+		}
+		f.w = w
+	}
+	if err := f.w.Add(f.dir); err == nil {
+		if f.watched != "" {
+			f.w.Remove(f.watched)
+		}
+		f.watched = f.dir
+		return
+	}
+	parent := filepath.Dir(f.dir)
+	if f.watched != parent {
+		if err := f.w.Add(parent); err == nil {
+			f.watched = parent
+		}
+	}
+}
+
+func (f *Follower) dropWatch() {
+	if f.w != nil {
+		f.w.Close()
+	}
+	f.w, f.watched = nil, ""
+}
+
+// line cuts the next complete row out of buf.
+func (f *Follower) line() (Line, bool) {
+	for {
+		i := bytes.IndexByte(f.buf, '\n')
+		if i < 0 {
+			return Line{}, false
+		}
+		raw := f.buf[:i]
+		start := f.off
+		f.off += int64(i) + 1
+		f.buf = f.buf[i+1:]
+		if f.skip {
+			f.skip = false
+			continue
+		}
+		raw = bytes.TrimSuffix(raw, []byte{'\r'})
+		if len(raw) == 0 {
+			continue
+		}
+		return Line{Raw: bytes.Clone(raw), Offset: start, End: f.off}, true
+	}
+}
+
+// read appends what the file holds past buf to buf. It reports whether buf
+// grew. A missing file is not an error: it is yet to be created.
+func (f *Follower) read() (bool, error) {
+	if f.f == nil {
+		ok, err := f.open()
+		if !ok || err != nil {
+			return false, err
+		}
+	} else if err := f.checkReplaced(); err != nil {
+		return false, err
+	}
+	fi, err := f.f.Stat()
+	if err != nil {
+		return false, f.fail("read", err)
+	}
+	end := f.off + int64(len(f.buf))
+	size := fi.Size()
+	if size < end {
+		f.restart(0)
+		return false, &Error{Op: "follow", Path: f.path, Err: ErrTruncated}
+	}
+	if size == end {
+		return false, nil
+	}
+	n := min(size-end, DefaultChunkSize)
+	old := len(f.buf)
+	f.buf = append(f.buf, make([]byte, n)...)
+	m, err := f.f.ReadAt(f.buf[old:], end)
+	f.buf = f.buf[:old+m]
+	if err != nil && !errors.Is(err, io.EOF) {
+		return false, f.fail("read", err)
+	}
+	if len(f.buf) > f.maxRow && bytes.IndexByte(f.buf, '\n') < 0 {
+		// Past the bound without a row end: drop what is held, report it,
+		// and discard up to the row's "\n".
+		f.off += int64(len(f.buf))
+		f.buf = f.buf[:0]
+		wasSkipping := f.skip
+		f.skip = true
+		if !wasSkipping {
+			return false, &Error{Op: "follow", Path: f.path, Err: ErrRowTooLong}
+		}
+	}
+	return m > 0, nil
+}
+
+// open opens the transcript the first time it exists (or again after a
+// replacement).
+func (f *Follower) open() (bool, error) {
+	fd, err := openNoFollow(f.path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return false, nil
+		}
+		if fi, lerr := os.Lstat(f.path); lerr == nil && !fi.Mode().IsRegular() {
+			// O_NOFOLLOW refused a symlink: say so with the sentinel.
+			return false, f.fail("open", ErrNotRegular)
+		}
+		return false, f.fail("open", err)
+	}
+	fi, err := fd.Stat()
+	if err != nil {
+		fd.Close()
+		return false, f.fail("open", err)
+	}
+	if !fi.Mode().IsRegular() {
+		fd.Close()
+		return false, f.fail("open", ErrNotRegular)
+	}
+	f.f = fd
+	f.fi = fi
+	if f.started {
+		return true, nil
+	}
+	f.started = true
+	if fi.Size() < f.off {
+		f.restart(0)
+		return false, &Error{Op: "follow", Path: f.path, Err: ErrTruncated}
+	}
+	if f.off > 0 {
+		// A row that straddles from is left out.
+		var b [1]byte
+		if _, err := fd.ReadAt(b[:], f.off-1); err != nil {
+			return false, f.fail("read", err)
+		}
+		f.skip = b[0] != '\n'
+	}
+	return true, nil
+}
+
+// checkReplaced reports ErrReplaced once when another file stands at the
+// path. While the path is missing the open file is kept.
+func (f *Follower) checkReplaced() error {
+	fi, err := os.Lstat(f.path)
+	if err != nil {
+		return nil
+	}
+	if os.SameFile(fi, f.fi) {
+		return nil
+	}
+	f.restart(0)
+	return &Error{Op: "follow", Path: f.path, Err: ErrReplaced}
+}
+
+// restart drops the open file and what is held, to go on at off.
+func (f *Follower) restart(off int64) {
+	if f.f != nil {
+		f.f.Close()
+		f.f = nil
+	}
+	f.off, f.buf, f.skip = off, f.buf[:0], false
+}
+
+func (f *Follower) fail(op string, err error) error {
+	var te *Error
+	if !errors.As(err, &te) {
+		err = &Error{Op: op, Path: f.path, Err: err}
+	}
+	f.err = err
+	return err
+}
+
+// Close releases the Follower's file and watch. It is safe to call more
+// than once; Next after Close returns an error matching os.ErrClosed.
+func (f *Follower) Close() error {
+	if f.closed {
+		return nil
+	}
+	f.closed = true
+	if f.f != nil {
+		f.f.Close()
+		f.f = nil
+	}
+	if f.w != nil {
+		f.w.Close()
+		f.w = nil
+	}
+	return nil
+}

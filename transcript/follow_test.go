@@ -1,0 +1,370 @@
+package transcript_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
+	"github.com/oo-family/oo-claude/transcript"
+)
+
+// next calls f.Next with a bound, failing the test on a hang.
+func next(t *testing.T, f *transcript.Follower, d time.Duration) (transcript.Line, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	return f.Next(ctx)
+}
+
+// drain returns every row already written (Next with a done context).
+func drain(f *transcript.Follower) ([]string, []error) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	var rows []string
+	var errs []error
+	for {
+		l, err := f.Next(ctx)
+		if errors.Is(err, context.Canceled) {
+			return rows, errs
+		}
+		if err != nil {
+			errs = append(errs, err)
+			if len(errs) > 10 {
+				return rows, errs
+			}
+			continue
+		}
+		rows = append(rows, string(l.Raw))
+	}
+}
+
+// TestFollow: each case prepares a transcript, starts a Follower, then
+// writes while it waits. Poll is an hour, so only file events can wake it.
+func TestFollow(t *testing.T) {
+	tests := []struct {
+		name string
+		// before is written before Follow; "-" leaves the file absent,
+		// "--" the project directory too.
+		before string
+		from   int64
+		// during runs after the Follower started waiting.
+		during func(t *testing.T, path string)
+		want   []string
+		errs   []error // the errors Next reports along the way, in order
+	}{
+		{
+			name: "rows appended later, in order", before: "a\n", from: 2,
+			during: func(t *testing.T, p string) { appendTo(t, p, "b\n"); appendTo(t, p, "c\r\n\nd\n") },
+			want:   []string{"b", "c", "d"},
+		},
+		{
+			name: "rows before from are not handed over", before: "a\nb\n", from: 4,
+			during: func(t *testing.T, p string) { appendTo(t, p, "c\n") },
+			want:   []string{"c"},
+		},
+		{
+			name: "a row straddling from is left out", before: "a\nbb", from: 3,
+			during: func(t *testing.T, p string) { appendTo(t, p, "b\nc\n") },
+			want:   []string{"c"},
+		},
+		{
+			name: "a torn row is held until its newline", before: "",
+			during: func(t *testing.T, p string) {
+				appendTo(t, p, `{"type":"us`)
+				time.Sleep(100 * time.Millisecond)
+				appendTo(t, p, `er"}`+"\n")
+			},
+			want: []string{`{"type":"user"}`},
+		},
+		{
+			name: "file created later", before: "-",
+			during: func(t *testing.T, p string) { appendTo(t, p, "a\nb\n") },
+			want:   []string{"a", "b"},
+		},
+		{
+			name: "project directory created later", before: "--",
+			during: func(t *testing.T, p string) {
+				if err := os.Mkdir(filepath.Dir(p), 0o700); err != nil {
+					t.Fatal(err)
+				}
+				time.Sleep(50 * time.Millisecond)
+				appendTo(t, p, "a\n")
+			},
+			want: []string{"a"},
+		},
+		{
+			name: "truncated", before: "a\nb\n", from: 4,
+			during: func(t *testing.T, p string) {
+				if err := os.Truncate(p, 0); err != nil {
+					t.Fatal(err)
+				}
+				appendTo(t, p, "x\n")
+			},
+			want: []string{"x"}, errs: []error{transcript.ErrTruncated},
+		},
+		{
+			name: "shorter than from when first opened", before: "a\n", from: 50,
+			during: func(t *testing.T, p string) { appendTo(t, p, "b\n") },
+			want:   []string{"a", "b"}, errs: []error{transcript.ErrTruncated},
+		},
+		{
+			name: "replaced by a rename", before: "a\n", from: 2,
+			during: func(t *testing.T, p string) {
+				tmp := p + ".tmp"
+				if err := os.WriteFile(tmp, []byte("new1\nnew2\n"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				if err := os.Rename(tmp, p); err != nil {
+					t.Fatal(err)
+				}
+			},
+			want: []string{"new1", "new2"}, errs: []error{transcript.ErrReplaced},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "-home-u-proj", uuid.NewString()+transcript.Ext)
+			if tt.before != "--" {
+				if err := os.Mkdir(filepath.Dir(path), 0o700); err != nil {
+					t.Fatal(err)
+				}
+				if tt.before != "-" {
+					appendTo(t, path, tt.before)
+				}
+			}
+			f := transcript.Follow(context.Background(), path, tt.from, transcript.FollowOptions{Poll: time.Hour})
+			defer f.Close()
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				settle()
+				tt.during(t, path)
+			}()
+			var got []string
+			var errs []error
+			for len(got) < len(tt.want) {
+				l, err := next(t, f, 10*time.Second)
+				if err != nil {
+					if errors.Is(err, context.DeadlineExceeded) {
+						t.Fatalf("Next hung after %q", got)
+					}
+					errs = append(errs, err)
+					if len(errs) > 5 {
+						t.Fatalf("errors %v", errs)
+					}
+					continue
+				}
+				if l.End <= l.Offset || l.Offset < tt.from && len(errs) == 0 {
+					t.Errorf("row %q at [%d,%d): bad offsets (from %d)", l.Raw, l.Offset, l.End, tt.from)
+				}
+				got = append(got, string(l.Raw))
+			}
+			<-done
+			if diff := cmp.Diff(tt.want, got); diff != "" {
+				t.Errorf("rows (-want +got):\n%s", diff)
+			}
+			if len(errs) != len(tt.errs) {
+				t.Fatalf("errors %v, want %v", errs, tt.errs)
+			}
+			for i := range errs {
+				if !errors.Is(errs[i], tt.errs[i]) {
+					t.Errorf("error %d = %v, want %v", i, errs[i], tt.errs[i])
+				}
+				var te *transcript.Error
+				if !errors.As(errs[i], &te) || te.Path != path {
+					t.Errorf("error %v is not a *transcript.Error for the path", errs[i])
+				}
+			}
+			// Nothing more is handed over.
+			if l, err := next(t, f, 50*time.Millisecond); !errors.Is(err, context.DeadlineExceeded) {
+				t.Errorf("extra Next = %q, %v", l.Raw, err)
+			}
+		})
+	}
+}
+
+// The offsets a Follower reports are the rows' places in the file.
+func TestFollowOffsets(t *testing.T) {
+	path := filepath.Join(t.TempDir(), uuid.NewString()+transcript.Ext)
+	content := "first\nsecond row\r\n\nthird\n"
+	appendTo(t, path, content)
+	f := transcript.Follow(context.Background(), path, 0, transcript.FollowOptions{})
+	defer f.Close()
+	type span struct {
+		Raw         string
+		Offset, End int64
+	}
+	var got []span
+	for range 3 {
+		l, err := next(t, f, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, span{string(l.Raw), l.Offset, l.End})
+	}
+	want := []span{{"first", 0, 6}, {"second row", 6, 18}, {"third", 19, 25}}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("lines (-want +got):\n%s", diff)
+	}
+	if f.Offset() != int64(len(content)) {
+		t.Errorf("Offset = %d, want %d", f.Offset(), len(content))
+	}
+}
+
+func TestFollowNotRegular(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "elsewhere.jsonl")
+	appendTo(t, target, "secret\n")
+	link := filepath.Join(dir, uuid.NewString()+transcript.Ext)
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(dir, uuid.NewString()+transcript.Ext)
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Skip("no FIFOs here:", err)
+	}
+	for _, p := range []string{link, fifo} {
+		f := transcript.Follow(context.Background(), p, 0, transcript.FollowOptions{})
+		l, err := next(t, f, 5*time.Second)
+		if !errors.Is(err, transcript.ErrNotRegular) {
+			t.Errorf("Next on %s = %q, %v; want ErrNotRegular", filepath.Base(p), l.Raw, err)
+		}
+		// The error ends the Follower.
+		if _, err2 := next(t, f, time.Second); !errors.Is(err2, transcript.ErrNotRegular) {
+			t.Errorf("second Next = %v; want the same error", err2)
+		}
+		f.Close()
+	}
+}
+
+func TestFollowRowTooLong(t *testing.T) {
+	path := filepath.Join(t.TempDir(), uuid.NewString()+transcript.Ext)
+	appendTo(t, path, "ok\n"+strings.Repeat("x", 300<<10)+"\nafter\n")
+	f := transcript.Follow(context.Background(), path, 0, transcript.FollowOptions{MaxRow: 100 << 10})
+	defer f.Close()
+	rows, errs := drain(f)
+	if diff := cmp.Diff([]string{"ok", "after"}, rows); diff != "" {
+		t.Errorf("rows (-want +got):\n%s", diff)
+	}
+	if len(errs) != 1 || !errors.Is(errs[0], transcript.ErrRowTooLong) {
+		t.Errorf("errors %v, want one ErrRowTooLong", errs)
+	}
+}
+
+// Next honours both contexts and Close.
+func TestFollowEnds(t *testing.T) {
+	path := filepath.Join(t.TempDir(), uuid.NewString()+transcript.Ext)
+	appendTo(t, path, "a\n")
+	t.Run("Next's context", func(t *testing.T) {
+		f := transcript.Follow(context.Background(), path, 2, transcript.FollowOptions{Poll: time.Hour})
+		defer f.Close()
+		start := time.Now()
+		if _, err := next(t, f, 100*time.Millisecond); !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("Next = %v, want DeadlineExceeded", err)
+		}
+		if d := time.Since(start); d > 5*time.Second {
+			t.Errorf("Next returned after %s", d)
+		}
+	})
+	t.Run("Follow's context", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		f := transcript.Follow(ctx, path, 2, transcript.FollowOptions{Poll: time.Hour})
+		defer f.Close()
+		go func() { settle(); cancel() }()
+		if _, err := next(t, f, 10*time.Second); !errors.Is(err, context.Canceled) {
+			t.Errorf("Next = %v, want Canceled", err)
+		}
+	})
+	t.Run("closed", func(t *testing.T) {
+		f := transcript.Follow(context.Background(), path, 0, transcript.FollowOptions{})
+		f.Close()
+		if err := f.Close(); err != nil {
+			t.Errorf("second Close = %v", err)
+		}
+		if _, err := next(t, f, time.Second); !errors.Is(err, os.ErrClosed) {
+			t.Errorf("Next after Close = %v, want os.ErrClosed", err)
+		}
+	})
+}
+
+// FuzzFollow writes content in the chunks the fuzzer picks, drains the
+// Follower after each, and holds the rows it handed over to the complete
+// lines of the content: none lost, none doubled, none torn.
+func FuzzFollow(f *testing.F) {
+	f.Add([]byte("a\nb\n"), []byte{1, 3})
+	f.Add([]byte("{\"type\":\"user\"}\r\n\n\nx"), []byte{5, 0, 200})
+	f.Add([]byte("\n\n\n"), []byte{})
+	f.Fuzz(func(t *testing.T, content, cuts []byte) {
+		if len(content) > 1<<16 {
+			return
+		}
+		path := filepath.Join(t.TempDir(), "t"+transcript.Ext)
+		fl := transcript.Follow(context.Background(), path, 0, transcript.FollowOptions{Poll: time.Hour})
+		defer fl.Close()
+		var got []string
+		rest := content
+		for i := 0; len(rest) > 0; i++ {
+			n := len(rest)
+			if i < len(cuts) {
+				n = min(int(cuts[i])+1, len(rest))
+			}
+			fh, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+			if err != nil {
+				t.Fatal(err)
+			}
+			fh.Write(rest[:n])
+			fh.Close()
+			rest = rest[n:]
+			rows, errs := drain(fl)
+			if len(errs) > 0 {
+				t.Fatalf("errors %v", errs)
+			}
+			got = append(got, rows...)
+		}
+		var want []string
+		lines := bytes.Split(content, []byte("\n"))
+		for _, l := range lines[:len(lines)-1] {
+			if l = bytes.TrimSuffix(l, []byte("\r")); len(l) > 0 {
+				want = append(want, string(l))
+			}
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("rows (-want +got):\n%s", diff)
+		}
+	})
+}
+
+func ExampleFollow() {
+	dir, _ := os.MkdirTemp("", "follow")
+	defer os.RemoveAll(dir)
+	path := filepath.Join(dir, "6f4333bb-8aef-4dfe-81b7-7feca9be5559.jsonl")
+	os.WriteFile(path, []byte(noiseRow), 0o600)
+
+	// Mark the end, then hand over each row appended after it.
+	f := transcript.Follow(context.Background(), path, int64(len(noiseRow)), transcript.FollowOptions{})
+	defer f.Close()
+	fh, _ := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	fh.WriteString(`{"type":"queue-operation","operation":"enqueue","timestamp":"2026-12-01T09:00:00.000Z","content":"hi"}` + "\n")
+	fh.Close()
+
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	l, err := f.Next(ctx)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	row, _ := transcript.ParseRow(l.Raw)
+	fmt.Println(row.Type, l.Offset == int64(len(noiseRow)))
+	// Output:
+	// queue-operation true
+}
