@@ -10,3 +10,8 @@ require (
 	go.uber.org/goleak v1.3.0
 	golang.org/x/sys v0.50.0
 )
+
+require (
+	github.com/rogpeppe/go-internal v1.14.1
+	golang.org/x/tools v0.26.0 // indirect
+)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"math"
@@ -15,7 +16,7 @@ import (
 // and so is a single-dash word that is not one of fs's flags: a line such
 // as "-1 on that" reaches the library (which may refuse it with a verdict)
 // instead of being mistaken for a flag. An unknown "--name" is a usage
-// error, so a mistyped flag is not sent as a line. A "--" that is a flag's
+// error (a *flagError), so a mistyped flag is not sent as a line. A "--" that is a flag's
 // value stays a value.
 func positional(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
@@ -25,10 +26,13 @@ func positional(fs *flag.FlagSet, args []string) ([]string, error) {
 		case a == "--":
 			return append(pos, args[1:]...), nil
 		case len(a) > 2 && strings.HasPrefix(a, "--") && fs.Lookup(flagName(a)) == nil:
-			return nil, usagef("flag provided but not defined: %s (a line that starts with -- goes after a lone --)", a)
+			return nil, &flagError{fmt.Sprintf("flag provided but not defined: %s (a line that starts with -- goes after a lone --)", a)}
 		case len(a) > 1 && a[0] == '-' && fs.Lookup(flagName(a)) != nil:
 			if err := fs.Parse(args); err != nil {
-				return nil, &usageError{msg: err.Error()}
+				if errors.Is(err, flag.ErrHelp) {
+					return nil, err
+				}
+				return nil, &flagError{err.Error()}
 			}
 			rest := fs.Args()
 			if n := len(args) - len(rest); n > 0 && args[n-1] == "--" && !takesValue(fs, args[:n-1]) {

@@ -40,10 +40,10 @@ func TestPositional(t *testing.T) {
 			w := secondsFlag{d: &wait}
 			fs.Var(&w, "wait", "")
 			pos, err := positional(fs, tt.args)
-			var ue *usageError
+			var fe *flagError
 			if tt.usage {
-				if err == nil || (!errors.As(err, &ue) && err != nil) {
-					t.Fatalf("err = %v, want a usage error", err)
+				if !errors.As(err, &fe) {
+					t.Fatalf("err = %v, want a *flagError", err)
 				}
 				return
 			}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/oo-family/oo-claude/fakes/fakeclaude"
+	"github.com/rogpeppe/go-internal/testscript"
 	"go.uber.org/goleak"
 )
 
@@ -25,7 +27,24 @@ func TestMain(m *testing.M) {
 		main()
 		return
 	}
-	goleak.VerifyTestMain(m)
+	// The testscript files (testdata/script) run the binary as
+	// "oo-claude" on their PATH: testscript copies this test binary there.
+	testscript.Main(leakChecked{m}, map[string]func(){"oo-claude": main})
+}
+
+// leakChecked runs the tests, then fails the run when goroutines leaked
+// (what goleak.VerifyTestMain does, inside testscript.Main).
+type leakChecked struct{ m *testing.M }
+
+func (l leakChecked) Run() int {
+	code := l.m.Run()
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: errors on successful test run: %v\n", err)
+			return 1
+		}
+	}
+	return code
 }
 
 // result is what one run of the binary did.
@@ -96,7 +115,7 @@ func TestUsageAndVersion(t *testing.T) {
 	}{
 		{"no verb", nil, 2, "", "VERBS"},
 		{"unknown verb", []string{"bogus"}, 2, "", `unknown verb "bogus"`},
-		{"help", []string{"-h"}, 0, "", "VERBS"},
+		{"-h", []string{"-h"}, 0, "VERBS", ""},
 		{"version", []string{"version"}, 0, "oo-claude ", ""},
 		{"version json", []string{"version", "--json"}, 0, `"name":"oo-claude"`, ""},
 		{"version bad flag", []string{"version", "--nope"}, 2, "", "flag provided but not defined"},

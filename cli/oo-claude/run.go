@@ -60,41 +60,68 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	root := &ffcli.Command{
 		Name:       "oo-claude",
 		ShortUsage: "oo-claude <verb> [flags] [args]",
-		ShortHelp:  "reach the Claude Code sessions of this machine",
+		ShortHelp:  "oo-claude reaches the Claude Code sessions of this machine.",
 		FlagSet:    flag.NewFlagSet("oo-claude", flag.ContinueOnError),
-		Exec: func(_ context.Context, args []string) error {
-			if len(args) > 0 {
-				return usagef("unknown verb %q (oo-claude -h lists them)", args[0])
-			}
-			return flag.ErrHelp
-		},
+		UsageFunc:  rootUsage,
 	}
-	root.FlagSet.SetOutput(stderr)
 	for _, v := range verbs {
-		c := v(e)
-		c.FlagSet.SetOutput(stderr)
-		root.Subcommands = append(root.Subcommands, c)
+		root.Subcommands = append(root.Subcommands, v(e))
 	}
-	root.UsageFunc = func(c *ffcli.Command) string {
-		var b strings.Builder
-		fmt.Fprintf(&b, "USAGE\n  %s\n\nVERBS\n", c.ShortUsage)
-		for _, s := range c.Subcommands {
-			fmt.Fprintf(&b, "  %-10s %s\n", s.Name, s.ShortHelp)
+	root.Exec = func(_ context.Context, args []string) error {
+		switch {
+		case len(args) == 0:
+			fmt.Fprint(stderr, rootUsage(root))
+			return exitWith(exitUsage)
+		case args[0] == "help":
+			return help(e, root, args[1:])
 		}
-		return b.String()
+		return usagef("unknown verb %q (oo-claude help lists them)", args[0])
 	}
+	// The flag package prints nothing: a parse error is printed once below,
+	// with the verb's usage, and -h prints the usage on stdout.
+	quiet(root)
 	// Parse and Run are separate so that every parse failure, and only
 	// those, is a usage error (exit 2) without matching error strings.
-	if err := root.Parse(args); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return nil
+	err := root.Parse(args)
+	if err == nil {
+		err = root.Run(ctx)
+	} else if !errors.Is(err, flag.ErrHelp) {
+		if u := errors.Unwrap(err); u != nil {
+			err = u // the flag package's message, without ff's "error parsing commandline arguments"
 		}
-		return &usageError{msg: err.Error()}
+		err = &flagError{err.Error()}
 	}
-	err := root.Run(ctx)
-	if errors.Is(err, flag.ErrHelp) {
-		// The root alone was called: ff printed the verbs; exit 2.
+	var fe *flagError
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		c, _ := selectedCmd(root, args)
+		_, err := fmt.Fprint(stdout, usageOf(root, c))
+		return err
+	case errors.As(err, &fe):
+		c, path := selectedCmd(root, args)
+		fmt.Fprintf(stderr, "oo-claude: %s: %s\n\n%s", strings.Join(path, " "), doubleDash(fe.msg), usageOf(root, c))
 		return exitWith(exitUsage)
 	}
 	return err
+}
+
+// help prints the usage of the verb args name (the verbs without args) on
+// stdout.
+func help(e *env, root *ffcli.Command, args []string) error {
+	c, path := selectedCmd(root, args)
+	if len(path) < len(args) {
+		return usagef("unknown verb %q (oo-claude help lists them)", strings.Join(args, " "))
+	}
+	_, err := fmt.Fprint(e.stdout, usageOf(root, c))
+	return err
+}
+
+// quiet silences the flag sets of c and its subcommands.
+func quiet(c *ffcli.Command) {
+	if c.FlagSet != nil {
+		c.FlagSet.SetOutput(io.Discard)
+	}
+	for _, s := range c.Subcommands {
+		quiet(s)
+	}
 }
