@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/station"
 )
 
@@ -70,23 +71,33 @@ func isRegular(p string) bool {
 	return err == nil && fi.Mode().IsRegular()
 }
 
-// openTranscript opens a transcript without following a symlink and
-// returns it with its size at open time.
+// openTranscript opens a transcript with the checked open (no symlink
+// followed, never blocking on a FIFO or device) and returns it with its size
+// at open time.
 func openTranscript(path string) (*os.File, int64, error) {
-	f, err := openNoFollow(path)
+	f, fi, err := openRegular(path)
 	if err != nil {
-		return nil, 0, &Error{Op: "open", Path: path, Err: err}
+		return nil, 0, err
+	}
+	return f, fi.Size(), nil
+}
+
+// openRegular is openTranscript that returns the file's FileInfo. A symlink
+// or any file that is not regular is ErrNotRegular.
+func openRegular(path string) (*os.File, fs.FileInfo, error) {
+	f, err := fsx.OpenRead(path)
+	if err != nil {
+		if errors.Is(err, fsx.ErrSymlink) || errors.Is(err, fsx.ErrNotRegular) {
+			err = ErrNotRegular
+		}
+		return nil, nil, &Error{Op: "open", Path: path, Err: err}
 	}
 	fi, err := f.Stat()
 	if err != nil {
 		f.Close()
-		return nil, 0, &Error{Op: "open", Path: path, Err: err}
+		return nil, nil, &Error{Op: "open", Path: path, Err: err}
 	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, 0, &Error{Op: "open", Path: path, Err: ErrNotRegular}
-	}
-	return f, fi.Size(), nil
+	return f, fi, nil
 }
 
 // RecordedCWD returns the cwd recorded in the transcript at path (rows carry

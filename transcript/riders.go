@@ -7,7 +7,6 @@ import (
 	"errors"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -188,24 +187,6 @@ func ReadRider(path string, now time.Time, window time.Duration) (Rider, error) 
 		r.AgentType, r.Description, r.Model = m.AgentType, m.Description, m.Model
 	}
 	return r, nil
-}
-
-// openRegular is openTranscript that also returns the file's FileInfo.
-func openRegular(path string) (*os.File, fs.FileInfo, error) {
-	f, err := openNoFollow(path)
-	if err != nil {
-		return nil, nil, &Error{Op: "open", Path: path, Err: err}
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, nil, &Error{Op: "open", Path: path, Err: err}
-	}
-	if !fi.Mode().IsRegular() {
-		f.Close()
-		return nil, nil, &Error{Op: "open", Path: path, Err: ErrNotRegular}
-	}
-	return f, fi, nil
 }
 
 // RidingState is oo-claude's riding rule: a rider rides while its

@@ -1,12 +1,16 @@
 // Package fsx is the file plumbing every oo-claude package shares: private
-// directories, whole-line appends, atomic replacement and reads that refuse
-// planted symlinks.
+// directories, whole-line appends, atomic replacement, the one checked open
+// and the ownership check.
 //
 // Guarantees: an appended line is written with a single write(2) on a
 // descriptor opened with O_APPEND, so concurrent writers never interleave
-// inside a line; a replaced file is either the old or the new content, never
-// a mix; files are created 0600 and directories 0700; a symlink at a path
-// this package writes to or opens is refused with [ErrSymlink].
+// inside a line, and it never joins a torn last line (a file that does not
+// end in a newline gets one first, in the same write); a replaced file is
+// either the old or the new content, never a mix; files are created 0600 and
+// directories 0700; a symlink at a path this package writes to or opens is
+// refused with [ErrSymlink]; every open is non-blocking (O_NONBLOCK, O_NOCTTY)
+// and checked with fstat, so a FIFO, socket, device node or directory at a
+// path is refused with [ErrNotRegular] at once, never waited on.
 package fsx
 
 import (
@@ -16,6 +20,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -24,8 +29,15 @@ import (
 // expected. Nothing is written through it.
 var ErrSymlink = errors.New("refusing to follow a symlink")
 
-// ErrNotRegular reports a path that exists but is not a regular file.
+// ErrNotRegular reports a path that exists but is not a regular file (a
+// FIFO, socket, device node or directory). Nothing is read from or written
+// through it.
 var ErrNotRegular = errors.New("not a regular file")
+
+// openFlags are added to every open: never follow a symlink at the last
+// element, never block on a FIFO or device, never acquire a controlling
+// terminal, never leak the descriptor into a child.
+const openFlags = unix.O_NOFOLLOW | unix.O_NONBLOCK | unix.O_NOCTTY | unix.O_CLOEXEC
 
 // FileMode and DirMode are the modes of everything oo-claude creates.
 const (
@@ -53,20 +65,61 @@ func MkdirPrivate(dir string) error {
 
 // OpenAppend opens path for appending, creating it 0600 (and its directory
 // 0700) when absent. A symlink at path, or anything but a regular file, is
-// refused.
+// refused. The descriptor is also readable, so [AppendLineTo] can see whether
+// the file ends in a newline.
 func OpenAppend(path string) (*os.File, error) {
 	if err := MkdirPrivate(filepath.Dir(path)); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE|unix.O_NOFOLLOW|unix.O_CLOEXEC, FileMode)
-	if err != nil {
-		return nil, wrapNoFollow("append", path, err)
+	return openChecked("append", path, os.O_RDWR|os.O_APPEND|os.O_CREATE)
+}
+
+// openChecked is the one checked open: a path that exists and is not a
+// regular file is refused before it is opened (so a device is never opened),
+// the open itself cannot follow a symlink or block, and fstat checks the
+// opened file again (a swap between the two checks is caught). O_NONBLOCK
+// is cleared again on the regular file, so reads and writes behave as usual.
+func openChecked(op, path string, flag int) (*os.File, error) {
+	if fi, err := os.Lstat(path); err == nil {
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return nil, &fs.PathError{Op: op, Path: path, Err: ErrSymlink}
+		}
+		if !fi.Mode().IsRegular() {
+			return nil, &fs.PathError{Op: op, Path: path, Err: ErrNotRegular}
+		}
 	}
-	if err := checkRegular(f, "append", path); err != nil {
+	f, err := os.OpenFile(path, flag|openFlags, FileMode)
+	if err != nil {
+		return nil, wrapOpenErr(op, path, err)
+	}
+	if err := checkRegular(f, op, path); err != nil {
 		f.Close()
 		return nil, err
 	}
+	if err := setBlocking(f); err != nil {
+		f.Close()
+		return nil, &fs.PathError{Op: op, Path: path, Err: err}
+	}
 	return f, nil
+}
+
+// setBlocking clears O_NONBLOCK on f (a regular file, so this changes no
+// semantics the Go runtime relies on: regular files are never polled).
+func setBlocking(f *os.File) error {
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return err
+	}
+	var serr error
+	if err := rc.Control(func(fd uintptr) {
+		var fl int
+		if fl, serr = unix.FcntlInt(fd, unix.F_GETFL, 0); serr == nil && fl&unix.O_NONBLOCK != 0 {
+			_, serr = unix.FcntlInt(fd, unix.F_SETFL, fl&^unix.O_NONBLOCK)
+		}
+	}); err != nil {
+		return err
+	}
+	return serr
 }
 
 // AppendLine appends line and a trailing newline to path in one write and
@@ -83,10 +136,33 @@ func AppendLine(path string, line []byte) (offset int64, err error) {
 }
 
 // AppendLineTo is AppendLine on a descriptor opened by [OpenAppend].
+//
+// When the file does not end in a newline (a writer died mid-line, or a
+// short write left a torn line), the write starts with one, so the new line
+// is never glued onto the torn one: readers skip the torn line and read this
+// one. Two appenders racing past the same torn line leave an empty line,
+// which readers skip too. A short write is an error matching
+// [io.ErrShortWrite].
 func AppendLineTo(f *os.File, path string, line []byte) (int64, error) {
-	buf := make([]byte, len(line)+1)
-	copy(buf, line)
-	buf[len(line)] = '\n'
+	// The torn check and the write hold an flock on the file, so a line that
+	// another appender is writing (a write is copied page by page, and the
+	// size grows before its last byte lands) is never taken for a torn one.
+	if err := flockBounded(f, path); err != nil {
+		return 0, err
+	}
+	defer unix.Flock(int(f.Fd()), unix.LOCK_UN)
+	lead := 0
+	if torn, err := endsTorn(f); err != nil {
+		return 0, &fs.PathError{Op: "read", Path: path, Err: err}
+	} else if torn {
+		lead = 1
+	}
+	buf := make([]byte, lead+len(line)+1)
+	if lead == 1 {
+		buf[0] = '\n'
+	}
+	copy(buf[lead:], line)
+	buf[len(buf)-1] = '\n'
 	n, err := f.Write(buf)
 	if err != nil {
 		return 0, &fs.PathError{Op: "write", Path: path, Err: err}
@@ -98,18 +174,62 @@ func AppendLineTo(f *os.File, path string, line []byte) (int64, error) {
 	if err != nil {
 		return 0, &fs.PathError{Op: "seek", Path: path, Err: err}
 	}
-	return end - int64(len(buf)), nil
+	return end - int64(len(buf)-lead), nil
+}
+
+// appendLockWait bounds how long an append waits for other appenders: each
+// holds the file's flock for one write, so a longer wait means a holder that
+// is not an appender of ours, and the append fails instead of hanging.
+const appendLockWait = 2 * time.Second
+
+func flockBounded(f *os.File, path string) error {
+	deadline := time.Now().Add(appendLockWait)
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		switch {
+		case err == nil:
+			return nil
+		case errors.Is(err, unix.EINTR):
+			continue
+		case !errors.Is(err, unix.EWOULDBLOCK):
+			return &fs.PathError{Op: "flock", Path: path, Err: err}
+		case time.Now().After(deadline):
+			return &fs.PathError{Op: "flock", Path: path, Err: ErrLocked}
+		}
+		time.Sleep(200 * time.Microsecond)
+	}
+}
+
+// endsTorn reports whether f is non-empty and its last byte is not '\n'.
+func endsTorn(f *os.File) (bool, error) {
+	fi, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	if fi.Size() == 0 {
+		return false, nil
+	}
+	var b [1]byte
+	if _, err := f.ReadAt(b[:], fi.Size()-1); err != nil {
+		if errors.Is(err, io.EOF) { // truncated under us: nothing to join
+			return false, nil
+		}
+		return false, err
+	}
+	return b[0] != '\n', nil
 }
 
 // WriteFileAtomic replaces path with data: a temporary file in the same
 // directory (0600), fsync, rename. Readers see the old or the new content.
+// A target that exists and is not a regular file (a symlink, FIFO, socket,
+// device node or directory) is refused and left as it is.
 func WriteFileAtomic(path string, data []byte) error {
 	dir := filepath.Dir(path)
 	if err := MkdirPrivate(dir); err != nil {
 		return err
 	}
-	if fi, err := os.Lstat(path); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		return &fs.PathError{Op: "replace", Path: path, Err: ErrSymlink}
+	if err := replaceable(path); err != nil {
+		return err
 	}
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
@@ -135,6 +255,9 @@ func WriteFileAtomic(path string, data []byte) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
+	if err := replaceable(path); err != nil { // checked again: the write took time
+		return err
+	}
 	if err := os.Rename(name, path); err != nil {
 		return err
 	}
@@ -142,18 +265,26 @@ func WriteFileAtomic(path string, data []byte) error {
 	return nil
 }
 
+// replaceable refuses a path that exists and is not a regular file.
+func replaceable(path string) error {
+	fi, err := os.Lstat(path)
+	switch {
+	case err != nil:
+		return nil
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return &fs.PathError{Op: "replace", Path: path, Err: ErrSymlink}
+	case !fi.Mode().IsRegular():
+		return &fs.PathError{Op: "replace", Path: path, Err: ErrNotRegular}
+	}
+	return nil
+}
+
 // OpenRead opens path for reading without following a symlink at its last
-// element. It refuses anything but a regular file.
+// element and without blocking. It refuses anything but a regular file with
+// an error matching [ErrSymlink] or [ErrNotRegular]; a missing file matches
+// [fs.ErrNotExist].
 func OpenRead(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return nil, wrapNoFollow("open", path, err)
-	}
-	if err := checkRegular(f, "open", path); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
+	return openChecked("open", path, os.O_RDONLY)
 }
 
 // ReadFile reads a whole regular file without following a symlink.
@@ -177,9 +308,15 @@ func checkRegular(f *os.File, op, path string) error {
 	return nil
 }
 
-func wrapNoFollow(op, path string, err error) error {
-	if errors.Is(err, unix.ELOOP) {
+// wrapOpenErr names why an open failed: ELOOP from O_NOFOLLOW is a symlink;
+// ENXIO (a FIFO without a reader, a socket), EISDIR and ENODEV (a device
+// without a driver) are files that are not regular.
+func wrapOpenErr(op, path string, err error) error {
+	switch {
+	case errors.Is(err, unix.ELOOP):
 		return &fs.PathError{Op: op, Path: path, Err: ErrSymlink}
+	case errors.Is(err, unix.ENXIO), errors.Is(err, unix.EISDIR), errors.Is(err, unix.ENODEV), errors.Is(err, unix.EOPNOTSUPP):
+		return &fs.PathError{Op: op, Path: path, Err: ErrNotRegular}
 	}
 	var pe *fs.PathError
 	if errors.As(err, &pe) {

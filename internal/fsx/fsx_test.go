@@ -78,6 +78,9 @@ func TestAppendConcurrentOffsetsExact(t *testing.T) {
 	if len(offsets) != workers*each {
 		t.Fatalf("%d distinct offsets, want %d", len(offsets), workers*each)
 	}
+	if n := bytes.Count(b, []byte("\n")); n != workers*each {
+		t.Errorf("%d newlines for %d lines: a racing append took a line in progress for a torn one", n, workers*each)
+	}
 	for off, line := range offsets {
 		got := b[off : off+int64(len(line))+1]
 		if string(got) != line+"\n" {

@@ -25,15 +25,7 @@ func openLockFile(path string) (*os.File, error) {
 	if err := MkdirPrivate(filepath.Dir(path)); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|unix.O_NOFOLLOW|unix.O_CLOEXEC, FileMode)
-	if err != nil {
-		return nil, wrapNoFollow("lock", path, err)
-	}
-	if err := checkRegular(f, "lock", path); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
+	return openChecked("lock", path, os.O_RDWR|os.O_CREATE)
 }
 
 // TryLock takes an exclusive lock on path without waiting. It returns an

@@ -1,0 +1,98 @@
+// Package hostile plants the files an adversary would put where oo-claude
+// reads or writes: FIFOs, directories, device nodes, sockets, symlinks and
+// files another user owns or can write. Tests use it; nothing else does.
+package hostile
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"golang.org/x/sys/unix"
+)
+
+// Kind is one hostile file type.
+type Kind string
+
+// The kinds Plant knows.
+const (
+	FIFO          Kind = "fifo"
+	Dir           Kind = "dir"
+	CharDev       Kind = "chardev"
+	Socket        Kind = "socket"
+	Symlink       Kind = "symlink"        // to a decoy file outside the station
+	Foreign       Kind = "foreign"        // a regular file owned by uid 65534 (nobody)
+	WorldWritable Kind = "world-writable" // a regular file of the user, mode 0666
+)
+
+// Kinds returns every Kind, in a fixed order.
+func Kinds() []Kind { return []Kind{FIFO, Dir, CharDev, Socket, Symlink, Foreign, WorldWritable} }
+
+// ForeignUID is the uid Foreign files belong to.
+const ForeignUID = 65534
+
+// ErrNeedRoot is returned for kinds that need root (CharDev, Foreign) when the
+// caller is not root; tests skip those cells.
+var ErrNeedRoot = errors.New("hostile: needs root")
+
+// Plant puts a file of kind k at path (its directory must exist), with content
+// for the regular kinds. decoy is the target of a Symlink (created with
+// content "decoy\n" if absent), so a test can check that nothing was written
+// through it.
+func Plant(path string, k Kind, content []byte, decoy string) error {
+	switch k {
+	case FIFO:
+		return unix.Mkfifo(path, 0o600)
+	case Dir:
+		return os.Mkdir(path, 0o700)
+	case CharDev:
+		if os.Geteuid() != 0 {
+			return ErrNeedRoot
+		}
+		return unix.Mknod(path, unix.S_IFCHR|0o666, int(unix.Mkdev(1, 3))) // /dev/null's numbers
+	case Socket:
+		return plantSocket(path)
+	case Symlink:
+		if _, err := os.Lstat(decoy); err != nil {
+			if err := os.WriteFile(decoy, []byte("decoy\n"), 0o600); err != nil {
+				return err
+			}
+		}
+		return os.Symlink(decoy, path)
+	case Foreign:
+		if os.Geteuid() != 0 {
+			return ErrNeedRoot
+		}
+		if err := os.WriteFile(path, content, 0o600); err != nil {
+			return err
+		}
+		return os.Lchown(path, ForeignUID, ForeignUID)
+	case WorldWritable:
+		if err := os.WriteFile(path, content, 0o600); err != nil {
+			return err
+		}
+		return os.Chmod(path, 0o666)
+	}
+	return fmt.Errorf("hostile: unknown kind %q", k)
+}
+
+// plantSocket binds a unix socket in a short temporary directory (socket
+// paths are limited to 108 bytes) and moves the socket file to path.
+func plantSocket(path string) error {
+	dir, err := os.MkdirTemp("", "hs")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	tmp := filepath.Join(dir, "s")
+	fd, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	if err := unix.Bind(fd, &unix.SockaddrUnix{Name: tmp}); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
