@@ -308,25 +308,12 @@ func (f *Follower) read() (bool, error) {
 // open opens the transcript the first time it exists (or again after a
 // replacement).
 func (f *Follower) open() (bool, error) {
-	fd, err := openNoFollow(f.path)
+	fd, fi, err := openRegular(f.path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return false, nil
 		}
-		if fi, lerr := os.Lstat(f.path); lerr == nil && !fi.Mode().IsRegular() {
-			// O_NOFOLLOW refused a symlink: say so with the sentinel.
-			return false, f.fail("open", ErrNotRegular)
-		}
 		return false, f.fail("open", err)
-	}
-	fi, err := fd.Stat()
-	if err != nil {
-		fd.Close()
-		return false, f.fail("open", err)
-	}
-	if !fi.Mode().IsRegular() {
-		fd.Close()
-		return false, f.fail("open", ErrNotRegular)
 	}
 	f.f = fd
 	f.fi = fi
