@@ -2,6 +2,7 @@ package claudeinbox
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
@@ -44,6 +45,9 @@ func (s *Sender) awaitSeen(ctx context.Context, v *Verdict, m transcriptMark) er
 		v.Note = fmt.Sprintf("not seen within %s: the door took the line, but the transcript has no row with its msg_id yet; oo-claude read %s shows it once the model takes it", s.SeenWait, v.SessionID)
 	}
 	if err != nil {
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return ctx.Err()
+		}
 		return &SendError{Op: "seen", Path: m.path, Err: err}
 	}
 	return nil

@@ -40,6 +40,37 @@ var (
 	ErrBadOption = errors.New("bad sender option")
 )
 
+// ErrRefused matches (errors.Is) the error of every send whose verdict is
+// [Refused]; errors.As with a *[RefusedError] gives its reason and cause.
+var ErrRefused = errors.New("refused")
+
+// RefusedError is the error [Sender.Send] returns next to a [Refused]
+// verdict. Err is the cause where there is one to match: the line rule it
+// breaks ([ErrEmptyLine], [ErrNewline], [ErrLineTooLong], [ErrInvalidUTF8],
+// [ErrNUL]), [ErrBadFrom], the target's *station.TargetError (matching
+// station.ErrUnknownTarget, ErrAmbiguousTarget or ErrBadTarget), a
+// *[SendError] for a file that could not be written (a planted symlink
+// matches [ErrSymlink]), [ErrBadOption], [ErrNoStation], the context's
+// error for a send cancelled before it wrote anything, or nil for a line
+// the doorman refused (Reason is then the ack's reason).
+type RefusedError struct {
+	Reason string // Verdict.Reason: one of the Reason constants, or the doorman's
+	Err    error
+}
+
+func (e *RefusedError) Error() string {
+	if e.Err == nil {
+		return "send refused: " + e.Reason
+	}
+	return "send refused (" + e.Reason + "): " + e.Err.Error()
+}
+
+// Unwrap returns the cause.
+func (e *RefusedError) Unwrap() error { return e.Err }
+
+// Is reports whether target is [ErrRefused].
+func (e *RefusedError) Is(target error) bool { return target == ErrRefused }
+
 // Reasons a send was refused, dropped or queued (Verdict.Reason). A
 // queued-no-doorman verdict carries one of the NotFresh constants; a line
 // the doorman refused carries the ack's reason (the Refuse constants).
@@ -58,6 +89,7 @@ const (
 	ReasonThrottled       = "throttled"       // dropped: the sender's last line to this session is too recent
 	ReasonDoormanRefused  = "doorman-refused" // the doorman acked the line as refused without a reason
 	ReasonBadOption       = "bad-option"      // the Sender itself is misconfigured
+	ReasonCanceled        = "canceled"        // the context ended before anything was written
 )
 
 // Sender sends lines to sessions' inboxes. Build one with [NewSender] from
@@ -172,6 +204,9 @@ type Verdict struct {
 	Waited      time.Duration
 	Wait        time.Duration
 	MinInterval time.Duration
+	// RetryAfter is, for a [Dropped] verdict, how long until the throttle
+	// admits this sender's next line to the session; 0 otherwise.
+	RetryAfter time.Duration
 
 	// Seen is whether the session's transcript showed a row with the ack's
 	// msg_id within SeenWait; nil when the proof was not asked for
@@ -197,17 +232,43 @@ type Verdict struct {
 }
 
 // Send appends req's line to the target's inbox and returns the verdict
-// (see the package doc for the steps). The error is nil for every outcome
-// the class describes; it is set, next to a Refused or Timeout verdict, for
-// conditions a caller may branch on: a planted symlink ([ErrSymlink]), an
-// I/O failure, a misconfigured Sender ([ErrBadOption], [ErrNoStation]) or
-// ctx ending during the wait. After a delivered-* verdict, a Witness that
-// fails during the seen wait (ctx ending included) is a *SendError of Op
-// "seen" and the class stays delivered. A receipt that cannot be written
-// sets Verdict.ReceiptWriteError and never changes the verdict or the
-// error.
+// (see the package doc for the steps).
+//
+// The error says what a program may branch on; the verdict says the rest:
+//   - every [Refused] verdict comes with a *[RefusedError] (errors.Is
+//     [ErrRefused]) wrapping the cause: a bad target matches
+//     station.ErrUnknownTarget or ErrAmbiguousTarget, a bad line its line
+//     rule's sentinel, a planted symlink [ErrSymlink], and so on;
+//   - a ctx that has ended before Send starts writes nothing at all (no
+//     line, no throttle entry, no receipt) and returns ctx's error itself
+//     (err == context.Canceled) with a Refused verdict of reason
+//     [ReasonCanceled];
+//   - a ctx that ends while Send waits for the ack returns ctx's error
+//     itself (err == context.Canceled) next to a Timeout verdict: the line
+//     is written and waits, do not resend it. During the seen or reply
+//     wait it is ctx's error too, and the class stays delivered;
+//   - a Witness that fails during the seen or reply wait is a *SendError
+//     of Op "seen" or "reply", and the class stays delivered;
+//   - a line written whose throttle ledger could not be updated returns a
+//     *SendError of Op "throttle" next to the line's verdict;
+//   - [Dropped], the queued classes and a plain Timeout are nil: the class
+//     says it all (a Dropped verdict's RetryAfter says when to resend).
+//
+// A receipt that cannot be written sets Verdict.ReceiptWriteError and never
+// changes the verdict or the error.
 func (s *Sender) Send(ctx context.Context, req Request) (Verdict, error) {
+	if err := ctx.Err(); err != nil {
+		v := Verdict{Target: req.Target, Line: req.Line, ClientVersion: s.ClientVersion, At: s.now()}
+		v.refuse(ReasonCanceled, "the send was cancelled before anything was written")
+		return v, err
+	}
 	v, err := s.send(ctx, req)
+	if v.Class == Refused && v.Reason != ReasonCanceled {
+		var re *RefusedError
+		if !errors.As(err, &re) {
+			err = &RefusedError{Reason: v.Reason, Err: err}
+		}
+	}
 	v.At = s.now()
 	if s.Receipts != nil {
 		if werr := s.Receipts.Append(v.Row()); werr != nil {
@@ -251,11 +312,11 @@ func (s *Sender) send(ctx context.Context, req Request) (Verdict, error) {
 	}
 	if err := CheckFrom(v.From); err != nil {
 		v.refuse(ReasonBadFrom, fmt.Sprintf("--from %q: %v (1–80 characters, no brackets or control characters)", v.From, err))
-		return v, nil
+		return v, err
 	}
 	if strings.TrimSpace(req.Line) == "" {
 		v.refuse(ReasonEmpty, "empty line: there is nothing to send")
-		return v, nil
+		return v, ErrEmptyLine
 	}
 	line := req.Line
 	if st, ok := ParseStructured([]byte(line)); ok {
@@ -272,7 +333,7 @@ func (s *Sender) send(ctx context.Context, req Request) (Verdict, error) {
 	v.Line, v.Bytes, v.SHA256 = line, len(line), SHA256([]byte(line))
 	if err := CheckLine([]byte(line)); err != nil {
 		v.refuse(lineReason(err), fmt.Sprintf("%v: a line is one line of valid UTF-8, not empty, at most %d bytes with its tag", err, MaxLineBytes))
-		return v, nil
+		return v, err
 	}
 
 	// The target.
@@ -291,7 +352,7 @@ func (s *Sender) send(ctx context.Context, req Request) (Verdict, error) {
 		default:
 			v.refuse(ReasonBadTarget, err.Error())
 		}
-		return v, nil
+		return v, err
 	}
 	v.SessionID, v.Running = t.SessionID, t.Running
 	if t.Session != nil {
@@ -325,6 +386,10 @@ func (s *Sender) send(ctx context.Context, req Request) (Verdict, error) {
 		return err
 	})
 	switch {
+	case err != nil && !v.Written && ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		// Cancelled while waiting for the ledger's lock: nothing written.
+		v.refuse(ReasonCanceled, "the send was cancelled before the line was written")
+		return v, ctx.Err()
 	case err != nil && !adm.Admitted:
 		v.refuse(ReasonIO, "throttle ledger: "+err.Error())
 		return v, &SendError{Op: "throttle", Path: th.Path, Err: err}
@@ -336,7 +401,7 @@ func (s *Sender) send(ctx context.Context, req Request) (Verdict, error) {
 		return v, &SendError{Op: "append", Path: files.Inbox, Err: err}
 	case !adm.Admitted:
 		secs := int(math.Ceil(adm.RetryAfter.Seconds()))
-		v.Class, v.Reason = Dropped, ReasonThrottled
+		v.Class, v.Reason, v.RetryAfter = Dropped, ReasonThrottled, adm.RetryAfter
 		v.Note = fmt.Sprintf("throttled: one line per %s from %q to this session; the line was not written, resend it after %d s", s.MinInterval, v.From, secs)
 		return v, nil
 	}
@@ -368,7 +433,7 @@ func (s *Sender) send(ctx context.Context, req Request) (Verdict, error) {
 	if ack == nil {
 		v.Class = Timeout
 		v.Note = fmt.Sprintf("the doorman is fresh but no ack came within %s: the line waits in the inbox; do not resend it", s.Wait)
-		return v, errors.Join(werr, ledgerErr)
+		return v, joinErr(werr, ledgerErr)
 	}
 	v.Ack, v.PeerStatus, v.MsgID = ack, ack.PeerStatus, ack.MsgID
 	switch ack.Class {
@@ -385,10 +450,22 @@ func (s *Sender) send(ctx context.Context, req Request) (Verdict, error) {
 	}
 	if v.Class.Delivered() && s.SeenWait > 0 {
 		if err := s.awaitSeen(ctx, &v, mark); err != nil {
-			return v, errors.Join(err, ledgerErr)
+			return v, joinErr(err, ledgerErr)
 		}
 	}
 	return v, ledgerErr
+}
+
+// joinErr is errors.Join that hands a lone error back as it is, so a
+// context's error stays comparable with ==.
+func joinErr(a, b error) error {
+	switch {
+	case a == nil:
+		return b
+	case b == nil:
+		return a
+	}
+	return errors.Join(a, b)
 }
 
 // SendError is a send that failed on a file: the op, the file and why.

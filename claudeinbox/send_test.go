@@ -95,7 +95,6 @@ func keys(m map[string]json.RawMessage) []string {
 // the receipt row.
 func TestSendClasses(t *testing.T) {
 	type setup func(t *testing.T, w *world) (req claudeinbox.Request)
-	line := func(target, text string) claudeinbox.Request { return claudeinbox.Request{Target: target, Line: text} }
 	running := func(o *fakedoorman.Options) setup {
 		return func(t *testing.T, w *world) claudeinbox.Request {
 			r := w.session(t, "work-e9")
@@ -177,7 +176,11 @@ func TestSendClasses(t *testing.T) {
 			}
 			req := tt.setup(t, w)
 			v, err := w.sender.Send(context.Background(), req)
-			if err != nil {
+			var re *claudeinbox.RefusedError
+			switch {
+			case tt.class == claudeinbox.Refused && (!errors.Is(err, claudeinbox.ErrRefused) || !errors.As(err, &re) || re.Reason != tt.reason):
+				t.Fatalf("Send error %v, want a *RefusedError of reason %s", err, tt.reason)
+			case tt.class != claudeinbox.Refused && err != nil:
 				t.Fatalf("Send: %v", err)
 			}
 			if v.Class != tt.class || v.Reason != tt.reason {
@@ -307,7 +310,7 @@ func TestThrottle(t *testing.T) {
 	send := func(line, from string) claudeinbox.Verdict {
 		t.Helper()
 		v, err := w.sender.Send(context.Background(), claudeinbox.Request{Target: sid, Line: line, From: from})
-		if err != nil {
+		if err != nil && !errors.Is(err, claudeinbox.ErrRefused) {
 			t.Fatal(err)
 		}
 		return v
@@ -324,6 +327,9 @@ func TestThrottle(t *testing.T) {
 	v := send("two", "mama")
 	if v.Class != claudeinbox.Dropped || v.Class.ExitCode() != 6 || v.Reason != claudeinbox.ReasonThrottled || v.Written {
 		t.Fatalf("second line: %+v", v)
+	}
+	if v.RetryAfter != 18*time.Second {
+		t.Errorf("RetryAfter %v, want 18s", v.RetryAfter)
 	}
 	if !strings.Contains(v.Note, "after 18 s") {
 		t.Errorf("note %q does not say after 18 s", v.Note)
@@ -637,4 +643,86 @@ func TestStructuredLineIsNotTagged(t *testing.T) {
 	if v.Line != "plain" {
 		t.Errorf("--no-tag line became %q", v.Line)
 	}
+}
+
+// TestRefusedCauses: a refused send's error matches its cause with
+// errors.Is and errors.As, so a program branches without reading Reason.
+func TestRefusedCauses(t *testing.T) {
+	tests := []struct {
+		name  string
+		setup func(t *testing.T, w *world) claudeinbox.Request
+		cause error
+	}{
+		{"unknown target", func(t *testing.T, w *world) claudeinbox.Request {
+			return line("nobody-here", "hi")
+		}, station.ErrUnknownTarget},
+		{"ambiguous target", func(t *testing.T, w *world) claudeinbox.Request {
+			w.session(t, "proj-alpha-1")
+			w.session(t, "proj-alpha-2")
+			return line("alpha", "hi")
+		}, station.ErrAmbiguousTarget},
+		{"newline", func(t *testing.T, w *world) claudeinbox.Request {
+			return line(w.session(t, "work-e9").SessionID, "two\nlines")
+		}, claudeinbox.ErrNewline},
+		{"empty", func(t *testing.T, w *world) claudeinbox.Request {
+			return line(w.session(t, "work-e9").SessionID, "  ")
+		}, claudeinbox.ErrEmptyLine},
+		{"too long", func(t *testing.T, w *world) claudeinbox.Request {
+			return line(w.session(t, "work-e9").SessionID, strings.Repeat("x", claudeinbox.MaxLineBytes))
+		}, claudeinbox.ErrLineTooLong},
+		{"bad from", func(t *testing.T, w *world) claudeinbox.Request {
+			r := line(w.session(t, "work-e9").SessionID, "hi")
+			r.From = "a[b"
+			return r
+		}, claudeinbox.ErrBadFrom},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWorld(t)
+			v, err := w.sender.Send(context.Background(), tt.setup(t, w))
+			if v.Class != claudeinbox.Refused {
+				t.Fatalf("class %s, want refused", v.Class)
+			}
+			if !errors.Is(err, tt.cause) || !errors.Is(err, claudeinbox.ErrRefused) {
+				t.Errorf("error %v does not match %v and ErrRefused", err, tt.cause)
+			}
+			var te *station.TargetError
+			if errors.Is(tt.cause, station.ErrUnknownTarget) && (!errors.As(err, &te) || te.Target != "nobody-here") {
+				t.Errorf("errors.As(*station.TargetError) = %+v", te)
+			}
+		})
+	}
+}
+
+// TestSendCancelled: a ctx cancelled before Send writes nothing (no line,
+// no receipt) and its error is context.Canceled itself; a ctx cancelled
+// during the ack wait is context.Canceled too, with the line written.
+func TestSendCancelled(t *testing.T) {
+	w := newWorld(t)
+	r := w.session(t, "work-e9")
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	v, err := w.sender.Send(ctx, line(r.SessionID, "never written"))
+	if err != context.Canceled || v.Class != claudeinbox.Refused || v.Reason != claudeinbox.ReasonCanceled || v.Written {
+		t.Fatalf("cancelled before: err %v class %s reason %s written %v", err, v.Class, v.Reason, v.Written)
+	}
+	if _, err := os.Stat(w.fs.InboxPath(r.SessionID)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("inbox exists after a cancelled send: %v", err)
+	}
+	if _, err := os.Stat(w.fs.Paths.ReceiptsFile()); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("receipt written for a cancelled send: %v", err)
+	}
+
+	w.doorman(t, r.SessionID, fakedoorman.Options{NoAck: true})
+	w.sender.Wait = 10 * time.Second
+	ctx, cancel = context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	v, err = w.sender.Send(ctx, line(r.SessionID, "written, then cancelled"))
+	if err != context.DeadlineExceeded || v.Class != claudeinbox.Timeout || !v.Written {
+		t.Fatalf("cancelled during the wait: err %v class %s written %v", err, v.Class, v.Written)
+	}
+}
+
+func line(target, text string) claudeinbox.Request {
+	return claudeinbox.Request{Target: target, Line: text}
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"strings"
@@ -67,12 +68,20 @@ func newSendCmd(e *env) *ffcli.Command {
 					fmt.Fprintf(e.stderr, "oo-claude: %s: %s\n", x.label, x.text)
 				}
 			}
-			if sendErr != nil {
+			if sendErr != nil && !quietRefusal(sendErr) {
 				return &exitError{code: v.Class.ExitCode(), err: sendErr}
 			}
 			return exitWith(v.Class.ExitCode())
 		},
 	}
+}
+
+// quietRefusal reports whether err says only what the verdict and its note
+// already said: a refusal of the line or the target, not a file that failed.
+func quietRefusal(err error) bool {
+	var re *claudeinbox.RefusedError
+	var se *claudeinbox.SendError
+	return errors.As(err, &re) && !errors.As(err, &se) && !errors.Is(err, claudeinbox.ErrBadOption) && !errors.Is(err, claudeinbox.ErrNoStation)
 }
 
 // humanVerdict is the one stdout line of a send: the class and the

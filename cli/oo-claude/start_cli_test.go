@@ -176,7 +176,7 @@ func TestStartRecordsCallingSessionAsParent(t *testing.T) {
 	}{
 		{"nearest ancestor with a live row", func(r *hlRig) []string {
 			// This test process is an ancestor of oo-claude.
-			r.fs.AddSession(fakestation.Session{SessionID: parent, HostSessionID: "local_9a4e0000aa", Entrypoint: "claude-desktop"})
+			r.fs.AddSession(fakestation.Session{PID: os.Getpid(), SessionID: parent, HostSessionID: "local_9a4e0000aa", Entrypoint: "claude-desktop"})
 			return []string{"CLAUDE_CODE_SESSION_ID=c0ffee00-1111-4111-8111-111111111111"}
 		}, nil, ptrTo(parent)},
 		{"else CLAUDE_CODE_SESSION_ID", func(r *hlRig) []string {

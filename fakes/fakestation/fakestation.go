@@ -6,6 +6,13 @@
 // registry rows exactly as the real Claude Code writes them: for a live pid,
 // with that process's real procStart from /proc, so the station's liveness
 // check runs unmodified. Env and Getenv hand the knobs to code under test.
+//
+// A station holds any number of live sessions at once. A [Session] without a
+// PID gets a process of its own: a child that sleeps until the session is
+// removed ([Station.RemoveSession], [Station.Crash]) or the station is
+// closed ([Station.Close], also at the end of the test). Two sessions never
+// share a registry row: adding one for a pid that already has a row fails
+// the test instead of replacing the first.
 package fakestation
 
 import (
@@ -14,8 +21,10 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -37,9 +46,14 @@ type Station struct {
 	Root  string
 	Paths station.Paths
 	tb    TB
+
+	mu    sync.Mutex
+	procs map[int]*exec.Cmd // the session processes the fake owns, by pid
 }
 
-// New lays out a station under tb.TempDir(). Every directory is 0700.
+// New lays out a station under tb.TempDir(). Every directory is 0700. When
+// tb has a Cleanup method (every testing.TB does), the station is closed at
+// the end of the test.
 func New(tb TB) *Station {
 	tb.Helper()
 	root := tb.TempDir()
@@ -57,7 +71,54 @@ func New(tb TB) *Station {
 			tb.Fatal(err)
 		}
 	}
-	return &Station{Root: root, Paths: p, tb: tb}
+	s := &Station{Root: root, Paths: p, tb: tb, procs: map[int]*exec.Cmd{}}
+	if c, ok := tb.(interface{ Cleanup(func()) }); ok {
+		c.Cleanup(s.Close)
+	}
+	return s
+}
+
+// Close stops every session process the fake owns and waits for each, so
+// none is left behind (the registry rows stay, as after a crash). It is safe
+// to call more than once.
+func (s *Station) Close() {
+	s.mu.Lock()
+	procs := s.procs
+	s.procs = map[int]*exec.Cmd{}
+	s.mu.Unlock()
+	for _, c := range procs {
+		stop(c)
+	}
+}
+
+func stop(c *exec.Cmd) {
+	c.Process.Kill()
+	c.Wait()
+}
+
+// spawn starts a process for a session: a child that sleeps until the fake
+// stops it.
+func (s *Station) spawn() int {
+	s.tb.Helper()
+	c := exec.Command("sleep", "86400")
+	if err := c.Start(); err != nil {
+		s.tb.Fatalf("fakestation: starting a session process: %v", err)
+	}
+	s.mu.Lock()
+	s.procs[c.Process.Pid] = c
+	s.mu.Unlock()
+	return c.Process.Pid
+}
+
+// release stops the process of pid when the fake owns it.
+func (s *Station) release(pid int) {
+	s.mu.Lock()
+	c := s.procs[pid]
+	delete(s.procs, pid)
+	s.mu.Unlock()
+	if c != nil {
+		stop(c)
+	}
 }
 
 // Station returns a station.Station over the fake's paths and the real /proc.
@@ -97,9 +158,13 @@ func (s *Station) Env() []string {
 }
 
 // Session describes a registry row to write. Zero fields get the values the
-// real Claude Code would write for a headless session of this process.
+// real Claude Code would write for a headless session.
 type Session struct {
-	PID       int    // default: this process
+	// PID is the session's claude process. 0 gives the session a process
+	// of its own that the fake owns (see the package doc); a pid the
+	// caller names (os.Getpid() to play the owner of a doorman child) is
+	// the caller's to keep alive.
+	PID       int
 	SessionID string // default: a new UUID
 	CWD       string // default: the station root
 	Name      string // default: <base of cwd>-<2 hex>, nameSource derived
@@ -114,11 +179,15 @@ type Session struct {
 	StartedAt time.Time // default: now
 }
 
-// AddSession writes <sessions>/<pid>.json for s and returns the row.
+// AddSession writes <sessions>/<pid>.json for in and returns the row. A pid
+// that already has a row fails the test: a second session must not replace
+// the first silently.
 func (s *Station) AddSession(in Session) station.Row {
 	s.tb.Helper()
 	if in.PID == 0 {
-		in.PID = os.Getpid()
+		in.PID = s.spawn()
+	} else if _, err := os.Lstat(s.rowPath(in.PID)); err == nil {
+		s.tb.Fatalf("fakestation: pid %d already has a session row; give each session its own pid (leave PID 0)", in.PID)
 	}
 	if in.SessionID == "" {
 		in.SessionID = uuid.NewString()
@@ -176,7 +245,7 @@ func (s *Station) WriteRow(row station.Row) {
 	if err != nil {
 		s.tb.Fatal(err)
 	}
-	path := filepath.Join(s.Paths.SessionsDir, strconv.Itoa(row.PID)+".json")
+	path := s.rowPath(row.PID)
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, b, 0o644); err != nil {
 		s.tb.Fatal(err)
@@ -184,6 +253,10 @@ func (s *Station) WriteRow(row station.Row) {
 	if err := os.Rename(tmp, path); err != nil {
 		s.tb.Fatal(err)
 	}
+}
+
+func (s *Station) rowPath(pid int) string {
+	return filepath.Join(s.Paths.SessionsDir, strconv.Itoa(pid)+".json")
 }
 
 // rowJSON keeps asksForConvertedSkills: null as the real CLI writes it.
@@ -198,7 +271,7 @@ func rowJSON(r station.Row) map[string]any {
 // SetStatus rewrites the status of the row of pid (busy, idle, waiting).
 func (s *Station) SetStatus(pid int, status string) {
 	s.tb.Helper()
-	r, err := station.ReadRow(filepath.Join(s.Paths.SessionsDir, strconv.Itoa(pid)+".json"))
+	r, err := station.ReadRow(s.rowPath(pid))
 	if err != nil {
 		s.tb.Fatal(err)
 	}
@@ -207,12 +280,27 @@ func (s *Station) SetStatus(pid int, status string) {
 	s.WriteRow(r)
 }
 
-// RemoveSession deletes the row of pid, as a clean exit does.
+// RemoveSession deletes the row of pid, as a clean exit does, and stops the
+// session's process when the fake owns it.
 func (s *Station) RemoveSession(pid int) {
 	s.tb.Helper()
-	if err := os.Remove(filepath.Join(s.Paths.SessionsDir, strconv.Itoa(pid)+".json")); err != nil {
+	if err := os.Remove(s.rowPath(pid)); err != nil {
 		s.tb.Fatal(err)
 	}
+	s.release(pid)
+}
+
+// Crash stops the process of pid (which the fake must own) and leaves its
+// row behind, as a SIGKILL does: the row then names a dead process.
+func (s *Station) Crash(pid int) {
+	s.tb.Helper()
+	s.mu.Lock()
+	_, ok := s.procs[pid]
+	s.mu.Unlock()
+	if !ok {
+		s.tb.Fatalf("fakestation: pid %d is not a session process of the fake", pid)
+	}
+	s.release(pid)
 }
 
 // WriteKey writes the session's key file (0600) holding token.

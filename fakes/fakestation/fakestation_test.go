@@ -50,12 +50,12 @@ func TestRowLikeReal(t *testing.T) {
 	if diff := cmp.Diff(keys(t, []byte(realRow)), keys(t, b)); diff != "" {
 		t.Errorf("row keys (-real +fake):\n%s", diff)
 	}
-	info, err := (station.Proc{}).Info(os.Getpid())
+	info, err := (station.Proc{}).Info(row.PID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if row.ProcStart != info.StartTicks || row.PID != os.Getpid() {
-		t.Errorf("row pid %d procStart %s, want %d %s", row.PID, row.ProcStart, os.Getpid(), info.StartTicks)
+	if row.ProcStart != info.StartTicks || row.PID == os.Getpid() {
+		t.Errorf("row pid %d procStart %s, want a process of its own (not %d) with its start %s", row.PID, row.ProcStart, os.Getpid(), info.StartTicks)
 	}
 	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o644 {
 		t.Errorf("row mode %o, want 644", fi.Mode().Perm())
@@ -82,3 +82,76 @@ func TestKnobsPointIntoRoot(t *testing.T) {
 		t.Errorf("paths from the fake's knobs (-fake +read):\n%s", diff)
 	}
 }
+
+// TestSeveralSessions: each session gets a live process of its own, a
+// second session never replaces the first, removing one stops only its
+// process, a crash leaves the row of a dead process, and Close stops the
+// rest.
+func TestSeveralSessions(t *testing.T) {
+	s := fakestation.New(t)
+	a := s.AddSession(fakestation.Session{Name: "alpha"})
+	b := s.AddSession(fakestation.Session{Name: "beta"})
+	c := s.AddSession(fakestation.Session{Name: "gamma"})
+	if a.PID == b.PID || b.PID == c.PID || a.PID == c.PID {
+		t.Fatalf("pids %d %d %d: want one each", a.PID, b.PID, c.PID)
+	}
+	names := func() []string {
+		live, err := s.Station().Live()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, l := range live {
+			out = append(out, l.Name)
+		}
+		sort.Strings(out)
+		return out
+	}
+	if diff := cmp.Diff([]string{"alpha", "beta", "gamma"}, names()); diff != "" {
+		t.Errorf("live sessions (-want +got):\n%s", diff)
+	}
+	s.RemoveSession(a.PID)
+	s.Crash(b.PID)
+	proc := station.Proc{}
+	if proc.Alive(a.PID, a.ProcStart) || proc.Alive(b.PID, b.ProcStart) || !proc.Alive(c.PID, c.ProcStart) {
+		t.Errorf("alive: a %v b %v c %v, want false false true", proc.Alive(a.PID, a.ProcStart), proc.Alive(b.PID, b.ProcStart), proc.Alive(c.PID, c.ProcStart))
+	}
+	if _, err := os.Stat(filepath.Join(s.Paths.SessionsDir, strconv.Itoa(b.PID)+".json")); err != nil {
+		t.Errorf("a crash must leave the row behind: %v", err)
+	}
+	if diff := cmp.Diff([]string{"gamma"}, names()); diff != "" {
+		t.Errorf("live sessions after remove and crash (-want +got):\n%s", diff)
+	}
+	s.Close()
+	if proc.Alive(c.PID, c.ProcStart) {
+		t.Errorf("Close left pid %d running", c.PID)
+	}
+}
+
+// TestSamePIDTwice: a second row for a pid that has one fails the test
+// instead of replacing the first.
+func TestSamePIDTwice(t *testing.T) {
+	ft := &fatalTB{TB: t}
+	st := fakestation.New(ft)
+	st.AddSession(fakestation.Session{PID: os.Getpid(), Name: "one"})
+	func() {
+		defer func() { recover() }()
+		st.AddSession(fakestation.Session{PID: os.Getpid(), Name: "two"})
+	}()
+	if ft.fatals != 1 {
+		t.Errorf("fatals = %d, want 1 (the second row for pid %d)", ft.fatals, os.Getpid())
+	}
+	live, _ := st.Station().Live()
+	if len(live) != 1 || live[0].Name != "one" {
+		t.Errorf("live = %+v, want only the first session", live)
+	}
+}
+
+// fatalTB records Fatal calls and stops the caller with a panic.
+type fatalTB struct {
+	testing.TB
+	fatals int
+}
+
+func (f *fatalTB) Fatal(args ...any)                 { f.fatals++; panic("fatal") }
+func (f *fatalTB) Fatalf(format string, args ...any) { f.fatals++; panic("fatal") }
