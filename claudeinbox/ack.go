@@ -1,11 +1,8 @@
 package claudeinbox
 
 import (
-	"bufio"
 	"encoding/json"
-	"errors"
 	"io"
-	"io/fs"
 	"strings"
 )
 
@@ -47,7 +44,22 @@ type Ack struct {
 	// PacedMS is how long the line was held back to stay inside the
 	// receiver's ingress guard, when it was.
 	PacedMS int64 `json:"paced_ms,omitempty"`
+	// Confirm says what a delivered-* ack rests on: ConfirmTranscript (the
+	// receiver's enqueue row for the line was seen) or ConfirmSettle (the
+	// transcript could not be located; the door did not hang up within the
+	// settle). Empty on refused acks and on older doormen's acks.
+	Confirm string `json:"confirm,omitempty"`
+	// QueuedAt is the timestamp of the receiver's enqueue row, as the
+	// receiver wrote it; null when no row was seen (confirm "settle", a
+	// refusal).
+	QueuedAt *string `json:"queued_at"`
 }
+
+// How a delivered-* ack was confirmed (Ack.Confirm).
+const (
+	ConfirmTranscript = "transcript"
+	ConfirmSettle     = "settle"
+)
 
 // Matches reports whether the ack is for the line with this sha256 that
 // starts at offset. An ack without line_offset (a v1 doorman's) matches on
@@ -70,26 +82,15 @@ func IsMonitorEraAck(line string) bool {
 
 // ScanAcks calls fn for every JSON ack in r, in order, with the byte offset
 // after the ack's line. Lines that are not acks (monitor-era lines, a torn
-// last line) are skipped. fn returns false to stop.
+// last line) are skipped, and so is a line longer than MaxAckLine, without
+// being held in memory: a read of any ack file is bounded. fn returns false
+// to stop.
 func ScanAcks(r io.Reader, start int64, fn func(a Ack, end int64) bool) error {
-	br := bufio.NewReaderSize(r, 64*1024)
-	pos := start
-	for {
-		line, err := br.ReadBytes('\n')
-		if len(line) > 0 && line[len(line)-1] == '\n' {
-			pos += int64(len(line))
-			var a Ack
-			if json.Unmarshal(line, &a) == nil && a.SHA256 != "" {
-				if !fn(a, pos) {
-					return nil
-				}
-			}
+	return scanLines(r, start, MaxAckLine, func(line []byte, end int64) bool {
+		var a Ack
+		if json.Unmarshal(line, &a) == nil && a.SHA256 != "" {
+			return fn(a, end)
 		}
-		if errors.Is(err, io.EOF) {
-			return nil
-		}
-		if err != nil {
-			return &fs.PathError{Op: "read", Path: "ack", Err: err}
-		}
-	}
+		return true
+	})
 }

@@ -58,7 +58,27 @@ type Heartbeat struct {
 	// receiver's ingress guard (an identical body within 30 s, the per-sender
 	// token bucket): how many lines wait for pacing right now.
 	Pacing int `json:"pacing,omitempty"`
+	// Confirmed counts the lines acked on the receiver's enqueue row
+	// (confirm "transcript"); Unconfirmed the door writes whose enqueue
+	// row did not come (the line stayed pending; LastError says why).
+	Confirmed   int `json:"confirmed"`
+	Unconfirmed int `json:"unconfirmed"`
 }
+
+// Why a line is pending (Heartbeat.LastError starts with one of these).
+const (
+	// PendingNotQueued: the door took the line but the receiver wrote no
+	// enqueue row for it within the confirmation bound (its ingress guard
+	// dropped it, it holds it, or it is exiting). The doorman retries
+	// once a retry cannot double it.
+	PendingNotQueued = "receiver-did-not-queue"
+	// PendingAckUnwritable: the line was queued but its ack could not be
+	// written; the doorman retries the ack, never the delivery.
+	PendingAckUnwritable = "ack-unwritable"
+	// PendingBadToken: the session's messaging token cannot be carried in
+	// a door frame; nothing was written.
+	PendingBadToken = "bad-token"
+)
 
 // ReadHeartbeat reads a heartbeat file. A missing file is fs.ErrNotExist.
 func ReadHeartbeat(path string) (Heartbeat, error) {

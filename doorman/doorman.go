@@ -3,14 +3,10 @@ package doorman
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -357,11 +353,7 @@ func (d *Doorman) writeHeartbeat(files claudeinbox.Files, stopped bool) error {
 	if stopped {
 		h.StoppedAt = claudeinbox.FormatTime(now)
 	}
-	b, err := json.Marshal(h)
-	if err != nil {
-		return err
-	}
-	return fsx.WriteFileAtomic(files.Heartbeat, append(b, '\n'))
+	return claudeinbox.WriteHeartbeat(files.Heartbeat, h)
 }
 
 // ensureInbox creates the inbox file (0600, its directory 0700) if absent.
@@ -371,31 +363,6 @@ func ensureInbox(path string) error {
 		return err
 	}
 	return f.Close()
-}
-
-// readOffset reads <inbox>.offset: a decimal byte offset. ok is false when
-// the file does not exist.
-func readOffset(path string) (off int64, ok bool, err error) {
-	b, err := fsx.ReadFile(path)
-	if errors.Is(err, fs.ErrNotExist) {
-		return 0, false, nil
-	}
-	if err != nil {
-		return 0, false, err
-	}
-	s := strings.TrimSpace(string(b))
-	if s == "" {
-		return 0, true, nil
-	}
-	n, err := strconv.ParseInt(strings.Fields(s)[0], 10, 64)
-	if err != nil || n < 0 {
-		return 0, true, &fs.PathError{Op: "parse", Path: path, Err: fmt.Errorf("bad offset %q", s)}
-	}
-	return n, true, nil
-}
-
-func writeOffset(path string, off int64) error {
-	return fsx.WriteFileAtomic(path, []byte(strconv.FormatInt(off, 10)+"\n"))
 }
 
 // syncWriter serialises log lines.
@@ -432,7 +399,7 @@ func (d *Doorman) Report() Report {
 	}
 	off := st.Offset
 	if !st.Holder {
-		if n, ok, err := readOffset(files.Offset); ok && err == nil {
+		if n, err := claudeinbox.ReadOffset(files.Offset); err == nil {
 			off = n
 		}
 	}

@@ -6,7 +6,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"hash"
@@ -116,9 +115,11 @@ func newFollower(d *Doorman, files claudeinbox.Files, id Identity) (*follower, e
 	if hb, err := claudeinbox.ReadHeartbeat(files.Heartbeat); err == nil {
 		prevIno = hb.Inode
 	}
-	off, ok, err := readOffset(files.Offset)
-	if err != nil {
-		d.logf("%v: replaying from 0", err)
+	off, err := claudeinbox.ReadOffset(files.Offset)
+	ok := !errors.Is(err, fs.ErrNotExist)
+	verify := err == nil
+	if err != nil && ok {
+		d.logf("%v: finding the resume point from the acks", err)
 		off = 0
 	}
 	f, err := fsx.OpenRead(files.Inbox)
@@ -139,16 +140,29 @@ func newFollower(d *Doorman, files claudeinbox.Files, id Identity) (*follower, e
 			d.logf("adopted %d monitor-era lines as read (offset %d)", adopted, n)
 		}
 	}
-	if prevIno != 0 && fl.ino != 0 && prevIno != fl.ino && off > 0 {
+	acks := loadAcks(files.Ack, fl.ino)
+	switch {
+	case prevIno != 0 && fl.ino != 0 && prevIno != fl.ino && off > 0:
 		d.logf("inbox replaced while no doorman ran: following the new file from 0")
 		off = 0
-	}
-	if off > fi.Size() {
-		d.logf("offset %d beyond the file (%d bytes): truncated, from 0", off, fi.Size())
-		off = 0
+	case off > fi.Size():
+		d.logf("offset %d beyond the file (%d bytes): truncated; finding the resume point from the acks", off, fi.Size())
+		off = resumeFromAcks(f, fi.Size(), acks)
+	case verify && off > 0 && !offsetVerified(f, off, acks):
+		// The inbox was recreated (ext4 reuses the inode number at once)
+		// or rewritten while no doorman ran: the offset is not where the
+		// last acked line ends.
+		n := resumeFromAcks(f, fi.Size(), acks)
+		d.logf("offset %d does not end the last acked line: resuming at %d, the first line without an ack", off, n)
+		off = n
 	}
 	fl.pos = off
-	fl.acked = loadAcks(files.Ack, fl.ino, off)
+	fl.acked = map[int64]string{}
+	for o, a := range acks {
+		if o >= off {
+			fl.acked[o] = a.SHA256
+		}
+	}
 	d.update(func(s *Status) { s.Offset, s.Inode, s.PendingBytes = off, fl.ino, fi.Size()-off })
 	return fl, nil
 }
@@ -163,21 +177,70 @@ func (fl *follower) close() {
 	}
 }
 
-// loadAcks returns the acks of the ack file for inode at or after from.
-func loadAcks(path string, inode uint64, from int64) map[int64]string {
-	out := map[int64]string{}
-	f, err := fsx.OpenRead(path)
-	if err != nil {
-		return out
-	}
-	defer f.Close()
-	claudeinbox.ScanAcks(f, 0, func(a claudeinbox.Ack, _ int64) bool {
-		if a.Inode == inode && a.LineOffset != nil && *a.LineOffset >= from {
-			out[*a.LineOffset] = a.SHA256
+// loadAcks returns the acks of the ack file for inode, by line_offset (the
+// last one for an offset wins).
+func loadAcks(path string, inode uint64) map[int64]claudeinbox.Ack {
+	out := map[int64]claudeinbox.Ack{}
+	acks, _, _ := claudeinbox.ReadAcks(path, 0)
+	for _, a := range acks {
+		if a.Inode == inode && a.LineOffset != nil {
+			out[*a.LineOffset] = a
 		}
-		return true
-	})
+	}
 	return out
+}
+
+// offsetVerified reports whether off is where the last acked line before
+// it ends: the bytes from that ack's line_offset up to off are one line
+// whose sha256 is the ack's. With no ack before off, only the line ending
+// is checked (a resume point never cuts a line).
+func offsetVerified(f *os.File, off int64, acks map[int64]claudeinbox.Ack) bool {
+	last := int64(-1)
+	for o := range acks {
+		if o < off && o > last {
+			last = o
+		}
+	}
+	var b [1]byte
+	if _, err := f.ReadAt(b[:], off-1); err != nil || b[0] != '\n' {
+		return false
+	}
+	if last < 0 {
+		return true
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, io.NewSectionReader(f, last, off-1-last)); err != nil {
+		return false
+	}
+	return hex.EncodeToString(h.Sum(nil)) == acks[last].SHA256
+}
+
+// resumeFromAcks returns the start of the first line of the file (up to
+// size) that has no ack for its offset and sha256: lines before it were
+// handled; later acked lines are skipped one by one as they come.
+func resumeFromAcks(f *os.File, size int64, acks map[int64]claudeinbox.Ack) int64 {
+	br := bufio.NewReaderSize(io.NewSectionReader(f, 0, size), readPiece)
+	var pos int64
+	for {
+		start := pos
+		h := sha256.New()
+		for {
+			chunk, err := br.ReadSlice('\n')
+			pos += int64(len(chunk))
+			if err == nil {
+				h.Write(chunk[:len(chunk)-1])
+				break
+			}
+			if !errors.Is(err, bufio.ErrBufferFull) {
+				return start // the end, or a torn line: resume there
+			}
+			h.Write(chunk)
+		}
+		a, ok := acks[start]
+		if !ok || a.SHA256 != hex.EncodeToString(h.Sum(nil)) {
+			return start
+		}
+	}
 }
 
 // adoptMonitorEra returns the offset after the inbox lines that a
@@ -324,7 +387,7 @@ func (fl *follower) drain(ctx context.Context) error {
 			return err
 		}
 		fl.advance(next)
-		if err := writeOffset(fl.files.Offset, next); err != nil {
+		if err := claudeinbox.WriteOffset(fl.files.Offset, next); err != nil {
 			return err
 		}
 		fl.d.update(func(s *Status) { s.Offset = next })
@@ -350,7 +413,7 @@ func (fl *follower) checkPath(ctx context.Context) error {
 		fl.d.logf("inbox truncated (%d bytes, offset %d): from 0", fi.Size(), fl.pos)
 		fl.reset(0)
 		fl.acked = map[int64]string{}
-		if err := writeOffset(fl.files.Offset, 0); err != nil {
+		if err := claudeinbox.WriteOffset(fl.files.Offset, 0); err != nil {
 			return err
 		}
 		fl.d.update(func(s *Status) { s.Offset = 0 })
@@ -383,8 +446,11 @@ func (fl *follower) checkPath(ctx context.Context) error {
 	fl.f.Close()
 	fl.f, fl.ino = nf, inodeOf(nfi)
 	fl.reset(0)
-	fl.acked = loadAcks(fl.files.Ack, fl.ino, 0)
-	if err := writeOffset(fl.files.Offset, 0); err != nil {
+	fl.acked = map[int64]string{}
+	for o, a := range loadAcks(fl.files.Ack, fl.ino) {
+		fl.acked[o] = a.SHA256
+	}
+	if err := claudeinbox.WriteOffset(fl.files.Offset, 0); err != nil {
 		return err
 	}
 	fl.d.update(func(s *Status) { s.Offset, s.Inode = 0, fl.ino })
@@ -485,12 +551,7 @@ func refuseReason(err error) string {
 }
 
 func (fl *follower) ack(a claudeinbox.Ack) error {
-	b, err := json.Marshal(a)
-	if err != nil {
-		return err
-	}
-	_, err = fsx.AppendLine(fl.files.Ack, b)
-	return err
+	return claudeinbox.AppendAck(fl.files.Ack, a)
 }
 
 func (fl *follower) refuse(sha string, off int64, reason string) error {

@@ -18,7 +18,6 @@ import (
 	"math"
 	"os"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -102,9 +101,6 @@ func (s *NullString) UnmarshalJSON(b []byte) error {
 // MaxLastLine is the most characters of an inbox's last_line.
 const MaxLastLine = 200
 
-// maxOffsetFile bounds the read of an <inbox>.offset file.
-const maxOffsetFile = 64
-
 // Read reads the inbox of session sid in dir: its lines, acks,
 // pending lines, last line and the doorman's heartbeat, judged at now
 // (pidAlive may be nil to skip the doorman's pid check).
@@ -136,7 +132,8 @@ func Read(dir, sid string, now time.Time, pidAlive func(int) bool) (Inbox, error
 	in.Exists = true
 	size := fi.Size()
 
-	offset, known := readOffset(files.Offset)
+	offset, oerr := claudeinbox.ReadOffset(files.Offset)
+	known := oerr == nil
 	if !known && hb != nil {
 		if hb.Inode == 0 || hb.Inode == inodeOf(fi) {
 			offset, known = hb.Offset, true
@@ -179,23 +176,6 @@ func Read(dir, sid string, now time.Time, pidAlive func(int) bool) (Inbox, error
 		in.Pending = max(in.Lines-in.Acks, 0)
 	}
 	return in, nil
-}
-
-// readOffset reads <inbox>.offset: a decimal byte offset (a trailing newline
-// allowed, as `echo 0 >` writes it).
-func readOffset(path string) (int64, bool) {
-	f, err := fsx.OpenRead(path)
-	if err != nil {
-		return 0, false
-	}
-	defer f.Close()
-	buf := make([]byte, maxOffsetFile)
-	n, _ := io.ReadFull(f, buf)
-	v, err := strconv.ParseInt(strings.TrimSpace(string(buf[:n])), 10, 64)
-	if err != nil || v < 0 {
-		return 0, false
-	}
-	return v, true
 }
 
 // readDoorman reads and judges the heartbeat at path; nil when there is no

@@ -1,0 +1,133 @@
+package claudeinbox
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"strconv"
+
+	"github.com/oo-family/oo-claude/internal/fsx"
+)
+
+// The inbox's side files are read and written here only: the doorman, the
+// sender, the observatory and the fakes all go through these functions, so
+// a file has one reader and one writer.
+
+// ErrBadOffset: an <inbox>.offset file that does not hold a non-negative
+// decimal byte offset (an empty file included). The offset is unknown.
+var ErrBadOffset = errors.New("claudeinbox: bad offset file")
+
+// maxOffsetFile bounds the read of an <inbox>.offset file.
+const maxOffsetFile = 64
+
+// MaxAckLine bounds one line of an ack file: a longer line is skipped
+// without being held in memory (no ack is that long).
+const MaxAckLine = 64 << 10
+
+// ReadOffset reads <inbox>.offset: a decimal byte offset, a trailing
+// newline allowed (as `echo 0 >` writes it). A missing file is
+// fs.ErrNotExist; anything else that is not such an offset, an empty file
+// included, is ErrBadOffset. At most 64 bytes are read; a symlink is
+// refused.
+func ReadOffset(path string) (int64, error) {
+	f, err := fsx.OpenRead(path)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	buf := make([]byte, maxOffsetFile+1)
+	n, err := io.ReadFull(f, buf)
+	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
+		return 0, &fs.PathError{Op: "read", Path: path, Err: err}
+	}
+	s := bytes.TrimSuffix(bytes.TrimSuffix(buf[:n], []byte("\n")), []byte("\r"))
+	v, perr := strconv.ParseInt(string(s), 10, 64)
+	if n > maxOffsetFile || perr != nil || v < 0 {
+		return 0, &fs.PathError{Op: "parse", Path: path, Err: fmt.Errorf("%w: %q", ErrBadOffset, s)}
+	}
+	return v, nil
+}
+
+// WriteOffset replaces <inbox>.offset with off (atomically, 0600).
+func WriteOffset(path string, off int64) error {
+	return fsx.WriteFileAtomic(path, []byte(strconv.FormatInt(off, 10)+"\n"))
+}
+
+// AppendAck appends a as one line to the ack file at path (one write with
+// O_APPEND, 0600, a symlink refused).
+func AppendAck(path string, a Ack) error {
+	b, err := json.Marshal(a)
+	if err != nil {
+		return err
+	}
+	_, err = fsx.AppendLine(path, b)
+	return err
+}
+
+// ReadAcks returns the JSON acks of the ack file at path from byte from on,
+// in order (see ScanAcks), and the offset after the last complete line. A
+// missing file is no acks.
+func ReadAcks(path string, from int64) ([]Ack, int64, error) {
+	f, err := fsx.OpenRead(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, from, nil
+	}
+	if err != nil {
+		return nil, from, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err == nil && fi.Size() < from {
+		from = 0 // truncated or replaced: read it again from the start
+	}
+	var out []Ack
+	end := from
+	err = ScanAcks(io.NewSectionReader(f, from, 1<<62), from, func(a Ack, e int64) bool {
+		out = append(out, a)
+		end = e
+		return true
+	})
+	return out, end, err
+}
+
+// WriteHeartbeat replaces the heartbeat file at path with h (atomically,
+// 0600).
+func WriteHeartbeat(path string, h Heartbeat) error {
+	b, err := json.Marshal(h)
+	if err != nil {
+		return err
+	}
+	return fsx.WriteFileAtomic(path, append(b, '\n'))
+}
+
+// scanLines calls fn with each complete line of r (without "\n") and the
+// offset after it; a line longer than max is skipped without being held.
+func scanLines(r io.Reader, start int64, limit int, fn func(line []byte, end int64) bool) error {
+	br := bufio.NewReaderSize(r, limit)
+	pos := start
+	skipping := false
+	for {
+		line, err := br.ReadSlice('\n')
+		pos += int64(len(line))
+		switch {
+		case errors.Is(err, bufio.ErrBufferFull):
+			skipping = true
+			continue
+		case err == nil && skipping:
+			skipping = false
+			continue
+		case err == nil:
+			if !fn(line[:len(line)-1], pos) {
+				return nil
+			}
+			continue
+		case errors.Is(err, io.EOF):
+			return nil
+		default:
+			return &fs.PathError{Op: "read", Path: "ack", Err: err}
+		}
+	}
+}
