@@ -63,7 +63,7 @@ func newLineageRegisterCmd(e *env) *ffcli.Command {
 			if err != nil {
 				var le *lineage.Error
 				if errors.As(err, &le) {
-					fmt.Fprintf(e.stderr, "refused: %v\n", le.Err)
+					fmt.Fprintf(e.stderr, "oo-claude: %s\n", lineageMessage(le.Err))
 					return exitWith(exitFail)
 				}
 				return err
@@ -110,6 +110,10 @@ func newLineageShowCmd(e *env) *ffcli.Command {
 					links = []lineage.Row{}
 				}
 				return printJSONLine(e, links)
+			}
+			if len(links) == 0 {
+				_, err := fmt.Fprintf(e.stdout, "no lineage recorded yet in %s (oo-claude start records the sessions it starts; oo-claude lineage register records a parent by hand)\n", cfg.LineageFile())
+				return err
 			}
 			for _, r := range links {
 				title := ""

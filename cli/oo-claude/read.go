@@ -39,7 +39,7 @@ func newReadCmd(e *env) *ffcli.Command {
 			}
 			res, err := transcript.ReadSession(station.New(cfg.Paths), cfg.ProjectsDir, pos[0], *turns)
 			if err != nil {
-				return &exitError{code: exitFail, err: err}
+				return &exitError{code: exitFail, err: readMessage(err, res.Session, cfg.ProjectsDir)}
 			}
 			if *asJSON {
 				return printJSONLine(e, res)

@@ -93,7 +93,8 @@ func printResume(e *env, res headless.ResumeResult, err error) {
 	case headless.HeldBySession:
 		fmt.Fprintf(e.stderr, "held-by-session (%s): %s\n", res.HeldBy, res.Reason)
 	case headless.Refused:
-		fmt.Fprintf(e.stderr, "refused: %v\n", err)
+		cfg, _ := e.config()
+		fmt.Fprintf(e.stderr, "oo-claude: %s\n", refusedMessage(err, res.SessionID, cfg.ProjectsDir))
 	default:
 		msg := res.Reason
 		if res.Parsed && res.Claude.Subtype != "" {

@@ -109,7 +109,7 @@ func newRidersCmd(e *env) *ffcli.Command {
 				}
 				t, err := station.New(cfg.Paths).Resolve(pos[0])
 				if err != nil {
-					return &exitError{code: exitFail, err: err}
+					return &exitError{code: exitFail, err: readMessage(err, "", "")}
 				}
 				only = t.SessionID
 			}

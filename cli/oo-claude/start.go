@@ -113,7 +113,7 @@ func finishStart(e *env, res headless.StartResult, err error, asJSON bool) error
 		}
 		fmt.Fprintf(e.stderr, "completed: %s; result file %s\n", f.SessionID, f.ResultFile)
 	case res.Class == headless.Refused:
-		fmt.Fprintf(e.stderr, "refused: %v\n", err)
+		fmt.Fprintf(e.stderr, "oo-claude: %s\n", refusedMessage(err, "", ""))
 	default:
 		fmt.Fprintf(e.stderr, "%s: %s", res.Class, res.Reason)
 		if f.ResultFile != "" {

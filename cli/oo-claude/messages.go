@@ -1,0 +1,77 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/oo-family/oo-claude/headless"
+	"github.com/oo-family/oo-claude/lineage"
+	"github.com/oo-family/oo-claude/station"
+	"github.com/oo-family/oo-claude/transcript"
+)
+
+// The messages here say what happened and what to do next, in one line
+// each; the library's errors carry the chain, the CLI prints the gist.
+
+// targetMessage explains a target that did not resolve, or returns "" for
+// an error that is not a *station.TargetError.
+func targetMessage(err error) string {
+	var te *station.TargetError
+	if !errors.As(err, &te) {
+		return ""
+	}
+	switch {
+	case errors.Is(err, station.ErrUnknownTarget):
+		return fmt.Sprintf("unknown target %q: no running session has this id, pid or name (oo-claude sessions lists them; a session that is not running is addressed by its full id)", te.Target)
+	case errors.Is(err, station.ErrAmbiguousTarget):
+		return te.Error() + " (use the full session id)"
+	}
+	return te.Error()
+}
+
+// noTranscriptMessage is the one line for a session whose transcript is
+// not under projectsDir.
+func noTranscriptMessage(sessionID, projectsDir string) string {
+	return fmt.Sprintf("no transcript for session %s under %s: check the id (oo-claude sessions lists the running ones), or point OO_CLAUDE_PROJECTS_DIR (or CLAUDE_CONFIG_DIR) at the config dir the session ran with",
+		sessionID, projectsDir)
+}
+
+// readMessage is read's one line for a failed ReadSession.
+func readMessage(err error, sessionID, projectsDir string) error {
+	if m := targetMessage(err); m != "" {
+		return errors.New(m)
+	}
+	if errors.Is(err, transcript.ErrNotFound) && sessionID != "" {
+		return errors.New(noTranscriptMessage(sessionID, projectsDir))
+	}
+	return errors.New(oneLine(err))
+}
+
+// refusedMessage is the one line for a resume or start that was refused
+// before anything ran: "resume refused (no-transcript): …".
+func refusedMessage(err error, sessionID, projectsDir string) string {
+	var re *headless.RefusedError
+	if !errors.As(err, &re) {
+		return "refused: " + oneLine(err)
+	}
+	if errors.Is(err, headless.ErrNoTranscript) && sessionID != "" {
+		return fmt.Sprintf("%s refused (%s): %s", re.Op, re.Reason, noTranscriptMessage(sessionID, projectsDir))
+	}
+	return oneLine(re)
+}
+
+// lineageMessage is the one line for a refused lineage register.
+func lineageMessage(err error) string {
+	msg := "lineage register refused: " + oneLine(err)
+	if errors.Is(err, lineage.ErrNoChild) {
+		msg += ": give --child <uuid> (or --child-host <local_id>), or run it inside the child session (from its Bash tool, so the session is an ancestor or CLAUDE_CODE_SESSION_ID names it)"
+	}
+	return msg
+}
+
+// oneLine joins the lines of an error (errors.Join puts each cause on its
+// own line) with "; ".
+func oneLine(err error) string {
+	return strings.ReplaceAll(err.Error(), "\n", "; ")
+}
