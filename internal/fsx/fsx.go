@@ -10,7 +10,10 @@
 // directories 0700; a symlink at a path this package writes to or opens is
 // refused with [ErrSymlink]; every open is non-blocking (O_NONBLOCK, O_NOCTTY)
 // and checked with fstat, so a FIFO, socket, device node or directory at a
-// path is refused with [ErrNotRegular] at once, never waited on.
+// path is refused with [ErrNotRegular] at once, never waited on; a file that
+// another user owns, or that others can write, is refused with
+// [ErrUntrusted] (see [CheckTrust]), so nothing another user planted is read,
+// appended to or locked.
 package fsx
 
 import (
@@ -64,8 +67,8 @@ func MkdirPrivate(dir string) error {
 }
 
 // OpenAppend opens path for appending, creating it 0600 (and its directory
-// 0700) when absent. A symlink at path, or anything but a regular file, is
-// refused. The descriptor is also readable, so [AppendLineTo] can see whether
+// 0700) when absent. A symlink at path, anything but a regular file, or a
+// file that is not trusted ([CheckTrust] for the effective uid) is refused. The descriptor is also readable, so [AppendLineTo] can see whether
 // the file ends in a newline.
 func OpenAppend(path string) (*os.File, error) {
 	if err := MkdirPrivate(filepath.Dir(path)); err != nil {
@@ -77,9 +80,14 @@ func OpenAppend(path string) (*os.File, error) {
 // openChecked is the one checked open: a path that exists and is not a
 // regular file is refused before it is opened (so a device is never opened),
 // the open itself cannot follow a symlink or block, and fstat checks the
-// opened file again (a swap between the two checks is caught). O_NONBLOCK
-// is cleared again on the regular file, so reads and writes behave as usual.
+// opened file again (a swap between the two checks is caught): it must be
+// regular and trusted by the effective uid ([CheckTrust]). O_NONBLOCK is
+// cleared again on the regular file, so reads and writes behave as usual.
 func openChecked(op, path string, flag int) (*os.File, error) {
+	return openCheckedAs(op, path, flag, os.Geteuid())
+}
+
+func openCheckedAs(op, path string, flag, uid int) (*os.File, error) {
 	if fi, err := os.Lstat(path); err == nil {
 		if fi.Mode()&fs.ModeSymlink != 0 {
 			return nil, &fs.PathError{Op: op, Path: path, Err: ErrSymlink}
@@ -92,7 +100,11 @@ func openChecked(op, path string, flag int) (*os.File, error) {
 	if err != nil {
 		return nil, wrapOpenErr(op, path, err)
 	}
-	if err := checkRegular(f, op, path); err != nil {
+	fi, err := checkRegular(f, op, path)
+	if err == nil {
+		err = CheckTrust(path, fi, uid)
+	}
+	if err != nil {
 		f.Close()
 		return nil, err
 	}
@@ -281,8 +293,9 @@ func replaceable(path string) error {
 
 // OpenRead opens path for reading without following a symlink at its last
 // element and without blocking. It refuses anything but a regular file with
-// an error matching [ErrSymlink] or [ErrNotRegular]; a missing file matches
-// [fs.ErrNotExist].
+// an error matching [ErrSymlink] or [ErrNotRegular], and a file another user
+// owns or others can write with one matching [ErrUntrusted]; a missing file
+// matches [fs.ErrNotExist].
 func OpenRead(path string) (*os.File, error) {
 	return openChecked("open", path, os.O_RDONLY)
 }
@@ -297,15 +310,15 @@ func ReadFile(path string) ([]byte, error) {
 	return io.ReadAll(f)
 }
 
-func checkRegular(f *os.File, op, path string) error {
+func checkRegular(f *os.File, op, path string) (fs.FileInfo, error) {
 	fi, err := f.Stat()
 	if err != nil {
-		return &fs.PathError{Op: op, Path: path, Err: err}
+		return nil, &fs.PathError{Op: op, Path: path, Err: err}
 	}
 	if !fi.Mode().IsRegular() {
-		return &fs.PathError{Op: op, Path: path, Err: ErrNotRegular}
+		return nil, &fs.PathError{Op: op, Path: path, Err: ErrNotRegular}
 	}
-	return nil
+	return fi, nil
 }
 
 // wrapOpenErr names why an open failed: ELOOP from O_NOFOLLOW is a symlink;

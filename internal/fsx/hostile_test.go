@@ -31,13 +31,17 @@ func TestHostileTypesRefusedAtOnce(t *testing.T) {
 		{"TryLock", func(p string) error { l, err := fsx.TryLock(p); l.Unlock(); return err }},
 		{"ReadFileTrusted", func(p string) error { _, err := fsx.ReadFileTrusted(p, os.Geteuid()); return err }},
 	}
-	for _, k := range []hostile.Kind{hostile.FIFO, hostile.Dir, hostile.CharDev, hostile.Socket, hostile.Symlink} {
+	for _, k := range hostile.Kinds() {
 		for _, op := range ops {
+			untrusted := k == hostile.Foreign || k == hostile.WorldWritable
+			if untrusted && op.name == "WriteFileAtomic" {
+				continue // replacing it is what a state write does: TestWriteFileAtomicReplacesUntrusted
+			}
 			t.Run(string(k)+"/"+op.name, func(t *testing.T) {
 				dir := t.TempDir()
 				path := filepath.Join(dir, "f")
 				decoy := filepath.Join(t.TempDir(), "decoy")
-				if err := hostile.Plant(path, k, nil, decoy); errors.Is(err, hostile.ErrNeedRoot) {
+				if err := hostile.Plant(path, k, []byte("planted\n"), decoy); errors.Is(err, hostile.ErrNeedRoot) {
 					t.Skip(err)
 				} else if err != nil {
 					t.Fatal(err)
@@ -59,8 +63,11 @@ func TestHostileTypesRefusedAtOnce(t *testing.T) {
 					t.Fatalf("%s on a %s did not return within 3 s", op.name, k)
 				}
 				want := fsx.ErrNotRegular
-				if k == hostile.Symlink {
+				switch {
+				case k == hostile.Symlink:
 					want = fsx.ErrSymlink
+				case untrusted:
+					want = fsx.ErrUntrusted
 				}
 				if !errors.Is(err, want) {
 					t.Errorf("%s on a %s: err = %v, want %v", op.name, k, err, want)
@@ -69,6 +76,11 @@ func TestHostileTypesRefusedAtOnce(t *testing.T) {
 				if lerr != nil || after.Mode() != before.Mode() {
 					t.Errorf("the %s was replaced or removed: before %v, after %v (%v)", k, before.Mode(), after, lerr)
 				}
+				if untrusted {
+					if b, _ := os.ReadFile(path); string(b) != "planted\n" {
+						t.Errorf("the %s file was written: %q", k, b)
+					}
+				}
 				if k == hostile.Symlink {
 					if b, _ := os.ReadFile(decoy); string(b) != "decoy\n" {
 						t.Errorf("decoy changed: %q", b)
@@ -76,6 +88,29 @@ func TestHostileTypesRefusedAtOnce(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestWriteFileAtomicReplacesUntrusted: a state write replaces a file another
+// user planted (the rename drops it from the directory; its content is never
+// read) and leaves a 0600 file of the user.
+func TestWriteFileAtomicReplacesUntrusted(t *testing.T) {
+	for _, k := range []hostile.Kind{hostile.Foreign, hostile.WorldWritable} {
+		t.Run(string(k), func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "state.json")
+			if err := hostile.Plant(path, k, []byte("planted\n"), ""); errors.Is(err, hostile.ErrNeedRoot) {
+				t.Skip(err)
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			if err := fsx.WriteFileAtomic(path, []byte("ours\n")); err != nil {
+				t.Fatal(err)
+			}
+			b, err := fsx.ReadFile(path)
+			if err != nil || string(b) != "ours\n" {
+				t.Errorf("after replace: %q, %v", b, err)
+			}
+		})
 	}
 }
 

@@ -75,21 +75,12 @@ func CheckDirTrust(dir string, uid int) error {
 	return CheckTrust(dir, fi, uid)
 }
 
-// OpenReadTrusted is [OpenRead] that also refuses a file that fails
-// [CheckTrust] for uid (checked on the open descriptor).
+// OpenReadTrusted is [OpenRead] trusting uid instead of the effective uid.
 func OpenReadTrusted(path string, uid int) (*os.File, error) {
-	f, err := OpenRead(path)
-	if err != nil {
-		return nil, err
-	}
-	if err := CheckFileTrust(f, path, uid); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return f, nil
+	return openCheckedAs("open", path, os.O_RDONLY, uid)
 }
 
-// ReadFileTrusted is [ReadFile] through [OpenReadTrusted].
+// ReadFileTrusted is [ReadFile] trusting uid instead of the effective uid.
 func ReadFileTrusted(path string, uid int) ([]byte, error) {
 	f, err := OpenReadTrusted(path, uid)
 	if err != nil {
