@@ -1,18 +1,22 @@
 package station
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/oo-family/oo-claude/internal/fsx"
 )
@@ -64,6 +68,10 @@ type Station struct {
 	Proc  Proc
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+
+	// decoded, when set, is told of each registry row decoded and checked
+	// for liveness (a test hook: see export_test.go).
+	decoded func(path string)
 }
 
 // New returns a Station reading the given paths and the real /proc.
@@ -111,12 +119,49 @@ func IsSessionID(s string) bool {
 // ErrBadRow reports a registry file that cannot be used.
 var ErrBadRow = errors.New("unusable registry row")
 
+// maxRowBytes bounds the read of one registry file. Claude Code's rows are
+// well under a kilobyte; a larger file is not a row and is never read whole.
+const maxRowBytes = 64 << 10
+
 // ReadRow reads and checks one registry file.
 func ReadRow(path string) (Row, error) {
-	b, err := fsx.ReadFile(path)
+	b, err := readRowFile(path, nil)
 	if err != nil {
 		return Row{}, err
 	}
+	return parseRow(path, b)
+}
+
+// readRowFile appends the content of the registry file at path to buf,
+// opened without following a symlink and refused when it is not a regular
+// file or exceeds maxRowBytes.
+func readRowFile(path string, buf []byte) ([]byte, error) {
+	f, err := fsx.OpenRead(path)
+	if err != nil {
+		return buf, err
+	}
+	defer f.Close()
+	start := len(buf)
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if len(buf)-start > maxRowBytes {
+			return buf[:start], &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: larger than %d bytes", ErrBadRow, maxRowBytes)}
+		}
+		if err == io.EOF {
+			return buf, nil
+		}
+		if err != nil {
+			return buf[:start], &fs.PathError{Op: "read", Path: path, Err: err}
+		}
+	}
+}
+
+// parseRow decodes and checks the content of one registry file.
+func parseRow(path string, b []byte) (Row, error) {
 	var r Row
 	if err := json.Unmarshal(b, &r); err != nil {
 		return Row{}, &fs.PathError{Op: "parse", Path: path, Err: fmt.Errorf("%w: %v", ErrBadRow, err)}
@@ -127,11 +172,17 @@ func ReadRow(path string) (Row, error) {
 	return r, nil
 }
 
-// Sessions reads every registry row, live or not, ordered by start time
-// (oldest first). Files that are not rows (keys, temporary files) and rows
-// that cannot be parsed are skipped: a row being rewritten must not fail a
-// listing.
-func (s *Station) Sessions() ([]Session, error) {
+// rawRow is the undecoded content of one registry file.
+type rawRow struct {
+	path string
+	stem string // the pid the file is named by
+	b    []byte
+}
+
+// rawRows reads the content of every registry file, <pid>.json, into one
+// buffer, decoding none of them. Files that are not rows (keys, temporary
+// files) and files that cannot be read are skipped.
+func (s *Station) rawRows() ([]rawRow, error) {
 	ents, err := os.ReadDir(s.Paths.SessionsDir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -139,29 +190,84 @@ func (s *Station) Sessions() ([]Session, error) {
 		}
 		return nil, err
 	}
-	var out []Session
+	var (
+		out []rawRow
+		buf = make([]byte, 0, 1024*len(ents))
+	)
 	for _, e := range ents {
 		name := e.Name()
 		stem, ok := strings.CutSuffix(name, ".json")
-		if !ok {
-			continue
-		}
-		if _, err := strconv.Atoi(stem); err != nil {
+		if !ok || !isPIDText(stem) {
 			continue
 		}
 		path := filepath.Join(s.Paths.SessionsDir, name)
-		r, err := ReadRow(path)
+		start := len(buf)
+		buf, err = readRowFile(path, buf)
 		if err != nil {
 			continue
 		}
-		out = append(out, Session{Row: r, File: path, Live: s.Proc.Alive(r.PID, r.ProcStart)})
+		// Full slice expressions: a later read that grows buf must not
+		// write into this row's bytes, and appending to one never reaches
+		// the next.
+		out = append(out, rawRow{path: path, stem: stem, b: buf[start:len(buf):len(buf)]})
 	}
-	sort.SliceStable(out, func(i, j int) bool {
-		if out[i].StartedAt != out[j].StartedAt {
-			return out[i].StartedAt < out[j].StartedAt
+	return out, nil
+}
+
+// isPIDText reports whether s is a pid as the registry names its files: a
+// decimal number without sign or leading zeros that fits an int.
+func isPIDText(s string) bool {
+	if s == "" || len(s) > 10 || s[0] == '0' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
 		}
-		return out[i].PID < out[j].PID
+	}
+	n, err := strconv.Atoi(s)
+	return err == nil && n > 0
+}
+
+// session decodes a raw row into a Session, liveness included. A row whose
+// pid is not the number its file is named by is not a row.
+func (s *Station) session(raw rawRow) (Session, bool) {
+	if s.decoded != nil {
+		s.decoded(raw.path)
+	}
+	r, err := parseRow(raw.path, raw.b)
+	if err != nil || strconv.Itoa(r.PID) != raw.stem {
+		return Session{}, false
+	}
+	return Session{Row: r, File: raw.path, Live: s.Proc.Alive(r.PID, r.ProcStart)}, true
+}
+
+// sortSessions orders sessions by start time, oldest first, then by pid.
+func sortSessions(ss []Session) {
+	sort.SliceStable(ss, func(i, j int) bool {
+		if ss[i].StartedAt != ss[j].StartedAt {
+			return ss[i].StartedAt < ss[j].StartedAt
+		}
+		return ss[i].PID < ss[j].PID
 	})
+}
+
+// Sessions reads every registry row, live or not, ordered by start time
+// (oldest first). Files that are not rows (keys, temporary files), rows
+// that cannot be parsed and rows whose pid is not their file's name are
+// skipped: a row being rewritten must not fail a listing.
+func (s *Station) Sessions() ([]Session, error) {
+	raws, err := s.rawRows()
+	if err != nil {
+		return nil, err
+	}
+	var out []Session
+	for _, raw := range raws {
+		if x, ok := s.session(raw); ok {
+			out = append(out, x)
+		}
+	}
+	sortSessions(out)
 	return out, nil
 }
 
@@ -172,6 +278,12 @@ func (s *Station) Live() ([]Session, error) {
 	if err != nil {
 		return nil, err
 	}
+	return liveOf(all), nil
+}
+
+// liveOf keeps the live sessions of all (sorted oldest first), the newest
+// row of each session id in the place of its oldest.
+func liveOf(all []Session) []Session {
 	seen := map[string]int{}
 	var out []Session
 	for _, x := range all {
@@ -185,12 +297,109 @@ func (s *Station) Live() ([]Session, error) {
 		seen[x.SessionID] = len(out)
 		out = append(out, x)
 	}
-	return out, nil
+	return out
+}
+
+// liveWhere returns what [Station.Live] returns, restricted to the rows
+// whose raw bytes may match: it decodes and checks the liveness of those
+// rows alone (and of the rows that name the same session id as a live one
+// of them, so that the newest of a session id still wins), never of the
+// others. may must hold for every row that a caller's rule could match
+// (a pre-filter: it may let through rows that do not match, never drop one
+// that does); what it lets through is decoded and judged in full, so it
+// cannot forge a match.
+func (s *Station) liveWhere(may func(raw []byte) bool) ([]Session, error) {
+	raws, err := s.rawRows()
+	if err != nil {
+		return nil, err
+	}
+	var (
+		picked = make([]bool, len(raws))
+		out    []Session
+		ids    []string
+	)
+	for i, raw := range raws {
+		if !may(raw.b) {
+			continue
+		}
+		picked[i] = true
+		if x, ok := s.session(raw); ok && x.Live {
+			out = append(out, x)
+			ids = append(ids, x.SessionID)
+		}
+	}
+	// Rows of the same session ids: a newer live one replaces a candidate.
+	if len(ids) > 0 {
+		for i, raw := range raws {
+			if picked[i] || !mayName(raw.b, ids) {
+				continue
+			}
+			if x, ok := s.session(raw); ok && x.Live && slices.Contains(ids, x.SessionID) {
+				out = append(out, x)
+			}
+		}
+	}
+	sortSessions(out)
+	return liveOf(out), nil
+}
+
+// plainJSON reports whether every string in the JSON text b decodes to its
+// own bytes: no escape sequence (no backslash at all) and valid UTF-8
+// (encoding/json turns each invalid byte into U+FFFD). Only then can a
+// decoded string be looked for in b as it is.
+func plainJSON(b []byte) bool {
+	return bytes.IndexByte(b, '\\') < 0 && utf8.Valid(b)
+}
+
+// mayName reports whether the raw row b may name one of ids exactly.
+func mayName(b []byte, ids []string) bool {
+	if !plainJSON(b) {
+		return true
+	}
+	for _, id := range ids {
+		if bytes.Contains(b, []byte(id)) {
+			return true
+		}
+	}
+	return false
+}
+
+// containsFoldASCII reports whether b contains lower (which holds no upper
+// case ASCII letter) when b's ASCII letters are read in lower case.
+func containsFoldASCII(b []byte, lower string) bool {
+	n := len(lower)
+	if n == 0 {
+		return true
+	}
+	first := lower[0]
+	for i := 0; i+n <= len(b); i++ {
+		if toLowerASCII(b[i]) != first {
+			continue
+		}
+		j := 1
+		for j < n && toLowerASCII(b[i+j]) == lower[j] {
+			j++
+		}
+		if j == n {
+			return true
+		}
+	}
+	return false
+}
+
+func toLowerASCII(c byte) byte {
+	if 'A' <= c && c <= 'Z' {
+		return c + 'a' - 'A'
+	}
+	return c
 }
 
 // LiveByPID returns the live row of pid, if any.
 func (s *Station) LiveByPID(pid int) (Session, bool) {
 	path := filepath.Join(s.Paths.SessionsDir, strconv.Itoa(pid)+".json")
+	if s.decoded != nil {
+		s.decoded(path)
+	}
 	r, err := ReadRow(path)
 	if err != nil || r.PID != pid || !s.Proc.Alive(r.PID, r.ProcStart) {
 		return Session{}, false

@@ -1,6 +1,7 @@
 package station
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"sort"
@@ -59,24 +60,37 @@ func (e *TargetError) Error() string {
 func (e *TargetError) Unwrap() error { return e.Err }
 
 // Resolve finds the session a user means by target, in this order: a full
-// session id (live, else an offline target), a pid of a live session, the
-// exact name of live sessions, then a unique id prefix (≥ 8 characters) or
-// name fragment (≥ 4 characters) among live sessions. Several matches are
-// [ErrAmbiguousTarget]; none is [ErrUnknownTarget].
+// session id (live, else an offline target), the pid of a live session (a
+// decimal number as the kernel writes it, without sign or leading zeros),
+// the exact name of live sessions, then a unique id prefix (≥ 8 characters)
+// or name fragment (≥ 4 characters) among live sessions. An all-digit target
+// that is no live session's pid goes on to the name, prefix and fragment
+// rules, so a session named "2026" or an id prefix of digits alone is
+// found. Several matches are [ErrAmbiguousTarget]; none is
+// [ErrUnknownTarget].
+//
+// The work does not grow with the sessions a target cannot name: a pid
+// target reads its own registry row (<pid>.json) alone; any other target
+// reads the registry files' bytes but decodes, and checks the liveness of,
+// only the rows whose bytes can hold a match (and the rows that name the
+// same session id as a live one of them, since the newest row of a session
+// id is the one that counts, as in [Station.Live]). A pid names one
+// process: its row is the answer even when a newer process's row names the
+// same session id.
 func (s *Station) Resolve(target string) (Target, error) {
 	target = strings.TrimSpace(target)
 	if target == "" || strings.ContainsAny(target, "/\x00\n") {
 		return Target{}, &TargetError{Target: target, Err: ErrBadTarget}
-	}
-	live, err := s.Live()
-	if err != nil {
-		return Target{}, err
 	}
 	one := func(x Session, how string) Target {
 		return Target{SessionID: x.SessionID, Running: true, Session: &x, MatchedBy: how}
 	}
 	if IsSessionID(target) {
 		id := strings.ToLower(target)
+		live, err := s.liveWhere(func(b []byte) bool { return !plainJSON(b) || containsFoldASCII(b, id) })
+		if err != nil {
+			return Target{}, err
+		}
 		for _, x := range live {
 			if strings.EqualFold(x.SessionID, id) {
 				return one(x, MatchID), nil
@@ -84,13 +98,31 @@ func (s *Station) Resolve(target string) (Target, error) {
 		}
 		return Target{SessionID: id, MatchedBy: MatchID}, nil
 	}
-	if pid, err := strconv.Atoi(target); err == nil && pid > 0 {
-		for _, x := range live {
-			if x.PID == pid {
-				return one(x, MatchPID), nil
-			}
+	if isPIDText(target) {
+		pid, _ := strconv.Atoi(target)
+		if x, ok := s.LiveByPID(pid); ok {
+			return one(x, MatchPID), nil
 		}
-		return Target{}, &TargetError{Target: target, Err: ErrUnknownTarget}
+	}
+	// A prefix and a fragment are weighed together: a string that is both
+	// an id prefix of one session and a name fragment of another is ambiguous.
+	lower := strings.ToLower(target)
+	byName := func(x Session) bool { return x.Name != "" && x.Name == target }
+	byPrefix := func(x Session) bool {
+		return len(target) >= MinIDPrefix && strings.HasPrefix(strings.ToLower(x.SessionID), lower)
+	}
+	byFragment := func(x Session) bool {
+		return len(target) >= MinNameFragment && x.Name != "" && strings.Contains(x.Name, target)
+	}
+	// A row whose strings are plain can name the target (in full or as a
+	// fragment) only if its bytes hold it, and can have an id with the
+	// prefix only if its bytes hold the prefix in some case.
+	live, err := s.liveWhere(func(b []byte) bool {
+		return !plainJSON(b) || bytes.Contains(b, []byte(target)) ||
+			len(target) >= MinIDPrefix && containsFoldASCII(b, lower)
+	})
+	if err != nil {
+		return Target{}, err
 	}
 	pick := func(match func(Session) bool, how string) (Target, bool, error) {
 		var hits []Session
@@ -112,17 +144,8 @@ func (s *Station) Resolve(target string) (Target, error) {
 		sort.Strings(ids)
 		return Target{}, true, &TargetError{Target: target, Candidates: ids, Err: ErrAmbiguousTarget}
 	}
-	if t, ok, err := pick(func(x Session) bool { return x.Name != "" && x.Name == target }, MatchName); ok {
+	if t, ok, err := pick(byName, MatchName); ok {
 		return t, err
-	}
-	// A prefix and a fragment are weighed together: a string that is both
-	// an id prefix of one session and a name fragment of another is ambiguous.
-	lower := strings.ToLower(target)
-	byPrefix := func(x Session) bool {
-		return len(target) >= MinIDPrefix && strings.HasPrefix(strings.ToLower(x.SessionID), lower)
-	}
-	byFragment := func(x Session) bool {
-		return len(target) >= MinNameFragment && x.Name != "" && strings.Contains(x.Name, target)
 	}
 	if t, ok, err := pick(func(x Session) bool { return byPrefix(x) || byFragment(x) }, ""); ok {
 		if err == nil {

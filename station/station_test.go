@@ -160,6 +160,12 @@ func TestResolve(t *testing.T) {
 	b := fs.AddSession(fakestation.Session{PID: spawn(t), SessionID: "017c3f59-ffff-4dc8-bfb6-5e9a5625a865", Name: "work-f1"})
 	c := fs.AddSession(fakestation.Session{PID: spawn(t), SessionID: "9a9a9a9a-1111-4dc8-bfb6-5e9a5625a866", Name: "builder"})
 	dead := fs.AddSession(fakestation.Session{PID: spawn(t), SessionID: "deadbeef-1111-4dc8-bfb6-5e9a5625a867", Name: "ghost", ProcStart: "1"})
+	// All-digit targets that are no live pid: a session named 2026, an id
+	// whose 8-character prefix is digits alone, and a name that is the pid
+	// of another live session (the pid wins).
+	year := fs.AddSession(fakestation.Session{PID: spawn(t), SessionID: "6b1f0c2e-2222-4dc8-bfb6-5e9a5625a868", Name: "2026"})
+	digits := fs.AddSession(fakestation.Session{PID: spawn(t), SessionID: "12345678-3333-4dc8-bfb6-5e9a5625a869", Name: "numbers"})
+	pidName := fs.AddSession(fakestation.Session{PID: spawn(t), SessionID: "7c7c7c7c-4444-4dc8-bfb6-5e9a5625a86a", Name: strconv.Itoa(a.PID)})
 	st := fs.Station()
 
 	tests := []struct {
@@ -184,6 +190,17 @@ func TestResolve(t *testing.T) {
 		{"ghost", "", false, "", station.ErrUnknownTarget}, // dead rows are not targets
 		{strconv.Itoa(dead.PID), "", false, "", station.ErrUnknownTarget},
 		{dead.SessionID, dead.SessionID, false, station.MatchID, nil}, // offline: by full id only
+		// Found wanting (issue 10): an all-digit target that names no
+		// live pid was "unknown" without trying the other rules.
+		{"2026", year.SessionID, true, station.MatchName, nil},
+		{"12345678", digits.SessionID, true, station.MatchPrefix, nil},
+		{"123456783333", "", false, "", station.ErrUnknownTarget}, // digits, no pid, no prefix (the dash is missing)
+		{"12345678-3333", digits.SessionID, true, station.MatchPrefix, nil},
+		{strconv.Itoa(a.PID), a.SessionID, true, station.MatchPID, nil}, // a live pid wins over a name
+		{strconv.Itoa(pidName.PID), pidName.SessionID, true, station.MatchPID, nil},
+		{"+" + strconv.Itoa(b.PID), "", false, "", station.ErrUnknownTarget}, // a pid has no sign
+		{"0" + strconv.Itoa(b.PID), "", false, "", station.ErrUnknownTarget}, // nor a leading zero
+		{"0", "", false, "", station.ErrUnknownTarget},
 		{"../etc/passwd", "", false, "", station.ErrBadTarget},
 		{"", "", false, "", station.ErrBadTarget},
 	}
