@@ -3,7 +3,6 @@ package station_test
 import (
 	"encoding/json"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -70,17 +69,7 @@ func FuzzReadRow(f *testing.F) {
 // *TargetError wrapping one of its three sentinels.
 func FuzzResolve(f *testing.F) {
 	fst := fakestation.New(f)
-	root := f.TempDir()
-	proc := func(pid int, start string) {
-		dir := filepath.Join(root, strconv.Itoa(pid))
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			f.Fatal(err)
-		}
-		stat := fmt.Sprintf("%d (claude) S 1%s %s 0 0\n", pid, strings.Repeat(" 0", 17), start)
-		if err := os.WriteFile(filepath.Join(dir, "stat"), []byte(stat), 0o600); err != nil {
-			f.Fatal(err)
-		}
-	}
+	starts := map[int]string{}
 	rows := []fakestation.Session{
 		{PID: 101, SessionID: "017c3f59-43cc-4dc8-bfb6-5e9a5625a864", Name: "work-e9"},
 		{PID: 102, SessionID: "017c3f59-ffff-4dc8-bfb6-5e9a5625a865", Name: "work-f1"},
@@ -102,9 +91,9 @@ func FuzzResolve(f *testing.F) {
 		} else {
 			live[row.SessionID] = row
 		}
-		proc(s.PID, start)
+		starts[s.PID] = start
 	}
-	st := &station.Station{Paths: fst.Paths, Proc: station.Proc{Root: root}}
+	st := &station.Station{Paths: fst.Paths, Proc: procRoot(f, f.TempDir(), starts)}
 	for _, s := range []string{"work-e9", "work", "017c3f59", "017C3F59-43", "9a9a9a9a", "101", " 102 ", "+103", "Bäck", "名前", "ghost", "104",
 		"deadbeef-1111-4dc8-bfb6-5e9a5625a867", "DEADBEEF-1111-4DC8-BFB6-5E9A5625A867", "../x", "", "\x00", "abcdef01"} {
 		f.Add(s)
