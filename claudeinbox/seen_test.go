@@ -170,3 +170,86 @@ func TestSendSeenBadOptions(t *testing.T) {
 		})
 	}
 }
+
+// replyWitness is a fakeWitness that also answers WaitReply.
+type replyWitness struct {
+	fakeWitness
+	reply      *claudeinbox.Reply
+	replyErr   error
+	replyFrom  int64
+	replyWait  time.Duration
+	replyMsgID string
+}
+
+func (f *replyWitness) WaitReply(ctx context.Context, path string, from int64, msgID string, wait time.Duration) (*claudeinbox.Reply, error) {
+	f.mu.Lock()
+	f.replyFrom, f.replyWait, f.replyMsgID = from, wait, msgID
+	f.mu.Unlock()
+	if f.reply == nil {
+		time.Sleep(wait)
+	}
+	return f.reply, f.replyErr
+}
+
+// TestSendReply: with a ReplyWait, a delivered line is seen and answered
+// within the one budget; the verdict and the receipt carry the reply (or
+// null and a note), and the class never changes.
+func TestSendReply(t *testing.T) {
+	answer := &claudeinbox.Reply{Text: "PONG", Tools: []string{"Bash"}, StopReason: "end_turn", TurnEnded: true}
+	tests := []struct {
+		name    string
+		witness *replyWitness
+		reply   string // the receipt's reply, as JSON
+		note    string
+		err     error
+	}{
+		{"answered", &replyWitness{fakeWitness: fakeWitness{seen: true}, reply: answer}, `{"text":"PONG","tools":["Bash"],"stop_reason":"end_turn","turn_ended":true}`, "", nil},
+		{"seen, not answered in time", &replyWitness{fakeWitness: fakeWitness{seen: true}}, "null", "has not finished answering", nil},
+		{"not seen in time", &replyWitness{}, "null", "no reply within", nil},
+		{"witness fails", &replyWitness{fakeWitness: fakeWitness{seen: true}, replyErr: errors.New("boom")}, "null", "", errors.New("boom")},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWorld(t)
+			w.sender.ReplyWait, w.sender.Witness = 300*time.Millisecond, tt.witness
+			r := w.fs.AddSession(fakestation.Session{Name: "work-e9", CWD: "/home/u/proj"})
+			w.doorman(t, r.SessionID, fakedoorman.Options{})
+			v, err := w.sender.Send(context.Background(), claudeinbox.Request{Target: r.SessionID, Line: "ping"})
+			var se *claudeinbox.SendError
+			if tt.err != nil && (!errors.As(err, &se) || se.Op != "reply") || tt.err == nil && err != nil {
+				t.Fatalf("Send error %v, want %v", err, tt.err)
+			}
+			if v.Class != claudeinbox.DeliveredSteer {
+				t.Fatalf("class %s (note %s)", v.Class, v.Note)
+			}
+			row := receiptRows(t, w.fs.Paths.ReceiptsFile())[0]
+			if got := string(row["reply"]); got != tt.reply {
+				t.Errorf("receipt reply %s, want %s", got, tt.reply)
+			}
+			if string(row["reply_s"]) == "null" || string(row["seen"]) == "null" {
+				t.Errorf("receipt reply_s %s seen %s: both must be set when a reply was asked for", row["reply_s"], row["seen"])
+			}
+			if tt.note != "" && !strings.Contains(v.Note, tt.note) || tt.note == "" && tt.err == nil && v.Note != "" {
+				t.Errorf("note %q, want %q", v.Note, tt.note)
+			}
+			f := tt.witness
+			f.mu.Lock()
+			defer f.mu.Unlock()
+			if f.wait != 300*time.Millisecond {
+				t.Errorf("seen wait %v, want the reply budget", f.wait)
+			}
+			if f.seen && (f.replyMsgID != v.MsgID || f.replyFrom != 1234 || f.replyWait > 300*time.Millisecond) {
+				t.Errorf("WaitReply(from %d, %s, wait %v), want the mark's size, the ack's msg_id, what is left of the budget", f.replyFrom, f.replyMsgID, f.replyWait)
+			}
+			if v.ReplyAfter > 2*time.Second {
+				t.Errorf("ReplyAfter %v: the budget is 300ms", v.ReplyAfter)
+			}
+		})
+	}
+	// A reply wait needs a ReplyWitness.
+	w := newWorld(t)
+	w.sender.ReplyWait, w.sender.Witness = time.Second, &fakeWitness{}
+	if _, err := w.sender.Send(context.Background(), claudeinbox.Request{Target: w.session(t, "work-e9").SessionID, Line: "x"}); !errors.Is(err, claudeinbox.ErrBadOption) {
+		t.Errorf("a plain Witness with ReplyWait: %v, want ErrBadOption", err)
+	}
+}

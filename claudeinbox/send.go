@@ -123,9 +123,16 @@ type Sender struct {
 	// wait needs a Witness; negative is [ErrBadOption]. The class is the
 	// same either way.
 	SeenWait time.Duration
-	// Witness reads the transcript for SeenWait; transcript.Witness is the
-	// real one.
+	// Witness reads the transcript for SeenWait and ReplyWait;
+	// transcript.Witness is the real one.
 	Witness Witness
+	// ReplyWait is how long Send waits, after a delivered-* verdict, for
+	// the model to take the line and answer it (Verdict.Reply): the seen
+	// wait and the reply wait share this one budget, so a positive
+	// ReplyWait implies SeenWait's proof. 0 does not wait; a positive wait
+	// needs a Witness that is a [ReplyWitness]; negative is
+	// [ErrBadOption]. The class is the same either way.
+	ReplyWait time.Duration
 }
 
 // NewSender returns a Sender for the station the config describes, with
@@ -219,6 +226,14 @@ type Verdict struct {
 	// Transcript is the transcript that was watched.
 	Transcript string
 
+	// Reply is the session's answer to the line, when Sender.ReplyWait
+	// asked for it and it was complete within the wait; nil otherwise.
+	Reply *Reply
+	// ReplyAfter is how long Send waited after the ack for the reply:
+	// until it was complete, or ReplyWait when it was not.
+	ReplyAfter time.Duration
+	ReplyWait  time.Duration
+
 	Reason string // why refused, queued-no-doorman or dropped
 	Note   string // advice for a human
 	Hint   string // the command to run next
@@ -290,17 +305,22 @@ func (v *Verdict) refuse(reason, note string) {
 }
 
 func (s *Sender) send(ctx context.Context, req Request) (Verdict, error) {
-	v := Verdict{Target: req.Target, Wait: s.Wait, MinInterval: s.MinInterval, SeenWait: s.SeenWait, ClientVersion: s.ClientVersion, Line: req.Line}
+	v := Verdict{Target: req.Target, Wait: s.Wait, MinInterval: s.MinInterval, SeenWait: s.SeenWait, ReplyWait: s.ReplyWait, ClientVersion: s.ClientVersion, Line: req.Line}
 	switch {
 	case s.Station == nil:
 		v.refuse(ReasonBadOption, ErrNoStation.Error())
 		return v, ErrNoStation
-	case s.Wait < 0 || s.MinInterval < 0 || s.SeenWait < 0:
-		err := fmt.Errorf("%w: wait %v, min interval %v, seen wait %v (negative)", ErrBadOption, s.Wait, s.MinInterval, s.SeenWait)
+	case s.Wait < 0 || s.MinInterval < 0 || s.SeenWait < 0 || s.ReplyWait < 0:
+		err := fmt.Errorf("%w: wait %v, min interval %v, seen wait %v, reply wait %v (negative)", ErrBadOption, s.Wait, s.MinInterval, s.SeenWait, s.ReplyWait)
 		v.refuse(ReasonBadOption, err.Error())
 		return v, err
-	case s.SeenWait > 0 && s.Witness == nil:
-		err := fmt.Errorf("%w: a seen wait needs a Witness", ErrBadOption)
+	case (s.SeenWait > 0 || s.ReplyWait > 0) && s.Witness == nil:
+		err := fmt.Errorf("%w: a seen or reply wait needs a Witness", ErrBadOption)
+		v.refuse(ReasonBadOption, err.Error())
+		return v, err
+	}
+	if _, ok := s.Witness.(ReplyWitness); s.ReplyWait > 0 && !ok {
+		err := fmt.Errorf("%w: a reply wait needs a Witness that is a ReplyWitness", ErrBadOption)
 		v.refuse(ReasonBadOption, err.Error())
 		return v, err
 	}
@@ -371,7 +391,7 @@ func (s *Sender) send(ctx context.Context, req Request) (Verdict, error) {
 
 	// Where the transcript ends before the append, for the proof.
 	var mark transcriptMark
-	if s.SeenWait > 0 && t.Session != nil {
+	if (s.SeenWait > 0 || s.ReplyWait > 0) && t.Session != nil {
 		mark.path, mark.size, mark.err = s.Witness.Mark(t.SessionID, t.Session.CWD)
 	}
 
@@ -448,8 +468,13 @@ func (s *Sender) send(ctx context.Context, req Request) (Verdict, error) {
 	default:
 		v.Class = DeliveredSteer
 	}
-	if v.Class.Delivered() && s.SeenWait > 0 {
-		if err := s.awaitSeen(ctx, &v, mark); err != nil {
+	switch {
+	case v.Class.Delivered() && s.ReplyWait > 0:
+		if err := s.awaitReply(ctx, &v, mark); err != nil {
+			return v, joinErr(err, ledgerErr)
+		}
+	case v.Class.Delivered() && s.SeenWait > 0:
+		if err := s.awaitSeen(ctx, &v, mark, s.SeenWait); err != nil {
 			return v, joinErr(err, ledgerErr)
 		}
 	}
@@ -670,6 +695,9 @@ func (v Verdict) Row() receipt.SendRow {
 	}
 	if v.Seen != nil {
 		r.Seen, r.SeenS = receipt.Ptr(*v.Seen), receipt.Seconds(v.SeenAfter)
+	}
+	if v.ReplyWait > 0 && v.Class.Delivered() {
+		r.Reply, r.ReplyS = v.Reply, receipt.Seconds(v.ReplyAfter)
 	}
 	r.ReceiptWriteError = str(v.ReceiptWriteError)
 	return r

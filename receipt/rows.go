@@ -65,8 +65,38 @@ type SendRow struct {
 	// SeenS is how long the transcript was watched after the ack: until
 	// the row came, or the whole --seen wait; null with seen.
 	SeenS *float64 `json:"seen_s"`
+	// Reply is oo-claude's addition (send --reply): the session's answer
+	// to the line; null when it was not asked for, the line was not
+	// delivered, or no complete reply came within the wait.
+	Reply *Reply `json:"reply"`
+	// ReplyS is how long the reply was waited for after the ack: until it
+	// was complete, or the whole --reply wait; null when not asked for.
+	ReplyS *float64 `json:"reply_s"`
 
 	ReceiptWriteError *string `json:"receipt_write_error,omitempty"`
+}
+
+// Reply is a session's answer to one line it was sent, as the transcript
+// shows it: the main-chain assistant text written after the row that shows
+// the line went to the model, to the end of that turn or to the next prompt
+// (package transcript reads it; this is its one shape, also the send row's
+// "reply" object).
+type Reply struct {
+	// Text is the assistant's text blocks, in order, joined with "\n".
+	Text string `json:"text"`
+	// Tools names the tools the model called in between, in order (a
+	// tool called twice is named twice); empty, never null, when none.
+	Tools []string `json:"tools"`
+	// StopReason is the stop_reason of the reply's last assistant message
+	// (end_turn, stop_sequence, max_tokens, tool_use, ...); "" when the
+	// model wrote nothing.
+	StopReason string `json:"stop_reason"`
+	// TurnEnded reports that the turn ended with this reply (a final
+	// answer); false when the next prompt (a user's or another peer's
+	// line) cut it while the turn went on.
+	TurnEnded bool `json:"turn_ended"`
+	// At is the timestamp of the reply's last row; zero when unknown.
+	At time.Time `json:"at,omitzero"`
 }
 
 func (r SendRow) stamped(t time.Time) any {

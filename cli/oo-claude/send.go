@@ -19,14 +19,15 @@ func newSendCmd(e *env) *ffcli.Command {
 	from := fs.String("from", claudeinbox.DefaultFrom, "sender `NAME` for the tag (1–80 characters, no brackets)")
 	asJSON := fs.Bool("json", false, "print the receipt row as one JSON line")
 	noTag := fs.Bool("no-tag", false, "send the line as it is, without a [NAME 📡] tag")
-	var waitD, minIntervalD, seenD time.Duration
-	wait, minInterval, seen := secondsFlag{d: &waitD}, secondsFlag{d: &minIntervalD}, secondsFlag{d: &seenD}
+	var waitD, minIntervalD, seenD, replyD time.Duration
+	wait, minInterval, seen, reply := secondsFlag{d: &waitD}, secondsFlag{d: &minIntervalD}, secondsFlag{d: &seenD}, secondsFlag{d: &replyD}
 	fs.Var(&wait, "wait", "wait `S` seconds for the doorman's ack (default OO_CLAUDE_WAIT_S or 5)")
 	fs.Var(&seen, "seen", "after a delivered-* verdict, wait up to `S` seconds for the session's transcript to show the line (the proof the model saw it; the exit code stays the class's)")
+	fs.Var(&reply, "reply", "after a delivered-* verdict, wait up to `S` seconds for the model to take the line and answer it, and print the answer after the verdict line (implies --seen within the same S; the exit code stays the class's)")
 	fs.Var(&minInterval, "min-interval", "throttle: at most one line per `S` seconds per session and sender, 0 disables (default OO_CLAUDE_MIN_INTERVAL_S or 30)")
 	return &ffcli.Command{
 		Name:       "send",
-		ShortUsage: `oo-claude send <sessionId|name|pid> "<line>" [--from NAME] [--json] [--wait S] [--seen S] [--min-interval S] [--no-tag]`,
+		ShortUsage: `oo-claude send <sessionId|name|pid> "<line>" [--from NAME] [--json] [--wait S] [--seen S] [--reply S] [--min-interval S] [--no-tag]`,
 		ShortHelp:  "append a line to a session's inbox and report the doorman's verdict",
 		FlagSet:    fs,
 		Exec: func(ctx context.Context, args []string) error {
@@ -51,6 +52,9 @@ func newSendCmd(e *env) *ffcli.Command {
 			if seen.set {
 				s.SeenWait, s.Witness = seenD, transcript.Witness{ProjectsDir: cfg.ProjectsDir}
 			}
+			if reply.set {
+				s.ReplyWait, s.Witness = replyD, transcript.Witness{ProjectsDir: cfg.ProjectsDir}
+			}
 			v, sendErr := s.Send(ctx, claudeinbox.Request{Target: pos[0], Line: pos[1], From: *from, NoTag: *noTag})
 			if *asJSON {
 				b, err := json.Marshal(v.Row())
@@ -60,6 +64,9 @@ func newSendCmd(e *env) *ffcli.Command {
 				fmt.Fprintf(e.stdout, "%s\n", b)
 			} else {
 				fmt.Fprintln(e.stdout, humanVerdict(v))
+				if v.Reply != nil {
+					fmt.Fprintln(e.stdout, v.Reply.Text)
+				}
 			}
 			for _, x := range []struct{ label, text string }{
 				{"note", v.Note}, {"hint", v.Hint}, {"receipt not written", v.ReceiptWriteError},
@@ -104,6 +111,13 @@ func humanVerdict(v claudeinbox.Verdict) string {
 			fmt.Fprintf(&b, ", seen after %.1fs", v.SeenAfter.Seconds())
 		default:
 			fmt.Fprintf(&b, ", not seen within %gs", v.SeenWait.Seconds())
+		}
+		switch {
+		case v.ReplyWait <= 0:
+		case v.Reply != nil:
+			fmt.Fprintf(&b, ", replied after %.1fs", v.ReplyAfter.Seconds())
+		default:
+			fmt.Fprintf(&b, ", no reply within %gs", v.ReplyWait.Seconds())
 		}
 	case v.Class == claudeinbox.Timeout:
 		fmt.Fprintf(&b, " line_offset=%d no ack after %.1fs", v.LineOffset, v.Waited.Seconds())

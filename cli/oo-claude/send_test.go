@@ -30,7 +30,7 @@ const testToken = "70ce11a9d0000000000000000000beef"
 var v01SendKeys = strings.Split("ts, ts_ms, kind, class, delivered, target, session_id, name, pid, running, status, from, line, sha256, bytes, inbox, line_offset, doorman, ack, peer_status, msg_id, waited_s, wait_s, min_interval_s, reason, note, hint, client_version", ", ")
 
 // ourSendKeys are oo-claude's additions to the send row (send --seen).
-var ourSendKeys = []string{"seen", "seen_s"}
+var ourSendKeys = []string{"seen", "seen_s", "reply", "reply_s"}
 
 func sendEnv(fs *fakestation.Station, extra ...string) []string {
 	return append(append(fs.Env(), "CLAUDE_CODE_MESSAGING_TOKEN="+testToken, "OO_CLAUDE_MIN_INTERVAL_S=0"), extra...)
@@ -433,8 +433,9 @@ func TestSendInProcess(t *testing.T) {
 // has acked a line, it appends to the session's transcript the
 // queued_command row that carries the ack's msg_id (as Claude Code does when
 // it absorbs the line into the running turn). With wrongID it writes a row
-// with another msg_id instead. It stops when the test ends.
-func absorbRows(t *testing.T, d *fakedoorman.Doorman, transcript string, wrongID bool) {
+// with another msg_id instead. Rows in then follow each absorbed row (the
+// model's answer). It stops when the test ends.
+func absorbRows(t *testing.T, d *fakedoorman.Doorman, transcript string, wrongID bool, then ...string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(transcript), 0o700); err != nil {
 		t.Fatal(err)
@@ -465,6 +466,9 @@ func absorbRows(t *testing.T, d *fakedoorman.Doorman, transcript string, wrongID
 					id = uuid.NewString()
 				}
 				row := `{"type":"attachment","attachment":{"type":"queued_command","prompt":"[e2e 📡] hi","origin":{"kind":"peer","from":"e2e","msg_id":"` + id + `"},"isMeta":true},"uuid":"` + uuid.NewString() + `"}` + "\n"
+				for _, r := range then {
+					row += r + "\n"
+				}
 				tf, err := os.OpenFile(transcript, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
 				if err != nil {
 					continue
@@ -579,5 +583,66 @@ func TestSendSeenUsage(t *testing.T) {
 		if r.code != 2 || !strings.Contains(r.stderr, "want seconds") {
 			t.Errorf("--seen %s: exit %d stderr %q, want 2", v, r.code, r.stderr)
 		}
+	}
+}
+
+// TestSendReplyBinary: send --reply through the binary prints the verdict
+// line, then the model's answer; --json carries reply and reply_s; no
+// answer in time is a note on stderr, with the class's exit code.
+func TestSendReplyBinary(t *testing.T) {
+	before := `{"type":"assistant","isSidechain":false,"message":{"role":"assistant","content":[{"type":"text","text":"NOT THE REPLY"}],"stop_reason":"tool_use"}}`
+	answer := `{"type":"assistant","isSidechain":false,"message":{"role":"assistant","content":[{"type":"text","text":"PONG from the session"}],"stop_reason":"end_turn"},"timestamp":"2026-11-30T19:30:15.686Z"}`
+	tests := []struct {
+		name   string
+		then   []string
+		stdout string // regexp
+		stderr string
+		reply  string
+	}{
+		{"answered", []string{answer}, `^delivered-steer [0-9a-f]{8}… msg_id=[0-9a-f-]{36} after \d+\.\ds, seen after \d+\.\ds, replied after \d+\.\ds\nPONG from the session\n$`, "",
+			`{"text":"PONG from the session","tools":[],"stop_reason":"end_turn","turn_ended":true,"at":"2026-11-30T19:30:15.686Z"}`},
+		{"not answered in time", nil, `^delivered-steer .*, seen after \d+\.\ds, no reply within 0\.8s\n$`, "has not finished answering", "null"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			for _, asJSON := range []bool{false, true} {
+				fs := fakestation.New(t)
+				r := fs.AddSession(fakestation.Session{Name: "work-e9"})
+				tp := filepath.Join(fs.Paths.ProjectsDir, transcript.EncodeProjectDir(r.CWD), r.SessionID+transcript.Ext)
+				if err := os.MkdirAll(filepath.Dir(tp), 0o700); err != nil {
+					t.Fatal(err)
+				}
+				os.WriteFile(tp, []byte(before+"\n"), 0o600)
+				d := fakedoorman.Start(t, fs.Paths.InboxDir, r.SessionID, fakedoorman.Options{})
+				absorbRows(t, d, tp, false, tt.then...)
+				args := []string{"send", r.SessionID, "ping", "--reply", "0.8"}
+				if tt.reply != "null" {
+					args[len(args)-1] = "10"
+				}
+				if asJSON {
+					args = append(args, "--json")
+				}
+				res := runBinary(t, sendEnv(fs), "", args...)
+				if res.code != 0 {
+					t.Fatalf("%v: exit %d\nstdout: %s\nstderr: %s", args, res.code, res.stdout, res.stderr)
+				}
+				if !strings.Contains(res.stderr, tt.stderr) || (tt.stderr == "" && res.stderr != "") {
+					t.Errorf("stderr %q, want %q", res.stderr, tt.stderr)
+				}
+				if !asJSON {
+					if !regexp.MustCompile(tt.stdout).MatchString(res.stdout) {
+						t.Errorf("stdout %q does not match %s", res.stdout, tt.stdout)
+					}
+					continue
+				}
+				row := jsonRow(t, res.stdout)
+				if got := string(row["reply"]); got != tt.reply {
+					t.Errorf("reply %s, want %s", got, tt.reply)
+				}
+				if string(row["reply_s"]) == "null" || string(row["seen"]) != "true" {
+					t.Errorf("reply_s %s seen %s", row["reply_s"], row["seen"])
+				}
+			}
+		})
 	}
 }
