@@ -22,6 +22,7 @@ const (
 	StateStopped   State = "stopped"   // ended (stdin EOF, SIGINT, SIGTERM)
 	StateSwitched  State = "switched"  // the session id changed (/clear, /resume); now follows another inbox
 	StateSilenced  State = "silenced"  // OO_CLAUDE_DOORMAN=0
+	StateUntrusted State = "untrusted" // the inbox (or its directory) is not the user's alone, or not a regular file: nothing is delivered from it (see CheckTrust)
 
 	// Identity states: the doorman cannot deliver here and writes nothing
 	// through the door.

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -85,6 +86,8 @@ const (
 	ReasonAmbiguousTarget = "ambiguous-target"
 	ReasonBadTarget       = "bad-target"      // the target cannot name a session
 	ReasonSymlink         = "symlink"         // a symlink sits at the inbox path
+	ReasonNotRegular      = "not-regular"     // a FIFO, socket, device node or directory sits at the inbox path
+	ReasonUntrusted       = "untrusted"       // the inbox directory or file is another user's or writable by others
 	ReasonIO              = "io-error"        // the inbox or the station could not be read or written
 	ReasonThrottled       = "throttled"       // dropped: the sender's last line to this session is too recent
 	ReasonDoormanRefused  = "doorman-refused" // the doorman acked the line as refused without a reason
@@ -395,6 +398,11 @@ func (s *Sender) send(ctx context.Context, req Request) (Verdict, error) {
 		mark.path, mark.size, mark.err = s.Witness.Mark(t.SessionID, t.Session.CWD)
 	}
 
+	// An inbox another user could have written is not ours to add to.
+	if err := CheckTrust(files, os.Geteuid()); err != nil {
+		return v, s.refuseFile(&v, files.Inbox, err)
+	}
+
 	// Throttle and append, one decision under the ledger's lock.
 	ackFrom := fileSize(files.Ack)
 	th := ThrottleFor(stateDir, s.MinInterval, s.Now)
@@ -413,9 +421,8 @@ func (s *Sender) send(ctx context.Context, req Request) (Verdict, error) {
 	case err != nil && !adm.Admitted:
 		v.refuse(ReasonIO, "throttle ledger: "+err.Error())
 		return v, &SendError{Op: "throttle", Path: th.Path, Err: err}
-	case err != nil && errors.Is(err, fsx.ErrSymlink):
-		v.refuse(ReasonSymlink, fmt.Sprintf("a symlink sits at the inbox %s: refusing to write through it", files.Inbox))
-		return v, &SendError{Op: "append", Path: files.Inbox, Err: err}
+	case err != nil && !v.Written && (errors.Is(err, fsx.ErrSymlink) || errors.Is(err, fsx.ErrNotRegular) || errors.Is(err, fsx.ErrUntrusted)):
+		return v, s.refuseFile(&v, files.Inbox, err)
 	case err != nil && !v.Written:
 		v.refuse(ReasonIO, err.Error())
 		return v, &SendError{Op: "append", Path: files.Inbox, Err: err}
@@ -491,6 +498,22 @@ func joinErr(a, b error) error {
 		return a
 	}
 	return errors.Join(a, b)
+}
+
+// refuseFile refuses v because of what sits at the inbox (or its
+// directory) and returns the error for the caller.
+func (s *Sender) refuseFile(v *Verdict, inbox string, err error) error {
+	switch {
+	case errors.Is(err, fsx.ErrSymlink):
+		v.refuse(ReasonSymlink, fmt.Sprintf("a symlink sits at the inbox %s: refusing to write through it", inbox))
+	case errors.Is(err, fsx.ErrNotRegular):
+		v.refuse(ReasonNotRegular, fmt.Sprintf("%v: a FIFO, socket, device or directory sits where the inbox %s or its files should be; remove it and send again", err, inbox))
+	case errors.Is(err, fsx.ErrUntrusted):
+		v.refuse(ReasonUntrusted, err.Error())
+	default:
+		v.refuse(ReasonIO, err.Error())
+	}
+	return &SendError{Op: "append", Path: inbox, Err: err}
 }
 
 // SendError is a send that failed on a file: the op, the file and why.

@@ -18,27 +18,31 @@ var ErrUntrusted = fsx.ErrUntrusted
 
 // CheckTrust reports whether the inbox of files may be trusted by user uid
 // (pass os.Geteuid()): its directory owned by uid and not writable by group
-// or others, and the inbox file, when it exists, owned by uid and not
-// writable by others. A directory or file that does not exist yet is
-// trusted (oo-claude creates it 0700/0600). The error matches
-// [ErrUntrusted] (or fs's and fsx's sentinels for a symlink or a file that
-// is not regular).
+// or others, and each of its files whose content is believed (the inbox, the
+// ack, the offset and the lock) a regular file owned by uid and not writable
+// by others. What does not exist yet is trusted (oo-claude creates it
+// 0700/0600). The error matches [ErrUntrusted], or fsx's sentinels for a
+// symlink or a file that is not regular; its text names the fix.
 func CheckTrust(files Files, uid int) error {
 	dir := filepath.Dir(files.Inbox)
 	if err := fsx.CheckDirTrust(dir, uid); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	fi, err := os.Lstat(files.Inbox)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil
-	case err != nil:
-		return err
-	case fi.Mode()&fs.ModeSymlink != 0:
-		return &fs.PathError{Op: "check", Path: files.Inbox, Err: fsx.ErrSymlink}
-	case !fi.Mode().IsRegular():
-		return &fs.PathError{Op: "check", Path: files.Inbox, Err: fsx.ErrNotRegular}
+	for _, p := range []string{files.Inbox, files.Ack, files.Offset, files.Lock} {
+		fi, err := os.Lstat(p)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			continue
+		case err != nil:
+			return err
+		case fi.Mode()&fs.ModeSymlink != 0:
+			return &fs.PathError{Op: "check", Path: p, Err: fsx.ErrSymlink}
+		case !fi.Mode().IsRegular():
+			return &fs.PathError{Op: "check", Path: p, Err: fsx.ErrNotRegular}
+		}
+		if err := fsx.CheckTrust(p, fi, uid); err != nil {
+			return err
+		}
 	}
-	return fsx.CheckTrust(files.Inbox, fi, uid)
+	return nil
 }
-

@@ -219,6 +219,9 @@ func (d *Doorman) serve(ctx context.Context, id Identity) error {
 	d.update(func(s *Status) {
 		s.SessionID, s.Inbox, s.OwnerPID, s.PeerPID, s.Socket = id.SessionID, files.Inbox, id.OwnerPID, id.PeerPID, id.Socket
 	})
+	if err := claudeinbox.CheckTrust(files, os.Geteuid()); err != nil {
+		return d.untrusted(ctx, files, err)
+	}
 	if err := ensureInbox(files.Inbox); err != nil {
 		d.logf("cannot create inbox: %v", err)
 		d.update(func(s *Status) { s.LastError = err.Error() })
@@ -275,6 +278,34 @@ func (d *Doorman) serve(ctx context.Context, id Identity) error {
 		}
 	}
 	return err
+}
+
+// untrusted reports an inbox that fails claudeinbox.CheckTrust (or is not a
+// regular file): nothing is delivered from it, and the heartbeat says why,
+// so sessions and doctor show it. In the foreground (and with Once) it is an
+// *IdentityError; an MCP doorman checks again every IdentityEvery.
+func (d *Doorman) untrusted(ctx context.Context, files claudeinbox.Files, cause error) error {
+	detail := cause.Error() + "; nothing is delivered from this inbox until it is fixed"
+	prev := d.Status()
+	d.update(func(s *Status) {
+		s.State, s.Detail, s.LastError, s.Holder = claudeinbox.StateUntrusted, detail, cause.Error(), false
+	})
+	if prev.State != claudeinbox.StateUntrusted || prev.Detail != detail {
+		d.logf("untrusted: %s", detail)
+	}
+	if err := d.writeHeartbeat(files, false); err != nil {
+		d.logf("heartbeat: %v", err)
+	}
+	if d.o.Mode != ModeMCP || d.o.Once {
+		return &IdentityError{State: claudeinbox.StateUntrusted, Detail: detail}
+	}
+	select {
+	case <-ctx.Done():
+		d.update(func(s *Status) { s.State = claudeinbox.StateStopped })
+		return nil
+	case <-d.o.After(IdentityEvery):
+	}
+	return errSwitch
 }
 
 // standby takes the inbox lock, waiting while another doorman holds it.

@@ -63,10 +63,12 @@ func newDoormanCmd(e *env) *ffcli.Command {
 			switch {
 			case errors.Is(err, doorman.ErrNotDeliverable):
 				return &exitError{code: exitNotHere, err: err}
-			case errors.As(err, &de):
+			case errors.As(err, &de), err != nil:
+				// An ack, offset or inbox that cannot be read or written
+				// leaves the line waiting, as a failed delivery does.
 				return &exitError{code: exitDeliveryFailed, err: err}
 			}
-			return err
+			return nil
 		},
 	}
 }

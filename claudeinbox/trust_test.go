@@ -1,0 +1,82 @@
+package claudeinbox_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/internal/hostile"
+)
+
+// TestSendRefusesHostileInbox: a send to an inbox that is not a regular
+// file, or that another user could have written (a world-writable inbox
+// directory, an inbox file of another uid or writable by others), is refused
+// at once with a reason naming the problem, and nothing is appended. Before,
+// a FIFO hung the send while it held the throttle lock, and a line went into
+// an inbox another user could write.
+func TestSendRefusesHostileInbox(t *testing.T) {
+	cases := []struct {
+		name   string
+		plant  func(t *testing.T, inboxDir, inbox string) error
+		reason string
+		inNote string
+	}{
+		{"fifo", func(t *testing.T, _, in string) error { return hostile.Plant(in, hostile.FIFO, nil, "") }, claudeinbox.ReasonNotRegular, "not a regular file"},
+		{"socket", func(t *testing.T, _, in string) error { return hostile.Plant(in, hostile.Socket, nil, "") }, claudeinbox.ReasonNotRegular, "not a regular file"},
+		{"dir", func(t *testing.T, _, in string) error { return hostile.Plant(in, hostile.Dir, nil, "") }, claudeinbox.ReasonNotRegular, "not a regular file"},
+		{"chardev", func(t *testing.T, _, in string) error { return hostile.Plant(in, hostile.CharDev, nil, "") }, claudeinbox.ReasonNotRegular, "not a regular file"},
+		{"symlink", func(t *testing.T, _, in string) error {
+			return hostile.Plant(in, hostile.Symlink, nil, filepath.Join(t.TempDir(), "decoy"))
+		}, claudeinbox.ReasonSymlink, "symlink"},
+		{"foreign inbox", func(t *testing.T, _, in string) error { return hostile.Plant(in, hostile.Foreign, []byte("planted\n"), "") }, claudeinbox.ReasonUntrusted, "owned by uid 65534"},
+		{"world-writable inbox", func(t *testing.T, _, in string) error {
+			return hostile.Plant(in, hostile.WorldWritable, []byte("planted\n"), "")
+		}, claudeinbox.ReasonUntrusted, "chmod o-w"},
+		{"world-writable inbox dir", func(t *testing.T, dir, _ string) error { return os.Chmod(dir, 0o777) }, claudeinbox.ReasonUntrusted, "chmod go-w"},
+		{"group-writable inbox dir", func(t *testing.T, dir, _ string) error { return os.Chmod(dir, 0o770) }, claudeinbox.ReasonUntrusted, "group or others"},
+		{"foreign inbox dir", func(t *testing.T, dir, _ string) error {
+			if os.Geteuid() != 0 {
+				return hostile.ErrNeedRoot
+			}
+			return os.Chown(dir, hostile.ForeignUID, hostile.ForeignUID)
+		}, claudeinbox.ReasonUntrusted, "owned by uid 65534"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			w := newWorld(t)
+			w.sender.Wait = 0
+			sid := uuid.NewString()
+			in := w.fs.InboxPath(sid)
+			if err := c.plant(t, w.fs.Paths.InboxDir, in); errors.Is(err, hostile.ErrNeedRoot) {
+				t.Skip(err)
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			before, _ := os.Lstat(in)
+			start := time.Now()
+			v, err := w.sender.Send(context.Background(), claudeinbox.Request{Target: sid, Line: "hello", From: "t"})
+			if d := time.Since(start); d > 3*time.Second {
+				t.Errorf("send took %v", d)
+			}
+			if v.Class != claudeinbox.Refused || v.Reason != c.reason || err == nil {
+				t.Fatalf("verdict %s (%s) err %v, want refused (%s) with an error", v.Class, v.Reason, err, c.reason)
+			}
+			if !strings.Contains(v.Note, c.inNote) {
+				t.Errorf("note %q does not name %q", v.Note, c.inNote)
+			}
+			if v.Written {
+				t.Error("the line was written")
+			}
+			after, _ := os.Lstat(in)
+			if (before == nil) != (after == nil) || (before != nil && (before.Mode() != after.Mode() || before.Size() != after.Size())) {
+				t.Errorf("the inbox changed: %v -> %v", before, after)
+			}
+		})
+	}
+}
