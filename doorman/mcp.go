@@ -287,3 +287,33 @@ func (s *Server) send(r response) {
 		s.logf("write: %v", err)
 	}
 }
+
+// ServeMCP is `oo-claude doorman --mcp`: it runs d's follow loop and srv
+// (the MCP stdio server, whose Report is d.Report when nil) together, until
+// srv's input ends (Claude Code closes a server's stdin to stop it) or ctx
+// ends (the SIGINT Claude Code sends). Both are stopped before it returns,
+// the loop's stopped heartbeat written. An identity failure is reported by
+// the tool (d.Report), not returned: a session whose doorman may not deliver
+// still gets its MCP answers. The error is srv's, nil on EOF or ctx's end.
+func (d *Doorman) ServeMCP(ctx context.Context, srv *Server) error {
+	if srv.Report == nil {
+		srv.Report = d.Report
+	}
+	loopCtx, stop := context.WithCancel(ctx)
+	defer stop()
+	loopDone := make(chan error, 1)
+	go func() { loopDone <- d.Run(loopCtx) }()
+	srvDone := make(chan error, 1)
+	go func() { srvDone <- srv.Serve(ctx) }()
+	var err error
+	select {
+	case err = <-srvDone: // EOF: every request before it is answered
+	case <-ctx.Done():
+	}
+	stop()
+	<-loopDone
+	if errors.Is(err, context.Canceled) {
+		err = nil
+	}
+	return err
+}

@@ -74,20 +74,9 @@ func newDoormanCmd(e *env) *ffcli.Command {
 }
 
 // runMCP answers MCP on stdio while the loop runs; stdin EOF or a signal
-// stops both, and the loop's stopped heartbeat is written before it returns.
+// stops both (doorman.ServeMCP).
 func runMCP(ctx context.Context, e *env, dm *doorman.Doorman) error {
-	loopCtx, stop := context.WithCancel(ctx)
-	defer stop()
-	loopDone := make(chan error, 1)
-	go func() { loopDone <- dm.Run(loopCtx) }()
 	srv := &doorman.Server{In: e.stdin, Out: e.stdout, Log: e.stderr, Version: version.Version, Report: dm.Report}
-	srvDone := make(chan error, 1)
-	go func() { srvDone <- srv.Serve(ctx) }()
-	select {
-	case <-srvDone: // stdin EOF: every request before it is answered
-	case <-ctx.Done():
-	}
-	stop()
-	<-loopDone // an identity failure is reported, not an exit code, in MCP mode
+	dm.ServeMCP(ctx, srv) // a read error of stdin ends the server like EOF
 	return nil
 }
