@@ -10,7 +10,8 @@
 // the session's inbox, sends a line while the session runs a tool
 // (claudeinbox.Sender.Send, what `oo-claude send --seen` does), waits until
 // the session's transcript shows the model was given that line, then sends
-// a question and reads the model's answer to it from the transcript. It
+// a question and waits for the model's answer to it in the transcript
+// (Sender.ReplyWait, what `oo-claude send --reply` does). It
 // prints each step with its time, then removes everything it made (a
 // temporary HOME with Claude Code's config, the inboxes, the transcripts)
 // and checks that no process it started is left.
@@ -302,9 +303,11 @@ func run(ctx context.Context, bin string, out io.Writer) (err error) {
 	}
 	st.at(acked.Add(v.SeenAfter), "seen", "the transcript shows msg_id=%s, %.1fs after the ack: the model got the line", v.MsgID, v.SeenAfter.Seconds())
 
-	// 4. ask: a question into the same running turn, and its answer: the
-	// text the turn ends with after the question's row.
+	// 4. ask: a question into the same running turn, and its answer (what
+	// `oo-claude send --reply` does): the assistant's text after the model
+	// took the question, to the end of the turn.
 	sender.MinInterval = 0 // a second line within seconds is this demo's point
+	sender.SeenWait, sender.ReplyWait = 0, 60*time.Second
 	sent = time.Now()
 	q, err := sender.Send(ctx, claudeinbox.Request{Target: sid, Line: question, From: "asker"})
 	if err != nil {
@@ -313,12 +316,12 @@ func run(ctx context.Context, bin string, out io.Writer) (err error) {
 	if !q.Class.Delivered() || q.Seen == nil || !*q.Seen {
 		return fmt.Errorf("ask: %s (%s), seen %v; want delivered-* and seen", q.Class, q.Reason, q.Seen)
 	}
-	st.at(sent.Add(q.Waited), "ask", "%s msg_id=%s, acked after %.2fs, seen %.1fs later: %q", q.Class, q.MsgID, q.Waited.Seconds(), q.SeenAfter.Seconds(), q.Line)
-	reply, err := replyTo(ctx, q.Transcript, q.MsgID)
-	if err != nil {
-		return fmt.Errorf("ask: the answer: %w", err)
+	acked = sent.Add(q.Waited)
+	st.at(acked, "ask", "%s msg_id=%s, acked after %.2fs: %q", q.Class, q.MsgID, q.Waited.Seconds(), q.Line)
+	if q.Reply == nil {
+		return fmt.Errorf("ask: no reply within %v (%s)", sender.ReplyWait, q.Note)
 	}
-	st.printf("reply", "%q", reply)
+	st.at(acked.Add(q.ReplyAfter), "reply", "%q, %.1fs after the ack", q.Reply.Text, q.ReplyAfter.Seconds())
 
 	// 5. The session ends its turn with the answer; its doorman stops.
 	var res headless.StartResult
@@ -342,38 +345,6 @@ func run(ctx context.Context, bin string, out io.Writer) (err error) {
 	}
 	st.printf("cleanup", "claude and its doorman exited; removing %s", root)
 	return nil
-}
-
-// replyTo follows the transcript at path from its start to the row that
-// carries msgID, and returns the text of the first final answer after it.
-func replyTo(ctx context.Context, path, msgID string) (string, error) {
-	ctx, cancel := context.WithTimeout(ctx, 60*time.Second)
-	defer cancel()
-	f := transcript.Follow(ctx, path, 0, transcript.FollowOptions{})
-	defer f.Close()
-	asked := false
-	for {
-		l, err := f.Next(ctx)
-		if err != nil {
-			return "", err
-		}
-		row, err := transcript.ParseRow(l.Raw)
-		if err != nil {
-			continue
-		}
-		if o := row.PeerOrigin(); o != nil && o.MsgID == msgID {
-			asked = true
-		}
-		if asked && row.FinalAnswer() {
-			var b strings.Builder
-			for _, blk := range row.Message.Blocks() {
-				if blk.Type == "text" {
-					b.WriteString(blk.Text)
-				}
-			}
-			return b.String(), nil
-		}
-	}
 }
 
 // poll checks cond every 20 ms until it holds, ctx ends or the session

@@ -81,7 +81,7 @@ func TestOffline(t *testing.T) {
 	}
 	for _, want := range []string{
 		"  seen     the transcript shows msg_id=" + steer[2] + ",",
-		"  reply    \"" + answer + "\"\n",
+		"  reply    \"" + answer + "\", ",
 		"  done     completed: ",
 		"  cleanup  claude and its doorman exited",
 	} {
