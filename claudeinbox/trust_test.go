@@ -34,7 +34,9 @@ func TestSendRefusesHostileInbox(t *testing.T) {
 		{"symlink", func(t *testing.T, _, in string) error {
 			return hostile.Plant(in, hostile.Symlink, nil, filepath.Join(t.TempDir(), "decoy"))
 		}, claudeinbox.ReasonSymlink, "symlink"},
-		{"foreign inbox", func(t *testing.T, _, in string) error { return hostile.Plant(in, hostile.Foreign, []byte("planted\n"), "") }, claudeinbox.ReasonUntrusted, "owned by uid 65534"},
+		{"foreign inbox", func(t *testing.T, _, in string) error {
+			return hostile.Plant(in, hostile.Foreign, []byte("planted\n"), "")
+		}, claudeinbox.ReasonUntrusted, "owned by uid 65534"},
 		{"world-writable inbox", func(t *testing.T, _, in string) error {
 			return hostile.Plant(in, hostile.WorldWritable, []byte("planted\n"), "")
 		}, claudeinbox.ReasonUntrusted, "chmod o-w"},

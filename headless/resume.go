@@ -170,6 +170,9 @@ func (r *Runner) resume(ctx context.Context, req ResumeRequest) (ResumeResult, e
 		res.Class, res.HeldBy, res.Reason = HeldBySession, HeldByLock, "another oo-claude resume of this session runs"
 		return res, nil
 	}
+	if errors.Is(err, fsx.ErrSymlink) || errors.Is(err, fsx.ErrNotRegular) || errors.Is(err, fsx.ErrUntrusted) {
+		return refuse("bad-lock", fmt.Errorf("lock: %w", err))
+	}
 	if err != nil {
 		res.Class, res.Reason = Error, "lock: "+err.Error()
 		return res, err

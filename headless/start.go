@@ -306,6 +306,17 @@ func (r *Runner) start(ctx context.Context, req StartRequest) (StartResult, erro
 	if !filepath.IsAbs(f.ResultFile) {
 		return refuse("bad-out", fmt.Errorf("--out %q: %w", f.ResultFile, ErrNotAbsolute))
 	}
+	// A symlink, FIFO, socket, device or directory at the result file (or
+	// the detached start's prompt file beside it) is never replaced.
+	if err := fsx.CheckReplaceable(f.ResultFile); err != nil {
+		return refuse("bad-out", fmt.Errorf("--out %q: %w", f.ResultFile, err))
+	}
+	if err := fsx.CheckReplaceable(PromptFile(f.ResultFile)); req.Systemd && err != nil {
+		return refuse("bad-out", fmt.Errorf("--out %q: %w", f.ResultFile, err))
+	}
+	if err := claudeinbox.CheckTrust(claudeinbox.FilesFor(r.Config.InboxDir, sid), os.Geteuid()); err != nil {
+		return refuse("bad-inbox", err)
+	}
 	if f.Doorman == DoormanInjected {
 		f.DoormanCommand = []string{req.Self, "doorman", "--mcp"}
 	}

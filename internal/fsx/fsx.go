@@ -289,6 +289,12 @@ func replaceFile(path string, data []byte, sync bool) error {
 	return nil
 }
 
+// CheckReplaceable reports whether [WriteFileAtomic] would replace path: nil
+// when it is absent or a regular file, an error matching [ErrSymlink] or
+// [ErrNotRegular] otherwise. Callers check a target before the work whose
+// result goes there.
+func CheckReplaceable(path string) error { return replaceable(path) }
+
 // replaceable refuses a path that exists and is not a regular file.
 func replaceable(path string) error {
 	fi, err := os.Lstat(path)

@@ -1,0 +1,261 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/fakes/fakeclaude"
+	"github.com/oo-family/oo-claude/fakes/fakeowner"
+	"github.com/oo-family/oo-claude/fakes/fakestation"
+	"github.com/oo-family/oo-claude/internal/hostile"
+	"github.com/oo-family/oo-claude/receipt"
+)
+
+// hostileBound is how soon a verb must answer when a hostile file sits at a
+// path it touches: "within a second", with slack for -race on loaded cores.
+// A verb that hangs is killed at hostileKill and the cell fails.
+const (
+	hostileBound = 3 * time.Second
+	hostileKill  = 15 * time.Second
+)
+
+// hostileCase is one verb and one path it touches. setup lays out a station
+// and returns the path to plant at, the argv and the environment; want gives
+// the exit code the verb must answer with for each kind.
+type hostileCase struct {
+	verb, file string
+	setup      func(t *testing.T) (path string, args, env []string)
+	want       func(k hostile.Kind) int
+	// owner runs the verb as a child of a fake session owner (the doorman).
+	owner bool
+	// replaces: the verb writes the file atomically, so another user's
+	// regular file there is replaced (not written through).
+	replaces bool
+}
+
+// all returns code for every kind.
+func all(code int) func(hostile.Kind) int { return func(hostile.Kind) int { return code } }
+
+// byTrust returns bad for a kind that is not a regular file of the user, and
+// good for the regular kinds another user planted (which the verb may use,
+// because it replaces them or does not believe them).
+func byKind(bad, untrusted int) func(hostile.Kind) int {
+	return func(k hostile.Kind) int {
+		if k == hostile.Foreign || k == hostile.WorldWritable {
+			return untrusted
+		}
+		return bad
+	}
+}
+
+func hostileCases() []hostileCase {
+	sendSetup := func(file func(fs *fakestation.Station, sid string) string, extra ...string) func(t *testing.T) (string, []string, []string) {
+		return func(t *testing.T) (string, []string, []string) {
+			fs := fakestation.New(t)
+			sid := uuid.NewString()
+			env := append(fs.Env(), "CLAUDE_CODE_MESSAGING_TOKEN="+testToken, "OO_CLAUDE_WAIT_S=0")
+			env = append(env, extra...)
+			return file(fs, sid), []string{"send", sid, "hello", "--from", "t"}, env
+		}
+	}
+	inbox := func(suffix string) func(fs *fakestation.Station, sid string) string {
+		return func(fs *fakestation.Station, sid string) string { return fs.InboxPath(sid) + suffix }
+	}
+	state := func(name string) func(fs *fakestation.Station, sid string) string {
+		return func(fs *fakestation.Station, sid string) string { return filepath.Join(fs.Paths.StateDir, name) }
+	}
+	doormanSetup := func(suffix string) func(t *testing.T) (string, []string, []string) {
+		return func(t *testing.T) (string, []string, []string) { return suffix, nil, nil } // resolved by runHostileOwner
+	}
+	obs := func(file func(o *obsStation) string, args ...string) func(t *testing.T) (string, []string, []string) {
+		return func(t *testing.T) (string, []string, []string) {
+			o := newObsStation(t)
+			p := file(o)
+			os.Remove(p)
+			return p, args, o.fs.Env()
+		}
+	}
+	lineageSetup := func(name string, args ...string) func(t *testing.T) (string, []string, []string) {
+		return func(t *testing.T) (string, []string, []string) {
+			fs := fakestation.New(t)
+			return filepath.Join(fs.Paths.ObservatoryDir, name), args, fs.Env()
+		}
+	}
+	child := uuid.NewString()
+	return []hostileCase{
+		// send to an offline session: 3 (queued-offline) when it can write,
+		// 1 (refused) when the inbox or one of its files is hostile.
+		{verb: "send", file: "inbox", setup: sendSetup(inbox("")), want: all(1)},
+		{verb: "send", file: ".ack", setup: sendSetup(inbox(".ack")), want: all(1)},
+		{verb: "send", file: ".offset", setup: sendSetup(inbox(".offset")), want: all(1)},
+		{verb: "send", file: ".doorman.lock", setup: sendSetup(inbox(".doorman.lock")), want: all(1)},
+		{verb: "send", file: ".doorman.json", setup: sendSetup(inbox(".doorman.json")), want: all(3)},
+		{verb: "send", file: "throttle ledger", setup: sendSetup(state(claudeinbox.ThrottleFile), "OO_CLAUDE_MIN_INTERVAL_S=30"), want: all(1)},
+		{verb: "send", file: "throttle lock", setup: sendSetup(state(claudeinbox.ThrottleFile+".lock"), "OO_CLAUDE_MIN_INTERVAL_S=30"), want: all(1)},
+		// The receipt cannot be written: the verdict stands.
+		{verb: "send", file: "receipts.jsonl", setup: sendSetup(state(receipt.FileName)), want: all(3)},
+
+		// The foreground doorman: 3 (untrusted, not deliverable here) for
+		// the files it believes, 0 when only its heartbeat cannot be written.
+		{verb: "doorman", file: "inbox", setup: doormanSetup(""), want: all(3), owner: true},
+		{verb: "doorman", file: ".ack", setup: doormanSetup(".ack"), want: all(3), owner: true},
+		{verb: "doorman", file: ".offset", setup: doormanSetup(".offset"), want: all(3), owner: true},
+		{verb: "doorman", file: ".doorman.lock", setup: doormanSetup(".doorman.lock"), want: all(3), owner: true},
+		{verb: "doorman", file: ".doorman.json", setup: doormanSetup(".doorman.json"), want: byKind(0, 0), owner: true, replaces: true},
+
+		// The observers answer 0 and leave out what they cannot trust.
+		{verb: "sessions", file: "registry row", setup: obs(func(o *obsStation) string {
+			return filepath.Join(o.fs.Paths.SessionsDir, strconv.Itoa(os.Getpid())+".json")
+		}, "sessions", "--json"), want: all(0)},
+		{verb: "sessions", file: "inbox", setup: obs(func(o *obsStation) string { return claudeinbox.FilesFor(o.fs.Paths.InboxDir, o.sidA).Inbox }, "sessions", "--json"), want: all(0)},
+		{verb: "sessions", file: ".ack", setup: obs(func(o *obsStation) string { return claudeinbox.FilesFor(o.fs.Paths.InboxDir, o.sidA).Ack }, "sessions"), want: all(0)},
+		{verb: "sessions", file: ".offset", setup: obs(func(o *obsStation) string { return claudeinbox.FilesFor(o.fs.Paths.InboxDir, o.sidA).Offset }, "sessions"), want: all(0)},
+		{verb: "sessions", file: ".doorman.json", setup: obs(func(o *obsStation) string {
+			return claudeinbox.FilesFor(o.fs.Paths.InboxDir, o.sidA).Heartbeat
+		}, "sessions"), want: all(0)},
+		{verb: "sessions", file: "lineage.jsonl", setup: obs(func(o *obsStation) string { return o.fs.Paths.LineageFile() }, "sessions"), want: all(0)},
+		{verb: "sessions", file: "transcript", setup: obs(func(o *obsStation) string { return o.transcriptA }, "sessions"), want: all(0)},
+		{verb: "riders", file: "rider transcript", setup: obs(func(o *obsStation) string {
+			return filepath.Join(strings.TrimSuffix(o.transcriptA, ".jsonl"), "subagents", "agent-ride1.jsonl")
+		}, "riders", "--all"), want: all(0)},
+		{verb: "riders", file: "rider meta", setup: obs(func(o *obsStation) string {
+			return filepath.Join(strings.TrimSuffix(o.transcriptA, ".jsonl"), "subagents", "agent-ride1.meta.json")
+		}, "riders", "--all"), want: all(0)},
+		{verb: "sessions --write", file: "target", setup: obs(func(o *obsStation) string { return filepath.Join(o.fs.Root, "out.json") }, "sessions", "--write", "OUT"), want: byKind(1, 0), replaces: true},
+		{verb: "riders --write", file: "target", setup: obs(func(o *obsStation) string { return filepath.Join(o.fs.Root, "out.json") }, "riders", "--write", "OUT"), want: byKind(1, 0), replaces: true},
+		// read: the transcript is refused (1).
+		{verb: "read", file: "transcript", setup: func(t *testing.T) (string, []string, []string) {
+			o := newObsStation(t)
+			os.Remove(o.transcriptA)
+			return o.transcriptA, []string{"read", o.sidA}, o.fs.Env()
+		}, want: all(1)},
+
+		// lineage: the ledger and its lock refuse register (1); show answers
+		// 1 for a ledger it cannot read.
+		{verb: "lineage register", file: "lineage.jsonl", setup: lineageSetup("lineage.jsonl", "lineage", "register", "--parent", uuid.NewString(), "--child", child), want: all(1)},
+		{verb: "lineage register", file: "lineage lock", setup: lineageSetup("lineage.jsonl.lock", "lineage", "register", "--parent", uuid.NewString(), "--child", child), want: all(1)},
+		{verb: "lineage show", file: "lineage.jsonl", setup: lineageSetup("lineage.jsonl", "lineage", "show"), want: all(1)},
+
+		// start --out: a target that is not a regular file is refused (1)
+		// before claude runs; another user's regular file is replaced.
+		{verb: "start --out", file: "result file", setup: func(t *testing.T) (string, []string, []string) {
+			r := newHLRig(t)
+			r.fk.Script(fakeclaude.Script{Result: "READY"})
+			out := filepath.Join(r.fs.Root, "result.json")
+			return out, []string{"start", "hi", "--cwd", r.cwd, "--out", "OUT", "--no-lineage"}, r.env
+		}, want: byKind(1, 0), replaces: true},
+		// resume: its lock is refused (1).
+		{verb: "resume", file: "resume lock", setup: func(t *testing.T) (string, []string, []string) {
+			r := newHLRig(t)
+			r.fk.Script(fakeclaude.Script{Result: "OK"})
+			r.transcriptFor(t, r.sid)
+			lock := filepath.Join(r.fs.Paths.StateDir, "locks", "resume-"+r.sid+".lock")
+			os.MkdirAll(filepath.Dir(lock), 0o700)
+			return lock, []string{"resume", r.sid, "hi"}, r.env
+		}, want: all(1)},
+	}
+}
+
+// TestHostileFiles plants each hostile kind at each path each verb touches
+// and runs the real binary: it answers within the bound with its documented
+// exit code, the planted file is left as it was, and nothing outside the
+// station (the symlink's decoy) changed.
+func TestHostileFiles(t *testing.T) {
+	for _, c := range hostileCases() {
+		for _, k := range hostile.Kinds() {
+			t.Run(c.verb+"/"+c.file+"/"+string(k), func(t *testing.T) {
+				t.Parallel()
+				runHostileCell(t, c, k)
+			})
+		}
+	}
+}
+
+func runHostileCell(t *testing.T, c hostileCase, k hostile.Kind) {
+	decoy := filepath.Join(t.TempDir(), "decoy")
+	var path string
+	var args, env []string
+	var o *fakeowner.Owner
+	if c.owner {
+		o = fakeowner.New(t, fakeowner.Options{})
+		suffix, _, _ := c.setup(t)
+		path = o.Files().Inbox + suffix
+		args = []string{"doorman", "--allow-foreground", "--once", "--json"}
+	} else {
+		path, args, env = c.setup(t)
+		args = append([]string(nil), args...) // the cells of a case share setup's slice
+	}
+	for i, a := range args {
+		if a == "OUT" {
+			args[i] = path
+		}
+	}
+	if err := hostile.Plant(path, k, []byte("planted\n"), decoy); errors.Is(err, hostile.ErrNeedRoot) {
+		t.Skip(err)
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	before, err := os.Lstat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), hostileKill)
+	defer cancel()
+	start := time.Now()
+	var r result
+	if c.owner {
+		ch := o.Start(command(ctx, t, nil, args...))
+		ch.Stdin.Close()
+		code, err := ch.Wait(ctx)
+		if err != nil {
+			t.Fatalf("doorman: %v (hung?); stderr:\n%s", err, ch.Stderr())
+		}
+		r = result{stdout: ch.Stdout(), stderr: ch.Stderr(), code: code}
+	} else {
+		cmd := command(ctx, t, env, args...)
+		var out, errb strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		r = result{stdout: out.String(), stderr: errb.String(), code: cmd.ProcessState.ExitCode()}
+		if ctx.Err() != nil {
+			t.Fatalf("%v hung: killed after %v (%v)", args, hostileKill, err)
+		}
+	}
+	took := time.Since(start)
+	if took > hostileBound {
+		t.Errorf("answered after %v, want < %v", took, hostileBound)
+	}
+	if want := c.want(k); r.code != want {
+		t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", r.code, want, r.stdout, r.stderr)
+	}
+	after, err := os.Lstat(path)
+	replaced := c.replaces && (k == hostile.Foreign || k == hostile.WorldWritable)
+	switch {
+	case err != nil:
+		t.Errorf("the planted %s is gone: %v", k, err)
+	case !replaced && after.Mode() != before.Mode():
+		t.Errorf("the planted %s became %v", k, after.Mode())
+	}
+	if k == hostile.Symlink {
+		if b, _ := os.ReadFile(decoy); string(b) != "decoy\n" {
+			t.Errorf("written through the symlink: decoy holds %q", b)
+		}
+	}
+	if (k == hostile.Foreign || k == hostile.WorldWritable) && !replaced {
+		if b, _ := os.ReadFile(path); string(b) != "planted\n" {
+			t.Errorf("the %s file was written: %q", k, b)
+		}
+	}
+	if strings.Contains(r.stdout+r.stderr, testToken) {
+		t.Error("the token appears in the output")
+	}
+}
