@@ -47,6 +47,14 @@
 // transcripts are copied there with neutral paths, for the transcript
 // package's goldens.
 //
+// Interactive sessions (the TUI) run too, under tmux on a private server
+// per session (interactive_test.go: startInteractive returns the session's
+// pid, id, tmux target and transcript path, and types a user's prompt):
+// an idle session takes a sent line as delivered-start and starts a turn
+// with it, a busy one as delivered-steer and absorbs it into the running
+// turn. Without tmux these tests skip, or fail under CI=true;
+// scripts/test.sh installs tmux with apt-get when it is missing.
+//
 // Each test keeps its sessions short (a scripted tool call of two seconds
 // keeps a session busy long enough to observe), and independent tests run
 // in parallel, so the suite finishes well within a few minutes on two

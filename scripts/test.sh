@@ -2,7 +2,8 @@
 # The whole test suite, as a new user (and CI) runs it:
 #   scripts/test.sh
 # It installs the pinned Claude Code (claude-code.version) with npm into a
-# cache outside the module when missing, then runs gofmt, go vet and every
+# cache outside the module when missing, and tmux with apt-get when missing
+# (the interactive end-to-end tests need it), then runs gofmt, go vet and every
 # test with the race detector, the end-to-end suite against the real CLI
 # included. Extra arguments go to `go test` (e.g. -run TestSteer).
 set -euo pipefail
@@ -13,6 +14,27 @@ if [ -z "${OO_CLAUDE_E2E_CLAUDE:-}" ]; then
 fi
 export OO_CLAUDE_E2E_CLAUDE
 echo "test.sh: Claude Code $("$OO_CLAUDE_E2E_CLAUDE" --version) at $OO_CLAUDE_E2E_CLAUDE"
+
+# The interactive end-to-end tests run Claude Code's TUI under tmux; a fresh
+# machine may lack it. Without tmux they skip, except under CI=true, where
+# they fail.
+if ! command -v tmux >/dev/null 2>&1; then
+	sudo=()
+	if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1; then
+		sudo=(sudo -n)
+	fi
+	if command -v apt-get >/dev/null 2>&1; then
+		echo "test.sh: installing tmux with apt-get"
+		"${sudo[@]}" apt-get update -qq || echo "test.sh: apt-get update failed" >&2
+		"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq tmux >/dev/null ||
+			echo "test.sh: apt-get install tmux failed: the interactive tests skip (and fail under CI=true)" >&2
+	else
+		echo "test.sh: no tmux and no apt-get: the interactive tests skip (and fail under CI=true)" >&2
+	fi
+fi
+if command -v tmux >/dev/null 2>&1; then
+	echo "test.sh: $(tmux -V) at $(command -v tmux)"
+fi
 
 unformatted=$(gofmt -l $(git ls-files '*.go') 2>/dev/null || true)
 if [ -n "$unformatted" ]; then
