@@ -348,12 +348,22 @@ func (w *world) rowPath(pid int) string {
 // waitRow waits until the session's registry row exists and parses.
 func (s *session) waitRow(timeout time.Duration) registryRow {
 	s.w.t.Helper()
+	path := s.w.rowPath(s.pid())
+	row, err := waitRegistryRow(path, timeout, s.exited)
+	if err != nil {
+		s.fatalf("registry row %s: %v", path, err)
+	}
+	return row
+}
+
+// waitRegistryRow waits until the registry row at path exists and parses,
+// giving up when exited reports the process gone.
+func waitRegistryRow(path string, timeout time.Duration, exited func() bool) (registryRow, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
-	path := s.w.rowPath(s.pid())
 	var row registryRow
 	err := eventually(ctx, func() (bool, error) {
-		if s.exited() {
+		if exited() {
 			return false, errors.New("claude exited before its registry row was seen")
 		}
 		b, err := os.ReadFile(path)
@@ -369,10 +379,7 @@ func (s *session) waitRow(timeout time.Duration) registryRow {
 		}
 		return true, nil
 	})
-	if err != nil {
-		s.fatalf("registry row %s: %v", path, err)
-	}
-	return row
+	return row, err
 }
 
 // waitModel waits for a messages request matching match. It gives up early

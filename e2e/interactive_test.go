@@ -235,24 +235,8 @@ func (s *interactive) diag() string {
 // waitRow waits until the session's registry row exists and parses.
 func (s *interactive) waitRow(timeout time.Duration) registryRow {
 	s.w.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), timeout)
-	defer cancel()
 	path := s.w.rowPath(s.PID)
-	var row registryRow
-	err := eventually(ctx, func() (bool, error) {
-		if !s.alive() {
-			return false, errors.New("claude exited before its registry row was seen")
-		}
-		b, err := os.ReadFile(path)
-		if err != nil {
-			return false, nil
-		}
-		row = registryRow{path: path}
-		if json.Unmarshal(b, &row) != nil || json.Unmarshal(b, &row.raw) != nil {
-			return false, nil // caught mid-write: try again
-		}
-		return true, nil
-	})
+	row, err := waitRegistryRow(path, timeout, func() bool { return !s.alive() })
 	if err != nil {
 		s.fatalf("registry row %s: %v", path, err)
 	}
