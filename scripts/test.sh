@@ -6,6 +6,12 @@
 # (the interactive end-to-end tests need it), then runs gofmt, go vet and every
 # test with the race detector, the end-to-end suite against the real CLI
 # included. Extra arguments go to `go test` (e.g. -run TestSteer).
+#
+# go test's JSON goes through internal/cmd/testprogress, which prints each
+# package's result as it finishes, names the packages still running when
+# nothing finished for 30 s, prints the output of failed tests, lists the
+# skipped tests with their reasons, names the slow packages and ends with
+# "N passed, N failed". The exit code is go test's.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -43,4 +49,13 @@ if [ -n "$unformatted" ]; then
 	exit 1
 fi
 go vet ./...
-go test -race -count=1 "$@" ./...
+echo "test.sh: go test -race -count=1 $* ./... (each package's line as it finishes)"
+set +e
+go test -race -count=1 -json "$@" ./... | go run ./internal/cmd/testprogress
+status=("${PIPESTATUS[@]}")
+set -e
+if [ "${status[1]}" != 0 ]; then
+	echo "test.sh: the progress filter failed (exit ${status[1]}); go test exited ${status[0]}" >&2
+	[ "${status[0]}" != 0 ] || exit 1
+fi
+exit "${status[0]}"

@@ -1,0 +1,77 @@
+package main
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var update = flag.Bool("update", false, "rewrite testdata/sample.out")
+
+// TestSample: a recorded `go test -json` run of a module with a passing, a
+// skipping, a failing (with a failed subtest and a slow test), a test-less,
+// a broken and a leaking package gives each package's line as it finished,
+// the failures' output, the skip reasons, the slow package and the counts.
+func TestSample(t *testing.T) {
+	in, err := os.Open(filepath.Join("testdata", "sample.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close()
+	var out bytes.Buffer
+	p := &progress{out: &out, now: time.Now, quiet: time.Hour, slow: time.Second}
+	if err := p.run(in, nil); err != nil {
+		t.Fatal(err)
+	}
+	golden := filepath.Join("testdata", "sample.out")
+	if *update {
+		os.WriteFile(golden, out.Bytes(), 0o644)
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(string(want), out.String()); diff != "" {
+		t.Errorf("output (-want +got):\n%s", diff)
+	}
+	if !strings.HasSuffix(out.String(), "\n4 passed, 3 failed\n") {
+		t.Errorf("the last line is not the counts:\n%s", out.String())
+	}
+}
+
+// TestStillRunning: when no package has finished for the quiet period, a
+// tick names the packages still running with their time so far; not
+// before, and not again within the period.
+func TestStillRunning(t *testing.T) {
+	now := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
+	var out bytes.Buffer
+	p := &progress{out: &out, now: func() time.Time { return now }, quiet: 30 * time.Second, slow: time.Minute}
+	p.init()
+	p.line(`{"Action":"start","Package":"github.com/oo-family/oo-claude/e2e"}`)
+	p.line(`{"Action":"start","Package":"github.com/oo-family/oo-claude/door"}`)
+	p.line(`{"Action":"pass","Package":"github.com/oo-family/oo-claude/door","Elapsed":0.5}`)
+	now = now.Add(10 * time.Second)
+	p.tick(now) // too early: nothing
+	now = now.Add(25 * time.Second)
+	p.tick(now)
+	now = now.Add(5 * time.Second)
+	p.tick(now) // within the period: not again
+	p.line(`{"Action":"pass","Package":"github.com/oo-family/oo-claude/e2e","Elapsed":41}`)
+	p.summary()
+	want := "ok   github.com/oo-family/oo-claude/door  0.5s\n" +
+		"… still running: e2e (35s)\n" +
+		"ok   github.com/oo-family/oo-claude/e2e  41.0s\n" +
+		"\n0 skipped\n0 passed, 0 failed\n"
+	if diff := cmp.Diff(want, out.String()); diff != "" {
+		t.Errorf("output (-want +got):\n%s", diff)
+	}
+}
