@@ -406,8 +406,8 @@ func (d *doc) offlineInboxes(live []station.Session) {
 			continue
 		}
 		findings = append(findings, Finding{Kind: KindOfflineInbox, Session: e.Session, Path: e.Inbox.Path,
-			Message: fmt.Sprintf("session %s does not run and %d line(s) wait in its inbox", e.Session, e.Inbox.Pending),
-			Fix:     fmt.Sprintf("oo-claude resume %s to deliver them, or remove %s* when the session is gone for good", e.Session, e.Inbox.Path)})
+			Message: fmt.Sprintf("session %s does not run and %d line(s) wait in its inbox %s (resume delivers them in one headless run)", e.Session, e.Inbox.Pending, e.Inbox.Path),
+			Fix:     fmt.Sprintf("oo-claude resume %s", e.Session)})
 	}
 	detail := fmt.Sprintf("%d inboxes of sessions not running", len(ents))
 	if err != nil {

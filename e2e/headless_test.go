@@ -97,8 +97,8 @@ func TestResume(t *testing.T) {
 
 // TestStartSteered: `oo-claude start` in the foreground runs a real session
 // with the doorman injected; a line sent while it works reaches the model,
-// and the result file records doorman injected, doorman_delivered 1 and the
-// note that the result describes the final turn only.
+// and the result file records doorman injected, doorman_delivered 1 and
+// the run's turns.
 func TestStartSteered(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, fakemodel.WithReplies(fakemodel.Bash("sleep 3"), fakemodel.Text("done")))
@@ -149,8 +149,8 @@ func TestStartSteered(t *testing.T) {
 			t.Errorf("result file %s = %v, want %v", k, res[k], v)
 		}
 	}
-	if str(res, "note") == "" {
-		t.Errorf("result file has no note although a line was delivered:\n%s", b)
+	if len(turnsOf(res)) == 0 {
+		t.Errorf("result file has no turns:\n%s", b)
 	}
 	var hb heartbeat
 	if err := json.Unmarshal(mustRaw(res["doorman_heartbeat"]), &hb); err != nil || hb.State != "stopped" || hb.SessionID != sid {

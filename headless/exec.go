@@ -1,8 +1,10 @@
 package headless
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"os"
 	"time"
 )
 
@@ -17,6 +19,13 @@ type Invocation struct {
 	// KillGrace is how long the process group gets between SIGTERM and
 	// SIGKILL after a timeout; 0 means 3 s.
 	KillGrace time.Duration
+	// Stdin is the child's standard input; nil is the null device.
+	Stdin *os.File
+	// OnStart, when set, is called with the child's pid once it runs.
+	OnStart func(pid int)
+	// OnStdout, when set, gets every complete line of stdout (without its
+	// newline) as it arrives, in order, from one goroutine.
+	OnStdout func(line []byte)
 }
 
 // Outcome is what an Invocation did.
@@ -71,4 +80,29 @@ func (t *tailBuffer) Write(p []byte) (int, error) {
 		t.b = append(t.b[:0], t.b[over:]...)
 	}
 	return len(p), nil
+}
+
+// lineWriter passes every complete line written to it to fn, and the
+// bytes on to w.
+type lineWriter struct {
+	w       *headBuffer
+	fn      func([]byte)
+	partial []byte
+}
+
+func (l *lineWriter) Write(p []byte) (int, error) {
+	n, err := l.w.Write(p)
+	l.partial = append(l.partial, p...)
+	for {
+		i := bytes.IndexByte(l.partial, '\n')
+		if i < 0 {
+			break
+		}
+		l.fn(l.partial[:i])
+		l.partial = l.partial[i+1:]
+	}
+	if len(l.partial) > StdoutKeep { // a line without end is not a result
+		l.partial = l.partial[:0]
+	}
+	return n, err
 }

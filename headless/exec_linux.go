@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -34,15 +36,22 @@ func RunProcess(ctx context.Context, inv Invocation) Outcome {
 	}()
 	stdout := &headBuffer{max: StdoutKeep}
 	stderr := &tailBuffer{max: StderrKeep}
+	var stdoutW io.Writer = stdout
+	if inv.OnStdout != nil {
+		stdoutW = &lineWriter{w: stdout, fn: inv.OnStdout}
+	}
 	cmd := &exec.Cmd{
-		Path:        inv.Path,
-		Args:        append([]string{inv.Path}, inv.Args...),
-		Env:         inv.Env,
-		Dir:         inv.Dir,
-		Stdout:      stdout,
-		Stderr:      stderr,
-		ExtraFiles:  files,
-		SysProcAttr: &syscall.SysProcAttr{Setpgid: true},
+		Path:       inv.Path,
+		Args:       append([]string{inv.Path}, inv.Args...),
+		Env:        inv.Env,
+		Dir:        inv.Dir,
+		Stdout:     stdoutW,
+		Stderr:     stderr,
+		ExtraFiles: files,
+		// Its own process group, so a timeout stops its tools too; and
+		// SIGKILL when this process dies (killed, OOM), so a run cannot
+		// outlive the supervisor that enforces its deadline.
+		SysProcAttr: &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL},
 		// A grandchild that keeps the pipes open must not keep us waiting
 		// once the leader is gone.
 		WaitDelay: 2 * time.Second,
@@ -50,11 +59,22 @@ func RunProcess(ctx context.Context, inv Invocation) Outcome {
 	if cmd.Env == nil {
 		cmd.Env = []string{}
 	}
+	if inv.Stdin != nil {
+		cmd.Stdin = inv.Stdin
+	}
+	// The parent-death signal is tied to the thread that forks: keep this
+	// goroutine on one thread until the child is waited for, so the
+	// runtime cannot retire that thread under a running child.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	if err := cmd.Start(); err != nil {
 		out.Err = fmt.Errorf("start %s: %w", inv.Path, err)
 		return out
 	}
 	out.PID = cmd.Process.Pid
+	if inv.OnStart != nil {
+		inv.OnStart(out.PID)
+	}
 	pgid := cmd.Process.Pid
 	done := make(chan error, 1)
 	go func() { done <- cmd.Wait() }()

@@ -172,17 +172,18 @@ func TestNamesSession(t *testing.T) {
 }
 
 func TestArgv(t *testing.T) {
-	got := headless.ResumeArgv(sid, "claude-haiku-5-5", 1, "", 0.25, "hi")
-	want := []string{"-p", "--resume", sid, "--output-format", "json", "--model", "claude-haiku-5-5", "--max-turns", "1",
-		"--tools", "", "--permission-mode", "dontAsk", "--strict-mcp-config", "--max-budget-usd", "0.25", "hi"}
+	cfg := headless.DoormanConfig("/opt/oo/oo-claude")
+	got := headless.ResumeArgv(sid, "claude-haiku-5-5", 1, "", cfg, 0.25)
+	want := []string{"-p", "--resume", sid, "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
+		"--model", "claude-haiku-5-5", "--max-turns", "1",
+		"--tools", "", "--permission-mode", "dontAsk", "--mcp-config", cfg, "--strict-mcp-config", "--max-budget-usd", "0.25"}
 	if d := cmp.Diff(want, got); d != "" {
 		t.Errorf("resume (-want +got):\n%s", d)
 	}
-	cfg := headless.DoormanConfig("/opt/oo/oo-claude")
 	if cfg != `{"mcpServers":{"claude-inbox":{"type":"stdio","command":"/opt/oo/oo-claude","args":["doorman","--mcp"]}}}` {
 		t.Errorf("doorman config %s", cfg)
 	}
-	base := []string{"-p", "--session-id", sid, "--output-format", "json", "--model", "m", "--max-turns", "4",
+	base := []string{"-p", "--session-id", sid, "--output-format", "stream-json", "--verbose", "--model", "m", "--max-turns", "4",
 		"--permission-mode", "dontAsk", "--tools", "Read"}
 	tests := []struct {
 		mode    headless.DoormanMode
@@ -249,20 +250,20 @@ func TestResumeRefusalsAndHolds(t *testing.T) {
 		{"dash line", nil, headless.ResumeRequest{SessionID: sid, Line: "--dangerously-skip-permissions"}, headless.Refused, "", headless.ErrBadLine},
 		{"newline", nil, headless.ResumeRequest{SessionID: sid, Line: "a\nb"}, headless.Refused, "", headless.ErrBadLine},
 		{"bad id", nil, headless.ResumeRequest{SessionID: "../etc", Line: "hi"}, headless.Refused, "", headless.ErrBadSessionID},
-		{"no transcript", nil, headless.ResumeRequest{SessionID: sid, Line: "hi"}, headless.Refused, "", headless.ErrNoTranscript},
+		{"no transcript", nil, headless.ResumeRequest{Self: "/opt/oo/oo-claude", SessionID: sid, Line: "hi"}, headless.Refused, "", headless.ErrNoTranscript},
 		{"cwd mismatch", func(t *testing.T, fs *fakestation.Station, r *headless.Runner) {
 			addTranscript(t, fs, sid, t.TempDir())
-		}, headless.ResumeRequest{SessionID: sid, Line: "hi", CWD: "/"}, headless.Refused, "", headless.ErrCWDMismatch},
+		}, headless.ResumeRequest{Self: "/opt/oo/oo-claude", SessionID: sid, Line: "hi", CWD: "/"}, headless.Refused, "", headless.ErrCWDMismatch},
 		{"registry row", func(t *testing.T, fs *fakestation.Station, r *headless.Runner) {
 			fs.AddSession(fakestation.Session{SessionID: sid})
-		}, headless.ResumeRequest{SessionID: sid, Line: "hi"}, headless.HeldBySession, headless.HeldByRegistry, nil},
+		}, headless.ResumeRequest{Self: "/opt/oo/oo-claude", SessionID: sid, Line: "hi"}, headless.HeldBySession, headless.HeldByRegistry, nil},
 		{"lock", func(t *testing.T, fs *fakestation.Station, r *headless.Runner) {
 			l, err := fsx.TryLock(headless.ResumeLockPath(fs.Paths, sid))
 			if err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { l.Unlock() })
-		}, headless.ResumeRequest{SessionID: sid, Line: "hi"}, headless.HeldBySession, headless.HeldByLock, nil},
+		}, headless.ResumeRequest{Self: "/opt/oo/oo-claude", SessionID: sid, Line: "hi"}, headless.HeldBySession, headless.HeldByLock, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -294,7 +295,7 @@ func TestResumeTimeoutStopsProcessGroup(t *testing.T) {
 	cwd := t.TempDir()
 	addTranscript(t, fs, sid, cwd)
 	fk.Script(fakeclaude.Script{DelayMS: 60_000, Grandchild: true, IgnoreTERM: true})
-	res, err := r.Resume(context.Background(), headless.ResumeRequest{SessionID: sid, Line: "hi", Timeout: 500 * time.Millisecond})
+	res, err := r.Resume(context.Background(), headless.ResumeRequest{Self: "/opt/oo/oo-claude", SessionID: sid, Line: "hi", Timeout: 500 * time.Millisecond})
 	if err != nil || res.Class != headless.Timeout || res.Class.ExitCode() != 5 {
 		t.Fatalf("class %s (%v), want timeout", res.Class, err)
 	}

@@ -27,6 +27,9 @@ type ClaudeResult struct {
 	TerminalReason string          `json:"terminal_reason"`
 	Errors         json.RawMessage `json:"errors,omitempty"`
 	Origin         json.RawMessage `json:"origin,omitempty"`
+	// ResultIndex is the turn's index in the process (stream-json and
+	// json both print it); nil when absent.
+	ResultIndex *int `json:"result_index,omitempty"`
 }
 
 // ParseResult finds the result object in claude's stdout: the whole output
@@ -79,6 +82,7 @@ func parseObject(b []byte) (ClaudeResult, bool) {
 	get("duration_ms", &r.DurationMS)
 	get("stop_reason", &r.StopReason)
 	get("terminal_reason", &r.TerminalReason)
+	get("result_index", &r.ResultIndex)
 	if v, ok := m["errors"]; ok && string(v) != "null" {
 		r.Errors = v
 	}
@@ -89,6 +93,56 @@ func parseObject(b []byte) (ClaudeResult, bool) {
 		return ClaudeResult{}, false
 	}
 	return r, true
+}
+
+// ParseTurns reads every result event of claude's --output-format
+// stream-json output, in order: one [receipt.Turn] per turn. A turn's cost is
+// the growth of the process's total_cost_usd since the turn before; a turn
+// whose result carries a peer origin was started by that line. Lines that
+// are not result objects are skipped; nil when there is none.
+func ParseTurns(stdout []byte) []receipt.Turn {
+	var turns []receipt.Turn
+	prev := 0.0
+	for len(stdout) > 0 {
+		var line []byte
+		line, stdout, _ = bytes.Cut(stdout, []byte("\n"))
+		line = bytes.TrimSpace(line)
+		if !bytes.Contains(line, []byte(`"result"`)) {
+			continue
+		}
+		cr, ok := parseObject(line)
+		if !ok || cr.Type != "result" {
+			continue
+		}
+		t := receipt.Turn{
+			Index: len(turns), StartedBy: receipt.TurnByPrompt,
+			Subtype: cr.Subtype, IsError: cr.IsError, Result: cr.Result, NumTurns: cr.NumTurns,
+			CostUSD: max(cr.TotalCostUSD-prev, 0), TotalCostUSD: cr.TotalCostUSD, DurationMS: cr.DurationMS,
+		}
+		if cr.ResultIndex != nil && *cr.ResultIndex >= 0 {
+			t.Index = *cr.ResultIndex
+		}
+		prev = max(prev, cr.TotalCostUSD)
+		if cr.TerminalReason != "" {
+			t.TerminalReason = receipt.Ptr(cr.TerminalReason)
+		}
+		var o struct {
+			Kind  string `json:"kind"`
+			From  string `json:"from"`
+			MsgID string `json:"msg_id"`
+		}
+		if len(cr.Origin) > 0 && json.Unmarshal(cr.Origin, &o) == nil && o.Kind == "peer" {
+			t.StartedBy = receipt.TurnByPeer
+			if o.MsgID != "" {
+				t.MsgID = receipt.Ptr(o.MsgID)
+			}
+			if o.From != "" {
+				t.From = receipt.Ptr(o.From)
+			}
+		}
+		turns = append(turns, t)
+	}
+	return turns
 }
 
 // TailLines returns the last n lines of b (at most max bytes, valid UTF-8),
@@ -117,8 +171,11 @@ func sha256Hex(s string) string {
 // file keep it: the exit code (nil when claude did not exit on its own),
 // the stderr tail, the wall time, and the result's fields when stdout held
 // one (its own duration_ms wins over the wall time).
-func report(exitCode *int, stderrTail string, wall time.Duration, cr ClaudeResult, parsed bool) receipt.Run {
-	r := receipt.Run{ExitCode: exitCode, StderrTail: receipt.Ptr(stderrTail), DurationMS: receipt.Ptr(wall.Milliseconds())}
+func report(exitCode *int, stderrTail string, wall time.Duration, cr ClaudeResult, parsed bool, turns []receipt.Turn) receipt.Run {
+	if turns == nil {
+		turns = []receipt.Turn{}
+	}
+	r := receipt.Run{ExitCode: exitCode, StderrTail: receipt.Ptr(stderrTail), DurationMS: receipt.Ptr(wall.Milliseconds()), Turns: turns}
 	if !parsed {
 		return r
 	}

@@ -1,9 +1,12 @@
 package headless
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -12,6 +15,7 @@ import (
 
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/internal/fsx"
+	"github.com/oo-family/oo-claude/observatory/inboxstate"
 	"github.com/oo-family/oo-claude/receipt"
 	"github.com/oo-family/oo-claude/station"
 	"github.com/oo-family/oo-claude/transcript"
@@ -33,8 +37,12 @@ type ResumeRequest struct {
 	MaxTurns  int
 	Budget    float64 // USD
 	Tools     string  // --tools; "" allows none
-	CWD       string  // must encode to the transcript's directory
+	CWD       string  // must encode to the transcript's directory; a relative path is taken from the process's cwd
 	Timeout   time.Duration
+	// Self is the absolute path of the oo-claude binary: the command of
+	// the doorman injected into the resumed process, which delivers the
+	// lines waiting in the session's inbox.
+	Self string
 }
 
 // Why a session is held (ResumeResult.HeldBy), as receipts name it.
@@ -62,7 +70,15 @@ type ResumeResult struct {
 	Budget     float64
 	Tools      string
 	Timeout    time.Duration
-	Argv       []string // claude's argv, the line replaced by <line>
+	Argv       []string // claude's argv (the line goes on stdin, not in argv)
+	// Waiting is how many lines waited in the inbox before the run,
+	// PendingAfter how many still wait after it.
+	Waiting, PendingAfter int64
+	// Turns is every turn the process ran, in order.
+	Turns []receipt.Turn
+	// Note explains a result that is not plain: lines still waiting, an
+	// earlier turn that ended in an error.
+	Note string
 
 	PID        int // the claude child's pid
 	ExitCode   *int
@@ -80,13 +96,28 @@ type ResumeResult struct {
 // result files.
 const LinePlaceholder = "<line>"
 
-// ResumeArgv returns v0.1's argv for a resume, without argv[0].
-func ResumeArgv(sid, model string, maxTurns int, tools string, budget float64, line string) []string {
-	return []string{"-p", "--resume", sid, "--output-format", "json", "--model", model,
-		"--max-turns", strconv.Itoa(maxTurns), "--tools", tools,
-		"--permission-mode", "dontAsk", "--strict-mcp-config",
-		"--max-budget-usd", formatUSD(budget), line}
+// ResumeArgv returns the argv of a resume, without argv[0]: v0.1's flags,
+// with the doorman injected as start injects it (mcpConfig, then
+// --strict-mcp-config) so the lines waiting in the inbox reach the resumed
+// process, and stream-json in and out so every turn's result is read and
+// the line (when given) goes on stdin as the first user message.
+func ResumeArgv(sid, model string, maxTurns int, tools, mcpConfig string, budget float64) []string {
+	return []string{"-p", "--resume", sid, "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
+		"--model", model, "--max-turns", strconv.Itoa(maxTurns), "--tools", tools,
+		"--permission-mode", "dontAsk", "--mcp-config", mcpConfig, "--strict-mcp-config",
+		"--max-budget-usd", formatUSD(budget)}
 }
+
+// UserMessage is the stream-json input line that carries line as a user
+// message, as claude -p --input-format stream-json reads it.
+func UserMessage(line string) []byte {
+	b, _ := json.Marshal(map[string]any{"type": "user", "message": map[string]string{"role": "user", "content": line}})
+	return append(b, '\n')
+}
+
+// positive reports whether v is a finite number above zero (NaN and the
+// infinities are not).
+func positive(v float64) bool { return v > 0 && !math.IsInf(v, 0) }
 
 func formatUSD(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
@@ -150,16 +181,18 @@ func (r *Runner) resume(ctx context.Context, req ResumeRequest) (ResumeResult, e
 	switch {
 	case !station.IsSessionID(req.SessionID):
 		return refuse("bad-session-id", fmt.Errorf("%w: %q", ErrBadSessionID, req.SessionID))
-	case CheckLine(req.Line) != nil:
+	case req.Line != "" && CheckLine(req.Line) != nil:
 		return refuse("bad-line", CheckLine(req.Line))
 	case checkWord(res.Model, ErrBadModel, false) != nil:
 		return refuse("bad-model", checkWord(res.Model, ErrBadModel, false))
 	case checkWord(res.Tools, ErrBadTools, true) != nil:
 		return refuse("bad-tools", checkWord(res.Tools, ErrBadTools, true))
-	case res.MaxTurns < 1 || res.Budget <= 0 || res.Timeout <= 0:
+	case res.MaxTurns < 1 || !positive(res.Budget) || res.Timeout <= 0:
 		return refuse("bad-limits", ErrBadLimits)
 	case !filepath.IsAbs(r.Config.ClaudeBin):
 		return refuse("bad-binary", fmt.Errorf("claude binary %q: %w", r.Config.ClaudeBin, ErrNotAbsolute))
+	case !filepath.IsAbs(req.Self):
+		return refuse("bad-binary", fmt.Errorf("oo-claude binary %q: %w", req.Self, ErrNotAbsolute))
 	}
 	sid := req.SessionID
 
@@ -178,7 +211,11 @@ func (r *Runner) resume(ctx context.Context, req ResumeRequest) (ResumeResult, e
 		return res, err
 	}
 	defer lock.Unlock()
-	if held := r.heldBy(sid, &res); held {
+	held, err := r.heldBy(sid, &res)
+	if err != nil {
+		return refuse("registry-unreadable", err)
+	}
+	if held {
 		res.Class = HeldBySession
 		return res, nil
 	}
@@ -194,7 +231,7 @@ func (r *Runner) resume(ctx context.Context, req ResumeRequest) (ResumeResult, e
 	res.Transcript = path
 	projDir := filepath.Base(filepath.Dir(path))
 	if req.CWD != "" {
-		cwd, err := realDir(req.CWD)
+		cwd, err := absDir(req.CWD)
 		if err != nil {
 			return refuse("no-usable-cwd", fmt.Errorf("%w: %w", ErrNoCWD, err))
 		}
@@ -217,19 +254,44 @@ func (r *Runner) resume(ctx context.Context, req ResumeRequest) (ResumeResult, e
 		res.CWD = cwd
 	}
 
-	argv := ResumeArgv(sid, res.Model, res.MaxTurns, res.Tools, res.Budget, req.Line)
-	res.Argv = redactLine(argv)
+	files := claudeinbox.FilesFor(r.Config.InboxDir, sid)
+	res.Waiting = r.pending(sid)
+	if req.Line == "" && res.Waiting == 0 {
+		return refuse("nothing-to-deliver", ErrNothingToDeliver)
+	}
+	argv := ResumeArgv(sid, res.Model, res.MaxTurns, res.Tools, DoormanConfig(req.Self), res.Budget)
+	res.Argv = argv
 	env, fds := ScrubEnv(r.environ())
+	pr, pw, err := os.Pipe()
+	if err != nil {
+		res.Class, res.Reason = Error, "stdin pipe: "+err.Error()
+		return res, err
+	}
+	defer pr.Close()
+	if req.Line != "" {
+		// The pipe holds 64 KiB; a line is at most 16 KiB.
+		if _, err := pw.Write(UserMessage(req.Line)); err != nil {
+			pw.Close()
+			res.Class, res.Reason = Error, "stdin: "+err.Error()
+			return res, err
+		}
+	}
+	ctl := &stdinCloser{w: pw, results: make(chan bool, 64), done: make(chan struct{}), end: make(chan struct{}), needPrompt: req.Line != ""}
+	go ctl.run(r, sid, files)
 	out := r.exec()(ctx, Invocation{
-		Path: r.Config.ClaudeBin, Args: argv, Env: env, Dir: res.CWD, FDs: fds,
-		Timeout: res.Timeout, KillGrace: r.KillGrace,
+		Path: r.Config.ClaudeBin, Args: argv, Env: env, Dir: res.CWD, FDs: fds, Stdin: pr,
+		Timeout: res.Timeout, KillGrace: r.KillGrace, OnStdout: ctl.line,
 	})
+	close(ctl.done)
+	<-ctl.closed()
+	res.PendingAfter = r.pending(sid)
 	res.PID, res.Duration = out.PID, out.Duration
 	res.StderrTail = TailLines(out.Stderr, 20, 4096)
 	if out.ExitCode >= 0 {
 		res.ExitCode = &out.ExitCode
 	}
 	res.Claude, res.Parsed = ParseResult(out.Stdout)
+	res.Turns = ParseTurns(out.Stdout)
 	switch {
 	case out.TimedOut:
 		res.Class, res.Reason = Timeout, fmt.Sprintf("no result within %s; the process group was stopped", res.Timeout)
@@ -239,24 +301,143 @@ func (r *Runner) resume(ctx context.Context, req ResumeRequest) (ResumeResult, e
 		res.Class, res.Reason = Error, out.Err.Error()
 		return res, out.Err
 	default:
-		res.Class, res.Reason = classify(out.ExitCode, res.Parsed, res.Claude, sid)
+		res.Class, res.Reason = classify(out.ExitCode, res.Parsed, res.Claude, sid, res.StderrTail)
 		if res.Class == Completed {
 			res.Class = DeliveredResume
 		} else {
 			res.Class = Error
 		}
 	}
+	res.Note = turnsNote(res.Turns, res.PendingAfter)
 	return res, nil
+}
+
+// ErrNothingToDeliver refuses a resume without a line when no line waits
+// in the session's inbox: oo-claude never makes up a line to start a turn.
+var ErrNothingToDeliver = errors.New("no line given and none waits in the session's inbox")
+
+// pending is how many lines wait in the session's inbox (0 when it cannot
+// be read).
+func (r *Runner) pending(sid string) int64 {
+	in, err := inboxstate.Read(r.Config.InboxDir, sid, r.now(), nil)
+	if err != nil {
+		return 0
+	}
+	return in.Pending
+}
+
+// stdinCloser ends a resumed process's input once its work is done: after
+// the turn of the line on stdin has its result (any turn's, without a
+// line), when no line waits in the inbox (the injected doorman has
+// delivered them all), or when the doorman is not fresh 10 s after that
+// (it never started: the lines wait for the next resume). Closing stdin
+// lets claude finish the turns it has queued and exit; closed earlier, a
+// message still unread on stdin is dropped (measured).
+type stdinCloser struct {
+	w          *os.File
+	results    chan bool // one per result event: true when a peer line started the turn
+	done       chan struct{}
+	end        chan struct{}
+	needPrompt bool
+}
+
+func (c *stdinCloser) line(b []byte) {
+	if !bytes.Contains(b, []byte(`"result"`)) {
+		return
+	}
+	cr, ok := parseObject(bytes.TrimSpace(b))
+	if !ok || cr.Type != "result" {
+		return
+	}
+	peer := false
+	if turns := ParseTurns(b); len(turns) == 1 {
+		peer = turns[0].StartedBy == receipt.TurnByPeer
+	}
+	select {
+	case c.results <- peer:
+	default:
+	}
+}
+
+func (c *stdinCloser) closed() <-chan struct{} { return c.end }
+
+func (c *stdinCloser) run(r *Runner, sid string, files claudeinbox.Files) {
+	defer close(c.end)
+	defer c.w.Close()
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	var firstResult time.Time
+	for {
+		select {
+		case <-c.done:
+			return
+		case peer := <-c.results:
+			if !peer {
+				c.needPrompt = false
+			}
+			if firstResult.IsZero() && !c.needPrompt {
+				firstResult = time.Now()
+			}
+		case <-tick.C:
+		}
+		if firstResult.IsZero() {
+			continue
+		}
+		if r.pending(sid) == 0 {
+			return
+		}
+		if time.Since(firstResult) > 10*time.Second {
+			if _, f := claudeinbox.HeartbeatFreshness(files.Heartbeat, r.now(), sid, nil); !f.Fresh {
+				return
+			}
+		}
+	}
+}
+
+// turnsNote says what the final turn's keys do not: an earlier turn that
+// ended in an error, lines still waiting.
+func turnsNote(turns []receipt.Turn, pendingAfter int64) string {
+	var notes []string
+	for i, t := range turns {
+		if t.IsError && i < len(turns)-1 {
+			notes = append(notes, fmt.Sprintf("turn %d of %d ended in an error: %s", i+1, len(turns), turnReason(t.Subtype, t.Result)))
+		}
+	}
+	if pendingAfter > 0 {
+		notes = append(notes, fmt.Sprintf("%d line(s) still wait in the inbox", pendingAfter))
+	}
+	return strings.Join(notes, "; ")
+}
+
+// turnReason is claude's own reason for an error result: its result text,
+// else its subtype.
+func turnReason(subtype string, result *string) string {
+	if result != nil && strings.TrimSpace(*result) != "" {
+		return strings.TrimSpace(*result)
+	}
+	return subtype
 }
 
 // classify judges a finished run: Completed when it exited 0 with a
 // parseable, non-error result for sid, else Failed with the reason.
-func classify(exit int, parsed bool, cr ClaudeResult, sid string) (Class, string) {
+func classify(exit int, parsed bool, cr ClaudeResult, sid, stderrTail string) (Class, string) {
 	switch {
 	case !parsed:
-		return Failed, fmt.Sprintf("exit %d without a parseable result", exit)
+		why := fmt.Sprintf("exit %d without a parseable result", exit)
+		if last := lastLine(stderrTail); last != "" {
+			why += ": " + last
+		}
+		return Failed, why
 	case cr.IsError:
-		return Failed, "the turn ended in an error: " + cr.Subtype
+		why := "the turn ended in an error: " + turnReason(cr.Subtype, cr.Result)
+		if cr.Result != nil && strings.TrimSpace(*cr.Result) != "" {
+			why += " (subtype " + cr.Subtype
+			if cr.TerminalReason != "" {
+				why += ", terminal_reason " + cr.TerminalReason
+			}
+			why += ")"
+		}
+		return Failed, why
 	case exit != 0:
 		return Failed, fmt.Sprintf("exit %d", exit)
 	case cr.SessionID != sid:
@@ -265,18 +446,34 @@ func classify(exit int, parsed bool, cr ClaudeResult, sid string) (Class, string
 	return Completed, ""
 }
 
-// ResumeLockPath is <state>/locks/resume-<sid>.lock.
+// lastLine is the last non-blank line of s.
+func lastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+// ResumeLockPath is <state>/locks/resume-<sid>.lock: the one-driver lock
+// that resume and start --session-id both take for the session.
 func ResumeLockPath(p station.Paths, sid string) string {
 	return filepath.Join(p.StateDir, "locks", "resume-"+sid+".lock")
 }
 
-// heldBy applies the registry, heartbeat and process checks.
-func (r *Runner) heldBy(sid string, res *ResumeResult) bool {
+// ErrRegistryUnreadable refuses a run when the registry or the process
+// table cannot be read: no answer is never "no session runs".
+var ErrRegistryUnreadable = errors.New("cannot tell whether the session runs")
+
+// heldBy applies the registry, heartbeat and process checks. An error means
+// one of them could not be read: the caller refuses (fail closed).
+func (r *Runner) heldBy(sid string, res *ResumeResult) (bool, error) {
 	st := r.station()
-	if s, ok, _ := st.LiveBySessionID(sid); ok {
+	s, ok, err := st.LiveBySessionID(sid)
+	if err != nil {
+		return false, fmt.Errorf("%w: the session registry: %w", ErrRegistryUnreadable, err)
+	}
+	if ok {
 		res.HeldBy, res.HeldPID = HeldByRegistry, s.PID
 		res.Reason = fmt.Sprintf("the session runs (pid %d); use oo-claude send", s.PID)
-		return true
+		return true, nil
 	}
 	files := claudeinbox.FilesFor(r.Config.InboxDir, sid)
 	h, f := claudeinbox.HeartbeatFreshness(files.Heartbeat, r.now(), sid, func(pid int) bool { return st.Proc.Alive(pid, "") })
@@ -289,23 +486,28 @@ func (r *Runner) heldBy(sid string, res *ResumeResult) bool {
 			state = receipt.Ptr(string(h.State))
 		}
 		res.Doorman = &receipt.Doorman{Fresh: true, PID: receipt.Ptr(h.PID), Age: &age, State: state}
-		return true
+		return true, nil
 	}
-	if pid := ProcessNaming(st.Proc, sid, r.pid()); pid != 0 {
+	pid, err := ProcessNaming(st.Proc, sid, r.pid())
+	if err != nil {
+		return false, fmt.Errorf("%w: the process table: %w", ErrRegistryUnreadable, err)
+	}
+	if pid != 0 {
 		res.HeldBy, res.HeldPID = HeldByProcess, pid
 		res.Reason = fmt.Sprintf("process %d names the session on its command line; use oo-claude send", pid)
-		return true
+		return true, nil
 	}
-	return false
+	return false, nil
 }
 
 // ProcessNaming returns the pid of a running process (other than skip)
-// whose command line names sid as --resume, -r or --session-id (also in the
-// --flag=value form), or 0.
-func ProcessNaming(p station.Proc, sid string, skip int) int {
+// whose command line names sid as the session it resumes or creates (see
+// [NamesSession]), or 0. An error means the process table could not be
+// listed.
+func ProcessNaming(p station.Proc, sid string, skip int) (int, error) {
 	pids, err := p.Pids()
 	if err != nil {
-		return 0
+		return 0, err
 	}
 	for _, pid := range pids {
 		if pid == skip {
@@ -318,28 +520,74 @@ func ProcessNaming(p station.Proc, sid string, skip int) int {
 		if info, err := p.Info(pid); err != nil || info.Zombie() {
 			continue
 		}
-		return pid
+		return pid, nil
 	}
-	return 0
+	return 0, nil
 }
 
 // NamesSession reports whether a command line names sid as the session it
-// resumes or creates.
+// resumes or creates, in every form the real CLI's argument parser
+// (commander) accepts: --resume SID, --resume=SID, --session-id SID,
+// --session-id=SID, -r SID, -rSID, -r=SID, and -r inside a group of short
+// flags (-pr SID, -prSID). In a group, the boolean flags (c, h, p, v) may
+// come first; a flag that takes a value (d, n, w, r) takes the rest of the
+// group. Nothing after "--" is a flag. The id is compared without case.
 func NamesSession(args []string, sid string) bool {
-	for i, a := range args {
-		switch a {
-		case "--resume", "-r", "--session-id":
-			if i+1 < len(args) && strings.EqualFold(args[i+1], sid) {
+	is := func(v string) bool { return strings.EqualFold(strings.TrimPrefix(v, "="), sid) }
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		next := ""
+		if i+1 < len(args) {
+			next = args[i+1]
+		}
+		switch {
+		case a == "--":
+			return false
+		case a == "--resume" || a == "--session-id":
+			if is(next) {
 				return true
 			}
-		}
-		for _, f := range []string{"--resume=", "--session-id=", "-r="} {
-			if v, ok := strings.CutPrefix(a, f); ok && strings.EqualFold(v, sid) {
+		case strings.HasPrefix(a, "--resume=") || strings.HasPrefix(a, "--session-id="):
+			if _, v, _ := strings.Cut(a, "="); is(v) {
+				return true
+			}
+		case len(a) > 1 && a[0] == '-' && a[1] != '-':
+			if v, ok := shortResume(a[1:]); ok && (is(v) || (v == "" && is(next))) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// shortResume reads a group of short flags: the value of -r (the rest of
+// the group, "" when -r ends it) and whether -r is in the group.
+func shortResume(group string) (string, bool) {
+	for i := 0; i < len(group); i++ {
+		switch group[i] {
+		case 'c', 'h', 'p', 'v':
+			continue
+		case 'r':
+			return group[i+1:], true
+		default: // d, n, w take the rest as their value; anything else ends the group
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// absDir is the one cwd rule of resume and start: a relative path is taken
+// from this process's cwd, then resolved to an absolute, symlink-free
+// directory.
+func absDir(dir string) (string, error) {
+	if dir == "" {
+		return "", fmt.Errorf("%w: empty", ErrNoCWD)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	return realDir(abs)
 }
 
 // realDir resolves dir to an absolute, symlink-free directory.
@@ -378,8 +626,7 @@ func (res ResumeResult) Row(clientVersion string) receipt.ResumeRow {
 		Class:     string(res.Class),
 		Delivered: res.Class == DeliveredResume,
 		Target:    res.SessionID,
-		Line:      receipt.Ptr(res.Line),
-		Bytes:     receipt.Ptr(len(res.Line)),
+
 		Model:     receipt.Ptr(res.Model),
 		MaxTurns:  receipt.Ptr(res.MaxTurns),
 		BudgetUSD: receipt.Ptr(res.Budget),
@@ -390,7 +637,12 @@ func (res ResumeResult) Row(clientVersion string) receipt.ResumeRow {
 	if !res.At.IsZero() {
 		row.TS, row.TSMS = receipt.Stamp(res.At)
 	}
-	row.SHA256 = receipt.Ptr(sha256Hex(res.Line))
+	if res.Line != "" {
+		row.Line, row.Bytes, row.SHA256 = receipt.Ptr(res.Line), receipt.Ptr(len(res.Line)), receipt.Ptr(sha256Hex(res.Line))
+	}
+	if res.Note != "" {
+		row.Note = receipt.Ptr(res.Note)
+	}
 	if station.IsSessionID(res.SessionID) {
 		row.SessionID = receipt.Ptr(res.SessionID)
 	}
@@ -417,7 +669,7 @@ func (res ResumeResult) Row(clientVersion string) receipt.ResumeRow {
 		row.Transcript = receipt.Ptr(res.Transcript)
 	}
 	if res.Argv != nil || res.PID != 0 { // claude ran
-		row.Run = report(res.ExitCode, res.StderrTail, res.Duration, res.Claude, res.Parsed)
+		row.Run = report(res.ExitCode, res.StderrTail, res.Duration, res.Claude, res.Parsed, res.Turns)
 	}
 	if res.ReceiptWriteError != nil {
 		row.ReceiptWriteError = res.ReceiptWriteError

@@ -108,6 +108,10 @@ type Runner struct {
 	KillGrace time.Duration
 	// ClientVersion goes into receipts.
 	ClientVersion string
+	// SystemdRunTimeout bounds a systemd-run call (start --systemd); 0
+	// means 30 s. UnitStartWait is how long a detached start waits for its
+	// unit to take the run; 0 means 30 s.
+	SystemdRunTimeout, UnitStartWait time.Duration
 }
 
 func (r *Runner) station() *station.Station {

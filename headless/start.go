@@ -99,7 +99,13 @@ type StartFile struct {
 	StartedAt      string   `json:"started_at"`
 	EndedAt        *string  `json:"ended_at"`
 	PID            *int     `json:"pid"`
-	Argv           []string `json:"argv"`
+	// SupervisorPID is the oo-claude process that runs claude and will
+	// write the outcome; Deadline is when it stops claude at the latest.
+	// A file still "started" past its deadline, or whose supervisor is
+	// gone, belongs to an abandoned run (claude dies with its supervisor).
+	SupervisorPID *int     `json:"supervisor_pid"`
+	Deadline      *string  `json:"deadline"`
+	Argv          []string `json:"argv"`
 
 	receipt.Run
 	DoormanHeartbeat json.RawMessage `json:"doorman_heartbeat"`
@@ -139,13 +145,6 @@ func (s StartResult) Detached() Detached {
 	return d
 }
 
-// KnownGapNote is the note a result file carries when the doorman delivered
-// lines during the run (v0.1's Known gaps).
-func KnownGapNote(n int) string {
-	return fmt.Sprintf("the doorman delivered %d line(s) during the run: the recorded result describes the final turn only "+
-		"(a steered line can start a follow-up turn); read the transcript (oo-claude read <session id>); total_cost_usd is the whole process", n)
-}
-
 // DoormanConfig returns the MCP config start injects: the doorman alone,
 // run as "<self> doorman --mcp".
 func DoormanConfig(self string) string {
@@ -160,10 +159,11 @@ func DoormanConfig(self string) string {
 	return string(b)
 }
 
-// StartArgv returns v0.1's argv for a start, without argv[0]. mcpConfig is
-// used only in DoormanInjected mode.
+// StartArgv returns the argv of a start, without argv[0]: v0.1's, with
+// --output-format stream-json --verbose so every turn's result is read.
+// mcpConfig is used only in DoormanInjected mode.
 func StartArgv(sid, model string, maxTurns int, tools, allowedTools string, allowed bool, mode DoormanMode, mcpConfig string, budget float64, prompt string) []string {
-	a := []string{"-p", "--session-id", sid, "--output-format", "json", "--model", model,
+	a := []string{"-p", "--session-id", sid, "--output-format", "stream-json", "--verbose", "--model", model,
 		"--max-turns", strconv.Itoa(maxTurns), "--permission-mode", "dontAsk", "--tools", tools}
 	if allowed {
 		a = append(a, "--allowedTools", allowedTools)
@@ -264,7 +264,7 @@ func (r *Runner) start(ctx context.Context, req StartRequest) (StartResult, erro
 	if utf8.RuneCountInString(req.Name) > 80 || strings.ContainsFunc(req.Name, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 		return refuse("bad-name", fmt.Errorf("%w: %q", ErrBadName, req.Name))
 	}
-	if f.MaxTurns < 1 || f.BudgetUSD <= 0 || timeout <= 0 {
+	if f.MaxTurns < 1 || !positive(f.BudgetUSD) || timeout <= 0 {
 		return refuse("bad-limits", ErrBadLimits)
 	}
 	switch f.Doorman {
@@ -288,13 +288,29 @@ func (r *Runner) start(ctx context.Context, req StartRequest) (StartResult, erro
 	if !station.IsSessionID(sid) {
 		return refuse("bad-session-id", fmt.Errorf("%w: %q", ErrBadSessionID, sid))
 	}
-	if _, ok, _ := r.station().LiveBySessionID(sid); ok {
-		return refuse("session-in-use", fmt.Errorf("%w: a live session has it", ErrSessionInUse))
+	// One driver per session, as resume: the session's lock, held to the
+	// end of the run, then the registry, heartbeat and process checks,
+	// refusing when they cannot be read.
+	lock, err := fsx.TryLock(ResumeLockPath(r.Config.Paths, sid))
+	if errors.Is(err, fsx.ErrLocked) {
+		return refuse("session-in-use", fmt.Errorf("%w: another oo-claude resume or start of this session runs", ErrSessionInUse))
+	}
+	if err != nil {
+		return refuse("lock", err)
+	}
+	defer lock.Unlock()
+	var held ResumeResult
+	isHeld, err := r.heldBy(sid, &held)
+	if err != nil {
+		return refuse("registry-unreadable", err)
+	}
+	if isHeld {
+		return refuse("session-in-use", fmt.Errorf("%w: %s", ErrSessionInUse, held.Reason))
 	}
 	if _, err := transcript.Locate(r.Config.ProjectsDir, sid, ""); err == nil || errors.Is(err, transcript.ErrAmbiguous) {
 		return refuse("session-in-use", fmt.Errorf("%w: a transcript exists", ErrSessionInUse))
 	}
-	cwd, err := realDir(req.CWD)
+	cwd, err := absDir(req.CWD)
 	if err != nil {
 		return refuse("no-usable-cwd", fmt.Errorf("%w: %w", ErrNoCWD, err))
 	}
@@ -322,7 +338,10 @@ func (r *Runner) start(ctx context.Context, req StartRequest) (StartResult, erro
 	}
 	f.Inbox = claudeinbox.FilesFor(r.Config.InboxDir, sid).Inbox
 	f.StartedAt = r.now().UTC().Format(receipt.TimeFormat)
-	f.Lineage = r.registerLineage(ctx, req, sid)
+	// The lineage link is registered once claude runs (foreground) or the
+	// unit has taken the run (--systemd): a start that never ran leaves
+	// no link to a session that does not exist.
+	f.Lineage = r.parentLineage(req)
 	if req.Systemd {
 		f.Unit = receipt.Ptr(UnitName(sid))
 		f.PromptFile = receipt.Ptr(PromptFile(f.ResultFile))
@@ -337,10 +356,31 @@ func (r *Runner) start(ctx context.Context, req StartRequest) (StartResult, erro
 	if err := writeFile(f); err != nil {
 		return r.failEarly(&res, "result-file", err)
 	}
+	var out StartResult
 	if req.Systemd {
-		return r.detach(ctx, &res, req)
+		out, err = r.detach(ctx, &res, req)
+	} else {
+		out, err = r.foreground(ctx, &res, req.Prompt)
 	}
-	return r.foreground(ctx, &res, req.Prompt)
+	if out.Class != Completed && out.Class != Started {
+		r.dropEmptyInbox(sid)
+	}
+	return out, err
+}
+
+// dropEmptyInbox removes the inbox a failed start created when it is still
+// empty and no doorman holds it, under the inbox's removal protocol (a line
+// a sender appends meanwhile keeps it).
+func (r *Runner) dropEmptyInbox(sid string) {
+	files := claudeinbox.FilesFor(r.Config.InboxDir, sid)
+	_, _ = claudeinbox.RemoveInbox(files, func() (bool, error) {
+		fi, err := os.Lstat(files.Inbox)
+		if err != nil {
+			return false, nil
+		}
+		_, ackErr := os.Lstat(files.Ack)
+		return fi.Size() == 0 && errors.Is(ackErr, fs.ErrNotExist), nil
+	})
 }
 
 // failEarly ends a start that could not set itself up.
@@ -387,7 +427,9 @@ func (r *Runner) CallingSession() (sid, host, foundBy string) {
 	return "", "", ""
 }
 
-func (r *Runner) registerLineage(ctx context.Context, req StartRequest, child string) Lineage {
+// parentLineage finds the session the start is made from; the link is
+// registered only once claude runs ([Runner.registerLineage]).
+func (r *Runner) parentLineage(req StartRequest) Lineage {
 	l := Lineage{By: string(lineage.ByParent)}
 	if req.NoLineage {
 		l.Skipped = receipt.Ptr("no-lineage")
@@ -402,15 +444,32 @@ func (r *Runner) registerLineage(ctx context.Context, req StartRequest, child st
 	if phost != "" {
 		l.ParentHost = receipt.Ptr(phost)
 	}
+	return l
+}
+
+// registerLineage registers the link f's lineage block names, once: called
+// when claude runs, by the process that runs it (the foreground start, or
+// the unit's body for a detached one).
+func (r *Runner) registerLineage(ctx context.Context, f *StartFile) {
+	l := &f.Lineage
+	if l.ParentSession == nil || l.Registered || l.Skipped != nil {
+		return
+	}
+	var phost, title string
+	if l.ParentHost != nil {
+		phost = *l.ParentHost
+	}
+	if f.Name != nil {
+		title = *f.Name
+	}
 	led := &lineage.Ledger{Path: r.Config.LineageFile(), Sessions: r.station(), Now: r.Now}
-	got, err := led.Register(ctx, lineage.Link{Child: child, Parent: psid, ParentHost: phost, Title: req.Name, By: lineage.ByParent})
+	got, err := led.Register(ctx, lineage.Link{Child: f.SessionID, Parent: *l.ParentSession, ParentHost: phost, Title: title, By: lineage.ByParent})
 	if err != nil {
 		l.Error = receipt.Ptr(err.Error())
-		return l
+		return
 	}
-	l.Registered = true
+	l.Registered, l.Error = true, nil
 	l.ParentHost = got.Row.ParentHost
-	return l
 }
 
 // foreground runs claude for the started session and records the outcome.
@@ -427,9 +486,19 @@ func (r *Runner) foreground(ctx context.Context, res *StartResult, prompt string
 	argv := StartArgv(f.SessionID, f.Model, f.MaxTurns, f.Tools, allowed, f.AllowedTools != nil, f.Doorman, DoormanConfig(self), f.BudgetUSD, prompt)
 	f.Argv = redactLine(argv)
 	env, fds := ScrubEnv(r.environ())
+	timeout := time.Duration(f.TimeoutS * float64(time.Second))
+	var startErr error
 	out := r.exec()(ctx, Invocation{
 		Path: r.Config.ClaudeBin, Args: argv, Env: env, Dir: f.CWD, FDs: fds,
-		Timeout: time.Duration(f.TimeoutS * float64(time.Second)), KillGrace: r.KillGrace,
+		Timeout: timeout, KillGrace: r.KillGrace,
+		OnStart: func(pid int) {
+			// Who runs it and until when, before the run: a reader can
+			// tell a live run from an abandoned one.
+			f.PID, f.SupervisorPID = receipt.Ptr(pid), receipt.Ptr(r.pid())
+			f.Deadline = receipt.Ptr(r.now().Add(timeout + r.killGrace()).UTC().Format(receipt.TimeFormat))
+			r.registerLineage(ctx, f)
+			startErr = writeFile(f)
+		},
 	})
 	if out.PID != 0 {
 		f.PID = receipt.Ptr(out.PID)
@@ -439,7 +508,9 @@ func (r *Runner) foreground(ctx context.Context, res *StartResult, prompt string
 		exitCode = receipt.Ptr(out.ExitCode)
 	}
 	cr, parsed := ParseResult(out.Stdout)
-	f.Run = report(exitCode, TailLines(out.Stderr, 20, 4096), out.Duration, cr, parsed)
+	stderrTail := TailLines(out.Stderr, 20, 4096)
+	turns := ParseTurns(out.Stdout)
+	f.Run = report(exitCode, stderrTail, out.Duration, cr, parsed, turns)
 	var err error
 	switch {
 	case out.TimedOut:
@@ -449,18 +520,31 @@ func (r *Runner) foreground(ctx context.Context, res *StartResult, prompt string
 	case out.Err != nil:
 		res.Class, res.Reason, err = Failed, out.Err.Error(), out.Err
 	default:
-		res.Class, res.Reason = classify(out.ExitCode, parsed, cr, f.SessionID)
+		res.Class, res.Reason = classify(out.ExitCode, parsed, cr, f.SessionID, stderrTail)
 	}
 	f.State = res.Class
 	if res.Reason != "" {
 		f.Reason = receipt.Ptr(res.Reason)
 	}
 	r.readDoorman(f)
+	if n := turnsNote(turns, 0); n != "" {
+		f.Note = receipt.Ptr(n)
+	}
 	f.EndedAt = receipt.Ptr(r.now().UTC().Format(receipt.TimeFormat))
 	if werr := writeFile(f); werr != nil && err == nil {
 		err = werr
 	}
+	if err == nil {
+		err = startErr
+	}
 	return *res, err
+}
+
+func (r *Runner) killGrace() time.Duration {
+	if r.KillGrace > 0 {
+		return r.KillGrace
+	}
+	return 3 * time.Second
 }
 
 // readDoorman records the doorman's heartbeat after the run and how many
@@ -482,9 +566,6 @@ func (r *Runner) readDoorman(f *StartFile) {
 		fh.Close()
 	}
 	f.DoormanDelivered = receipt.Ptr(n)
-	if n > 0 {
-		f.Note = receipt.Ptr(KnownGapNote(n))
-	}
 }
 
 // SystemdArgv returns systemd-run's argv (without argv[0]) for a detached
@@ -502,7 +583,12 @@ func RuntimeMaxSec(timeout time.Duration) int {
 	return int(math.Ceil(timeout.Seconds())) + 30
 }
 
-// detach writes the prompt file and hands the run to systemd-run.
+// detach writes the prompt file and hands the run to systemd-run. It
+// returns Started only once the unit has taken its prompt (so it runs);
+// a systemd-run that hangs is stopped after Runner.SystemdRunTimeout, and
+// one that exits 0 but starts nothing is a failure after
+// Runner.UnitStartWait. The unit's body registers the lineage link when
+// claude runs.
 func (r *Runner) detach(ctx context.Context, res *StartResult, req StartRequest) (StartResult, error) {
 	f := &res.File
 	if err := fsx.WriteFileAtomic(*f.PromptFile, []byte(req.Prompt)); err != nil {
@@ -510,18 +596,65 @@ func (r *Runner) detach(ctx context.Context, res *StartResult, req StartRequest)
 	}
 	flags, runEnv := unitEnv(r.environ())
 	argv := SystemdArgv(f.SessionID, time.Duration(f.TimeoutS*float64(time.Second)), flags, req.Self, f.ResultFile)
-	out := r.exec()(ctx, Invocation{Path: r.Config.SystemdRun, Args: argv, Env: runEnv, Dir: f.CWD, Timeout: 60 * time.Second, KillGrace: r.KillGrace})
+	limit := durationOr(r.SystemdRunTimeout, 30*time.Second)
+	out := r.exec()(ctx, Invocation{Path: r.Config.SystemdRun, Args: argv, Env: runEnv, Dir: f.CWD, Timeout: limit, KillGrace: r.KillGrace})
 	if out.Err != nil || out.TimedOut || out.Canceled || out.ExitCode != 0 {
-		_ = os.Remove(*f.PromptFile)
+		_, _ = claimPrompt(*f.PromptFile)
 		why := fmt.Sprintf("systemd-run exit %d: %s", out.ExitCode, TailLines(out.Stderr, 5, 1024))
-		if out.Err != nil {
+		switch {
+		case out.Err != nil:
 			why = out.Err.Error()
+		case out.TimedOut:
+			why = fmt.Sprintf("systemd-run did not finish within %s; it was stopped", limit)
+		case out.Canceled:
+			why = "interrupted while systemd-run ran"
 		}
 		f.StderrTail = receipt.Ptr(TailLines(out.Stderr, 20, 4096))
 		return r.failEarly(res, "systemd-run", errors.New(why))
 	}
+	wait := durationOr(r.UnitStartWait, 30*time.Second)
+	if !waitGone(ctx, *f.PromptFile, wait) {
+		// Take the prompt back: if the unit starts after all, it finds
+		// none and runs nothing. If the unit took it first, it runs.
+		if p, err := claimPrompt(*f.PromptFile); err == nil {
+			_ = os.Remove(p)
+			return r.failEarly(res, "systemd-run", fmt.Errorf("systemd-run exited 0 but unit %s did not start within %s", *f.Unit, wait))
+		}
+	}
 	res.Class = Started
 	return *res, nil
+}
+
+func durationOr(d, def time.Duration) time.Duration {
+	if d > 0 {
+		return d
+	}
+	return def
+}
+
+// waitGone polls until path does not exist, up to wait.
+func waitGone(ctx context.Context, path string, wait time.Duration) bool {
+	end := time.Now().Add(wait)
+	for {
+		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
+			return true
+		}
+		if time.Now().After(end) || ctx.Err() != nil {
+			return false
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// claimPrompt takes a detached start's prompt file in one atomic rename, so
+// of everyone who tries (two unit bodies started at once, the detaching
+// start giving up) exactly one gets it. It returns the claimed path.
+func claimPrompt(path string) (string, error) {
+	claimed := fmt.Sprintf("%s.taken-%d", path, os.Getpid())
+	if err := os.Rename(path, claimed); err != nil {
+		return "", err
+	}
+	return claimed, nil
 }
 
 // RunUnit is the body of a detached start's unit: it reads the result file
@@ -559,14 +692,30 @@ func (r *Runner) runUnit(ctx context.Context, resultFile string) (StartResult, e
 	case f.PromptFile == nil || *f.PromptFile != PromptFile(resultFile):
 		return bad(errors.New("prompt file is not next to the result file"))
 	}
-	p, err := fsx.ReadFile(*f.PromptFile)
+	// One driver: the prompt claimed in one rename (a second body started
+	// at once finds it taken), then the session's lock, which the
+	// detaching start holds until it has seen the claim: wait for it,
+	// bounded.
+	claimed, err := claimPrompt(*f.PromptFile)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			err = fmt.Errorf("prompt file already taken: %w", err)
 		}
 		return bad(err)
 	}
-	_ = os.Remove(*f.PromptFile)
+	p, err := fsx.ReadFile(claimed)
+	_ = os.Remove(claimed)
+	if err != nil {
+		return bad(err)
+	}
+	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	lock, err := fsx.LockContext(lctx, ResumeLockPath(r.Config.Paths, f.SessionID))
+	cancel()
+	if err != nil {
+		res.Prompt = string(p)
+		return r.failEarly(&res, "lock", err)
+	}
+	defer lock.Unlock()
 	res.Prompt = string(p)
 	if err := CheckPrompt(res.Prompt); err != nil {
 		return bad(err)

@@ -81,7 +81,8 @@ func TestDoormanKeys(t *testing.T) {
 
 func TestResumeRowKeys(t *testing.T) {
 	got, _ := keysOf(t, receipt.ResumeRow{})
-	want := sorted(append(split(sendKeysV01), split(resumeKeysV01)...))
+	// turns is oo-claude's extension: every turn of the process.
+	want := sorted(append(append(split(sendKeysV01), split(resumeKeysV01)...), "turns"))
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("resume row keys (-want +got):\n%s", diff)
 	}
@@ -92,7 +93,7 @@ func TestStartRowKeys(t *testing.T) {
 	want := sorted(split("ts, ts_ms, kind, class, session_id, name, pid, line, sha256, bytes, reason, note, hint, client_version, " +
 		"state, unit, result_file, inbox, doorman, doorman_heartbeat, doorman_delivered, parent_session, systemd, " +
 		"cwd, model, max_turns, budget_usd, tools, allowed_tools, timeout_s, argv, exit_code, subtype, is_error, num_turns, " +
-		"total_cost_usd, terminal_reason, result, result_session_id, duration_ms, stderr_tail"))
+		"total_cost_usd, terminal_reason, result, result_session_id, duration_ms, stderr_tail, turns"))
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("start row keys (-want +got):\n%s", diff)
 	}

@@ -125,7 +125,38 @@ type Run struct {
 	ResultSessionID *string `json:"result_session_id"`
 	DurationMS      *int64  `json:"duration_ms"` // the result's duration_ms, else the process's wall time
 	StderrTail      *string `json:"stderr_tail"` // the last lines claude wrote to stderr
+	// Turns is every turn of the process, in order (one per result event
+	// of --output-format stream-json): a line that arrived while claude
+	// ran starts a turn of its own. The keys above describe the final
+	// turn, total_cost_usd the whole process. Null when claude did not
+	// run; empty when it printed no result.
+	Turns []Turn `json:"turns"`
 }
+
+// Turn is one turn of a claude -p process, from its result event.
+type Turn struct {
+	Index int `json:"index"` // the result's result_index (0 for the first turn)
+	// StartedBy is what started the turn: "prompt" (the line or prompt
+	// oo-claude passed) or "peer" (a line delivered while claude ran).
+	StartedBy string  `json:"started_by"`
+	MsgID     *string `json:"msg_id"` // a peer turn's origin.msg_id: the frame the doorman wrote
+	From      *string `json:"from"`   // a peer turn's origin.from
+	Subtype   string  `json:"subtype"`
+	IsError   bool    `json:"is_error"`
+	Result    *string `json:"result"` // the turn's text (claude's reason when is_error)
+	NumTurns  int     `json:"num_turns"`
+	// CostUSD is this turn's cost; TotalCostUSD the process's so far.
+	CostUSD        float64 `json:"cost_usd"`
+	TotalCostUSD   float64 `json:"total_cost_usd"`
+	DurationMS     int64   `json:"duration_ms"`
+	TerminalReason *string `json:"terminal_reason"`
+}
+
+// Started-by values of a [Turn].
+const (
+	TurnByPrompt = "prompt"
+	TurnByPeer   = "peer"
+)
 
 // ResumeRow is the receipt of one resume: the send row's keys (the ones a
 // resume has no use for stay null: inbox, line_offset, ack, waits …), then

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -98,15 +99,18 @@ func TestResumeClassesThroughBinary(t *testing.T) {
 			args:   []string{"resume", "SID", "say PONG", "--json"}, code: 0, class: "delivered-resume", ranOnce: true,
 			check: func(t *testing.T, r *hlRig, row map[string]any) {
 				c := r.fk.Calls("claude")[0]
-				want := []string{"-p", "--resume", r.sid, "--output-format", "json", "--model", "claude-haiku-5-5", "--max-turns", "1",
-					"--tools", "", "--permission-mode", "dontAsk", "--strict-mcp-config", "--max-budget-usd", "0.25", "say PONG"}
+				want := []string{"-p", "--resume", r.sid, "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
+					"--model", "claude-haiku-5-5", "--max-turns", "1",
+					"--tools", "", "--permission-mode", "dontAsk", "--mcp-config", headless.DoormanConfig(binary(t)), "--strict-mcp-config",
+					"--max-budget-usd", "0.25"}
 				if d := cmp.Diff(want, c.Args); d != "" {
 					t.Errorf("claude argv (-want +got):\n%s", d)
 				}
 				if c.Dir != r.cwd {
 					t.Errorf("claude ran in %s, want the recorded cwd %s", c.Dir, r.cwd)
 				}
-				if row["result"] != "PONG" || row["total_cost_usd"] != 0.028 || row["argv"].([]any)[16] != "<line>" {
+				turns, _ := row["turns"].([]any)
+				if row["result"] != "PONG" || row["total_cost_usd"] != 0.028 || len(turns) != 1 || strings.Contains(fmt.Sprint(row["argv"]), "say PONG") {
 					t.Errorf("row %v", row)
 				}
 			},
@@ -117,8 +121,10 @@ func TestResumeClassesThroughBinary(t *testing.T) {
 			code: 0, class: "delivered-resume", ranOnce: true,
 			check: func(t *testing.T, r *hlRig, row map[string]any) {
 				c := r.fk.Calls("claude")[0]
-				want := []string{"-p", "--resume", r.sid, "--output-format", "json", "--model", "claude-x", "--max-turns", "3",
-					"--tools", "Read,Grep", "--permission-mode", "dontAsk", "--strict-mcp-config", "--max-budget-usd", "0.5", "hi"}
+				want := []string{"-p", "--resume", r.sid, "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
+					"--model", "claude-x", "--max-turns", "3",
+					"--tools", "Read,Grep", "--permission-mode", "dontAsk", "--mcp-config", headless.DoormanConfig(binary(t)), "--strict-mcp-config",
+					"--max-budget-usd", "0.5"}
 				if d := cmp.Diff(want, c.Args); d != "" {
 					t.Errorf("claude argv (-want +got):\n%s", d)
 				}
@@ -129,7 +135,14 @@ func TestResumeClassesThroughBinary(t *testing.T) {
 		{name: "refused: no transcript", args: []string{"resume", "SID", "hi", "--json"}, code: 1, class: "refused"},
 		{name: "refused: --cwd of another project", setup: func(t *testing.T, r *hlRig) { r.transcriptFor(t, r.sid) },
 			args: []string{"resume", "SID", "hi", "--cwd", "/", "--json"}, code: 1, class: "refused"},
-		{name: "usage: missing line", args: []string{"resume", "SID"}, code: 2},
+		{name: "refused: no line and none waits", setup: func(t *testing.T, r *hlRig) { r.transcriptFor(t, r.sid) },
+			args: []string{"resume", "SID", "--json"}, code: 1, class: "refused",
+			check: func(t *testing.T, r *hlRig, row map[string]any) {
+				if !strings.Contains(fmt.Sprint(row["reason"]), "nothing-to-deliver") {
+					t.Errorf("reason %v", row["reason"])
+				}
+			}},
+		{name: "usage: no session", args: []string{"resume"}, code: 2},
 		{
 			name: "held: registry row", setup: func(t *testing.T, r *hlRig) {
 				r.transcriptFor(t, r.sid)

@@ -50,21 +50,27 @@ func newResumeCmd(e *env) *ffcli.Command {
 	asJSON := fs.Bool("json", false, "print the receipt row as one JSON line")
 	return &ffcli.Command{
 		Name:       "resume",
-		ShortUsage: `oo-claude resume <sessionId> "<line>" [--model M] [--max-turns N] [--budget USD] [--tools T] [--cwd DIR] [--timeout S] [--json]`,
-		ShortHelp:  "one headless turn into a session that is not running",
+		ShortUsage: `oo-claude resume <sessionId> ["<line>"] [--model M] [--max-turns N] [--budget USD] [--tools T] [--cwd DIR] [--timeout S] [--json]`,
+		ShortHelp:  "one headless turn into a session that is not running; the lines waiting in its inbox are delivered too",
 		FlagSet:    fs,
 		Exec: func(ctx context.Context, args []string) error {
 			pos, err := positional(fs, args)
 			if err != nil {
 				return err
 			}
-			if len(pos) != 2 {
-				return usagef(`resume takes <sessionId> "<line>"`)
+			if len(pos) != 1 && len(pos) != 2 {
+				return usagef(`resume takes <sessionId> ["<line>"]`)
 			}
-			req.SessionID, req.Line = pos[0], pos[1]
+			req.SessionID = pos[0]
+			if len(pos) == 2 {
+				req.Line = pos[1]
+			}
 			r, err := headlessRunner(e)
 			if err != nil {
 				return err
+			}
+			if req.Self, err = e.self(); err != nil {
+				return fmt.Errorf("the oo-claude binary's path: %w", err)
 			}
 			res, rerr := r.Resume(ctx, req)
 			row := res.Row(version.Version)
@@ -89,7 +95,7 @@ func printResume(e *env, res headless.ResumeResult, err error) {
 		if res.Claude.Result != nil {
 			fmt.Fprintln(e.stdout, strings.TrimRight(*res.Claude.Result, "\n"))
 		}
-		fmt.Fprintf(e.stderr, "delivered-resume: %s (%d turn(s), %.4f USD)\n", res.SessionID, res.Claude.NumTurns, res.Claude.TotalCostUSD)
+		fmt.Fprintf(e.stderr, "delivered-resume: %s (%d turn(s), %.4f USD)\n", res.SessionID, max(len(res.Turns), 1), res.Claude.TotalCostUSD)
 	case headless.HeldBySession:
 		fmt.Fprintf(e.stderr, "held-by-session (%s): %s\n", res.HeldBy, res.Reason)
 	case headless.Refused:
@@ -104,5 +110,8 @@ func printResume(e *env, res headless.ResumeResult, err error) {
 		if res.StderrTail != "" {
 			fmt.Fprintf(e.stderr, "claude stderr:\n%s\n", res.StderrTail)
 		}
+	}
+	if res.Note != "" {
+		fmt.Fprintf(e.stderr, "note: %s\n", res.Note)
 	}
 }

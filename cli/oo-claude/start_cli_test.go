@@ -36,7 +36,7 @@ func readStartFile(t *testing.T, path string) headless.StartFile {
 func TestStartClassesThroughBinary(t *testing.T) {
 	self := binary(t)
 	doorman := headless.DoormanConfig(self)
-	head := []string{"-p", "--session-id", startSID, "--output-format", "json", "--model", "claude-haiku-5-5", "--max-turns", "4",
+	head := []string{"-p", "--session-id", startSID, "--output-format", "stream-json", "--verbose", "--model", "claude-haiku-5-5", "--max-turns", "4",
 		"--permission-mode", "dontAsk", "--tools", ""}
 	tail := []string{"--max-budget-usd", "0.25", "do it"}
 	argv := func(mid ...string) []string { return append(append(append([]string{}, head...), mid...), tail...) }
@@ -75,8 +75,8 @@ func TestStartClassesThroughBinary(t *testing.T) {
 			args: []string{"start", "do it", "--session-id", startSID, "--json"}, code: 0, state: headless.Completed,
 			argv: argv("--mcp-config", doorman, "--strict-mcp-config"), doorman: headless.DoormanInjected,
 			check: func(t *testing.T, r *hlRig, f headless.StartFile) {
-				if *f.DoormanDelivered != 2 || f.Note == nil || !strings.Contains(*f.Note, "final turn only") {
-					t.Errorf("delivered %v note %v", *f.DoormanDelivered, f.Note)
+				if *f.DoormanDelivered != 2 || f.Note != nil || len(f.Turns) != 1 {
+					t.Errorf("delivered %v note %v turns %v", *f.DoormanDelivered, f.Note, f.Turns)
 				}
 				var hb map[string]any
 				if json.Unmarshal(f.DoormanHeartbeat, &hb) != nil || hb["state"] != "stopped" {

@@ -279,6 +279,10 @@ func runClaude() int {
 		b, _ := json.Marshal(ResultObject(s, sid))
 		fmt.Println(string(b))
 	}
+	if flagValue(args, "--input-format") == "stream-json" && s.Stdout == "" {
+		// As the real CLI: the process ends when its input does.
+		_, _ = io.Copy(io.Discard, os.Stdin)
+	}
 	return s.Exit
 }
 
