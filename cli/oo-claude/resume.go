@@ -51,7 +51,7 @@ func newResumeCmd(e *env) *ffcli.Command {
 	return &ffcli.Command{
 		Name:       "resume",
 		ShortUsage: `oo-claude resume <sessionId> ["<line>"] [--model M] [--max-turns N] [--budget USD] [--tools T] [--cwd DIR] [--timeout S] [--json]`,
-		ShortHelp:  "one headless turn into a session that is not running; the lines waiting in its inbox are delivered too",
+		ShortHelp:  "one headless turn into a session that is not running",
 		FlagSet:    fs,
 		Exec: func(ctx context.Context, args []string) error {
 			pos, err := positional(fs, args)
