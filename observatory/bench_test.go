@@ -1,6 +1,7 @@
 package observatory_test
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -82,7 +83,7 @@ func BenchmarkBuild200x10(b *testing.B) {
 		b.Run(bc.name, func(b *testing.B) {
 			st := bigStation(b, 200, 10, bc.recent)
 			for b.Loop() {
-				doc, err := observatory.Build(observatory.Options{Station: st, IncludeFinished: bc.all})
+				doc, err := observatory.Build(context.Background(), observatory.Options{Station: st, IncludeFinished: bc.all})
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -1,6 +1,7 @@
 package observatory
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -66,10 +67,14 @@ func (e *Error) Unwrap() error { return e.Err }
 // Build reads the station and returns the oo-claude/sessions/v0 document.
 // Only an unreadable registry is an error; parts that cannot be read (a
 // rider, an inbox, the lineage ledger) are left at their empty values and
-// named in Document.Warnings.
-func Build(opts Options) (*Document, error) {
+// named in Document.Warnings. When ctx ends while Build reads, the
+// sessions not read yet are left out and ctx's error is returned itself.
+func Build(ctx context.Context, opts Options) (*Document, error) {
 	if opts.Station == nil {
 		return nil, ErrNoStation
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	st := *opts.Station
 	if opts.Paths.SessionsDir != "" {
@@ -140,11 +145,21 @@ func Build(opts Options) (*Document, error) {
 			}
 		}()
 	}
+	var ctxErr error
+feed:
 	for i := range live {
-		next <- i
+		select {
+		case next <- i:
+		case <-ctx.Done():
+			ctxErr = ctx.Err()
+			break feed
+		}
 	}
 	close(next)
 	wg.Wait()
+	if ctxErr != nil {
+		return nil, ctxErr
+	}
 	for _, w := range warns {
 		doc.Warnings = append(doc.Warnings, w...)
 	}

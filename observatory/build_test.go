@@ -1,6 +1,7 @@
 package observatory_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -137,7 +138,7 @@ func TestBuild(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			doc, err := observatory.Build(observatory.Options{
+			doc, err := observatory.Build(context.Background(), observatory.Options{
 				Station: st, IncludeFinished: tt.all, RidingWindow: 600 * time.Second,
 				Hostname: func() (string, error) { return "box", nil }, Generator: "oo-claude test",
 			})
@@ -217,7 +218,7 @@ func TestBuildOnly(t *testing.T) {
 	addRider(t, dirC, "", "c1", riderDone, testNow.Add(-time.Hour))
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			doc, err := observatory.Build(observatory.Options{Station: st, Only: tt.only, IncludeFinished: true})
+			doc, err := observatory.Build(context.Background(), observatory.Options{Station: st, Only: tt.only, IncludeFinished: true})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -235,7 +236,7 @@ func TestBuildOnly(t *testing.T) {
 }
 
 func TestBuildErrors(t *testing.T) {
-	if _, err := observatory.Build(observatory.Options{}); !errors.Is(err, observatory.ErrNoStation) {
+	if _, err := observatory.Build(context.Background(), observatory.Options{}); !errors.Is(err, observatory.ErrNoStation) {
 		t.Errorf("no station: %v, want ErrNoStation", err)
 	}
 	fs := fakestation.New(t)
@@ -243,14 +244,14 @@ func TestBuildErrors(t *testing.T) {
 	p := fs.Paths
 	p.SessionsDir = filepath.Join(fs.Root, "registry-file")
 	writeFile(t, p.SessionsDir, "x", time.Time{})
-	_, err := observatory.Build(observatory.Options{Station: station.New(p)})
+	_, err := observatory.Build(context.Background(), observatory.Options{Station: station.New(p)})
 	var oe *observatory.Error
 	if !errors.As(err, &oe) || oe.Path != p.SessionsDir {
 		t.Errorf("unreadable registry: %v, want *observatory.Error for %s", err, p.SessionsDir)
 	}
 	// A missing registry is an empty station.
 	p.SessionsDir = filepath.Join(fs.Root, "none")
-	doc, err := observatory.Build(observatory.Options{Station: station.New(p)})
+	doc, err := observatory.Build(context.Background(), observatory.Options{Station: station.New(p)})
 	if err != nil || len(doc.Sessions) != 0 {
 		t.Errorf("missing registry: %v, %d sessions; want none and no error", err, len(doc.Sessions))
 	}
@@ -263,7 +264,7 @@ func TestBuildWarnsAboutUnreadableParts(t *testing.T) {
 	if err := os.Mkdir(st.Paths.LineageFile(), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	doc, err := observatory.Build(observatory.Options{Station: st})
+	doc, err := observatory.Build(context.Background(), observatory.Options{Station: st})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package observatory_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -39,7 +40,7 @@ func ExampleBuild() {
 	os.MkdirAll(paths.InboxDir, 0o700)
 	os.WriteFile(filepath.Join(paths.InboxDir, sid+".inbox"), []byte("[mama 📡] hello\n[mama 📡] again\n"), 0o600)
 
-	doc, err := observatory.Build(observatory.Options{Station: station.New(paths)})
+	doc, err := observatory.Build(context.Background(), observatory.Options{Station: station.New(paths)})
 	if err != nil {
 		panic(err)
 	}

@@ -1,6 +1,7 @@
 package observatory_test
 
 import (
+	"context"
 	"encoding/json"
 	"sort"
 	"strings"
@@ -136,7 +137,7 @@ func checkV0Fields(t *testing.T, raw []byte) {
 
 func TestSchemaFields(t *testing.T) {
 	_, st := synthetic(t)
-	doc, err := observatory.Build(observatory.Options{Station: st, IncludeFinished: true, RidingWindow: 10 * time.Minute})
+	doc, err := observatory.Build(context.Background(), observatory.Options{Station: st, IncludeFinished: true, RidingWindow: 10 * time.Minute})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package observatory_test
 
 import (
 	"bytes"
+	"context"
 	"strings"
 	"testing"
 
@@ -38,7 +39,7 @@ func TestTree(t *testing.T) {
 
 func TestWriteTree(t *testing.T) {
 	_, st := synthetic(t)
-	doc, err := observatory.Build(observatory.Options{Station: st})
+	doc, err := observatory.Build(context.Background(), observatory.Options{Station: st})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,7 +63,7 @@ func TestWriteTree(t *testing.T) {
 
 func TestWriteRiders(t *testing.T) {
 	_, st := synthetic(t)
-	doc, err := observatory.Build(observatory.Options{Station: st, Only: sidA, IncludeFinished: true})
+	doc, err := observatory.Build(context.Background(), observatory.Options{Station: st, Only: sidA, IncludeFinished: true})
 	if err != nil {
 		t.Fatal(err)
 	}

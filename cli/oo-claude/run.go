@@ -48,6 +48,7 @@ var verbs = []func(*env) *ffcli.Command{
 	newReadCmd,
 	newSessionsCmd,
 	newRidersCmd,
+	newWatchCmd,
 	newLineageCmd,
 	newDoctorCmd,
 	newVersionCmd,

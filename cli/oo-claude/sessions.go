@@ -27,12 +27,12 @@ func (f *observatoryFlags) register(fs *flag.FlagSet) {
 
 // buildDocument reads the station with the knobs (only: one session id, or
 // "" for all running sessions).
-func buildDocument(e *env, f *observatoryFlags, only string) (*observatory.Document, error) {
+func buildDocument(ctx context.Context, e *env, f *observatoryFlags, only string) (*observatory.Document, error) {
 	cfg, err := e.config()
 	if err != nil {
 		return nil, err
 	}
-	doc, err := observatory.Build(observatory.Options{
+	doc, err := observatory.Build(ctx, observatory.Options{
 		Station:         station.New(cfg.Paths),
 		RidingWindow:    cfg.RidingWindow,
 		IncludeFinished: f.all,
@@ -75,7 +75,7 @@ func newSessionsCmd(e *env) *ffcli.Command {
 			if len(args) > 0 {
 				return usagef("sessions takes no arguments")
 			}
-			doc, err := buildDocument(e, &f, "")
+			doc, err := buildDocument(ctx, e, &f, "")
 			if err != nil {
 				return err
 			}
@@ -113,7 +113,7 @@ func newRidersCmd(e *env) *ffcli.Command {
 				}
 				only = t.SessionID
 			}
-			doc, err := buildDocument(e, &f, only)
+			doc, err := buildDocument(ctx, e, &f, only)
 			if err != nil {
 				return err
 			}

@@ -1,0 +1,755 @@
+package observatory
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/internal/fsx"
+	"github.com/oo-family/oo-claude/station"
+	"github.com/oo-family/oo-claude/transcript"
+)
+
+// The events of the station's stream ([Watch]); Event.Event holds one.
+const (
+	EventSessionStarted = "session-started" // a live registry row appeared (name, pid, status)
+	EventSessionEnded   = "session-ended"   // its row went away, or its process is gone
+	EventStatus         = "status"          // the registry status changed (status: busy, idle, waiting)
+	EventDoorman        = "doorman"         // the doorman's state changed (doorman: up, stopped, not-fresh)
+	EventLineQueued     = "line-queued"     // a line was appended to the session's inbox (line, line_offset)
+	EventLineDelivered  = "line-delivered"  // the doorman acked a line (msg_id, class, line_offset)
+	EventLineSeen       = "line-seen"       // the transcript shows the row with the line's msg_id
+	EventTurnEnded      = "turn-ended"      // a main-chain final answer (text: its first 200 characters)
+	EventRiderStarted   = "rider-started"   // a sub-agent transcript appeared (agent, description)
+	EventRiderFinished  = "rider-finished"  // a sub-agent gave its final answer or its meta says finished
+	EventWarning        = "warning"         // something could not be read (text); the stream goes on
+)
+
+// Doorman states of a doorman event.
+const (
+	DoormanUp       = "up"
+	DoormanStopped  = "stopped"
+	DoormanNotFresh = "not-fresh"
+)
+
+// TextLimit is how many characters of a line or a final answer an event
+// carries.
+const TextLimit = 200
+
+// Event is one thing that happened on the station. Event, TS and Session are
+// always set; the other fields only for the events that name them (see the
+// Event constants), and are left out of the JSON otherwise.
+type Event struct {
+	Event   string `json:"event"`
+	TS      string `json:"ts"`      // when the watcher saw it (ISO 8601, UTC, ms)
+	Session string `json:"session"` // the session id
+	// Initial marks the events Watch emits at its start for what it finds
+	// (a session already running, its doorman's state).
+	Initial bool `json:"initial,omitempty"`
+
+	Name   string `json:"name,omitempty"`
+	PID    int    `json:"pid,omitempty"`
+	Status string `json:"status,omitempty"`
+
+	Doorman string `json:"doorman,omitempty"`
+	// Reason says why a doorman is not fresh (a claudeinbox NotFresh
+	// constant).
+	Reason string `json:"reason,omitempty"`
+
+	Line       string `json:"line,omitempty"`
+	LineOffset *int64 `json:"line_offset,omitempty"`
+	MsgID      string `json:"msg_id,omitempty"`
+	Class      string `json:"class,omitempty"`
+	Text       string `json:"text,omitempty"`
+
+	Agent       string `json:"agent,omitempty"`
+	Description string `json:"description,omitempty"`
+}
+
+// WatchOptions are the inputs of [Watch]. Station is required.
+type WatchOptions struct {
+	// Station gives the registry, the process table and, unless Paths is
+	// set, the paths.
+	Station *station.Station
+	// Paths overrides Station.Paths when its SessionsDir is set.
+	Paths station.Paths
+	// Only restricts the stream to one session id.
+	Only string
+	// Now is the clock of the events' ts; nil means the station's clock.
+	Now func() time.Time
+}
+
+// Watch streams the station's events until ctx ends, then closes the
+// channel. It first emits, marked Initial, a session-started and a doorman
+// event for every session running now; from then on one event per change,
+// in the order the watcher learns of them.
+//
+// The watch is event-driven: one inotify instance (fsnotify) on the registry
+// directory, the inbox directory, the projects directory and, for each live
+// session, its project directory, its session directory and its
+// subagents directory. Each event re-reads only what changed: the one
+// registry row, the bytes appended to an inbox or an ack file since the last
+// look, the one heartbeat, the rows appended to a transcript (through a
+// transcript.Follower that never waits: the watcher is its waker). An idle
+// station wakes the watcher for nothing; the only timer is the one that
+// turns a fresh doorman heartbeat stale, armed while a doorman is up.
+//
+// A session whose process dies without removing its row (SIGKILL) is seen
+// as ended when anything of it changes next (its doorman's stopped
+// heartbeat, usually at once). When the kernel drops events (a full inotify
+// queue) the watcher reads the registry again and emits a warning.
+//
+// Events are sent on an unbuffered channel: a reader that falls behind
+// holds the watcher back, nothing is dropped. Setup errors (no station, the
+// registry unreadable, no inotify) are returned at once.
+func Watch(ctx context.Context, opts WatchOptions) (<-chan Event, error) {
+	if opts.Station == nil {
+		return nil, ErrNoStation
+	}
+	st := *opts.Station
+	if opts.Paths.SessionsDir != "" {
+		st.Paths = opts.Paths
+	}
+	now := st.Clock()
+	if opts.Now != nil {
+		now = opts.Now
+	}
+	fw, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, &Error{Op: "watch", Path: st.Paths.SessionsDir, Err: err}
+	}
+	done, cancel := context.WithCancel(context.Background())
+	cancel() // a done context: a Follower's Next reads what is there, never waits
+	w := &watcher{
+		st: &st, now: now, only: opts.Only, fw: fw,
+		out:       make(chan Event),
+		ctx:       ctx,
+		done:      done,
+		byPID:     map[int]*wsession{},
+		bySID:     map[string]*wsession{},
+		inboxes:   map[string]*winbox{},
+		projects:  map[string][]*wsession{},
+		sessDirs:  map[string]*wsession{},
+		riderDirs: map[string]*wsession{},
+		dirs:      map[string]bool{},
+	}
+	for _, d := range []string{st.Paths.SessionsDir, st.Paths.InboxDir, st.Paths.ProjectsDir} {
+		if err := w.add(d); err != nil && d == st.Paths.SessionsDir {
+			fw.Close()
+			return nil, &Error{Op: "watch", Path: d, Err: err}
+		}
+	}
+	var initial []Event
+	w.emitTo = func(e Event) { e.Initial = true; initial = append(initial, e) }
+	w.scanInboxes()
+	if err := w.scanRegistry(); err != nil {
+		fw.Close()
+		return nil, &Error{Op: "read registry", Path: st.Paths.SessionsDir, Err: err}
+	}
+	go w.run(initial)
+	return w.out, nil
+}
+
+type watcher struct {
+	st   *station.Station
+	now  func() time.Time
+	only string
+	fw   *fsnotify.Watcher
+	out  chan Event
+	ctx  context.Context
+
+	emitTo func(Event) // where events go; during setup the initial list
+	done   context.Context
+
+	byPID     map[int]*wsession
+	bySID     map[string]*wsession
+	inboxes   map[string]*winbox
+	projects  map[string][]*wsession // project dir → its sessions
+	sessDirs  map[string]*wsession   // <project>/<sid> → its session
+	riderDirs map[string]*wsession   // <project>/<sid>/subagents → its session
+	dirs      map[string]bool        // watched directories
+
+	stale *time.Timer // the next heartbeat expiry, while a doorman is up
+}
+
+// wsession is one live session the watcher follows.
+type wsession struct {
+	row       station.Row
+	projDir   string
+	tpath     string
+	follower  *transcript.Follower
+	riders    map[string]*wrider
+	doorman   string
+	staleAt   time.Time // when the heartbeat goes stale, while up
+	ridersDir string
+}
+
+type wrider struct {
+	started, finished bool
+	follower          *transcript.Follower
+}
+
+// winbox is where the watcher has read an inbox and its ack file to.
+type winbox struct {
+	inboxOff, ackOff int64
+}
+
+func (w *watcher) run(initial []Event) {
+	defer close(w.out)
+	defer w.fw.Close()
+	defer w.closeAll()
+	w.emitTo = func(e Event) {
+		select {
+		case w.out <- e:
+		case <-w.ctx.Done():
+		}
+	}
+	for _, e := range initial {
+		w.emitTo(e)
+	}
+	for {
+		var staleC <-chan time.Time
+		if w.stale != nil {
+			staleC = w.stale.C
+		}
+		select {
+		case <-w.ctx.Done():
+			return
+		case ev, ok := <-w.fw.Events:
+			if !ok {
+				return
+			}
+			w.handle(ev)
+		case err, ok := <-w.fw.Errors:
+			if !ok {
+				return
+			}
+			w.emit(Event{Event: EventWarning, Text: "watch: " + err.Error() + "; reading the registry again"})
+			w.scanRegistry()
+		case <-staleC:
+			w.stale = nil
+			for _, s := range w.byPID {
+				if s.doorman == DoormanUp {
+					w.checkDoorman(s.row.SessionID)
+				}
+			}
+			w.armStale()
+		}
+	}
+}
+
+func (w *watcher) closeAll() {
+	for _, s := range w.byPID {
+		s.close()
+	}
+}
+
+func (s *wsession) close() {
+	if s.follower != nil {
+		s.follower.Close()
+	}
+	for _, r := range s.riders {
+		if r.follower != nil {
+			r.follower.Close()
+		}
+	}
+}
+
+func (w *watcher) emit(e Event) {
+	if e.TS == "" {
+		e.TS = formatTime(w.now())
+	}
+	w.emitTo(e)
+}
+
+func (w *watcher) add(dir string) error {
+	if w.dirs[dir] {
+		return nil
+	}
+	if err := w.fw.Add(dir); err != nil {
+		return err
+	}
+	w.dirs[dir] = true
+	return nil
+}
+
+func (w *watcher) remove(dir string) {
+	if w.dirs[dir] {
+		w.fw.Remove(dir)
+		delete(w.dirs, dir)
+	}
+}
+
+// handle routes one file event by the directory it happened in.
+func (w *watcher) handle(ev fsnotify.Event) {
+	dir, name := filepath.Dir(ev.Name), filepath.Base(ev.Name)
+	switch {
+	case dir == w.st.Paths.SessionsDir:
+		if pid, ok := rowPID(name); ok {
+			w.registryRow(pid)
+		}
+	case dir == w.st.Paths.InboxDir:
+		w.inboxFile(name)
+	case dir == w.st.Paths.ProjectsDir:
+		if ss := w.projects[ev.Name]; len(ss) > 0 && ev.Has(fsnotify.Create) {
+			// A session's project directory appeared.
+			w.add(ev.Name)
+			for _, s := range ss {
+				w.transcriptChanged(s)
+				w.watchSessionDir(s, false)
+			}
+		}
+	case len(w.projects[dir]) > 0:
+		for _, s := range w.projects[dir] {
+			switch {
+			case ev.Name == s.tpath:
+				w.transcriptChanged(s)
+			case name == s.row.SessionID && ev.Has(fsnotify.Create):
+				w.watchSessionDir(s, false)
+			}
+		}
+	case w.sessDirs[dir] != nil:
+		if name == transcript.SubagentsDir && ev.Has(fsnotify.Create) {
+			w.watchSessionDir(w.sessDirs[dir], false)
+		}
+	case w.riderDirs[dir] != nil:
+		w.riderFile(w.riderDirs[dir], name, false)
+	}
+}
+
+func rowPID(name string) (int, bool) {
+	base, ok := strings.CutSuffix(name, ".json")
+	if !ok {
+		return 0, false
+	}
+	pid, err := strconv.Atoi(base)
+	return pid, err == nil && pid > 0
+}
+
+// scanRegistry reads every row: at the start, and after dropped events.
+func (w *watcher) scanRegistry() error {
+	ents, err := os.ReadDir(w.st.Paths.SessionsDir)
+	if err != nil {
+		return err
+	}
+	seen := map[int]bool{}
+	for _, e := range ents {
+		if pid, ok := rowPID(e.Name()); ok {
+			seen[pid] = true
+			w.registryRow(pid)
+		}
+	}
+	for pid := range w.byPID {
+		if !seen[pid] {
+			w.registryRow(pid)
+		}
+	}
+	return nil
+}
+
+// registryRow reads the one row of pid again and emits what changed.
+func (w *watcher) registryRow(pid int) {
+	path := filepath.Join(w.st.Paths.SessionsDir, strconv.Itoa(pid)+".json")
+	row, err := station.ReadRow(path)
+	old := w.byPID[pid]
+	gone := err != nil && errors.Is(err, os.ErrNotExist)
+	if err != nil && !gone {
+		return // being written, or not a row: the next event tells
+	}
+	live := !gone && row.PID == pid && w.st.Proc.Alive(row.PID, row.ProcStart)
+	if old != nil && (!live || row.SessionID != old.row.SessionID) {
+		w.end(old)
+		old = nil
+	}
+	if !live || (w.only != "" && row.SessionID != w.only) {
+		return
+	}
+	if old == nil {
+		w.start(row)
+		return
+	}
+	if row.Status != old.row.Status {
+		w.emit(Event{Event: EventStatus, Session: row.SessionID, Name: row.Name, PID: row.PID, Status: row.Status})
+	}
+	if row.CWD != old.row.CWD {
+		w.unwatchProject(old)
+		old.row = row
+		w.watchProject(old)
+		return
+	}
+	old.row = row
+}
+
+func (w *watcher) start(row station.Row) {
+	s := &wsession{row: row, riders: map[string]*wrider{}}
+	w.byPID[row.PID] = s
+	w.bySID[row.SessionID] = s
+	w.emit(Event{Event: EventSessionStarted, Session: row.SessionID, Name: row.Name, PID: row.PID, Status: row.Status})
+	w.watchProject(s)
+	w.checkDoorman(row.SessionID)
+}
+
+func (w *watcher) end(s *wsession) {
+	delete(w.byPID, s.row.PID)
+	if w.bySID[s.row.SessionID] == s {
+		delete(w.bySID, s.row.SessionID)
+	}
+	w.unwatchProject(s)
+	s.close()
+	w.emit(Event{Event: EventSessionEnded, Session: s.row.SessionID, Name: s.row.Name, PID: s.row.PID})
+}
+
+// watchProject follows the session's transcript from its end now, and its
+// riders.
+func (w *watcher) watchProject(s *wsession) {
+	s.projDir = filepath.Join(w.st.Paths.ProjectsDir, transcript.EncodeProjectDir(s.row.CWD))
+	s.tpath = filepath.Join(s.projDir, s.row.SessionID+transcript.Ext)
+	w.projects[s.projDir] = append(w.projects[s.projDir], s)
+	var from int64
+	if fi, err := os.Lstat(s.tpath); err == nil {
+		from = fi.Size()
+	}
+	s.follower = transcript.Follow(w.ctx, s.tpath, from, transcript.FollowOptions{})
+	if w.add(s.projDir) == nil {
+		w.watchSessionDir(s, true)
+	}
+}
+
+func (w *watcher) unwatchProject(s *wsession) {
+	ss := w.projects[s.projDir]
+	for i, x := range ss {
+		if x == s {
+			ss = append(ss[:i], ss[i+1:]...)
+			break
+		}
+	}
+	if len(ss) == 0 {
+		delete(w.projects, s.projDir)
+		w.remove(s.projDir)
+	} else {
+		w.projects[s.projDir] = ss
+	}
+	sdir := filepath.Join(s.projDir, s.row.SessionID)
+	delete(w.sessDirs, sdir)
+	w.remove(sdir)
+	if s.ridersDir != "" {
+		delete(w.riderDirs, s.ridersDir)
+		w.remove(s.ridersDir)
+		s.ridersDir = ""
+	}
+}
+
+// watchSessionDir watches <project>/<sid> and, once it exists, its
+// subagents directory, and takes the riders already there. With existing
+// (the directory was there when the session was first seen) those riders
+// are old: one that has finished is left alone, one still riding is
+// followed from its end with an Initial rider-started.
+func (w *watcher) watchSessionDir(s *wsession, existing bool) {
+	sdir := filepath.Join(s.projDir, s.row.SessionID)
+	if w.add(sdir) != nil {
+		return
+	}
+	w.sessDirs[sdir] = s
+	rdir := filepath.Join(sdir, transcript.SubagentsDir)
+	if s.ridersDir == rdir || w.add(rdir) != nil {
+		return
+	}
+	s.ridersDir = rdir
+	w.riderDirs[rdir] = s
+	ents, _ := os.ReadDir(rdir)
+	for _, e := range ents {
+		if id, ok := agentOf(e.Name()); ok && s.riders[id] == nil {
+			w.riderFile(s, e.Name(), existing)
+		}
+	}
+}
+
+// agentOf returns the agent id of agent-<id>.jsonl or agent-<id>.meta.json.
+func agentOf(name string) (string, bool) {
+	rest, ok := strings.CutPrefix(name, "agent-")
+	if !ok {
+		return "", false
+	}
+	for _, suf := range []string{".meta.json", transcript.Ext} {
+		if id, ok := strings.CutSuffix(rest, suf); ok && id != "" {
+			return id, true
+		}
+	}
+	return "", false
+}
+
+// riderFile handles a change to a rider's transcript or meta file. An old
+// rider (see watchSessionDir) is read once with transcript.ReadRider.
+func (w *watcher) riderFile(s *wsession, name string, old bool) {
+	id, ok := agentOf(name)
+	if !ok {
+		return
+	}
+	base := filepath.Join(s.ridersDir, "agent-"+id)
+	r := s.riders[id]
+	if r == nil {
+		r = &wrider{}
+		s.riders[id] = r
+	}
+	meta, merr := transcript.ReadRiderMeta(base + ".meta.json")
+	if !r.started {
+		fi, err := os.Lstat(base + transcript.Ext)
+		if err != nil && merr != nil {
+			return // neither file yet
+		}
+		r.started = true
+		var from int64
+		if old && err == nil {
+			rd, rerr := transcript.ReadRider(base+transcript.Ext, w.now(), 0)
+			if rerr == nil && rd.State == transcript.QuietFinished || merr == nil && meta.Finished {
+				r.finished = true
+				return
+			}
+			from = fi.Size()
+		}
+		r.follower = transcript.Follow(w.ctx, base+transcript.Ext, from, transcript.FollowOptions{})
+		w.emit(Event{Event: EventRiderStarted, Session: s.row.SessionID, Agent: id, Description: meta.Description})
+	}
+	if r.finished {
+		return
+	}
+	final := merr == nil && meta.Finished
+	if r.follower != nil {
+		for {
+			l, err := r.follower.Next(w.done)
+			if err != nil {
+				break
+			}
+			row, perr := transcript.ParseRow(l.Raw)
+			if perr == nil && row.FinalAnswer() {
+				final = true
+			}
+		}
+	}
+	if final {
+		r.finished = true
+		if r.follower != nil {
+			r.follower.Close()
+			r.follower = nil
+		}
+		w.emit(Event{Event: EventRiderFinished, Session: s.row.SessionID, Agent: id, Description: meta.Description})
+	}
+}
+
+// transcriptChanged reads the rows appended to the session's transcript.
+func (w *watcher) transcriptChanged(s *wsession) {
+	if s.follower == nil {
+		return
+	}
+	for {
+		l, err := s.follower.Next(w.done)
+		if err != nil {
+			if errors.Is(err, transcript.ErrTruncated) || errors.Is(err, transcript.ErrReplaced) || errors.Is(err, transcript.ErrRowTooLong) {
+				continue
+			}
+			return
+		}
+		if !bytes.Contains(l.Raw, []byte(`"msg_id"`)) && !bytes.Contains(l.Raw, []byte(`"assistant"`)) {
+			continue // neither a peer line's row nor an answer: skip the parse
+		}
+		row, err := transcript.ParseRow(l.Raw)
+		if err != nil || row.IsSidechain {
+			continue
+		}
+		switch {
+		case row.Type == transcript.RowUser || row.Type == transcript.RowAttachment && row.Attachment != nil && row.Attachment.Type == transcript.AttachmentQueuedCommand:
+			if o := row.PeerOrigin(); o != nil && o.MsgID != "" {
+				w.emit(Event{Event: EventLineSeen, Session: s.row.SessionID, MsgID: o.MsgID})
+			}
+		case row.FinalAnswer():
+			var texts []string
+			for _, b := range row.Message.Blocks() {
+				if b.Type == "text" && b.Text != "" {
+					texts = append(texts, b.Text)
+				}
+			}
+			w.emit(Event{Event: EventTurnEnded, Session: s.row.SessionID, Text: clip(strings.Join(texts, "\n"))})
+		}
+	}
+}
+
+// scanInboxes notes where every inbox and ack file ends at the start: only
+// what is appended later is an event. An inbox first seen later is new.
+func (w *watcher) scanInboxes() {
+	ents, _ := os.ReadDir(w.st.Paths.InboxDir)
+	for _, e := range ents {
+		sid, ok := strings.CutSuffix(e.Name(), ".inbox")
+		if !ok || !station.IsSessionID(sid) {
+			continue
+		}
+		f := claudeinbox.FilesFor(w.st.Paths.InboxDir, sid)
+		w.inboxes[sid] = &winbox{inboxOff: fileSize(f.Inbox), ackOff: fileSize(f.Ack)}
+	}
+}
+
+func fileSize(path string) int64 {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.Size()
+}
+
+// inboxFile handles a change in the inbox directory.
+func (w *watcher) inboxFile(name string) {
+	var sid, kind string
+	for _, suf := range []string{".inbox.doorman.json", ".inbox.ack", ".inbox"} {
+		if base, ok := strings.CutSuffix(name, suf); ok {
+			sid, kind = base, suf
+			break
+		}
+	}
+	if !station.IsSessionID(sid) || (w.only != "" && sid != w.only) {
+		return
+	}
+	in := w.inboxes[sid]
+	if in == nil {
+		in = &winbox{} // a new inbox: everything in it is new
+		w.inboxes[sid] = in
+	}
+	f := claudeinbox.FilesFor(w.st.Paths.InboxDir, sid)
+	switch kind {
+	case ".inbox":
+		in.inboxOff = readLines(f.Inbox, in.inboxOff, func(line []byte, off int64) {
+			o := off
+			w.emit(Event{Event: EventLineQueued, Session: sid, Line: clip(string(line)), LineOffset: &o})
+		})
+	case ".inbox.ack":
+		fh, err := fsx.OpenRead(f.Ack)
+		if err != nil {
+			return
+		}
+		defer fh.Close()
+		if fi, err := fh.Stat(); err == nil && fi.Size() < in.ackOff {
+			in.ackOff = 0
+		}
+		if _, err := fh.Seek(in.ackOff, io.SeekStart); err != nil {
+			return
+		}
+		claudeinbox.ScanAcks(fh, in.ackOff, func(a claudeinbox.Ack, end int64) bool {
+			in.ackOff = end
+			e := Event{Event: EventLineDelivered, Session: sid, MsgID: a.MsgID, Class: string(a.Class)}
+			if a.LineOffset != nil {
+				o := *a.LineOffset
+				e.LineOffset = &o
+			}
+			w.emit(e)
+			return true
+		})
+	case ".inbox.doorman.json":
+		w.checkDoorman(sid)
+	}
+}
+
+// checkDoorman reads sid's heartbeat and emits a doorman event when its
+// state changed; a stopped doorman is also the moment to check whether the
+// session's process is still there.
+func (w *watcher) checkDoorman(sid string) {
+	s := w.bySID[sid]
+	if s == nil {
+		return
+	}
+	now := w.now()
+	f := claudeinbox.FilesFor(w.st.Paths.InboxDir, sid)
+	h, fr := claudeinbox.HeartbeatFreshness(f.Heartbeat, now, sid, func(pid int) bool { return w.st.Proc.Alive(pid, "") })
+	state := DoormanNotFresh
+	switch {
+	case fr.Fresh:
+		state = DoormanUp
+		s.staleAt = now.Add(claudeinbox.FreshFor - fr.Age + 10*time.Millisecond)
+	case h.State == claudeinbox.StateStopped:
+		state = DoormanStopped
+	}
+	changed := state != s.doorman
+	s.doorman = state
+	if state == DoormanUp {
+		w.armStale()
+	}
+	if changed {
+		e := Event{Event: EventDoorman, Session: sid, Doorman: state}
+		if state == DoormanNotFresh {
+			e.Reason = fr.Reason
+		}
+		w.emit(e)
+	}
+	if state != DoormanUp && !w.st.Proc.Alive(s.row.PID, s.row.ProcStart) {
+		w.end(s)
+	}
+}
+
+// armStale sets the timer to the earliest heartbeat expiry of an up doorman.
+func (w *watcher) armStale() {
+	var next time.Time
+	for _, s := range w.byPID {
+		if s.doorman == DoormanUp && (next.IsZero() || s.staleAt.Before(next)) {
+			next = s.staleAt
+		}
+	}
+	if next.IsZero() {
+		return
+	}
+	d := max(next.Sub(w.now()), 0)
+	if w.stale == nil {
+		w.stale = time.NewTimer(d)
+		return
+	}
+	w.stale.Reset(d)
+}
+
+// readLines calls fn for each complete line of path from off on, and returns
+// where the next unread line starts. A file shorter than off was truncated
+// or replaced: it is read again from 0.
+func readLines(path string, off int64, fn func(line []byte, off int64)) int64 {
+	f, err := fsx.OpenRead(path)
+	if err != nil {
+		return off
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return off
+	}
+	if fi.Size() < off {
+		off = 0
+	}
+	if fi.Size() == off {
+		return off
+	}
+	buf := make([]byte, fi.Size()-off)
+	n, _ := f.ReadAt(buf, off)
+	buf = buf[:n]
+	for {
+		i := bytes.IndexByte(buf, '\n')
+		if i < 0 {
+			return off
+		}
+		if line := bytes.TrimSuffix(buf[:i], []byte{'\r'}); len(bytes.TrimSpace(line)) > 0 {
+			fn(line, off)
+		}
+		off += int64(i) + 1
+		buf = buf[i+1:]
+	}
+}
+
+// clip cuts s to TextLimit characters.
+func clip(s string) string {
+	if utf8.RuneCountInString(s) <= TextLimit {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:TextLimit])
+}

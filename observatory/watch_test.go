@@ -1,0 +1,204 @@
+package observatory_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/fakes/fakedoorman"
+	"github.com/oo-family/oo-claude/fakes/fakestation"
+	"github.com/oo-family/oo-claude/internal/fsx"
+	"github.com/oo-family/oo-claude/observatory"
+	"github.com/oo-family/oo-claude/station"
+	"github.com/oo-family/oo-claude/transcript"
+)
+
+// events collects a watch's stream.
+type events struct {
+	t  *testing.T
+	ch <-chan observatory.Event
+	// got is every event received so far, in order.
+	got []observatory.Event
+}
+
+// next waits up to 10 s for an event matching match, keeping the ones
+// before it, and returns it.
+func (e *events) next(what string, match func(observatory.Event) bool) observatory.Event {
+	e.t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case ev, ok := <-e.ch:
+			if !ok {
+				e.t.Fatalf("stream closed while waiting for %s; got %+v", what, e.got)
+			}
+			e.got = append(e.got, ev)
+			if match(ev) {
+				return ev
+			}
+		case <-deadline:
+			e.t.Fatalf("no %s within 10s; got %+v", what, e.got)
+		}
+	}
+}
+
+func is(kind, sid string) func(observatory.Event) bool {
+	return func(e observatory.Event) bool { return e.Event == kind && e.Session == sid }
+}
+
+// quiet asserts that no event comes within d.
+func (e *events) quiet(d time.Duration) {
+	e.t.Helper()
+	select {
+	case ev := <-e.ch:
+		e.t.Errorf("unexpected event on a quiet station: %+v", ev)
+	case <-time.After(d):
+	}
+}
+
+func startWatch(t *testing.T, fs *fakestation.Station, only string) *events {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	ch, err := observatory.Watch(ctx, observatory.WatchOptions{Station: fs.Station(), Only: only})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		for range ch { // drain until the watcher closes it
+		}
+	})
+	return &events{t: t, ch: ch}
+}
+
+func appendRow(t *testing.T, path, row string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := fsx.AppendLine(path, []byte(row)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestWatchSessionLife: a session already running is reported at the
+// start; one that starts later, its doorman, a line queued, delivered, seen,
+// its turn's end, a rider that starts and finishes, a status change and the
+// session's end come as events, in order, each from the file that changed.
+func TestWatchSessionLife(t *testing.T) {
+	fs := fakestation.New(t)
+	old := fs.AddSession(fakestation.Session{Name: "old-a1", Status: station.StatusIdle})
+	ev := startWatch(t, fs, "")
+	first := ev.next("the initial session-started", is(observatory.EventSessionStarted, old.SessionID))
+	if !first.Initial || first.Name != "old-a1" || first.PID != old.PID {
+		t.Errorf("initial event %+v", first)
+	}
+	ev.next("the initial doorman state", is(observatory.EventDoorman, old.SessionID))
+	ev.quiet(300 * time.Millisecond)
+
+	cwd := "/home/u/proj"
+	row := fs.AddSession(fakestation.Session{Name: "proj-b2", CWD: cwd, Status: station.StatusBusy})
+	sid := row.SessionID
+	if e := ev.next("session-started", is(observatory.EventSessionStarted, sid)); e.Initial || e.Status != station.StatusBusy {
+		t.Errorf("session-started %+v", e)
+	}
+	d := fakedoorman.Start(t, fs.Paths.InboxDir, sid, fakedoorman.Options{})
+	if e := ev.next("doorman up", func(e observatory.Event) bool {
+		return e.Event == observatory.EventDoorman && e.Session == sid && e.Doorman == observatory.DoormanUp
+	}); e.Initial {
+		t.Errorf("doorman %+v", e)
+	}
+
+	// A line: queued, delivered (the fake doorman acks it), seen, answered.
+	line := "[mama 📡] what is the status?"
+	off, err := fsx.AppendLine(fs.InboxPath(sid), []byte(line))
+	if err != nil {
+		t.Fatal(err)
+	}
+	q := ev.next("line-queued", is(observatory.EventLineQueued, sid))
+	if q.Line != line || q.LineOffset == nil || *q.LineOffset != off {
+		t.Errorf("line-queued %+v, want line %q at %d", q, line, off)
+	}
+	del := ev.next("line-delivered", is(observatory.EventLineDelivered, sid))
+	if del.MsgID == "" || del.Class != string(claudeinbox.AckDeliveredSteer) {
+		t.Errorf("line-delivered %+v", del)
+	}
+	_ = d
+	tp := filepath.Join(fs.Paths.ProjectsDir, transcript.EncodeProjectDir(cwd), sid+transcript.Ext)
+	appendRow(t, tp, `{"type":"attachment","isSidechain":false,"attachment":{"type":"queued_command","prompt":"hi","origin":{"kind":"peer","from":"mama","msg_id":"`+del.MsgID+`"},"isMeta":true}}`)
+	if e := ev.next("line-seen", is(observatory.EventLineSeen, sid)); e.MsgID != del.MsgID {
+		t.Errorf("line-seen %+v, want msg_id %s", e, del.MsgID)
+	}
+	long := strings.Repeat("é", 250)
+	appendRow(t, tp, `{"type":"assistant","isSidechain":true,"message":{"role":"assistant","content":[{"type":"text","text":"rider text"}],"stop_reason":"end_turn"}}`)
+	appendRow(t, tp, `{"type":"assistant","isSidechain":false,"message":{"role":"assistant","content":[{"type":"text","text":"`+long+`"}],"stop_reason":"end_turn"}}`)
+	if e := ev.next("turn-ended", is(observatory.EventTurnEnded, sid)); e.Text != strings.Repeat("é", 200) {
+		t.Errorf("turn-ended text %q, want the first 200 characters of the main-chain answer", e.Text)
+	}
+
+	// A rider: its directory appears with it.
+	rdir := filepath.Join(fs.Paths.ProjectsDir, transcript.EncodeProjectDir(cwd), sid, transcript.SubagentsDir)
+	if err := os.MkdirAll(rdir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	agent := "a505e4cb21d63ab15"
+	writeFile(t, filepath.Join(rdir, "agent-"+agent+".meta.json"), `{"agentType":"general-purpose","description":"look around","finished":false}`, time.Time{})
+	rt := filepath.Join(rdir, "agent-"+agent+transcript.Ext)
+	appendRow(t, rt, `{"type":"user","isSidechain":true,"agentId":"`+agent+`","message":{"role":"user","content":"look"}}`)
+	if e := ev.next("rider-started", is(observatory.EventRiderStarted, sid)); e.Agent != agent {
+		t.Errorf("rider-started %+v", e)
+	}
+	appendRow(t, rt, `{"type":"assistant","isSidechain":true,"agentId":"`+agent+`","message":{"role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{}}],"stop_reason":"tool_use"}}`)
+	ev.quiet(200 * time.Millisecond)
+	appendRow(t, rt, `{"type":"assistant","isSidechain":true,"agentId":"`+agent+`","message":{"role":"assistant","content":[{"type":"text","text":"found it"}],"stop_reason":"end_turn"}}`)
+	if e := ev.next("rider-finished", is(observatory.EventRiderFinished, sid)); e.Agent != agent || e.Description != "look around" {
+		t.Errorf("rider-finished %+v", e)
+	}
+
+	fs.SetStatus(row.PID, station.StatusIdle)
+	if e := ev.next("status", is(observatory.EventStatus, sid)); e.Status != station.StatusIdle {
+		t.Errorf("status %+v", e)
+	}
+	fs.RemoveSession(row.PID)
+	ev.next("session-ended", is(observatory.EventSessionEnded, sid))
+
+	// The order of one session's life (its doorman: not fresh, then up).
+	var order []string
+	for _, e := range ev.got {
+		if e.Session == sid {
+			order = append(order, e.Event)
+		}
+	}
+	want := []string{"session-started", "doorman", "doorman", "line-queued", "line-delivered", "line-seen", "turn-ended", "rider-started", "rider-finished", "status", "session-ended"}
+	if strings.Join(order, " ") != strings.Join(want, " ") {
+		t.Errorf("events of the session:\n got %v\nwant %v", order, want)
+	}
+}
+
+// TestWatchCrash: a session killed without removing its row is seen as
+// ended once its doorman's heartbeat stops; sessions come and go; Only
+// filters.
+func TestWatchCrashAndOnly(t *testing.T) {
+	fs := fakestation.New(t)
+	ev := startWatch(t, fs, "")
+	a := fs.AddSession(fakestation.Session{Name: "a"})
+	ev.next("a started", is(observatory.EventSessionStarted, a.SessionID))
+	d := fakedoorman.Start(t, fs.Paths.InboxDir, a.SessionID, fakedoorman.Options{})
+	ev.next("a's doorman", func(e observatory.Event) bool {
+		return e.Event == observatory.EventDoorman && e.Session == a.SessionID && e.Doorman == observatory.DoormanUp
+	})
+	fs.Crash(a.PID)
+	d.Stop()
+	ev.next("a ended", is(observatory.EventSessionEnded, a.SessionID))
+
+	other := uuid.NewString()
+	only := startWatch(t, fs, other)
+	b := fs.AddSession(fakestation.Session{Name: "b"})
+	ev.next("b started", is(observatory.EventSessionStarted, b.SessionID))
+	only.quiet(300 * time.Millisecond)
+}
