@@ -64,7 +64,7 @@ func (e *LineError) Unwrap() error { return e.Err }
 func CheckLine(line []byte) error {
 	fail := func(err error) error { return &LineError{Bytes: len(line), Err: err} }
 	switch {
-	case len(bytes.TrimSpace(line)) == 0:
+	case len(bytes.TrimSpace(line)) == 0 || tagOnly(line):
 		return fail(ErrEmptyLine)
 	case bytes.ContainsAny(line, "\n\r"):
 		return fail(ErrNewline)
@@ -78,15 +78,23 @@ func CheckLine(line []byte) error {
 	return nil
 }
 
+// tagOnly reports whether line is a sender tag and nothing else: nothing
+// to say, so as empty as an empty line.
+func tagOnly(line []byte) bool {
+	loc := tagRE.FindIndex(line)
+	return loc != nil && len(bytes.TrimSpace(line[loc[1]:])) == 0
+}
+
 // CheckFrom enforces the sender-name rule: 1–80 characters, no brackets, no
-// control characters, valid UTF-8.
+// control characters, no format characters (Unicode category Cf: the bidi
+// overrides such as U+202E, zero-width joiners), valid UTF-8.
 func CheckFrom(from string) error {
 	n := utf8.RuneCountInString(from)
 	if n < 1 || n > 80 || !utf8.ValidString(from) || strings.TrimSpace(from) == "" {
 		return &LineError{Bytes: len(from), Err: ErrBadFrom}
 	}
 	for _, r := range from {
-		if r == '[' || r == ']' || unicode.IsControl(r) || r == utf8.RuneError {
+		if r == '[' || r == ']' || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == utf8.RuneError {
 			return &LineError{Bytes: len(from), Err: ErrBadFrom}
 		}
 	}
@@ -94,14 +102,14 @@ func CheckFrom(from string) error {
 }
 
 // SanitizeFrom turns any string into an acceptable sender name: brackets,
-// invalid bytes and U+FFFD removed, control characters and spaces folded to
+// format characters (Cf), invalid bytes and U+FFFD removed, control characters and spaces folded to
 // one space, cut to 80 characters. What it returns passes [CheckFrom]
 // unless it is "".
 // It returns "" when nothing is left.
 func SanitizeFrom(s string) string {
 	s = strings.ToValidUTF8(s, "")
 	s = strings.Map(func(r rune) rune {
-		if r == '[' || r == ']' || r == utf8.RuneError {
+		if r == '[' || r == ']' || r == utf8.RuneError || unicode.Is(unicode.Cf, r) {
 			return -1
 		}
 		if unicode.IsControl(r) || unicode.IsSpace(r) {

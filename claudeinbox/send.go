@@ -334,7 +334,7 @@ func (s *Sender) send(ctx context.Context, req Request) (Verdict, error) {
 		v.From = DefaultFrom
 	}
 	if err := CheckFrom(v.From); err != nil {
-		v.refuse(ReasonBadFrom, fmt.Sprintf("--from %q: %v (1–80 characters, no brackets or control characters)", v.From, err))
+		v.refuse(ReasonBadFrom, fmt.Sprintf("--from %q: %v (1–80 characters, no brackets, control or format characters)", v.From, err))
 		return v, err
 	}
 	if strings.TrimSpace(req.Line) == "" {
@@ -343,6 +343,10 @@ func (s *Sender) send(ctx context.Context, req Request) (Verdict, error) {
 	}
 	line := req.Line
 	if st, ok := ParseStructured([]byte(line)); ok {
+		if err := CheckFrom(st.From); st.From != "" && err != nil {
+			v.refuse(ReasonBadFrom, fmt.Sprintf("the structured line's from %q: %v (1–80 characters, no brackets, control or format characters)", st.From, err))
+			return v, err
+		}
 		if f := SanitizeFrom(st.From); f != "" {
 			v.From = f
 		}
@@ -354,7 +358,10 @@ func (s *Sender) send(ctx context.Context, req Request) (Verdict, error) {
 		line = Tagged(line, v.From)
 	}
 	v.Line, v.Bytes, v.SHA256 = line, len(line), SHA256([]byte(line))
-	if err := CheckLine([]byte(line)); err != nil {
+	// The doorman's own decoding, so a line it would refuse (a structured
+	// line whose text holds a newline, a tag and nothing else) is refused
+	// here and never written.
+	if _, err := Decode([]byte(line)); err != nil {
 		v.refuse(lineReason(err), fmt.Sprintf("%v: a line is one line of valid UTF-8, not empty, at most %d bytes with its tag", err, MaxLineBytes))
 		return v, err
 	}

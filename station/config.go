@@ -3,10 +3,10 @@ package station
 import (
 	"errors"
 	"fmt"
-	"math"
 	"path/filepath"
-	"strconv"
 	"time"
+
+	"github.com/oo-family/oo-claude/internal/seconds"
 )
 
 // Paths are the directories oo-claude reads and writes. [PathsFromEnv] fills
@@ -38,26 +38,35 @@ func PathsFromEnv(getenv func(string) string) (Paths, error) {
 		}
 		return filepath.Join(home, rel), nil
 	}
+	var relErrs []error
+	// abs refuses a relative directory knob: it would put the station under
+	// whatever directory each process happens to run in.
+	abs := func(knob, v string) string {
+		if !filepath.IsAbs(v) {
+			relErrs = append(relErrs, &KnobError{knob, v, fmt.Errorf("%w: must be an absolute path", ErrBadKnob)})
+		}
+		return filepath.Clean(v)
+	}
 	pick := func(knob, rel string) (string, error) {
 		if v := getenv(knob); v != "" {
-			return filepath.Clean(v), nil
+			return abs(knob, v), nil
 		}
 		return need(rel)
 	}
 	var p Paths
 	var err error
 	if v := getenv("CLAUDE_CONFIG_DIR"); v != "" {
-		p.ConfigDir = filepath.Clean(v)
+		p.ConfigDir = abs("CLAUDE_CONFIG_DIR", v)
 	} else if p.ConfigDir, err = need(".claude"); err != nil {
 		return Paths{}, err
 	}
 	p.SessionsDir = filepath.Join(p.ConfigDir, "sessions")
 	if v := getenv("OO_CLAUDE_SESSIONS_DIR"); v != "" {
-		p.SessionsDir = filepath.Clean(v)
+		p.SessionsDir = abs("OO_CLAUDE_SESSIONS_DIR", v)
 	}
 	p.ProjectsDir = filepath.Join(p.ConfigDir, "projects")
 	if v := getenv("OO_CLAUDE_PROJECTS_DIR"); v != "" {
-		p.ProjectsDir = filepath.Clean(v)
+		p.ProjectsDir = abs("OO_CLAUDE_PROJECTS_DIR", v)
 	}
 	if p.InboxDir, err = pick("OO_CLAUDE_INBOX_DIR", ".zcode/tmp/claude-inbox"); err != nil {
 		return Paths{}, err
@@ -67,6 +76,9 @@ func PathsFromEnv(getenv func(string) string) (Paths, error) {
 	}
 	if p.ObservatoryDir, err = pick("OO_CLAUDE_OBSERVATORY_DIR", ".zcode/tmp/claude-observatory"); err != nil {
 		return Paths{}, err
+	}
+	if len(relErrs) > 0 {
+		return Paths{}, errors.Join(relErrs...)
 	}
 	return p, nil
 }
@@ -158,11 +170,10 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		if v == "" {
 			return
 		}
-		// The bounds are checked on the duration too: NaN passes every
-		// comparison, and a tiny positive value rounds to 0 s.
-		f, err := strconv.ParseFloat(v, 64)
-		d := time.Duration(f * float64(time.Second))
-		if err != nil || math.IsNaN(f) || f < 0 || f > 1e7 || d < 0 || (d == 0 && !allowZero) {
+		// A plain decimal only: a hex float ("0x1p1") or an exponent is
+		// not a number of seconds anyone means.
+		d, ok := seconds.Parse(v, allowZero)
+		if !ok {
 			errs = append(errs, &KnobError{knob, v, fmt.Errorf("%w: want seconds", ErrBadKnob)})
 			return
 		}

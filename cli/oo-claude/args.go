@@ -4,10 +4,11 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/oo-family/oo-claude/internal/seconds"
 )
 
 // positional parses the flags that may follow positional arguments (v0.1's
@@ -90,11 +91,9 @@ func (s *secondsFlag) String() string {
 }
 
 func (s *secondsFlag) Set(v string) error {
-	// The bounds are checked on the duration too: NaN passes every
-	// comparison, and a tiny positive value rounds to 0 s.
-	f, err := strconv.ParseFloat(v, 64)
-	d := time.Duration(f * float64(time.Second))
-	if err != nil || math.IsNaN(f) || f < 0 || f > 1e7 || d < 0 || (s.positive && d == 0) {
+	// A plain decimal only: "0x1p1" (a hex float) was read as 2 s.
+	d, ok := seconds.Parse(v, !s.positive)
+	if !ok {
 		if s.positive {
 			return fmt.Errorf("want seconds > 0, got %q", v)
 		}

@@ -259,3 +259,44 @@ func runHostileCell(t *testing.T, c hostileCase, k hostile.Kind) {
 		t.Error("the token appears in the output")
 	}
 }
+
+// TestHostileKnobsAndFlags: a hex-float seconds value and a relative
+// directory knob are usage errors (exit 2), and nothing is written under
+// the working directory. Before, "--wait 0x1p1" waited 2 s and a relative
+// OO_CLAUDE_INBOX_DIR put the line under the sender's working directory.
+func TestHostileKnobsAndFlags(t *testing.T) {
+	fs := fakestation.New(t)
+	sid := uuid.NewString()
+	cases := []struct {
+		name string
+		env  []string
+		args []string
+	}{
+		{"--wait hex float", nil, []string{"send", sid, "hi", "--wait", "0x1p1"}},
+		{"--seen hex float", nil, []string{"send", sid, "hi", "--seen", "0x1p-2"}},
+		{"OO_CLAUDE_WAIT_S hex float", []string{"OO_CLAUDE_WAIT_S=0x1p1"}, []string{"send", sid, "hi"}},
+		{"relative OO_CLAUDE_INBOX_DIR", []string{"OO_CLAUDE_INBOX_DIR=inbox"}, []string{"send", sid, "hi"}},
+		{"relative OO_CLAUDE_STATE_DIR", []string{"OO_CLAUDE_STATE_DIR=state"}, []string{"sessions"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cwd := t.TempDir()
+			ctx, cancel := context.WithTimeout(context.Background(), hostileKill)
+			defer cancel()
+			cmd := command(ctx, t, append(fs.Env(), c.env...), c.args...)
+			cmd.Dir = cwd
+			var errb strings.Builder
+			cmd.Stderr = &errb
+			cmd.Run()
+			if code := cmd.ProcessState.ExitCode(); code != 2 {
+				t.Errorf("exit %d, want 2; stderr: %s", code, errb.String())
+			}
+			if ents, _ := os.ReadDir(cwd); len(ents) != 0 {
+				t.Errorf("written under the working directory: %v", ents)
+			}
+		})
+	}
+	if ents, _ := os.ReadDir(fs.Paths.InboxDir); len(ents) != 0 {
+		t.Errorf("the inbox dir holds %v", ents)
+	}
+}

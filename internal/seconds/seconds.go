@@ -1,0 +1,55 @@
+// Package seconds parses the seconds that knobs and flags take: a plain
+// decimal number ("5", "0.5", ".25", "1e-3"), never a hex float, an
+// infinity, NaN or a sign.
+package seconds
+
+import (
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Max is the largest number of seconds accepted (about 115 days).
+const Max = 1e7
+
+// Parse reads v as a duration in seconds. ok is false for anything but a
+// plain decimal number in [0, Max], and for a value that rounds to 0 when
+// allowZero is false.
+func Parse(v string, allowZero bool) (d time.Duration, ok bool) {
+	if !plainDecimal(v) {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(v, 64)
+	d = time.Duration(f * float64(time.Second))
+	if err != nil || f > Max || d < 0 || (d == 0 && !allowZero) {
+		return 0, false
+	}
+	return d, true
+}
+
+// plainDecimal reports whether v is a decimal number: digits with at most
+// one '.', at least one digit, and optionally an exponent ("e-3").
+func plainDecimal(v string) bool {
+	mant, exp := v, ""
+	if i := strings.IndexAny(v, "eE"); i >= 0 {
+		mant, exp = v[:i], v[i+1:]
+		if exp != "" && (exp[0] == '+' || exp[0] == '-') {
+			exp = exp[1:]
+		}
+		if exp == "" || strings.Trim(exp, "0123456789") != "" {
+			return false
+		}
+	}
+	digits, dots := 0, 0
+	for i := 0; i < len(mant); i++ {
+		switch c := mant[i]; {
+		case c >= '0' && c <= '9':
+			digits++
+		case c == '.':
+			dots++
+		default:
+			return false
+		}
+	}
+	return digits > 0 && dots <= 1
+}

@@ -1,0 +1,49 @@
+package seconds
+
+import (
+	"testing"
+	"time"
+)
+
+// TestParse: only plain decimals are seconds; "0x1p1" was read as 2 s.
+func TestParse(t *testing.T) {
+	cases := []struct {
+		in        string
+		allowZero bool
+		want      time.Duration
+		ok        bool
+	}{
+		{"5", false, 5 * time.Second, true},
+		{"0.5", false, 500 * time.Millisecond, true},
+		{".25", false, 250 * time.Millisecond, true},
+		{"2.", false, 2 * time.Second, true},
+		{"0", true, 0, true},
+		{"0", false, 0, false},
+		{"0.0000000001", false, 0, false},
+		{"0x1p1", false, 0, false},
+		{"0X10", false, 0, false},
+		{"1e3", false, 1000 * time.Second, true},
+		{"1e-300", true, 0, true},
+		{"1e-300", false, 0, false},
+		{"1e", false, 0, false},
+		{"1e+", false, 0, false},
+		{"e3", false, 0, false},
+		{"0x1p-2", false, 0, false},
+		{"+1", false, 0, false},
+		{"-1", true, 0, false},
+		{"Inf", false, 0, false},
+		{"NaN", true, 0, false},
+		{"1_000", false, 0, false},
+		{"", true, 0, false},
+		{".", true, 0, false},
+		{"1.2.3", false, 0, false},
+		{" 1", false, 0, false},
+		{"10000001", false, 0, false},
+	}
+	for _, c := range cases {
+		got, ok := Parse(c.in, c.allowZero)
+		if ok != c.ok || got != c.want {
+			t.Errorf("Parse(%q, %v) = %v, %v; want %v, %v", c.in, c.allowZero, got, ok, c.want, c.ok)
+		}
+	}
+}
