@@ -49,7 +49,7 @@ if [ -n "$unformatted" ]; then
 	exit 1
 fi
 go vet ./...
-echo "test.sh: go test -race -count=1 $* ./... (each package's line as it finishes)"
+echo "test.sh: go test -race -count=1 ${*:+$* }./... (each package's line as it finishes)"
 set +e
 go test -race -count=1 -json "$@" ./... | go run ./internal/cmd/testprogress
 status=("${PIPESTATUS[@]}")

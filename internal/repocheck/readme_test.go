@@ -1,0 +1,180 @@
+package repocheck
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+)
+
+// readmeBlocks returns the code blocks of the README section whose heading
+// is heading (a "## " line), in order: indented blocks (four spaces) as
+// their lines, fenced blocks with their info string (```text) as fence.
+type readmeBlock struct {
+	fence string   // "" for an indented block; else the info string
+	lines []string // without the indentation
+	line  int      // README line of the block's first line
+}
+
+func readmeSection(t *testing.T, heading string) []readmeBlock {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(moduleRoot(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(string(b), "\n")
+	in, found := false, false
+	var blocks []readmeBlock
+	var cur *readmeBlock
+	prevBlank := true
+	for i := 0; i < len(lines); i++ {
+		l := lines[i]
+		if strings.HasPrefix(l, "## ") {
+			in = l == "## "+heading
+			found = found || in
+			continue
+		}
+		if !in {
+			continue
+		}
+		if f, ok := strings.CutPrefix(l, "```"); ok {
+			blk := readmeBlock{fence: f, line: i + 2}
+			for i++; i < len(lines) && !strings.HasPrefix(lines[i], "```"); i++ {
+				blk.lines = append(blk.lines, lines[i])
+			}
+			blocks = append(blocks, blk)
+			cur, prevBlank = nil, false
+			continue
+		}
+		if code, ok := strings.CutPrefix(l, "    "); ok && (cur != nil || prevBlank) {
+			if cur == nil {
+				blocks = append(blocks, readmeBlock{line: i + 1})
+				cur = &blocks[len(blocks)-1]
+			}
+			cur.lines = append(cur.lines, code)
+			continue
+		}
+		cur, prevBlank = nil, strings.TrimSpace(l) == ""
+	}
+	if !found {
+		t.Fatalf("README.md has no section %q", heading)
+	}
+	return blocks
+}
+
+// TestReadmeSetUp runs every command of the README's "Set up" section
+// (each indented block's lines, in order, as one bash script with errexit)
+// as a newcomer would: in the module root, in a fresh HOME and GOPATH, with
+// no claude on PATH; the pinned Claude Code is reached only through
+// scripts/install-claude-code.sh (its cache is the one the suite uses, so
+// nothing is downloaded). `scripts/test.sh` itself is left out: it is the
+// command that runs this test. Fenced blocks are sample output and must be
+// marked text; the sample of examples/offline must name the steps the
+// program prints, in its order.
+func TestReadmeSetUp(t *testing.T) {
+	blocks := readmeSection(t, "Set up")
+	var script []string
+	var samples []readmeBlock
+	for _, b := range blocks {
+		if b.fence != "" {
+			if b.fence != "text" {
+				t.Errorf("README.md:%d: a fenced block in Set up is sample output, marked ```text; got ```%s", b.line, b.fence)
+			}
+			samples = append(samples, b)
+			continue
+		}
+		for _, l := range b.lines {
+			if strings.TrimSpace(l) == "scripts/test.sh" {
+				continue
+			}
+			script = append(script, l)
+		}
+	}
+	for _, want := range []string{"go run ./examples/roundtrip", "go run ./examples/offline", "scripts/install-claude-code.sh", "go install ./cli/oo-claude", "oo-claude doctor"} {
+		if !strings.Contains(strings.Join(script, "\n"), want) {
+			t.Errorf("the Set up commands lack %q", want)
+		}
+	}
+	pinned := os.Getenv("OO_CLAUDE_E2E_CLAUDE")
+	if pinned == "" {
+		t.Skip("set OO_CLAUDE_E2E_CLAUDE to run the README's commands: run scripts/test.sh or export OO_CLAUDE_E2E_CLAUDE=$(scripts/install-claude-code.sh)")
+	}
+	// <cache>/<version>/node_modules/@anthropic-ai/claude-code-<platform>/claude
+	cache := filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(filepath.Dir(pinned)))))
+	if filepath.Base(filepath.Dir(filepath.Dir(pinned))) != "@anthropic-ai" {
+		t.Skipf("OO_CLAUDE_E2E_CLAUDE=%s is not an install of scripts/install-claude-code.sh; the README's commands need one", pinned)
+	}
+	root := moduleRoot(t)
+	tmp := t.TempDir()
+	home, gopath := filepath.Join(tmp, "home"), filepath.Join(tmp, "gopath")
+	for _, d := range []string{home, gopath} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	goBin := filepath.Join(runtime.GOROOT(), "bin")
+	env := []string{
+		"HOME=" + home, "GOPATH=" + gopath, "USER=" + os.Getenv("USER"), "LANG=C.UTF-8",
+		"PATH=" + goBin + ":/usr/local/bin:/usr/bin:/bin",
+		"OO_CLAUDE_E2E_CACHE=" + cache,
+		// The build and module caches are the suite's: nothing is built
+		// twice or downloaded.
+		"GOCACHE=" + goEnv(t, "GOCACHE"), "GOMODCACHE=" + goEnv(t, "GOMODCACHE"),
+		// claude mcp talks to nobody but the doorman it starts.
+		"DISABLE_AUTOUPDATER=1", "DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1",
+	}
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); k == "GOFLAGS" || k == "GOPROXY" || k == "GONOSUMDB" || k == "GOTOOLCHAIN" || k == "TMPDIR" {
+			env = append(env, kv)
+		}
+	}
+	if p, err := exec.LookPath("claude"); err == nil && strings.HasPrefix(p, "/usr") {
+		t.Logf("note: %s is on the PATH the README's commands run with", p)
+	}
+	body := "set -euo pipefail\ntrap 'echo \"README command failed: $BASH_COMMAND\" >&2' ERR\n" + strings.Join(script, "\n") + "\n"
+	ctx, cancel := context.WithTimeout(context.Background(), 4*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "/bin/bash", "-c", body)
+	cmd.Dir, cmd.Env = root, env
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("the README's Set up commands failed: %v\nscript:\n%s\noutput:\n%s", err, body, out.String())
+	}
+	got := out.String()
+	for _, want := range []string{"every line was carried by the session's own child", "claude-inbox: " + gopath + "/bin/oo-claude doorman --mcp - ✔ Connected", "  reply    \"", "Removed MCP server"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("the commands' output lacks %q:\n%s", want, got)
+		}
+	}
+	// The sample of the offline example: the same steps in the same order.
+	steps := regexp.MustCompile(`(?m)^ +[0-9.]+s  ([a-z]+) `)
+	var sample []string
+	for _, s := range samples {
+		for _, m := range steps.FindAllStringSubmatch(strings.Join(s.lines, "\n"), -1) {
+			sample = append(sample, m[1])
+		}
+	}
+	var ran []string
+	for _, m := range steps.FindAllStringSubmatch(got, -1) {
+		ran = append(ran, m[1])
+	}
+	if strings.Join(sample, " ") != strings.Join(ran, " ") {
+		t.Errorf("the README's sample of examples/offline shows the steps %v; the program printed %v", sample, ran)
+	}
+}
+
+func goEnv(t *testing.T, name string) string {
+	t.Helper()
+	out, err := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "env", name).Output()
+	if err != nil {
+		t.Fatalf("go env %s: %v", name, err)
+	}
+	return strings.TrimSpace(string(out))
+}
