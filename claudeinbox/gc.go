@@ -28,10 +28,12 @@ var ErrInUse = errors.New("inbox in use")
 // (held for one pass over the inbox) before it reports an error.
 const lockWait = 10 * time.Second
 
-// appendInbox appends line to the inbox at path (one O_APPEND write, see
-// [fsx.AppendLine]) under the removal protocol, and returns the offset at
-// which the line starts.
-func appendInbox(path string, line []byte) (int64, error) {
+// AppendInbox appends line and its newline to the inbox at path (one
+// O_APPEND write, creating the file 0600 when absent) under the inbox's
+// removal protocol, and returns the offset at which the line starts. Every
+// writer of an inbox uses it, so that [RemoveInbox] never removes a file a
+// line is being written into.
+func AppendInbox(path string, line []byte) (int64, error) {
 	deadline := time.Now().Add(lockWait)
 	for {
 		f, err := fsx.OpenAppend(path)

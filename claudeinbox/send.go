@@ -414,7 +414,7 @@ func (s *Sender) send(ctx context.Context, req Request) (Verdict, error) {
 	ackFrom := fileSize(files.Ack)
 	th := ThrottleFor(stateDir, s.MinInterval, s.Now)
 	adm, err := th.Do(ctx, v.SessionID, v.From, func() error {
-		off, err := appendInbox(files.Inbox, []byte(line))
+		off, err := AppendInbox(files.Inbox, []byte(line))
 		if err == nil {
 			v.Written, v.LineOffset = true, off
 		}

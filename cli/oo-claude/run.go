@@ -50,6 +50,7 @@ var verbs = []func(*env) *ffcli.Command{
 	newRidersCmd,
 	newWatchCmd,
 	newLineageCmd,
+	newGCCmd,
 	newDoctorCmd,
 	newVersionCmd,
 }

@@ -160,7 +160,7 @@ func (c *Child) Wait(ctx context.Context) (int, error) {
 // offset.
 func (o *Owner) Append(line string) int64 {
 	o.tb.Helper()
-	off, err := fsx.AppendLine(o.Files().Inbox, []byte(line))
+	off, err := claudeinbox.AppendInbox(o.Files().Inbox, []byte(line))
 	if err != nil {
 		o.tb.Fatal(err)
 	}

@@ -1,0 +1,212 @@
+package observatory
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/observatory/inboxstate"
+	"github.com/oo-family/oo-claude/station"
+)
+
+// DefaultGCAge is how long a session's inbox must have been quiet (its
+// doorman's last beat, else its files' last change) before [GC] removes it.
+const DefaultGCAge = 7 * 24 * time.Hour
+
+// GCOptions configure [GC].
+type GCOptions struct {
+	// Station gives the registry (which sessions run), the process table
+	// and the inbox dir (Station.Paths.InboxDir).
+	Station *station.Station
+	// OlderThan is the quiet time an inbox needs; <= 0 means DefaultGCAge.
+	OlderThan time.Duration
+	// DryRun judges and lists, removing nothing.
+	DryRun bool
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Why an inbox is kept or removed ([GCItem].Why).
+const (
+	GCRemoved  = "removed" // not running, nothing pending, quiet long enough (or empty)
+	GCWouldRm  = "would-remove"
+	GCRunning  = "running"    // a live registry row names the session
+	GCPending  = "pending"    // lines wait for the doorman
+	GCFresh    = "fresh"      // quiet for less than OlderThan
+	GCInUse    = "in-use"     // a doorman holds its lock or a sender is appending
+	GCUnread   = "unreadable" // its state could not be read; kept
+	GCRmFailed = "remove-failed"
+)
+
+// GCItem is the verdict on one session's inbox files.
+type GCItem struct {
+	Session string   `json:"session_id"`
+	Why     string   `json:"why"`
+	Detail  string   `json:"detail,omitempty"`
+	Files   []string `json:"files"` // removed (or, in a dry run, that would be)
+	// QuietS is how long the inbox has been quiet, in seconds.
+	QuietS  float64 `json:"quiet_s"`
+	Pending int64   `json:"pending"`
+}
+
+// GC collects the inbox files (.inbox, .ack, .offset, .doorman.lock,
+// .doorman.json) of sessions that do not run, hold no pending line and have
+// been quiet longer than OlderThan: the doorman's last beat, else the newest
+// change of the session's files. An empty inbox (no line ever written) of a
+// session that does not run is removed once quiet too. It never removes an
+// inbox with a pending line, one a doorman holds, or a line a concurrent
+// send appends: the final judgement is made under the inbox's removal
+// protocol ([claudeinbox.RemoveInbox]). Items come sorted by session id; an
+// unreadable registry is an error and removes nothing.
+func GC(opts GCOptions) ([]GCItem, error) {
+	if opts.Station == nil {
+		return nil, ErrNoStation
+	}
+	now := time.Now
+	if opts.Now != nil {
+		now = opts.Now
+	}
+	age := opts.OlderThan
+	if age <= 0 {
+		age = DefaultGCAge
+	}
+	st := opts.Station
+	dir := st.Paths.InboxDir
+	live, err := st.Live()
+	if err != nil {
+		return nil, &Error{Op: "read registry", Path: st.Paths.SessionsDir, Err: err}
+	}
+	running := map[string]bool{}
+	for _, s := range live {
+		running[strings.ToLower(s.SessionID)] = true
+	}
+	sids, err := inboxSessions(dir)
+	if err != nil {
+		return nil, &Error{Op: "read", Path: dir, Err: err}
+	}
+	alive := func(pid int) bool { return st.Proc.Alive(pid, "") }
+	var items []GCItem
+	for _, sid := range sids {
+		it := GCItem{Session: sid}
+		files := claudeinbox.FilesFor(dir, sid)
+		judge := func() (bool, error) {
+			t := now()
+			it.Why, it.Detail, it.Files = "", "", nil
+			if running[strings.ToLower(sid)] {
+				it.Why = GCRunning
+				return false, nil
+			}
+			in, err := inboxstate.Read(dir, sid, t, alive)
+			if err != nil {
+				it.Why, it.Detail = GCUnread, err.Error()
+				return false, nil
+			}
+			it.Pending = in.Pending
+			if in.Pending > 0 {
+				it.Why = GCPending
+				return false, nil
+			}
+			if in.Doorman != nil && in.Doorman.Fresh {
+				it.Why, it.Detail = GCInUse, fmt.Sprintf("its doorman (pid %d) is fresh", in.Doorman.PID)
+				return false, nil
+			}
+			quiet := t.Sub(lastActivity(files))
+			it.QuietS = quiet.Round(time.Second).Seconds()
+			if quiet < age {
+				it.Why = GCFresh
+				return false, nil
+			}
+			it.Files = existing(files)
+			if opts.DryRun {
+				it.Why = GCWouldRm
+				return false, nil
+			}
+			it.Why = GCRemoved
+			return true, nil
+		}
+		if opts.DryRun { // judge without taking (or creating) any lock
+			_, _ = judge()
+			items = append(items, it)
+			continue
+		}
+		removed, err := claudeinbox.RemoveInbox(files, judge)
+		switch {
+		case errors.Is(err, claudeinbox.ErrInUse):
+			it.Why, it.Detail, it.Files = GCInUse, err.Error(), nil
+		case err != nil:
+			it.Why, it.Detail = GCRmFailed, err.Error()
+			it.Files = removed
+		case it.Why == GCRemoved:
+			it.Files = removed
+		}
+		items = append(items, it)
+	}
+	return items, nil
+}
+
+// inboxSessions lists the session ids that have any inbox file in dir.
+func inboxSessions(dir string) ([]string, error) {
+	ents, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	seen := map[string]bool{}
+	for _, e := range ents {
+		name := e.Name()
+		i := strings.Index(name, ".inbox")
+		if i <= 0 || !e.Type().IsRegular() {
+			continue
+		}
+		sid := name[:i]
+		switch name[i:] {
+		case ".inbox", ".inbox.ack", ".inbox.offset", ".inbox.doorman.json", ".inbox.doorman.lock":
+		default:
+			continue
+		}
+		if station.IsSessionID(sid) {
+			seen[sid] = true
+		}
+	}
+	out := make([]string, 0, len(seen))
+	for sid := range seen {
+		out = append(out, sid)
+	}
+	sort.Strings(out)
+	return out, nil
+}
+
+// lastActivity is the doorman's last beat, or, when it has none (or the
+// files changed later), the newest modification of the session's files.
+func lastActivity(files claudeinbox.Files) time.Time {
+	var last time.Time
+	if h, err := claudeinbox.ReadHeartbeat(files.Heartbeat); err == nil {
+		if t, err := claudeinbox.ParseTime(h.LastSeen); err == nil {
+			last = t
+		}
+	}
+	for _, p := range []string{files.Inbox, files.Ack, files.Offset, files.Heartbeat} {
+		if fi, err := os.Lstat(p); err == nil && fi.ModTime().After(last) {
+			last = fi.ModTime()
+		}
+	}
+	return last
+}
+
+// existing lists the session's inbox files that exist.
+func existing(files claudeinbox.Files) []string {
+	var out []string
+	for _, p := range []string{files.Offset, files.Ack, files.Inbox, files.Heartbeat, files.Lock} {
+		if _, err := os.Lstat(p); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
