@@ -26,7 +26,7 @@ func newDoormanCmd(e *env) *ffcli.Command {
 	asJSON := fs.Bool("json", false, "foreground: print the final status as one JSON line")
 	return &ffcli.Command{
 		Name:       "doorman",
-		ShortUsage: "oo-claude doorman --mcp | --allow-foreground [--session ID] [--once] [--json]",
+		ShortUsage: "oo-claude doorman --mcp · oo-claude doorman --allow-foreground [--session ID] [--once] [--json]",
 		ShortHelp:  "the receiver: carry the inbox's lines through the session's door",
 		FlagSet:    fs,
 		Exec: func(ctx context.Context, args []string) error {
