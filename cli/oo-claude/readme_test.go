@@ -125,4 +125,3 @@ func shellWords(s string) ([]string, error) {
 	}
 	return words, nil
 }
-
