@@ -141,9 +141,11 @@ func Watch(ctx context.Context, opts WatchOptions) (<-chan Event, error) {
 		sessDirs:  map[string]*wsession{},
 		riderDirs: map[string]*wsession{},
 		dirs:      map[string]bool{},
+		pending:   map[string]bool{},
+		ancestors: map[string]bool{},
 	}
 	for _, d := range []string{st.Paths.SessionsDir, st.Paths.InboxDir, st.Paths.ProjectsDir} {
-		if err := w.add(d); err != nil && d == st.Paths.SessionsDir {
+		if err := w.addTop(d); err != nil {
 			fw.Close()
 			return nil, &Error{Op: "watch", Path: d, Err: err}
 		}
@@ -177,6 +179,8 @@ type watcher struct {
 	sessDirs  map[string]*wsession   // <project>/<sid> → its session
 	riderDirs map[string]*wsession   // <project>/<sid>/subagents → its session
 	dirs      map[string]bool        // watched directories
+	pending   map[string]bool        // top directories that do not exist yet
+	ancestors map[string]bool        // their nearest existing ancestors, watched for them
 
 	stale *time.Timer // the next heartbeat expiry, while a doorman is up
 }
@@ -289,9 +293,61 @@ func (w *watcher) remove(dir string) {
 	}
 }
 
+// addTop watches one of the station's top directories, or, while it does
+// not exist (a station where Claude Code never ran yet), its nearest
+// existing ancestor, until it appears.
+func (w *watcher) addTop(dir string) error {
+	err := w.add(dir)
+	if err == nil || !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	w.pending[dir] = true
+	for a := filepath.Dir(dir); ; a = filepath.Dir(a) {
+		if err := w.add(a); err == nil {
+			w.ancestors[a] = true
+			if w.add(dir) == nil { // created meanwhile: no event will say so
+				delete(w.pending, dir)
+			}
+			return nil
+		} else if !errors.Is(err, os.ErrNotExist) || a == filepath.Dir(a) {
+			return err
+		}
+	}
+}
+
+// retryTops tries the missing top directories again after a directory was
+// created on their way, and reads what is in those that appeared.
+func (w *watcher) retryTops() {
+	for dir := range w.pending {
+		if err := w.addTop(dir); err != nil || !w.dirs[dir] {
+			continue
+		}
+		delete(w.pending, dir)
+		switch dir {
+		case w.st.Paths.SessionsDir:
+			w.scanRegistry()
+		case w.st.Paths.InboxDir:
+			ents, _ := os.ReadDir(dir)
+			for _, e := range ents {
+				w.inboxFile(e.Name())
+			}
+		case w.st.Paths.ProjectsDir:
+			for _, s := range w.byPID {
+				if w.add(s.projDir) == nil {
+					w.transcriptChanged(s)
+					w.watchSessionDir(s, false)
+				}
+			}
+		}
+	}
+}
+
 // handle routes one file event by the directory it happened in.
 func (w *watcher) handle(ev fsnotify.Event) {
 	dir, name := filepath.Dir(ev.Name), filepath.Base(ev.Name)
+	if len(w.pending) > 0 && w.ancestors[dir] && ev.Has(fsnotify.Create) {
+		w.retryTops()
+	}
 	switch {
 	case dir == w.st.Paths.SessionsDir:
 		if pid, ok := rowPID(name); ok {
@@ -338,7 +394,7 @@ func rowPID(name string) (int, bool) {
 // scanRegistry reads every row: at the start, and after dropped events.
 func (w *watcher) scanRegistry() error {
 	ents, err := os.ReadDir(w.st.Paths.SessionsDir)
-	if err != nil {
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err
 	}
 	seen := map[int]bool{}

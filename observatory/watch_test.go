@@ -202,3 +202,33 @@ func TestWatchCrashAndOnly(t *testing.T) {
 	ev.next("b started", is(observatory.EventSessionStarted, b.SessionID))
 	only.quiet(300 * time.Millisecond)
 }
+
+// TestWatchStationNotThereYet: a watch started before Claude Code ever ran
+// (no config, sessions, projects or inbox directory) picks them up as they
+// are created.
+func TestWatchStationNotThereYet(t *testing.T) {
+	fs := fakestation.New(t)
+	for _, d := range []string{fs.Paths.ConfigDir, fs.Paths.InboxDir} {
+		if err := os.RemoveAll(d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ev := startWatch(t, fs, "")
+	ev.quiet(100 * time.Millisecond)
+	for _, d := range []string{fs.Paths.SessionsDir, fs.Paths.ProjectsDir, fs.Paths.InboxDir} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	row := fs.AddSession(fakestation.Session{Name: "first", CWD: "/home/u/proj"})
+	ev.next("session-started", is(observatory.EventSessionStarted, row.SessionID))
+	if _, err := fsx.AppendLine(fs.InboxPath(row.SessionID), []byte("[x 📡] hi")); err != nil {
+		t.Fatal(err)
+	}
+	ev.next("line-queued", is(observatory.EventLineQueued, row.SessionID))
+	tp := filepath.Join(fs.Paths.ProjectsDir, transcript.EncodeProjectDir("/home/u/proj"), row.SessionID+transcript.Ext)
+	appendRow(t, tp, `{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"hello"}],"stop_reason":"end_turn"}}`)
+	if e := ev.next("turn-ended", is(observatory.EventTurnEnded, row.SessionID)); e.Text != "hello" {
+		t.Errorf("turn-ended %+v", e)
+	}
+}
