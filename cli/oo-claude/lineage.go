@@ -19,7 +19,7 @@ func newLineageCmd(e *env) *ffcli.Command {
 		FlagSet:     flag.NewFlagSet("lineage", flag.ContinueOnError),
 		Subcommands: []*ffcli.Command{newLineageRegisterCmd(e), newLineageShowCmd(e)},
 		Exec: func(context.Context, []string) error {
-			return usagef("lineage takes register or show")
+			return usagef("lineage takes register or show (oo-claude help lineage)")
 		},
 	}
 }

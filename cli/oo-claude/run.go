@@ -101,7 +101,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		return err
 	case errors.As(err, &fe):
 		c, path := selectedCmd(root, args)
-		fmt.Fprintf(stderr, "oo-claude: %s: %s\n\n%s", strings.Join(path, " "), doubleDash(fe.msg), usageOf(root, c))
+		where := ""
+		if len(path) > 0 {
+			where = strings.Join(path, " ") + ": "
+		}
+		fmt.Fprintf(stderr, "oo-claude: %s%s\n\n%s", where, doubleDash(fe.msg), usageOf(root, c))
 		return exitWith(exitUsage)
 	}
 	return err
@@ -110,6 +114,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 // help prints the usage of the verb args name (the verbs without args) on
 // stdout.
 func help(e *env, root *ffcli.Command, args []string) error {
+	if len(args) == 1 && args[0] == "help" {
+		args = nil
+	}
 	c, path := selectedCmd(root, args)
 	if len(path) < len(args) {
 		return usagef("unknown verb %q (oo-claude help lists them)", strings.Join(args, " "))
