@@ -1,7 +1,20 @@
 #!/usr/bin/env bash
-# Whole-process figures for BENCHMARKS.md ("read, sessions"):
+# Whole-process figures for BENCHMARKS.md ("read, sessions" and "send"):
 #
 #   scripts/bench.sh [RUNS]        (default 30 runs per case, after 3 warm-ups)
+#   scripts/bench.sh send [RUNS]   (default 20 runs per case, after 2 warm-ups)
+#
+# `send` measures the whole `oo-claude send` process, from its start to its
+# exit with the ack, on stations of 1, 50 and 500 registry rows side by side
+# in one run: the e2e test TestSendCost, against the pinned Claude Code
+# (scripts/install-claude-code.sh installs it when missing) and tmux. Its
+# targets are a session whose doorman is fakes/fakedoorman, acking at once
+# (by full id, name and pid: the sender's own cost), and a real interactive
+# session with the injected doorman (by full id: the real path). Every
+# other row is an unrelated live session (a sleep process with its real
+# procStart). The throttle is on (30 s), each run a sender of its own.
+#
+# Without `send`:
 #
 # It builds oo-claude into a temporary directory, lays out a synthetic
 # station there and prints the median wall time of each case:
@@ -23,6 +36,13 @@
 # procStart. Needs bash, go, python3 (for the fixtures), sleep. Page cache warm (3 warm-ups).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [ "${1:-}" = send ]; then
+	export OO_CLAUDE_E2E_CLAUDE=${OO_CLAUDE_E2E_CLAUDE:-$(scripts/install-claude-code.sh)}
+	echo "machine: $(nproc) cores, $(uname -sm), $(go version | cut -d' ' -f3), load $(cut -d' ' -f1-3 /proc/loadavg)"
+	OO_CLAUDE_E2E_SEND_SAMPLES=${2:-20} go test -count=1 -v -run '^TestSendCost$' ./e2e/ |
+		sed -n '/whole oo-claude send/,/^--- /p' | grep -v '^--- ' | sed 's/^ *sendcost_test.go:[0-9]*: //; s/^        //'
+	exit "${PIPESTATUS[0]}"
+fi
 RUNS=${1:-30}
 PYTHON=${PYTHON:-/usr/bin/python3}
 T=$(mktemp -d)

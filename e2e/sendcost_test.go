@@ -1,0 +1,138 @@
+package e2e
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/oo-family/oo-claude/fakes/fakedoorman"
+	"github.com/oo-family/oo-claude/fakes/fakemodel"
+)
+
+// sendSamplesEnv sets how many sends TestSendCost measures per case
+// (default 3; BENCHMARKS.md records 20).
+const sendSamplesEnv = "OO_CLAUDE_E2E_SEND_SAMPLES"
+
+// TestSendCost measures the whole `oo-claude send` process (from starting
+// it to its exit with the ack) on a station of 1, 50 and 500 registry rows,
+// side by side in one run. Every row but the targets' is an unrelated live
+// session (a sleep process of its own with its real procStart, the row
+// shaped as the CLI writes it). Two targets: a session whose doorman is
+// fakes/fakedoorman in this process, acking at once (the sender's own cost,
+// addressed by full id, name and pid), and a real interactive session
+// under tmux with the injected doorman (the real path, addressed by full
+// id). Each sample uses a sender of its own, so the throttle runs (30 s,
+// the default) and admits it. It logs the medians; every send must be
+// delivered with exit 0.
+func TestSendCost(t *testing.T) {
+	t.Parallel()
+	n := 3
+	if v := os.Getenv(sendSamplesEnv); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 1 {
+			t.Fatalf("%s=%q: want a count ≥ 1", sendSamplesEnv, v)
+		}
+	}
+	w := newWorld(t, fakemodel.WithDefaultReply(fakemodel.Text("noted")))
+	real := w.startInteractive(interactiveOpts{})
+	real.waitStatus(10*time.Second, "idle")
+
+	// The fake target lives in a registry of its own (OO_CLAUDE_SESSIONS_DIR
+	// for its sends), so each registry holds exactly its target and the
+	// unrelated rows.
+	realDir, fakeDir := filepath.Join(w.config, "sessions"), filepath.Join(w.root, "fake-sessions")
+	if err := os.MkdirAll(fakeDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	fake := sleeper(t)
+	fakeSID, fakeName := uuid.NewString(), "fake-target"
+	writeRowFor(t, fakeDir, fake, fakeSID, fakeName, time.Now())
+	fakedoorman.Start(t, w.inboxDir(), fakeSID, fakedoorman.Options{})
+
+	type kase struct {
+		name, target string
+		env          []string
+	}
+	fakeEnv := []string{"OO_CLAUDE_SESSIONS_DIR=" + fakeDir}
+	cases := []kase{
+		{"fake id", fakeSID, fakeEnv},
+		{"fake name", fakeName, fakeEnv},
+		{"fake pid", strconv.Itoa(fake), fakeEnv},
+		{"real id", real.SessionID, nil},
+	}
+	sizes := []int{1, 50, 500}
+	results := map[string]map[int]time.Duration{}
+	rows, sample := 1, 0 // each registry holds its target
+	for _, want := range sizes {
+		for ; rows < want; rows++ {
+			pid, sid, name := sleeper(t), uuid.NewString(), fmt.Sprintf("other-%03d", rows)
+			started := time.Now().Add(-time.Duration(rows) * time.Minute)
+			writeRowFor(t, realDir, pid, sid, name, started)
+			writeRowFor(t, fakeDir, pid, sid, name, started)
+		}
+		for _, c := range cases {
+			var took []time.Duration
+			for i := -2; i < n; i++ { // two warm-ups
+				sample++
+				r := w.oo([]string{"send", c.target, fmt.Sprintf("cost sample %d", sample), "--from", fmt.Sprintf("cost-%d", sample), "--min-interval", "30", "--json"}, c.env...)
+				var rc map[string]any
+				if r.code != 0 || json.Unmarshal([]byte(strings.TrimSpace(r.stdout)), &rc) != nil || !strings.HasPrefix(str(rc, "class"), "delivered-") {
+					real.fatalf("send to %s at %d rows: want delivered-*, exit 0\n%s", c.name, want, r)
+				}
+				if i >= 0 {
+					took = append(took, r.took)
+				}
+			}
+			slices.Sort(took)
+			if results[c.name] == nil {
+				results[c.name] = map[int]time.Duration{}
+			}
+			results[c.name][want] = took[len(took)/2]
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "whole oo-claude send process, median of %d (ms), by registry rows:\n%-10s %8s %8s %8s", n, "target", "1 row", "50", "500")
+	for _, c := range cases {
+		fmt.Fprintf(&b, "\n%-10s", c.name)
+		for _, rows := range sizes {
+			fmt.Fprintf(&b, " %8.1f", float64(results[c.name][rows].Microseconds())/1000)
+		}
+	}
+	t.Log(b.String())
+}
+
+// sleeper starts a process that lives until the end of the test, whose pid
+// can carry a registry row, and returns its pid.
+func sleeper(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command("sleep", "3600")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	return cmd.Process.Pid
+}
+
+// writeRowFor writes a registry row for a live pid as the CLI writes an
+// interactive session's (its real procStart, the keys and their order).
+func writeRowFor(t *testing.T, dir string, pid int, sid, name string, started time.Time) {
+	t.Helper()
+	ms := started.UnixMilli()
+	row := fmt.Sprintf(`{"pid":%d,"sessionId":%q,"cwd":"/home/u/proj","startedAt":%d,"procStart":%q,"version":"2.1.332","peerProtocol":1,"peerFeatures":["notify_idle","reply_across_default_dirs","artifact_yield"],"kind":"interactive","entrypoint":"cli","pidDomain":"linux:e2e","asksForConvertedSkills":null,"messagingSocketPath":"/tmp/cc-socks/%d.sock","name":%q,"nameSource":"derived","nameSince":%d,"status":"idle","updatedAt":%d,"statusUpdatedAt":%d}`,
+		pid, sid, ms, procStart(t, pid), pid, name, ms, ms, ms)
+	path := filepath.Join(dir, strconv.Itoa(pid)+".json")
+	if err := os.WriteFile(path+".tmp", []byte(row), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(path+".tmp", path); err != nil {
+		t.Fatal(err)
+	}
+}
