@@ -23,11 +23,13 @@
 package lineage
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"regexp"
 	"sort"
@@ -117,7 +119,18 @@ type Ledger struct {
 	Sessions Sessions
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// LockWait bounds the wait for <ledger>.lock; 0 means DefaultLockWait.
+	LockWait time.Duration
 }
+
+// DefaultLockWait is how long Register waits for the ledger's lock before
+// it gives up, naming the holder ([ErrLockHeld]).
+const DefaultLockWait = 5 * time.Second
+
+// ErrLockHeld reports a ledger lock held longer than the wait (a stopped
+// `lineage register`, say); the error names the holder's pid when /proc
+// can tell.
+var ErrLockHeld = errors.New("the ledger's lock is held")
 
 func (l *Ledger) now() time.Time {
 	if l.Now != nil {
@@ -145,16 +158,35 @@ func (l *Ledger) Register(ctx context.Context, link Link) (Result, error) {
 	if err != nil {
 		return fail(err)
 	}
-	lock, err := fsx.LockContext(ctx, l.Path+".lock")
+	wait := l.LockWait
+	if wait <= 0 {
+		wait = DefaultLockWait
+	}
+	lctx, cancel := context.WithTimeout(ctx, wait)
+	lock, err := fsx.LockContext(lctx, l.Path+".lock")
+	cancel()
 	if err != nil {
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+			holder := "an unknown process"
+			if pid := fsx.Holder(l.Path + ".lock"); pid > 0 {
+				holder = fmt.Sprintf("pid %d", pid)
+			}
+			return fail(fmt.Errorf("%w by %s for more than %s (%s.lock)", ErrLockHeld, holder, wait, l.Path))
+		}
 		return fail(err)
 	}
 	defer lock.Unlock()
-	rows, err := l.rows()
+	var cur Row
+	var found bool
+	err = l.scan(func(r Row) {
+		if r.ChildSession == row.ChildSession {
+			cur, found = r, true
+		}
+	})
 	if err != nil {
 		return fail(err)
 	}
-	if cur, ok := newest(rows)[row.ChildSession]; ok && sameParent(cur, row) {
+	if found && sameParent(cur, row) {
 		return Result{Row: cur}, nil
 	}
 	row.TS = l.now().UTC().Format("2006-01-02T15:04:05.000Z")
@@ -231,7 +263,7 @@ func (l *Ledger) resolve(link Link) (Row, error) {
 		phost = link.ParentHost
 	}
 	psid, phost = lookup(psid, phost)
-	if psid == csid || (phost != "" && phost == chost) {
+	if strings.EqualFold(psid, csid) || (phost != "" && strings.EqualFold(phost, chost)) {
 		return Row{}, ErrSelfChild
 	}
 	return Row{
@@ -268,55 +300,113 @@ func (l *Ledger) Rows() ([]Row, error) {
 }
 
 func (l *Ledger) rows() ([]Row, error) {
-	b, err := fsx.ReadFile(l.Path)
+	var out []Row
+	err := l.scan(func(r Row) { out = append(out, r) })
+	return out, err
+}
+
+// MaxRowBytes is the longest ledger line read; a longer one is skipped.
+const MaxRowBytes = 64 << 10
+
+// scan streams the ledger's rows to fn, oldest first, holding one line
+// (at most MaxRowBytes) in memory at a time. A missing ledger has no rows.
+func (l *Ledger) scan(fn func(Row)) error {
+	f, err := fsx.OpenRead(l.Path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
+		return nil
 	}
 	if err != nil {
-		return nil, err
+		return err
 	}
-	return ParseRows(b), nil
+	defer f.Close()
+	br := bufio.NewReaderSize(f, 64<<10)
+	var line []byte
+	long := false
+	for {
+		chunk, isPrefix, err := br.ReadLine()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if !long && len(line)+len(chunk) <= MaxRowBytes {
+			line = append(line, chunk...)
+		} else {
+			long = true
+		}
+		if isPrefix {
+			continue
+		}
+		if !long {
+			if r, ok := parseRow(line); ok {
+				fn(r)
+			}
+		}
+		line, long = line[:0], false
+	}
 }
 
 // ParseRows parses ledger content leniently: a line that is not a JSON row
-// with a child session id (a torn last line, garbage) is skipped.
+// whose child is a session id (and whose parent ids, when set, are a
+// session id and a host id) is skipped: a torn last line, garbage, a row
+// some other writer made up.
 func ParseRows(b []byte) []Row {
-	// Split by hand rather than with a bufio.Scanner: a scanner stops at its
-	// first line over its buffer limit, and every row after one oversized
-	// line would be lost.
 	var out []Row
 	for len(b) > 0 {
 		var line []byte
 		line, b, _ = bytes.Cut(b, []byte("\n"))
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 || line[0] != '{' {
-			continue
+		if r, ok := parseRow(line); ok {
+			out = append(out, r)
 		}
-		var r Row
-		if json.Unmarshal(line, &r) != nil || r.ChildSession == "" {
-			continue
-		}
-		out = append(out, r)
 	}
 	return out
 }
 
-func newest(rows []Row) map[string]Row {
-	m := make(map[string]Row, len(rows))
-	for _, r := range rows {
-		m[r.ChildSession] = r // later lines win
+func parseRow(line []byte) (Row, bool) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 || line[0] != '{' {
+		return Row{}, false
 	}
-	return m
+	var r Row
+	if json.Unmarshal(line, &r) != nil || !station.IsSessionID(r.ChildSession) {
+		return Row{}, false
+	}
+	if (r.ParentSession != nil && !station.IsSessionID(*r.ParentSession)) ||
+		(r.ParentHost != nil && !IsHostID(*r.ParentHost)) || (r.ChildHost != nil && !IsHostID(*r.ChildHost)) ||
+		(r.ParentSession == nil && r.ParentHost == nil) {
+		return Row{}, false
+	}
+	return r, true
 }
 
 // Links returns the current link of every child (its newest line), ordered
-// by that line's position in the ledger.
+// by that line's position in the ledger. The ledger is streamed: memory
+// grows with the number of children, not with the ledger's size.
 func (l *Ledger) Links() ([]Row, error) {
-	rows, err := l.Rows()
-	if err != nil {
-		return nil, err
+	type at struct {
+		i int
+		r Row
 	}
-	return Current(rows), nil
+	last := map[string]at{}
+	i := 0
+	err := l.scan(func(r Row) {
+		last[r.ChildSession] = at{i, r}
+		i++
+	})
+	if err != nil {
+		return nil, &Error{Op: "read", Path: l.Path, Err: err}
+	}
+	list := make([]at, 0, len(last))
+	for _, a := range last {
+		list = append(list, a)
+	}
+	sort.Slice(list, func(a, b int) bool { return list[a].i < list[b].i })
+	out := make([]Row, len(list))
+	for k, a := range list {
+		out[k] = a.r
+	}
+	return out, nil
 }
 
 // Current reduces rows to the newest row per child, in ledger order.
@@ -339,10 +429,15 @@ func Current(rows []Row) []Row {
 
 // Parent returns the child's current link.
 func (l *Ledger) Parent(child string) (Row, bool, error) {
-	rows, err := l.Rows()
+	var cur Row
+	var ok bool
+	err := l.scan(func(r Row) {
+		if r.ChildSession == child {
+			cur, ok = r, true
+		}
+	})
 	if err != nil {
-		return Row{}, false, err
+		return Row{}, false, &Error{Op: "read", Path: l.Path, Err: err}
 	}
-	r, ok := newest(rows)[child]
-	return r, ok, nil
+	return cur, ok, nil
 }

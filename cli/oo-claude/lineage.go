@@ -5,6 +5,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"strconv"
+	"unicode"
 
 	"github.com/oo-family/oo-claude/lineage"
 	"github.com/oo-family/oo-claude/station"
@@ -118,9 +120,9 @@ func newLineageShowCmd(e *env) *ffcli.Command {
 			for _, r := range links {
 				title := ""
 				if r.Title != "" {
-					title = "  " + r.Title
+					title = "  " + printable(r.Title)
 				}
-				fmt.Fprintf(e.stdout, "%s <- %s  (by %s, %s)%s\n", r.ChildSession, parentOf(r), r.By, r.TS, title)
+				fmt.Fprintf(e.stdout, "%s <- %s  (by %s, %s)%s\n", r.ChildSession, parentOf(r), printable(string(r.By)), printable(r.TS), title)
 			}
 			return nil
 		},
@@ -137,4 +139,16 @@ func parentOf(r lineage.Row) string {
 		return *r.ParentHost
 	}
 	return "?"
+}
+
+// printable is s as written when it is printable text, else quoted with
+// its escapes, so a ledger row cannot write control sequences to a
+// terminal.
+func printable(s string) string {
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -58,5 +60,28 @@ func TestLineageVerbs(t *testing.T) {
 	}{{child, &p, "parent", "worker"}, {other, &p, "child", ""}}
 	if d := cmp.Diff(want, rows); d != "" {
 		t.Errorf("show --json (-want +got):\n%s", d)
+	}
+}
+
+// lineage show never writes a row's control characters raw: a title or
+// by that holds an escape sequence is printed quoted.
+func TestLineageShowEscapes(t *testing.T) {
+	const (
+		child  = "c1d00000-1111-4222-8333-444455556666"
+		parent = "9a4e0000-1111-4222-8333-444455556666"
+	)
+	fs := fakestation.New(t)
+	row := `{"ts":"2026-11-30T12:00:00.000Z","child_session":"` + child + `","parent_session":"` + parent +
+		`","title":"\u001b]0;owned\u0007\u001b[31mred","by":"parent\u001b[2J"}` + "\n"
+	path := filepath.Join(fs.Paths.ObservatoryDir, "lineage.jsonl")
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(row), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := runBinary(t, fs.Env(), "", "lineage", "show")
+	if r.code != 0 || strings.ContainsAny(r.stdout, "\x1b\x07") || !strings.Contains(r.stdout, `\x1b[31mred`) {
+		t.Errorf("show printed %q (exit %d), want the escapes quoted", r.stdout, r.code)
 	}
 }

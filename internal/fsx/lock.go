@@ -6,6 +6,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -75,4 +78,33 @@ func (l *Lock) Unlock() error {
 	err := l.f.Close() // closing the last descriptor releases the flock
 	l.f = nil
 	return err
+}
+
+// Holder returns the pid of a process that holds a flock(2) lock on path,
+// as /proc/locks names it, or 0 when none is found (or /proc cannot say).
+func Holder(path string) int {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0
+	}
+	b, err := os.ReadFile("/proc/locks")
+	if err != nil {
+		return 0
+	}
+	// 1: FLOCK  ADVISORY  WRITE 1234 08:01:5678 0 EOF
+	want := ":" + strconv.FormatUint(uint64(st.Ino), 10)
+	for _, line := range strings.Split(string(b), "\n") {
+		f := strings.Fields(line)
+		if len(f) < 6 || f[1] != "FLOCK" || f[4] == "" || !strings.HasSuffix(f[5], want) {
+			continue
+		}
+		if pid, err := strconv.Atoi(f[4]); err == nil && pid > 0 {
+			return pid
+		}
+	}
+	return 0
 }
