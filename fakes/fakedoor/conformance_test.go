@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/oo-family/oo-claude/fakes/fakedoor"
+	"github.com/oo-family/oo-claude/transcript"
 )
 
 // conformance are the rules a writer can observe from its side of the
@@ -45,12 +46,16 @@ var conformance = []struct {
 type doorUnderTest struct {
 	path string
 	pid  int
+	// For TestConformanceEnqueue: the session's id and where its
+	// transcript is (found once it exists).
+	sessionID  string
+	transcript func() string
 }
 
 func TestConformance(t *testing.T) {
 	doors := map[string]func(t *testing.T) doorUnderTest{
 		"fake": func(t *testing.T) doorUnderTest {
-			return doorUnderTest{fakedoor.New(t).Path(), os.Getpid()}
+			return doorUnderTest{path: fakedoor.New(t).Path(), pid: os.Getpid()}
 		},
 	}
 	if bin := os.Getenv("OO_CLAUDE_E2E_CLAUDE"); bin != "" {
@@ -147,11 +152,16 @@ func realDoor(t *testing.T, bin string) doorUnderTest {
 	deadline := time.Now().Add(30 * time.Second)
 	for {
 		var r struct {
-			Socket string `json:"messagingSocketPath"`
+			Socket    string `json:"messagingSocketPath"`
+			SessionID string `json:"sessionId"`
 		}
 		if b, err := os.ReadFile(row); err == nil && json.Unmarshal(b, &r) == nil && r.Socket != "" {
 			if _, err := os.Stat(r.Socket); err == nil {
-				return doorUnderTest{r.Socket, cmd.Process.Pid}
+				projects := filepath.Join(home, ".claude", "projects")
+				return doorUnderTest{path: r.Socket, pid: cmd.Process.Pid, sessionID: r.SessionID, transcript: func() string {
+					p, _ := transcript.Locate(projects, r.SessionID, home)
+					return p
+				}}
 			}
 		}
 		if time.Now().After(deadline) {
@@ -170,4 +180,96 @@ func peerPIDOf(t *testing.T, c *net.UnixConn) int {
 	pid := 0
 	rc.Control(func(fd uintptr) { pid = ucredPID(t, int(fd)) })
 	return pid
+}
+
+// TestConformanceEnqueue: the receiver's own record of a queued line, the
+// enqueue row a doorman confirms by, is the same for the fake and the real
+// door: one row per line it queues, none for a body repeated by the same
+// sender within 30 s, with the real row's keys in the real order.
+func TestConformanceEnqueue(t *testing.T) {
+	const fakeSID = "6f4333bb-8aef-4dfe-81b7-7feca9be5559"
+	doors := map[string]func(t *testing.T) doorUnderTest{
+		"fake": func(t *testing.T) doorUnderTest {
+			p := filepath.Join(t.TempDir(), "-home-u-proj", fakeSID+".jsonl")
+			d := fakedoor.New(t, fakedoor.WithSessionID(fakeSID), fakedoor.WithGuard(fakedoor.Guard{}), fakedoor.WithTranscript(p))
+			return doorUnderTest{path: d.Path(), pid: os.Getpid(), sessionID: fakeSID, transcript: func() string { return p }}
+		},
+	}
+	if bin := os.Getenv("OO_CLAUDE_E2E_CLAUDE"); bin != "" {
+		doors["real"] = func(t *testing.T) doorUnderTest { return realDoor(t, bin) }
+	} else {
+		t.Log("OO_CLAUDE_E2E_CLAUDE unset: checking the fake only")
+	}
+	frame := func(sid, text string) string {
+		return `{"type":"user","session_id":"` + sid + `","from":"conformance","msg_id":"` + msgID + `","priority":"next","message":{"role":"user","content":"` + text + `"}}` + "\n"
+	}
+	for name, start := range doors {
+		t.Run(name, func(t *testing.T) {
+			d := start(t)
+			c, err := net.DialUnix("unix", nil, &net.UnixAddr{Name: d.path, Net: "unix"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			w := frame(d.sessionID, "enq one") + frame(d.sessionID, "enq one") + frame(d.sessionID, "enq two")
+			if _, err := c.Write([]byte(w)); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			var keys string
+			read := func() {
+				got, keys = nil, ""
+				p := d.transcript()
+				if p == "" {
+					return
+				}
+				b, _ := os.ReadFile(p)
+				for _, l := range strings.Split(string(b), "\n") {
+					row, err := transcript.ParseRow([]byte(l))
+					if err != nil || row.Type != transcript.RowQueueOperation || row.Operation != transcript.QueueEnqueue {
+						continue
+					}
+					var text string
+					if json.Unmarshal(row.Content, &text) != nil || !strings.HasPrefix(text, "enq ") {
+						continue
+					}
+					got = append(got, text)
+					keys = keyOrder(t, l)
+				}
+			}
+			for deadline := time.Now().Add(10 * time.Second); len(got) < 2 && time.Now().Before(deadline); {
+				time.Sleep(50 * time.Millisecond) // another process's file: polled
+				read()
+			}
+			time.Sleep(300 * time.Millisecond) // a row for the duplicate would have come by now
+			read()
+			if strings.Join(got, "|") != "enq one|enq two" {
+				t.Errorf("enqueue rows for %q, want one each for enq one and enq two (the repeated body dropped)", got)
+			}
+			if keys != "type,operation,timestamp,sessionId,content" {
+				t.Errorf("enqueue row keys %s", keys)
+			}
+		})
+	}
+}
+
+// keyOrder returns the top-level keys of a JSON object in order.
+func keyOrder(t *testing.T, line string) string {
+	dec := json.NewDecoder(strings.NewReader(line))
+	if _, err := dec.Token(); err != nil {
+		t.Fatal(err)
+	}
+	var keys []string
+	for dec.More() {
+		k, err := dec.Token()
+		if err != nil {
+			t.Fatal(err)
+		}
+		keys = append(keys, k.(string))
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return strings.Join(keys, ",")
 }

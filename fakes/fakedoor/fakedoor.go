@@ -35,6 +35,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/station"
 )
 
@@ -127,6 +128,7 @@ type Guard struct {
 }
 
 type config struct {
+	transcript string
 	sessionID  string
 	guard      *Guard
 	now        func() time.Time
@@ -141,6 +143,14 @@ type Option func(*config)
 // WithSessionID sets the session's id: a user frame whose session_id is set
 // and differs is dropped. Without it the check is off.
 func WithSessionID(id string) Option { return func(c *config) { c.sessionID = id } }
+
+// WithTranscript makes the door write the receiver's own record of each
+// line it queues, as Claude Code does: one row
+// {"type":"queue-operation","operation":"enqueue","timestamp":…,"sessionId":…,"content":<text>}
+// appended to the transcript at path (created 0600, its directory 0700)
+// about when the line is read. A line the guard or the session check drops
+// leaves no row. sessionId is [WithSessionID]'s, else the frame's.
+func WithTranscript(path string) Option { return func(c *config) { c.transcript = path } }
 
 // WithGuard turns on the ingress guard.
 func WithGuard(g Guard) Option { return func(c *config) { c.guard = &g } }
@@ -169,12 +179,13 @@ type Door struct {
 	done    chan struct{}
 	once    sync.Once
 
-	mu      sync.Mutex
-	frames  []Frame
-	conns   []ConnInfo
-	open    map[int]*net.UnixConn
-	changed chan struct{} // closed and replaced when frames grow
-	senders map[string]*bucket
+	mu       sync.Mutex
+	frames   []Frame
+	conns    []ConnInfo
+	open     map[int]*net.UnixConn
+	changed  chan struct{} // closed and replaced when frames grow
+	senders  map[string]*bucket
+	writeErr error // the first transcript write that failed
 }
 
 type bucket struct {
@@ -281,6 +292,11 @@ func (d *Door) Close() error {
 		d.mu.Unlock()
 		d.wg.Wait()
 		d.removeTemp()
+		d.mu.Lock()
+		if err == nil && d.writeErr != nil {
+			err = fmt.Errorf("fakedoor: transcript: %w", d.writeErr)
+		}
+		d.mu.Unlock()
 	})
 	return err
 }
@@ -498,10 +514,40 @@ func (d *Door) take(line []byte, n, pid int, final bool) (refused bool) {
 		}
 	}
 	d.mu.Lock()
+	if f.Disposition == Queued && d.cfg.transcript != "" {
+		if err := d.enqueueRow(f); err != nil && d.writeErr == nil {
+			d.writeErr = err
+		}
+	}
 	d.frames = append(d.frames, f)
 	d.notify()
 	d.mu.Unlock()
 	return refused
+}
+
+// enqueueRow appends the queue-operation enqueue row of f to the
+// transcript, in the real receiver's key order. Called with d.mu held, so
+// rows are in frame order.
+func (d *Door) enqueueRow(f Frame) error {
+	sid := d.cfg.sessionID
+	if sid == "" {
+		sid = f.SessionID
+	}
+	row := struct {
+		Type      string `json:"type"`
+		Operation string `json:"operation"`
+		Timestamp string `json:"timestamp"`
+		SessionID string `json:"sessionId"`
+		Content   string `json:"content"`
+	}{"queue-operation", "enqueue", f.Time.UTC().Format("2006-01-02T15:04:05.000Z"), sid, f.Content}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false) // JSON.stringify's escaping
+	if err := enc.Encode(row); err != nil {
+		return err
+	}
+	_, err := fsx.AppendLine(d.cfg.transcript, bytes.TrimSuffix(b.Bytes(), []byte("\n")))
+	return err
 }
 
 func (d *Door) user(f *Frame, obj map[string]json.RawMessage, pid int) (refused bool) {
