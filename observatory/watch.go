@@ -108,9 +108,10 @@ type WatchOptions struct {
 // heartbeat, usually at once). When the kernel drops events (a full inotify
 // queue) the watcher reads the registry again and emits a warning.
 //
-// Events are sent on an unbuffered channel: a reader that falls behind
-// holds the watcher back, nothing is dropped. Setup errors (no station, the
-// registry unreadable, no inotify) are returned at once.
+// Events are queued in memory until the reader takes them: a reader that
+// falls behind delays nothing and loses nothing (the watcher reads each
+// change as it happens). Setup errors (no station, the registry
+// unreadable, no inotify) are returned at once.
 func Watch(ctx context.Context, opts WatchOptions) (<-chan Event, error) {
 	if opts.Station == nil {
 		return nil, ErrNoStation
@@ -211,23 +212,27 @@ func (w *watcher) run(initial []Event) {
 	defer close(w.out)
 	defer w.fw.Close()
 	defer w.closeAll()
-	w.emitTo = func(e Event) {
-		select {
-		case w.out <- e:
-		case <-w.ctx.Done():
-		}
-	}
-	for _, e := range initial {
-		w.emitTo(e)
-	}
+	// Events wait in a queue while the reader is busy, so the watcher
+	// reads each file change at once (what it reads is the state of that
+	// moment) however slow the reader is.
+	queue := initial
+	w.emitTo = func(e Event) { queue = append(queue, e) }
 	for {
 		var staleC <-chan time.Time
 		if w.stale != nil {
 			staleC = w.stale.C
 		}
+		var out chan<- Event
+		var head Event
+		if len(queue) > 0 {
+			out, head = w.out, queue[0]
+		}
 		select {
 		case <-w.ctx.Done():
 			return
+		case out <- head:
+			queue[0] = Event{}
+			queue = queue[1:]
 		case ev, ok := <-w.fw.Events:
 			if !ok {
 				return

@@ -15,6 +15,7 @@ package fakedoorman
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"io"
 	"os"
@@ -25,6 +26,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/google/uuid"
 	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/door"
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/station"
 )
@@ -67,6 +69,12 @@ type Options struct {
 	NoOffset bool
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// Door, when set, is a session's door socket (a fakedoor's Path): each
+	// line is carried through it as the real doorman carries it (one user
+	// frame with the session id, the sender and the ack's msg_id) before it
+	// is acked; a line the door does not take is not acked. Without it the
+	// doorman acks without delivering anything.
+	Door string
 }
 
 // Doorman is a running fake doorman.
@@ -242,9 +250,23 @@ func (d *Doorman) handle(line []byte, start int64) bool {
 	if d.opts.NoAck {
 		return true
 	}
+	msgID := uuid.NewString()
+	if d.opts.Door != "" && d.opts.Refuse == "" {
+		m, err := claudeinbox.Decode(line)
+		if err != nil {
+			return true // undeliverable: the fake leaves it
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, err = (&door.Dialer{Settle: door.NoSettle}).Deliver(ctx, d.opts.Door, door.Message{SessionID: d.sessionID, From: m.From, MsgID: msgID, Text: m.Text})
+		cancel()
+		if err != nil {
+			d.fail(err)
+			return true
+		}
+	}
 	a := claudeinbox.Ack{
 		TS: claudeinbox.FormatTime(d.now()), SHA256: claudeinbox.SHA256(line), SessionID: d.sessionID,
-		PeerStatus: d.opts.PeerStatus, MsgID: uuid.NewString(), DoormanPID: d.opts.PID, V: claudeinbox.Version,
+		PeerStatus: d.opts.PeerStatus, MsgID: msgID, DoormanPID: d.opts.PID, V: claudeinbox.Version,
 		PeerStatusRaw: d.opts.PeerStatus,
 	}
 	if !d.opts.NoOffset {

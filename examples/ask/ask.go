@@ -1,0 +1,42 @@
+// Package ask is a dispatcher's ask-and-answer, as another project writes
+// it on top of oo-claude: send a question to a session and return its
+// answer. Its test runs it against a fake session (fakes/fakesession), with
+// no Claude Code on the machine. It is its own module, as a user's project
+// is, built against this checkout by a replace directive.
+package ask
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/station"
+	"github.com/oo-family/oo-claude/transcript"
+)
+
+// ErrNoAnswer: the line was delivered but no complete answer came in time.
+var ErrNoAnswer = errors.New("ask: no answer in time")
+
+// Ask sends question to the session target names and waits up to wait for
+// its answer.
+func Ask(ctx context.Context, paths station.Paths, target, question string, wait time.Duration) (string, error) {
+	s := &claudeinbox.Sender{
+		Station:   station.New(paths),
+		Wait:      5 * time.Second,
+		ReplyWait: wait,
+		Witness:   transcript.Witness{ProjectsDir: paths.ProjectsDir},
+	}
+	v, err := s.Send(ctx, claudeinbox.Request{Target: target, Line: question, From: "dispatcher"})
+	if err != nil {
+		return "", err
+	}
+	if !v.Class.Delivered() {
+		return "", fmt.Errorf("ask: %s (%s)", v.Class, v.Note)
+	}
+	if v.Reply == nil {
+		return "", ErrNoAnswer
+	}
+	return v.Reply.Text, nil
+}

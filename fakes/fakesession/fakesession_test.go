@@ -1,0 +1,216 @@
+package fakesession_test
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/fakes/fakesession"
+	"github.com/oo-family/oo-claude/observatory"
+	"github.com/oo-family/oo-claude/transcript"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func sender(s *fakesession.Session, wait time.Duration) *claudeinbox.Sender {
+	return &claudeinbox.Sender{
+		Station: s.Station.Station(), Wait: 5 * time.Second,
+		ReplyWait: wait, Witness: transcript.Witness{ProjectsDir: s.Station.Paths.ProjectsDir},
+	}
+}
+
+// TestAskAndAnswer: a program asks a fake session a question through the
+// real sender and gets the scripted answer, for an idle session (the line
+// starts a turn) and a busy one (the line is absorbed mid-turn).
+func TestAskAndAnswer(t *testing.T) {
+	for _, busy := range []bool{false, true} {
+		s := fakesession.Start(t, fakesession.Options{Busy: busy, Answer: func(line string) fakesession.Turn {
+			return fakesession.Turn{Tools: []string{"Bash"}, Text: "answer to: " + line}
+		}})
+		v, err := sender(s, 10*time.Second).Send(context.Background(), claudeinbox.Request{Target: s.SessionID(), Line: "what is the status?", From: "mama"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := claudeinbox.DeliveredStart
+		if busy {
+			want = claudeinbox.DeliveredSteer
+		}
+		if v.Class != want || v.Seen == nil || !*v.Seen || v.Reply == nil {
+			t.Fatalf("busy %v: class %s seen %v reply %v (note %s)", busy, v.Class, v.Seen, v.Reply, v.Note)
+		}
+		got := *v.Reply
+		got.At = time.Time{}
+		if diff := cmp.Diff(claudeinbox.Reply{Text: "answer to: [mama 📡] what is the status?", Tools: []string{"Bash"}, StopReason: "end_turn", TurnEnded: true}, got); diff != "" {
+			t.Errorf("busy %v: reply (-want +got):\n%s", busy, diff)
+		}
+		if err := s.Err(); err != nil {
+			t.Error(err)
+		}
+	}
+}
+
+// readRows reads a JSONL file into objects.
+func readRows(t *testing.T, path string) []map[string]any {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var out []map[string]any
+	sc := bufio.NewScanner(f)
+	sc.Buffer(nil, 16<<20)
+	for sc.Scan() {
+		var m map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &m); err != nil {
+			t.Fatalf("%s: %v", path, err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+// kind names a row the way the comparison pairs them.
+func kind(r map[string]any) string {
+	k, _ := r["type"].(string)
+	if op, ok := r["operation"].(string); ok {
+		k += "/" + op
+	}
+	if a, ok := r["attachment"].(map[string]any); ok {
+		k += "/" + a["type"].(string)
+	}
+	if m, ok := r["message"].(map[string]any); ok {
+		switch c := m["content"].(type) {
+		case []any:
+			if b, ok := c[0].(map[string]any); ok {
+				k += "/" + b["type"].(string)
+			}
+		case string:
+			if r["origin"] != nil {
+				k += "/peer"
+			} else {
+				k += "/prompt"
+			}
+		}
+	}
+	return k
+}
+
+func keysOf(v any) []string {
+	m, _ := v.(map[string]any)
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestRowsLikeReal: every row the fake writes has the keys of its kind of
+// row in the transcripts the real CLI wrote (testdata/real), at the top and
+// in attachment, message and origin.
+func TestRowsLikeReal(t *testing.T) {
+	real := map[string]map[string]any{}
+	for _, f := range []string{"steer-next-and-later.jsonl", "steered-turn.jsonl"} {
+		for _, r := range readRows(t, filepath.Join("..", "..", "transcript", "testdata", "real", f)) {
+			if _, ok := real[kind(r)]; !ok {
+				real[kind(r)] = r
+			}
+		}
+	}
+	var fake []map[string]any
+	for _, busy := range []bool{false, true} {
+		s := fakesession.Start(t, fakesession.Options{Busy: busy, Answer: func(string) fakesession.Turn {
+			return fakesession.Turn{Tools: []string{"Bash"}, Text: "done"}
+		}})
+		if _, err := sender(s, 10*time.Second).Send(context.Background(), claudeinbox.Request{Target: s.SessionID(), Line: "go"}); err != nil {
+			t.Fatal(err)
+		}
+		fake = append(fake, readRows(t, s.Transcript)...)
+	}
+	kinds := map[string]bool{}
+	for _, r := range fake {
+		k := kind(r)
+		kinds[k] = true
+		want, ok := real[k]
+		if !ok {
+			t.Errorf("the fake writes a %s row, which the real transcripts do not have", k)
+			continue
+		}
+		if diff := cmp.Diff(keysOf(want), keysOf(r)); diff != "" {
+			t.Errorf("%s row keys (-real +fake):\n%s", k, diff)
+		}
+		for _, sub := range []string{"attachment", "origin"} {
+			if diff := cmp.Diff(keysOf(want[sub]), keysOf(r[sub])); diff != "" {
+				t.Errorf("%s row %s keys (-real +fake):\n%s", k, sub, diff)
+			}
+		}
+		if diff := cmp.Diff(keysOf(want["message"]), keysOf(r["message"])); diff != "" {
+			t.Errorf("%s row message keys (-real +fake):\n%s", k, diff)
+		}
+		if a, ok := r["attachment"].(map[string]any); ok {
+			if diff := cmp.Diff(keysOf(want["attachment"].(map[string]any)["origin"]), keysOf(a["origin"])); diff != "" {
+				t.Errorf("%s attachment origin keys (-real +fake):\n%s", k, diff)
+			}
+		}
+	}
+	for _, k := range []string{"queue-operation/enqueue", "queue-operation/dequeue", "user/peer", "attachment/queued_command", "queue-operation/remove", "assistant/tool_use", "user/tool_result", "assistant/text"} {
+		if !kinds[k] {
+			t.Errorf("the fake wrote no %s row", k)
+		}
+	}
+}
+
+// TestWatchSeesSessionsAndRiders: observatory.Watch sees a fake session
+// start, its line's life, its rider come and go, and the session end.
+func TestWatchSeesSessionsAndRiders(t *testing.T) {
+	s := fakesession.Start(t, fakesession.Options{Answer: func(string) fakesession.Turn {
+		return fakesession.Turn{Rider: &fakesession.Rider{Description: "look around", Text: "found it", Delay: 100 * time.Millisecond}, Text: "all done"}
+	}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ch, err := observatory.Watch(ctx, observatory.WatchOptions{Station: s.Station.Station()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := sender(s, 10*time.Second).Send(context.Background(), claudeinbox.Request{Target: s.SessionID(), Line: "use a rider"})
+	if err != nil || v.Reply == nil || v.Reply.Text != "all done" || strings.Join(v.Reply.Tools, ",") != "Agent" {
+		t.Fatalf("send: %v reply %+v", err, v.Reply)
+	}
+	s.Stop()
+	var got []string
+	deadline := time.After(10 * time.Second)
+	for done := false; !done; {
+		select {
+		case e := <-ch:
+			if e.Session != s.SessionID() {
+				continue
+			}
+			if e.Event != observatory.EventStatus && e.Event != observatory.EventDoorman { // busy and idle may come as one change
+				got = append(got, e.Event)
+			}
+			if e.Event == observatory.EventRiderStarted && (e.Agent == "" || e.Description != "look around") {
+				t.Errorf("rider-started %+v", e)
+			}
+			done = e.Event == observatory.EventSessionEnded
+		case <-deadline:
+			t.Fatalf("no session-ended within 10s; got %v", got)
+		}
+	}
+	cancel()
+	for range ch {
+	}
+	want := "session-started line-queued line-delivered line-seen rider-started rider-finished turn-ended session-ended"
+	if strings.Join(got, " ") != want {
+		t.Errorf("events:\n got %s\nwant %s", strings.Join(got, " "), want)
+	}
+}
