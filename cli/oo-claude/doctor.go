@@ -54,7 +54,8 @@ func newDoctorCmd(e *env) *ffcli.Command {
 
 // writeDoctor prints one line per check, then each finding with its fix.
 func writeDoctor(e *env, rep doctor.Report) error {
-	tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
+	out := e.human()
+	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	for _, c := range rep.Checks {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Status, c.Name, c.Detail)
 	}
@@ -62,12 +63,12 @@ func writeDoctor(e *env, rep doctor.Report) error {
 		return err
 	}
 	if rep.OK() {
-		_, err := fmt.Fprintln(e.stdout, "\nno findings")
+		_, err := fmt.Fprintln(out, "\nno findings")
 		return err
 	}
-	fmt.Fprintf(e.stdout, "\n%d finding(s):\n", len(rep.Findings))
+	fmt.Fprintf(out, "\n%d finding(s):\n", len(rep.Findings))
 	for _, f := range rep.Findings {
-		fmt.Fprintf(e.stdout, "- [%s] %s\n  fix: %s\n", f.Kind, f.Message, f.Fix)
+		fmt.Fprintf(out, "- [%s] %s\n  fix: %s\n", f.Kind, f.Message, f.Fix)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -298,5 +299,75 @@ func TestHostileKnobsAndFlags(t *testing.T) {
 	}
 	if ents, _ := os.ReadDir(fs.Paths.InboxDir); len(ents) != 0 {
 		t.Errorf("the inbox dir holds %v", ents)
+	}
+}
+
+// hostileText holds what a hostile peer, transcript or registry row could
+// put in front of a person: an OSC that retitles the terminal, a CSI that
+// clears it, a right-to-left override and a C1 control.
+const hostileText = "x\x1b]0;owned\x07y \x1b[2J \u202eevil\u202c \u009b"
+
+// TestHumanOutputEscapes: read, sessions, riders and lineage show control
+// characters, escape sequences and bidi overrides as visible escapes; --json
+// keeps the exact text. Before, read copied an OSC from a transcript to the
+// terminal as it was.
+func TestHumanOutputEscapes(t *testing.T) {
+	o := newObsStation(t)
+	now := time.Now().UTC().Format(time.RFC3339Nano)
+	cwd := filepath.Join(o.fs.Root, "work")
+	writeT(t, o.transcriptA, jsonl(t,
+		map[string]any{"type": "user", "sessionId": o.sidA, "cwd": cwd, "timestamp": now, "uuid": "u1",
+			"message": map[string]any{"role": "user", "content": "[peer 📡] " + hostileText}},
+		map[string]any{"type": "assistant", "sessionId": o.sidA, "cwd": cwd, "timestamp": now, "uuid": "u2",
+			"message": map[string]any{"id": "m1", "role": "assistant", "stop_reason": "end_turn", "content": []any{map[string]any{"type": "text", "text": "answer " + hostileText}}}},
+	))
+	// A registry row names the session with escapes too (Claude Code's
+	// file, not ours to trust).
+	row := o.fs.AddSession(fakestation.Session{PID: sleeper(t), Name: "n" + hostileText})
+	// A rider whose last text holds them.
+	sub := filepath.Join(strings.TrimSuffix(o.transcriptA, ".jsonl"), "subagents")
+	writeT(t, filepath.Join(sub, "agent-esc.jsonl"), jsonl(t,
+		map[string]any{"type": "assistant", "isSidechain": true, "agentId": "esc", "timestamp": now,
+			"message": map[string]any{"id": "m-esc", "role": "assistant", "stop_reason": "end_turn", "content": []any{map[string]any{"type": "text", "text": hostileText}}}}))
+	writeT(t, o.fs.Paths.LineageFile(), jsonl(t, map[string]any{"ts": "2026-11-30T11:00:00.000Z", "child_session": o.sidB,
+		"parent_session": o.sidA, "title": hostileText, "by": "parent"}))
+
+	raw := []string{"\x1b", "\u202e", "\u009b", "\a"}
+	for _, args := range [][]string{{"read", o.sidA}, {"sessions"}, {"sessions", "--all"}, {"riders", "--all"}, {"riders", o.sidA, "--all"}, {"lineage", "show"}} {
+		t.Run(strings.Join(args, " "), func(t *testing.T) {
+			r := runBinary(t, o.fs.Env(), "", args...)
+			if r.code != 0 {
+				t.Fatalf("exit %d: %s", r.code, r.stderr)
+			}
+			for _, c := range raw {
+				if strings.Contains(r.stdout, c) || strings.Contains(r.stderr, c) {
+					t.Errorf("output holds %q raw:\n%s", c, r.stdout)
+				}
+			}
+			if !strings.Contains(r.stdout, `\x1b]0;owned\x07`) && !strings.Contains(r.stdout, `\u202e`) {
+				t.Errorf("the escapes are not shown visibly:\n%s", r.stdout)
+			}
+		})
+	}
+	// --json keeps the exact text.
+	r := runBinary(t, o.fs.Env(), "", "read", o.sidA, "--json")
+	var m map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &m); err != nil || !strings.Contains(r.stdout, `\u001b]0;owned\u0007`) {
+		t.Errorf("read --json: %v\n%s", err, r.stdout)
+	}
+	r = runBinary(t, o.fs.Env(), "", "sessions", "--json")
+	if !strings.Contains(r.stdout, `"name":"n`) || !strings.Contains(r.stdout, row.SessionID) {
+		t.Errorf("sessions --json lost the row:\n%s", r.stdout)
+	}
+	var doc struct {
+		Sessions []struct{ Name string } `json:"sessions"`
+	}
+	json.Unmarshal([]byte(r.stdout), &doc)
+	found := false
+	for _, s := range doc.Sessions {
+		found = found || s.Name == row.Name
+	}
+	if !found {
+		t.Errorf("sessions --json does not keep the exact name %q", row.Name)
 	}
 }

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"strconv"
-	"unicode"
 
 	"github.com/oo-family/oo-claude/lineage"
 	"github.com/oo-family/oo-claude/station"
@@ -80,7 +78,7 @@ func newLineageRegisterCmd(e *env) *ffcli.Command {
 			if !res.Appended {
 				verb = "already registered"
 			}
-			fmt.Fprintf(e.stdout, "%s: %s <- %s\n", verb, res.Row.ChildSession, parentOf(res.Row))
+			fmt.Fprintf(e.human(), "%s: %s <- %s\n", verb, res.Row.ChildSession, parentOf(res.Row))
 			return nil
 		},
 	}
@@ -120,9 +118,9 @@ func newLineageShowCmd(e *env) *ffcli.Command {
 			for _, r := range links {
 				title := ""
 				if r.Title != "" {
-					title = "  " + printable(r.Title)
+					title = "  " + r.Title
 				}
-				fmt.Fprintf(e.stdout, "%s <- %s  (by %s, %s)%s\n", r.ChildSession, parentOf(r), printable(string(r.By)), printable(r.TS), title)
+				fmt.Fprintf(e.human(), "%s <- %s  (by %s, %s)%s\n", r.ChildSession, parentOf(r), r.By, r.TS, title)
 			}
 			return nil
 		},
@@ -139,16 +137,4 @@ func parentOf(r lineage.Row) string {
 		return *r.ParentHost
 	}
 	return "?"
-}
-
-// printable is s as written when it is printable text, else quoted with
-// its escapes, so a ledger row cannot write control sequences to a
-// terminal.
-func printable(s string) string {
-	for _, r := range s {
-		if !unicode.IsPrint(r) {
-			return strconv.Quote(s)
-		}
-	}
-	return s
 }

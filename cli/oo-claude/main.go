@@ -15,13 +15,15 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/oo-family/oo-claude/internal/termsafe"
 )
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
 	stop()
-	os.Exit(exitCode(err, os.Stderr))
+	os.Exit(exitCode(err, termsafe.NewWriter(os.Stderr)))
 }
 
 // Exit codes shared by every verb.

@@ -44,7 +44,7 @@ func newReadCmd(e *env) *ffcli.Command {
 			if *asJSON {
 				return printJSONLine(e, res)
 			}
-			return writeExchanges(e.stdout, res)
+			return writeExchanges(e.human(), res)
 		},
 	}
 }

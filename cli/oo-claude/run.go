@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/oo-family/oo-claude/internal/termsafe"
 	"github.com/oo-family/oo-claude/station"
 	"github.com/peterbourgon/ff/v3/ffcli"
 )
@@ -27,7 +28,8 @@ type env struct {
 }
 
 func newEnv(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) *env {
-	e := &env{stdin: stdin, stdout: stdout, stderr: stderr, getenv: getenv}
+	// stderr is for people only: what it shows is escaped (termsafe).
+	e := &env{stdin: stdin, stdout: stdout, stderr: termsafe.NewWriter(stderr), getenv: getenv}
 	e.config = func() (station.Config, error) {
 		c, err := station.ConfigFromEnv(getenv)
 		if err != nil {
@@ -38,6 +40,12 @@ func newEnv(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) strin
 	e.self = os.Executable
 	return e
 }
+
+// human is stdout for human output: control characters, escape sequences
+// and bidi overrides in what it prints (transcript text, names, lines,
+// versions) are shown as visible escapes. --json output goes to e.stdout
+// and keeps the exact text.
+func (e *env) human() io.Writer { return termsafe.NewWriter(e.stdout) }
 
 // verbs lists every subcommand constructor. Each lives in its own file.
 var verbs = []func(*env) *ffcli.Command{

@@ -63,9 +63,9 @@ func newSendCmd(e *env) *ffcli.Command {
 				}
 				fmt.Fprintf(e.stdout, "%s\n", b)
 			} else {
-				fmt.Fprintln(e.stdout, humanVerdict(v))
+				fmt.Fprintln(e.human(), humanVerdict(v))
 				if v.Reply != nil {
-					fmt.Fprintln(e.stdout, v.Reply.Text)
+					fmt.Fprintln(e.human(), v.Reply.Text)
 				}
 			}
 			for _, x := range []struct{ label, text string }{

@@ -79,7 +79,7 @@ func newSessionsCmd(e *env) *ffcli.Command {
 			if err != nil {
 				return err
 			}
-			return emit(e, &f, doc, func() error { return observatory.WriteTree(e.stdout, doc) })
+			return emit(e, &f, doc, func() error { return observatory.WriteTree(e.human(), doc) })
 		},
 	}
 }
@@ -117,7 +117,7 @@ func newRidersCmd(e *env) *ffcli.Command {
 			if err != nil {
 				return err
 			}
-			return emit(e, &f, doc, func() error { return observatory.WriteRiders(e.stdout, doc) })
+			return emit(e, &f, doc, func() error { return observatory.WriteRiders(e.human(), doc) })
 		},
 	}
 }

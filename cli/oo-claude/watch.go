@@ -54,7 +54,7 @@ func newWatchCmd(e *env) *ffcli.Command {
 					fmt.Fprintf(e.stdout, "%s\n", b)
 					continue
 				}
-				fmt.Fprintln(e.stdout, humanEvent(ev))
+				fmt.Fprintln(e.human(), humanEvent(ev))
 			}
 			return nil
 		},
