@@ -3,6 +3,8 @@ package repocheck
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -177,4 +179,81 @@ func goEnv(t *testing.T, name string) string {
 		t.Fatalf("go env %s: %v", name, err)
 	}
 	return strings.TrimSpace(string(out))
+}
+
+// TestReadmeGo compiles every ```go block of the README as the body of a
+// function `func(ctx context.Context) error` in a package of this module
+// (through go build -overlay, so nothing is written into the tree), with
+// the imports its identifiers name, so a renamed function, field or type
+// breaks the test instead of the reader's copy.
+func TestReadmeGo(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(moduleRoot(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var snippets []string
+	lines := strings.Split(string(b), "\n")
+	for i := 0; i < len(lines); i++ {
+		if lines[i] != "```go" {
+			continue
+		}
+		var body []string
+		for i++; i < len(lines) && lines[i] != "```"; i++ {
+			body = append(body, lines[i])
+		}
+		snippets = append(snippets, strings.Join(body, "\n"))
+	}
+	if len(snippets) == 0 {
+		t.Skip("the README has no ```go block")
+	}
+	pkgs := map[string]string{"context": "context", "os": "os", "time": "time", "fmt": "fmt", "errors": "errors"}
+	for _, p := range []string{"station", "claudeinbox", "transcript", "headless", "doorman", "door", "lineage", "receipt", "doctor", "observatory"} {
+		pkgs[p] = "github.com/oo-family/oo-claude/" + p
+	}
+	root := moduleRoot(t)
+	tmp := t.TempDir()
+	overlay := map[string]string{}
+	declared := regexp.MustCompile(`(?m)^(\w+(?:, *\w+)*) :=`)
+	for i, s := range snippets {
+		imports := map[string]bool{"context": true}
+		for name := range pkgs {
+			if regexp.MustCompile(`\b` + name + `\.`).MatchString(s) {
+				imports[name] = true
+			}
+		}
+		var src strings.Builder
+		fmt.Fprintf(&src, "package readmego\n\nimport (\n")
+		for name := range imports {
+			fmt.Fprintf(&src, "\t%q\n", pkgs[name])
+		}
+		fmt.Fprintf(&src, ")\n\nfunc snippet%d(ctx context.Context) error {\n%s\n", i, s)
+		used := map[string]bool{"_": true}
+		for _, m := range declared.FindAllStringSubmatch(s, -1) {
+			for _, v := range strings.Split(m[1], ",") {
+				if v = strings.TrimSpace(v); !used[v] {
+					used[v] = true
+					fmt.Fprintf(&src, "\t_ = %s\n", v)
+				}
+			}
+		}
+		fmt.Fprintf(&src, "\treturn nil\n}\n")
+		file := filepath.Join(tmp, fmt.Sprintf("snippet%d.go", i))
+		if err := os.WriteFile(file, []byte(src.String()), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		overlay[filepath.Join(root, "internal", "repocheck", "readmego", filepath.Base(file))] = file
+	}
+	ov, err := json.Marshal(map[string]any{"Replace": overlay})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ovFile := filepath.Join(tmp, "overlay.json")
+	if err := os.WriteFile(ovFile, ov, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-overlay", ovFile, "./internal/repocheck/readmego")
+	cmd.Dir = root
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Errorf("a ```go block of the README does not compile: %v\n%s", err, out)
+	}
 }
