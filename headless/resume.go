@@ -115,6 +115,14 @@ func UserMessage(line string) []byte {
 	return append(b, '\n')
 }
 
+// finite is v when it is a finite number (JSON can carry it), else nil.
+func finite(v float64) *float64 {
+	if math.IsNaN(v) || math.IsInf(v, 0) {
+		return nil
+	}
+	return &v
+}
+
 // positive reports whether v is a finite number above zero (NaN and the
 // infinities are not).
 func positive(v float64) bool { return v > 0 && !math.IsInf(v, 0) }
@@ -629,7 +637,7 @@ func (res ResumeResult) Row(clientVersion string) receipt.ResumeRow {
 
 		Model:     receipt.Ptr(res.Model),
 		MaxTurns:  receipt.Ptr(res.MaxTurns),
-		BudgetUSD: receipt.Ptr(res.Budget),
+		BudgetUSD: finite(res.Budget),
 		Tools:     receipt.Ptr(res.Tools),
 		Argv:      res.Argv,
 		Doorman:   res.Doorman,

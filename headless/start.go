@@ -264,6 +264,9 @@ func (r *Runner) start(ctx context.Context, req StartRequest) (StartResult, erro
 	if utf8.RuneCountInString(req.Name) > 80 || strings.ContainsFunc(req.Name, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 		return refuse("bad-name", fmt.Errorf("%w: %q", ErrBadName, req.Name))
 	}
+	if finite(f.BudgetUSD) == nil {
+		f.BudgetUSD = 0 // refused below; the file and receipt must stay JSON
+	}
 	if f.MaxTurns < 1 || !positive(f.BudgetUSD) || timeout <= 0 {
 		return refuse("bad-limits", ErrBadLimits)
 	}
@@ -775,7 +778,7 @@ func (s StartResult) Row(clientVersion string) receipt.StartRow {
 		row.MaxTurns = receipt.Ptr(f.MaxTurns)
 	}
 	if f.BudgetUSD != 0 {
-		row.BudgetUSD = receipt.Ptr(f.BudgetUSD)
+		row.BudgetUSD = finite(f.BudgetUSD)
 	}
 	if f.TimeoutS != 0 {
 		row.TimeoutS = receipt.Ptr(f.TimeoutS)

@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/oo-family/oo-claude/headless"
@@ -19,7 +21,7 @@ func newStartCmd(e *env) *ffcli.Command {
 	fs.StringVar(&req.CWD, "cwd", "", "where the session runs (default: the current directory)")
 	fs.StringVar(&req.Model, "model", "", "model (default OO_CLAUDE_START_MODEL, claude-haiku-5-5)")
 	fs.IntVar(&req.MaxTurns, "max-turns", 0, "turns (default 4)")
-	fs.Float64Var(&req.Budget, "budget", 0, "budget in USD (default 0.25)")
+	fs.Var(usdFlag{&req.Budget}, "budget", "budget in USD (default 0.25)")
 	fs.StringVar(&req.Tools, "tools", "", `tools the session may use (default "": none)`)
 	fs.StringVar(&req.AllowedTools, "allowed-tools", "", `permission rules, e.g. "Bash(git status *) Read"`)
 	fs.StringVar(&req.SessionID, "session-id", "", "the new session's id (default: a new UUID)")
@@ -125,4 +127,24 @@ func finishStart(e *env, res headless.StartResult, err error, asJSON bool) error
 		fmt.Fprintf(e.stderr, "note: %s\n", *f.Note)
 	}
 	return exitWith(res.Class.ExitCode())
+}
+
+// usdFlag is a budget in USD: a finite number above 0 (NaN and the
+// infinities are usage errors, as a flag that does not parse).
+type usdFlag struct{ v *float64 }
+
+func (u usdFlag) String() string {
+	if u.v == nil || *u.v == 0 {
+		return ""
+	}
+	return strconv.FormatFloat(*u.v, 'f', -1, 64)
+}
+
+func (u usdFlag) Set(s string) error {
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f <= 0 {
+		return fmt.Errorf("want a finite number of USD > 0, got %q", s)
+	}
+	*u.v = f
+	return nil
 }

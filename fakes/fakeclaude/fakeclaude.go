@@ -72,7 +72,7 @@ type Script struct {
 	SessionID      string  `json:"session_id,omitempty"`
 	Stderr         string  `json:"stderr,omitempty"`
 	Exit           int     `json:"exit,omitempty"`
-	// DelayMS is slept before answering.
+	// DelayMS is slept before answering (systemd-run: before exiting).
 	DelayMS int `json:"delay_ms,omitempty"`
 	// Grandchild spawns a child that outlives the fake unless its process
 	// group is killed; its pid is recorded in the call (Grandchild).
@@ -414,6 +414,9 @@ func runSystemdRun() int {
 		cmd.Process.Release()
 	}
 	record(c)
+	if s.DelayMS > 0 { // a systemd-run that hangs (a stuck bus)
+		time.Sleep(time.Duration(s.DelayMS) * time.Millisecond)
+	}
 	if s.Stderr != "" {
 		fmt.Fprint(os.Stderr, s.Stderr)
 	} else if s.Exit == 0 {

@@ -1,0 +1,250 @@
+package headless_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/oo-family/oo-claude/fakes/fakeclaude"
+	"github.com/oo-family/oo-claude/headless"
+	"github.com/oo-family/oo-claude/lineage"
+	"github.com/oo-family/oo-claude/receipt"
+)
+
+const self = "/opt/oo/oo-claude"
+
+// NaN and the infinities are refused before anything runs, and the refusal
+// still writes its receipt (a NaN in it would make it unwritable JSON).
+func TestNonFiniteBudgetIsRefused(t *testing.T) {
+	for _, b := range []float64{math.NaN(), math.Inf(1), math.Inf(-1)} {
+		r, fs, fk := newRunner(t)
+		r.Receipts = &receipt.Writer{Path: filepath.Join(fs.Paths.StateDir, "receipts.jsonl")}
+		sid := uuid.NewString()
+		addTranscript(t, fs, sid, t.TempDir())
+		res, err := r.Resume(context.Background(), headless.ResumeRequest{Self: self, SessionID: sid, Line: "hi", Budget: b})
+		if !errors.Is(err, headless.ErrBadLimits) || res.Class != headless.Refused || res.ReceiptWriteError != nil {
+			t.Errorf("resume budget %v: class %s err %v receipt error %v", b, res.Class, err, res.ReceiptWriteError)
+		}
+		sres, err := r.Start(context.Background(), headless.StartRequest{Prompt: "go", CWD: t.TempDir(), Budget: b, Self: self})
+		if !errors.Is(err, headless.ErrBadLimits) || sres.Class != headless.Refused || sres.ReceiptWriteError != nil {
+			t.Errorf("start budget %v: class %s err %v receipt error %v", b, sres.Class, err, sres.ReceiptWriteError)
+		}
+		if _, err := json.Marshal(sres.File); err != nil {
+			t.Errorf("start budget %v: the result file is not JSON: %v", b, err)
+		}
+		if n := len(fk.Calls("claude")); n != 0 {
+			t.Errorf("budget %v: claude ran %d times", b, n)
+		}
+	}
+}
+
+// A registry that cannot be read refuses resume and start --session-id:
+// never read as "no session runs".
+func TestUnreadableRegistryRefuses(t *testing.T) {
+	r, fs, fk := newRunner(t)
+	sid := uuid.NewString()
+	addTranscript(t, fs, sid, t.TempDir())
+	if err := os.RemoveAll(fs.Paths.SessionsDir); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(fs.Paths.SessionsDir, []byte("not a dir"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	res, err := r.Resume(context.Background(), headless.ResumeRequest{Self: self, SessionID: sid, Line: "hi"})
+	if !errors.Is(err, headless.ErrRegistryUnreadable) || res.Class != headless.Refused {
+		t.Errorf("resume: class %s err %v, want refused: registry unreadable", res.Class, err)
+	}
+	sres, err := r.Start(context.Background(), headless.StartRequest{Prompt: "go", CWD: t.TempDir(), SessionID: uuid.NewString(), Self: self})
+	if !errors.Is(err, headless.ErrRegistryUnreadable) || sres.Class != headless.Refused {
+		t.Errorf("start: class %s err %v, want refused: registry unreadable", sres.Class, err)
+	}
+	if n := len(fk.Calls("claude")); n != 0 {
+		t.Errorf("claude ran %d times beside an unreadable registry", n)
+	}
+}
+
+// Two starts with one --session-id at once: one runs claude, the other is
+// refused; a start beside a claude process that names the id is refused.
+func TestStartSessionIDOneDriver(t *testing.T) {
+	r, _, fk := newRunner(t)
+	fk.Script(fakeclaude.Script{DelayMS: 1500})
+	sid := uuid.NewString()
+	var wg sync.WaitGroup
+	classes := make([]headless.Class, 2)
+	for i := range classes {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			res, _ := r.Start(context.Background(), headless.StartRequest{Prompt: "go", CWD: t.TempDir(), SessionID: sid, Self: self,
+				Out: filepath.Join(t.TempDir(), "r.json")})
+			classes[i] = res.Class
+		}()
+	}
+	wg.Wait()
+	if n := len(fk.Calls("claude")); n != 1 {
+		t.Errorf("claude ran %d times for one session id (classes %v), want 1", n, classes)
+	}
+
+	other := uuid.NewString()
+	cmd := exec.Command(fk.Claude, "-pr", other, "working") // a resume as the real CLI parses it
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	fk.WaitCalls("claude", 2, 10*time.Second)
+	res, err := r.Start(context.Background(), headless.StartRequest{Prompt: "go", CWD: t.TempDir(), SessionID: other, Self: self})
+	if !errors.Is(err, headless.ErrSessionInUse) || res.Class != headless.Refused {
+		t.Errorf("start beside a process naming the id: class %s err %v, want refused session-in-use", res.Class, err)
+	}
+}
+
+// The process scan reads every form of the real CLI's parser (commander):
+// the e2e suite checks the same forms against the real binary.
+func TestNamesSessionCLIForms(t *testing.T) {
+	tests := []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"claude", "-r" + sid}, true},
+		{[]string{"claude", "-pr", sid}, true},
+		{[]string{"claude", "-pr" + sid}, true},
+		{[]string{"claude", "-r=" + sid}, true},
+		{[]string{"claude", "--resume=" + sid}, true},
+		{[]string{"claude", "--session-id", sid}, true},
+		{[]string{"claude", "-p", "--", "-r", sid}, false}, // after --: a prompt
+		{[]string{"claude", "-dr", sid}, false},            // -d takes "r" as its filter
+		{[]string{"claude", "-r" + sid + "x"}, false},      // another id
+		{[]string{"claude", "-p", "--resume"}, false},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			if got := headless.NamesSession(tt.args, sid); got != tt.want {
+				t.Errorf("got %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
+
+// resume --cwd takes a relative path as start --cwd does.
+func TestResumeRelativeCWD(t *testing.T) {
+	r, fs, fk := newRunner(t)
+	sid := uuid.NewString()
+	cwd := t.TempDir()
+	addTranscript(t, fs, sid, cwd)
+	t.Chdir(filepath.Dir(cwd))
+	res, err := r.Resume(context.Background(), headless.ResumeRequest{Self: self, SessionID: sid, Line: "hi", CWD: filepath.Base(cwd)})
+	if err != nil || res.Class != headless.DeliveredResume {
+		t.Fatalf("class %s err %v, want delivered-resume", res.Class, err)
+	}
+	if c := fk.Calls("claude"); len(c) != 1 || c[0].Dir != res.CWD || !filepath.IsAbs(res.CWD) {
+		t.Errorf("claude ran in %v, cwd %s", c, res.CWD)
+	}
+}
+
+// A failed start leaves no empty inbox behind; a completed one keeps it.
+func TestFailedStartLeavesNoInbox(t *testing.T) {
+	r, fs, fk := newRunner(t)
+	fk.Script(fakeclaude.Script{IsError: true, Exit: 1})
+	sid := uuid.NewString()
+	res, _ := r.Start(context.Background(), headless.StartRequest{Prompt: "go", CWD: t.TempDir(), SessionID: sid, Self: self})
+	if res.Class != headless.Failed {
+		t.Fatalf("class %s, want failed", res.Class)
+	}
+	if _, err := os.Stat(fs.InboxPath(sid)); !os.IsNotExist(err) {
+		t.Errorf("the failed start left its inbox: %v", err)
+	}
+	fk.Script(fakeclaude.Script{})
+	sid = uuid.NewString()
+	if res, _ := r.Start(context.Background(), headless.StartRequest{Prompt: "go", CWD: t.TempDir(), SessionID: sid, Self: self}); res.Class != headless.Completed {
+		t.Fatalf("class %s", res.Class)
+	}
+	if _, err := os.Stat(fs.InboxPath(sid)); err != nil {
+		t.Errorf("the completed start lost its inbox: %v", err)
+	}
+}
+
+// A detached start's unit body runs claude at most once, however many
+// bodies start at once.
+func TestRunUnitRunsClaudeOnce(t *testing.T) {
+	r, _, fk := newRunner(t)
+	fk.Script(fakeclaude.Script{DelayMS: 50})
+	for i := range 15 {
+		sid := uuid.NewString()
+		out := filepath.Join(t.TempDir(), "r.json")
+		f := headless.StartFile{State: headless.Started, SessionID: sid, Unit: receipt.Ptr(headless.UnitName(sid)), ResultFile: out,
+			PromptFile: receipt.Ptr(headless.PromptFile(out)), CWD: t.TempDir(), Model: "m", MaxTurns: 1, BudgetUSD: 0.25, TimeoutS: 30,
+			Doorman: headless.DoormanNone}
+		b, _ := json.Marshal(f)
+		if err := os.WriteFile(out, b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(*f.PromptFile, []byte("go"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		before := len(fk.Calls("claude"))
+		var wg sync.WaitGroup
+		for range 3 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, _ = r.RunUnit(context.Background(), out)
+			}()
+		}
+		wg.Wait()
+		if n := len(fk.Calls("claude")) - before; n != 1 {
+			t.Fatalf("round %d: three unit bodies at once ran claude %d times, want 1", i, n)
+		}
+	}
+}
+
+// systemd-run that hangs is stopped and said so; one that exits 0 but
+// starts nothing fails the start; neither registers a lineage link.
+func TestDetachBoundsSystemdRun(t *testing.T) {
+	tests := []struct {
+		name   string
+		script fakeclaude.Script
+		reason string
+	}{
+		{"hangs", fakeclaude.Script{DelayMS: 60_000}, "did not finish within"},
+		{"starts nothing", fakeclaude.Script{}, "did not start within"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, fs, fk := newRunner(t)
+			r.SystemdRunTimeout, r.UnitStartWait = 500*time.Millisecond, 500*time.Millisecond
+			parent := uuid.NewString()
+			env := append(r.Environ(), "CLAUDE_CODE_SESSION_ID="+parent)
+			r.Environ = func() []string { return env }
+			fk.ScriptFor(fakeclaude.NameSystemdRun, tt.script)
+			begin := time.Now()
+			res, err := r.Start(context.Background(), headless.StartRequest{Prompt: "go", CWD: t.TempDir(), Systemd: true, Self: self})
+			if took := time.Since(begin); took > 20*time.Second {
+				t.Errorf("took %v", took)
+			}
+			if err == nil || res.Class != headless.Failed || !strings.Contains(res.Reason, tt.reason) {
+				t.Errorf("class %s reason %q err %v, want failed: %s", res.Class, res.Reason, err, tt.reason)
+			}
+			b, _ := os.ReadFile(res.File.ResultFile)
+			var f headless.StartFile
+			if json.Unmarshal(b, &f) != nil || f.State != headless.Failed {
+				t.Errorf("result file %s, want state failed", b)
+			}
+			if _, err := os.Stat(headless.PromptFile(res.File.ResultFile)); !os.IsNotExist(err) {
+				t.Errorf("prompt file left for a late unit: %v", err)
+			}
+			links, _ := (&lineage.Ledger{Path: fs.Paths.LineageFile()}).Links()
+			if len(links) != 0 {
+				t.Errorf("a start that never ran registered %v", links)
+			}
+		})
+	}
+}
