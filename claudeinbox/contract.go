@@ -31,12 +31,17 @@ type Files struct {
 	Offset    string // <inbox>.offset: the doorman's byte offset, replaced atomically
 	Heartbeat string // <inbox>.doorman.json: the doorman's heartbeat, replaced atomically
 	Lock      string // <inbox>.doorman.lock: flock, one deliverer per inbox
+	// Attempt is <inbox>.doorman.attempt: the doorman's record of the door
+	// write of the line it is delivering (an extension), replaced
+	// atomically before each write, so no doorman writes a line the
+	// receiver already queued.
+	Attempt string
 }
 
 // FilesFor returns the files of session sid's inbox in dir.
 func FilesFor(dir, sid string) Files {
 	in := filepath.Join(dir, sid+".inbox")
-	return Files{Inbox: in, Ack: in + ".ack", Offset: in + ".offset", Heartbeat: in + ".doorman.json", Lock: in + ".doorman.lock"}
+	return Files{Inbox: in, Ack: in + ".ack", Offset: in + ".offset", Heartbeat: in + ".doorman.json", Lock: in + ".doorman.lock", Attempt: in + ".doorman.attempt"}
 }
 
 // Line errors. Each is wrapped by a *LineError naming the rule.

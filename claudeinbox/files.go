@@ -131,3 +131,62 @@ func scanLines(r io.Reader, start int64, limit int, fn func(line []byte, end int
 		}
 	}
 }
+
+// Attempt is <inbox>.doorman.attempt: the door write of one line, recorded
+// by the doorman before it writes, so that it (or the next doorman, after a
+// crash) looks for the receiver's enqueue row of that write before writing
+// the line again.
+type Attempt struct {
+	LineOffset int64  `json:"line_offset"`
+	SHA256     string `json:"sha256"`
+	Inode      uint64 `json:"inode,omitempty"`
+	MsgID      string `json:"msg_id"`
+	// Transcript and TranscriptOffset are where the session's transcript
+	// ended before the write: the enqueue row is looked for after it.
+	Transcript       string `json:"transcript"`
+	TranscriptOffset int64  `json:"transcript_offset"`
+	// At is when the write began (FormatTime); an enqueue row older than
+	// it is not this write's.
+	At string `json:"at"`
+	// Writes counts the door writes of the line so far, this one included.
+	Writes int `json:"writes"`
+	// Unconfirmed is set once the confirmation bound passed without the
+	// enqueue row: the next write waits out the receiver's windows.
+	Unconfirmed bool `json:"unconfirmed,omitempty"`
+}
+
+// Matches reports whether the attempt is for the line (sha, offset) of the
+// inbox file with this inode.
+func (a Attempt) Matches(sha string, offset int64, inode uint64) bool {
+	return a.SHA256 == sha && a.LineOffset == offset && (a.Inode == 0 || inode == 0 || a.Inode == inode)
+}
+
+// maxAttemptFile bounds the read of an attempt file.
+const maxAttemptFile = 64 << 10
+
+// ReadAttempt reads an attempt file; a missing one is fs.ErrNotExist.
+func ReadAttempt(path string) (Attempt, error) {
+	f, err := fsx.OpenRead(path)
+	if err != nil {
+		return Attempt{}, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, maxAttemptFile))
+	if err != nil {
+		return Attempt{}, &fs.PathError{Op: "read", Path: path, Err: err}
+	}
+	var a Attempt
+	if err := json.Unmarshal(b, &a); err != nil {
+		return Attempt{}, &fs.PathError{Op: "parse", Path: path, Err: err}
+	}
+	return a, nil
+}
+
+// WriteAttempt replaces the attempt file at path with a (atomically, 0600).
+func WriteAttempt(path string, a Attempt) error {
+	b, err := json.Marshal(a)
+	if err != nil {
+		return err
+	}
+	return fsx.WriteFileAtomic(path, append(b, '\n'))
+}

@@ -1,14 +1,23 @@
 package doorman_test
 
 import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
 	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/doorman"
+	"github.com/oo-family/oo-claude/fakes/fakedoor"
 )
 
 // Defect 1, stale offset: an inbox truncated and refilled while no doorman
@@ -46,5 +55,238 @@ func TestStaleOffsetAfterRewrite(t *testing.T) {
 		if !strings.HasPrefix(c, "[b 📡] ") {
 			t.Errorf("delivered a fragment %q", c)
 		}
+	}
+}
+
+// Defect 2, pacing forgotten on restart: a new doorman seeds its pacer
+// from the recent acks, so it does not write into the bucket the previous
+// doorman emptied. Every line the second doorman writes is queued by the
+// receiver (none dropped by the bucket while acked delivered, as before).
+func TestPacerSeededFromAcks(t *testing.T) {
+	w := newWorld(t)
+	g := fakedoor.Guard{Capacity: 3, RefillPerSecond: 2, DedupWindow: 100 * time.Millisecond}
+	w.door.Close()
+	w.door = w.newDoor(fakedoor.WithGuard(g))
+	sid := w.owned("busy")
+	guard := doorman.Guard{Capacity: g.Capacity, RefillPerSecond: g.RefillPerSecond, DedupWindow: g.DedupWindow}
+	runOnce := func() {
+		var log bytes.Buffer
+		dm := doorman.New(doorman.Options{Host: w.host(nil), Config: w.config(), Mode: doorman.ModeMCP, Once: true, Log: &log, Version: "test", Guard: guard})
+		if err := dm.Run(context.Background()); err != nil {
+			t.Fatalf("%v\n%s", err, log.String())
+		}
+	}
+	for i := range 3 {
+		w.appendLine(sid, fmt.Sprintf("[x 📡] first run %d", i))
+	}
+	runOnce()
+	for i := range 3 {
+		w.appendLine(sid, fmt.Sprintf("[x 📡] second run %d", i))
+	}
+	runOnce()
+	for _, f := range w.waitQueued(6) {
+		if f.Disposition != fakedoor.Queued {
+			t.Errorf("frame %q: %s; want every line written into a bucket with room", f.Content, f.Disposition)
+		}
+	}
+	acks := readAcks(t, claudeinbox.FilesFor(w.fs.Paths.InboxDir, sid).Ack)
+	if len(acks) != 6 {
+		t.Fatalf("%d acks, want 6", len(acks))
+	}
+	if acks[3].PacedMS == 0 {
+		t.Errorf("the second doorman's first line was not paced (paced_ms 0)")
+	}
+}
+
+// Defect 3, doubled delivery when the ack cannot be written: the line the
+// receiver queued is not written to the door again; its ack is retried,
+// the heartbeat says why, and it lands once the ack file can be written.
+func TestAckUnwritableNotRedelivered(t *testing.T) {
+	w := newWorld(t)
+	sid := w.owned("busy")
+	files := claudeinbox.FilesFor(w.fs.Paths.InboxDir, sid)
+	if err := os.MkdirAll(files.Ack, 0o700); err != nil { // an ack file that cannot be appended to
+		t.Fatal(err)
+	}
+	cfg := w.config()
+	cfg.DoormanPoll = 50 * time.Millisecond
+	dm, _, stop := w.running(doorman.Options{Host: w.host(nil), Config: cfg})
+	w.appendLine(sid, "[a 📡] once only")
+	w.waitQueued(1)
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.HasPrefix(dm.Status().LastError, claudeinbox.PendingAckUnwritable) {
+		if time.Now().After(deadline) {
+			t.Fatalf("last_error %q, want it to start with %s", dm.Status().LastError, claudeinbox.PendingAckUnwritable)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	time.Sleep(time.Second) // twenty safety polls: time enough to write the line again
+	if n := len(userFrames(w.door.Frames())); n != 1 {
+		t.Errorf("while its ack could not be written, the line went to the door %d times, want once", n)
+	}
+	if err := os.Remove(files.Ack); err != nil {
+		t.Fatal(err)
+	}
+	acks := w.waitAcks(sid, 1)
+	stop()
+	if n := len(userFrames(w.door.Frames())); n != 1 {
+		t.Errorf("the line went to the door %d times, want once", n)
+	}
+	if acks[0].Confirm != claudeinbox.ConfirmTranscript || acks[0].QueuedAt == nil {
+		t.Errorf("ack confirm %q queued_at %v, want transcript and the row's time", acks[0].Confirm, acks[0].QueuedAt)
+	}
+}
+
+// Defect 4, a bad token: a token the door frame cannot carry is a delivery
+// error (the line waits, the heartbeat says why), not a refused ack.
+func TestBadTokenIsADeliveryError(t *testing.T) {
+	w := newWorld(t)
+	sid := w.owned("busy")
+	w.fs.WriteKey(w.row, "bad\ntoken")
+	w.appendLine(sid, "[a 📡] waits for a good token")
+	err, st, log := w.runOnce(doorman.ModeMCP, "", nil)
+	var de *doorman.DeliveryError
+	if !errors.As(err, &de) {
+		t.Fatalf("run = %v, want a *DeliveryError\n%s", err, log)
+	}
+	if !strings.HasPrefix(st.LastError, claudeinbox.PendingBadToken) {
+		t.Errorf("last_error %q, want %s", st.LastError, claudeinbox.PendingBadToken)
+	}
+	if acks := readAcks(t, claudeinbox.FilesFor(w.fs.Paths.InboxDir, sid).Ack); len(acks) != 0 {
+		t.Errorf("acks %+v, want none (the line waits)", acks)
+	}
+	if strings.Contains(log+st.LastError, "bad\ntoken") {
+		t.Error("the token is in the log or the status")
+	}
+	if n := len(w.door.Frames()); n != 0 {
+		t.Errorf("%d frames written, want none", n)
+	}
+}
+
+func userFrames(fs []fakedoor.Frame) []fakedoor.Frame {
+	var out []fakedoor.Frame
+	for _, f := range fs {
+		if f.Type == "user" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+// A line the receiver does not queue (a foreign writer emptied the
+// sender's bucket) is not acked delivered: it stays pending with the
+// reason in the status, and is written again once the receiver's windows
+// have passed, then acked on its one enqueue row.
+func TestNotQueuedStaysPendingThenRetried(t *testing.T) {
+	w := newWorld(t)
+	g := fakedoor.Guard{Capacity: 2, RefillPerSecond: 2, DedupWindow: 300 * time.Millisecond}
+	w.door.Close()
+	w.door = w.newDoor(fakedoor.WithGuard(g))
+	sid := w.owned("busy")
+	// The foreign writer: two frames from x, straight to the door.
+	c, err := net.Dial("unix", w.door.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 2 {
+		fmt.Fprintf(c, `{"type":"user","from":"x","message":{"role":"user","content":"foreign %d"}}`+"\n", i)
+	}
+	c.Close()
+	w.door.WaitFrames(context.Background(), 2)
+	cfg := w.config()
+	cfg.DoorConfirm = 300 * time.Millisecond
+	dm, _, stop := w.running(doorman.Options{Host: w.host(nil), Config: cfg, Guard: doorman.Guard{Capacity: 2, RefillPerSecond: 2, DedupWindow: 300 * time.Millisecond}})
+	line := "[x 📡] after the foreign frames"
+	w.appendLine(sid, line)
+	deadline := time.Now().Add(10 * time.Second)
+	for dm.Status().Unconfirmed == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("no unconfirmed write")
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if st := dm.Status(); !strings.HasPrefix(st.LastError, claudeinbox.PendingNotQueued) {
+		t.Errorf("last_error %q, want %s", st.LastError, claudeinbox.PendingNotQueued)
+	}
+	if acks := readAcks(t, claudeinbox.FilesFor(w.fs.Paths.InboxDir, sid).Ack); len(acks) != 0 {
+		t.Fatalf("acked %+v before the receiver queued the line", acks)
+	}
+	acks := w.waitAcks(sid, 1)
+	st := dm.Status()
+	stop()
+	rows := enqueueTimes(t, w.transcript)[line]
+	if len(rows) != 1 {
+		t.Fatalf("enqueue rows of the line: %q, want exactly one", rows)
+	}
+	if acks[0].Confirm != claudeinbox.ConfirmTranscript || acks[0].QueuedAt == nil || *acks[0].QueuedAt != rows[0] {
+		t.Errorf("ack confirm %q queued_at %v, want transcript and %s", acks[0].Confirm, acks[0].QueuedAt, rows[0])
+	}
+	if st.Confirmed != 1 || st.Unconfirmed != 1 || st.LastError != "" {
+		t.Errorf("status confirmed %d unconfirmed %d last_error %q; want 1, 1, none", st.Confirmed, st.Unconfirmed, st.LastError)
+	}
+	var disp []fakedoor.Disposition
+	for _, f := range userFrames(w.door.Frames())[2:] {
+		disp = append(disp, f.Disposition)
+	}
+	if diff := cmp.Diff([]fakedoor.Disposition{fakedoor.DroppedRateLimited, fakedoor.Queued}, disp); diff != "" {
+		t.Errorf("the doorman's writes (-want +got):\n%s", diff)
+	}
+}
+
+// After MaxWrites writes the receiver never queued, the line is acked
+// refused (receiver-did-not-queue) so the lines after it move on; it was
+// never acked delivered.
+func TestNeverQueuedIsRefusedAfterTheLimit(t *testing.T) {
+	w := newWorld(t)
+	w.door.Close()
+	w.door = w.newDoor(fakedoor.WithSessionID("00000000-0000-4000-8000-000000000000")) // drops every frame
+	sid := w.owned("busy")
+	cfg := w.config()
+	cfg.DoorConfirm = 100 * time.Millisecond
+	_, _, stop := w.running(doorman.Options{Host: w.host(nil), Config: cfg, Guard: doorman.Guard{RefillPerSecond: 20, DedupWindow: 100 * time.Millisecond}})
+	w.appendLine(sid, "[a 📡] never queued")
+	acks := w.waitAcks(sid, 1)
+	stop()
+	if acks[0].Class != claudeinbox.AckRefused || acks[0].Reason != claudeinbox.PendingNotQueued {
+		t.Errorf("ack %s (%s), want refused (%s)", acks[0].Class, acks[0].Reason, claudeinbox.PendingNotQueued)
+	}
+	if n := len(userFrames(w.door.Frames())); n != doorman.MaxWrites {
+		t.Errorf("%d writes, want %d", n, doorman.MaxWrites)
+	}
+}
+
+// A doorman killed after its door write and before the ack: the next one
+// finds the attempt record and the receiver's enqueue row of that write,
+// and acks the line without writing it again.
+func TestRestartAcksAnEarlierWrite(t *testing.T) {
+	w := newWorld(t)
+	sid := w.owned("busy")
+	files := claudeinbox.FilesFor(w.fs.Paths.InboxDir, sid)
+	line := "[a 📡] written before the kill"
+	off := w.appendLine(sid, line)
+	fi, _ := os.Stat(files.Inbox)
+	ino := fi.Sys().(*syscall.Stat_t).Ino
+	at := time.Now()
+	att := claudeinbox.Attempt{LineOffset: off, SHA256: claudeinbox.SHA256([]byte(line)), Inode: ino, MsgID: "5b0e7c1e-8a3f-4d6b-9c2e-0f1a2b3c4d5e",
+		Transcript: w.transcript, At: claudeinbox.FormatTime(at), Writes: 1}
+	if err := claudeinbox.WriteAttempt(files.Attempt, att); err != nil {
+		t.Fatal(err)
+	}
+	row := `{"type":"queue-operation","operation":"enqueue","timestamp":"` + at.UTC().Format("2006-01-02T15:04:05.000Z") + `","sessionId":"` + sid + `","content":"` + line + `"}`
+	if err := os.MkdirAll(filepath.Dir(w.transcript), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(w.transcript, []byte(row+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err, _, log := w.runOnce(doorman.ModeMCP, "", nil); err != nil {
+		t.Fatalf("%v\n%s", err, log)
+	}
+	if n := len(w.door.Frames()); n != 0 {
+		t.Errorf("%d frames: the line was written again", n)
+	}
+	acks := readAcks(t, files.Ack)
+	if len(acks) != 1 || acks[0].MsgID != att.MsgID || acks[0].Confirm != claudeinbox.ConfirmTranscript || acks[0].QueuedAt == nil {
+		t.Errorf("acks %+v, want one confirmed ack with the first write's msg_id", acks)
 	}
 }

@@ -73,6 +73,8 @@ type Status struct {
 	Holder       bool              `json:"lock_holder"`
 	Since        string            `json:"since,omitempty"`
 	Delivered    int               `json:"delivered"`
+	Confirmed    int               `json:"confirmed"`
+	Unconfirmed  int               `json:"unconfirmed"`
 	Refused      int               `json:"refused"`
 	Offset       int64             `json:"offset"`
 	Inode        uint64            `json:"inode,omitempty"`
@@ -136,6 +138,9 @@ type DeliveryError struct {
 	Inbox  string
 	Offset int64
 	Err    error
+	// RetryIn, when set, is when the line may next be written (a line the
+	// receiver did not queue waits out the receiver's windows).
+	RetryIn time.Duration
 }
 
 func (e *DeliveryError) Error() string {
@@ -379,7 +384,7 @@ func (d *Doorman) writeHeartbeat(files claudeinbox.Files, stopped bool) error {
 		Delivered: st.Delivered, Offset: st.Offset,
 		State: st.State, Inode: st.Inode, OwnerPID: st.OwnerPID, PeerPID: st.PeerPID, Socket: st.Socket,
 		Mode: string(st.Mode), Version: d.o.Version, PendingBytes: st.PendingBytes, LastError: st.LastError,
-		Pacing: st.Pacing,
+		Pacing: st.Pacing, Confirmed: st.Confirmed, Unconfirmed: st.Unconfirmed,
 	}
 	if stopped {
 		h.StoppedAt = claudeinbox.FormatTime(now)

@@ -25,6 +25,7 @@ import (
 	"github.com/oo-family/oo-claude/door"
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/station"
+	"github.com/oo-family/oo-claude/transcript"
 )
 
 // readPiece is how much one read adds to the window.
@@ -53,6 +54,9 @@ type follower struct {
 	scan   *longScan
 	acked  map[int64]string // line_offset → sha256 of acks for the current inode at or after the start
 	piece  []byte
+
+	attempt *claudeinbox.Attempt // the last door write's record, when it is the current line's
+	markErr error                // the last reason the transcript could not be located (logged once)
 
 	watcher *fsnotify.Watcher
 	wake    chan struct{}
@@ -140,7 +144,9 @@ func newFollower(d *Doorman, files claudeinbox.Files, id Identity) (*follower, e
 			d.logf("adopted %d monitor-era lines as read (offset %d)", adopted, n)
 		}
 	}
-	acks := loadAcks(files.Ack, fl.ino)
+	all, _, _ := claudeinbox.ReadAcks(files.Ack, 0)
+	acks := acksFor(all, fl.ino)
+	fl.pacer.seed(all, d.o.Host.now())
 	switch {
 	case prevIno != 0 && fl.ino != 0 && prevIno != fl.ino && off > 0:
 		d.logf("inbox replaced while no doorman ran: following the new file from 0")
@@ -180,8 +186,13 @@ func (fl *follower) close() {
 // loadAcks returns the acks of the ack file for inode, by line_offset (the
 // last one for an offset wins).
 func loadAcks(path string, inode uint64) map[int64]claudeinbox.Ack {
-	out := map[int64]claudeinbox.Ack{}
 	acks, _, _ := claudeinbox.ReadAcks(path, 0)
+	return acksFor(acks, inode)
+}
+
+// acksFor returns the acks for inode by line_offset.
+func acksFor(acks []claudeinbox.Ack, inode uint64) map[int64]claudeinbox.Ack {
+	out := map[int64]claudeinbox.Ack{}
 	for _, a := range acks {
 		if a.Inode == inode && a.LineOffset != nil {
 			out[*a.LineOffset] = a
@@ -309,6 +320,9 @@ func (fl *follower) run(ctx context.Context) error {
 				return err
 			}
 			backoff = min(max(2*backoff, BackoffMin), BackoffMax)
+			if de.RetryIn > 0 {
+				backoff = min(de.RetryIn, BackoffMax)
+			}
 			select {
 			case <-ctx.Done():
 				return nil
@@ -581,8 +595,28 @@ func (fl *follower) deliver(ctx context.Context, msg claudeinbox.Message, sha st
 		return errSwitch
 	}
 	fl.id = id
+	// An earlier write of this line (by this doorman or one that died):
+	// its enqueue row may have come since. A line the receiver queued is
+	// never written again.
+	prev, hasPrev := fl.attemptFor(off, sha)
+	if hasPrev {
+		if ts, ok := fl.lookLate(ctx, id, prev, msg.Text); ok {
+			d.logf("the line at offset %d was queued by the receiver at %s (an earlier write): acking it", off, ts)
+			return fl.ackDelivered(ctx, id, msg, sha, off, prev.MsgID, claudeinbox.ConfirmTranscript, &ts, 0, 0)
+		}
+		if prev.Unconfirmed {
+			if prev.Writes >= MaxWrites {
+				d.logf("the receiver did not queue the line at offset %d after %d writes: refusing it", off, prev.Writes)
+				return fl.refuse(sha, off, claudeinbox.PendingNotQueued)
+			}
+			at, _ := claudeinbox.ParseTime(prev.At)
+			if wait := at.Add(fl.retryDelay()).Sub(d.o.Host.now()); wait > 0 {
+				return fl.notQueued(off, prev, wait)
+			}
+		}
+	}
 	var paced time.Duration
-	if wait := fl.pacer.delay(msg.From, msg.Text, d.o.Host.now()); wait > 0 {
+	if wait := fl.pacer.delay(msg.From, sha, d.o.Host.now()); wait > 0 {
 		d.update(func(s *Status) { s.Pacing = 1 })
 		start := d.o.Host.now()
 		select {
@@ -595,7 +629,37 @@ func (fl *follower) deliver(ctx context.Context, msg claudeinbox.Message, sha st
 		d.update(func(s *Status) { s.Pacing = 0 })
 	}
 	m := door.Message{SessionID: id.SessionID, From: msg.From, MsgID: uuid.NewString(), Text: msg.Text, Token: id.Token}
-	peer, err := d.o.Host.Door.Deliver(ctx, id.Socket, expectPID(id.OwnerPID), m)
+	if err := m.Validate(); err != nil {
+		var me *door.MessageError
+		if errors.As(err, &me) && me.Field == "token" {
+			// The session's token, not the line, is at fault: the line
+			// waits for a token the door can carry.
+			detail := claudeinbox.PendingBadToken + ": the session's messaging token cannot be carried in a door frame (" + me.Reason + ")"
+			d.update(func(s *Status) { s.LastError = detail })
+			d.logf("%s; the line at offset %d waits", detail, off)
+			return &DeliveryError{Inbox: fl.files.Inbox, Offset: off, Err: fmt.Errorf("%w: %s", ErrDeliveryFailed, detail)}
+		}
+	}
+	mark, markErr := fl.markTranscript(id)
+	confirm := markErr == nil
+	start := d.o.Host.now()
+	att := claudeinbox.Attempt{LineOffset: off, SHA256: sha, Inode: fl.ino, MsgID: m.MsgID, At: claudeinbox.FormatTime(start), Writes: 1}
+	if hasPrev {
+		att.Writes = prev.Writes + 1
+	}
+	var follow *transcript.Follower
+	if confirm {
+		att.Transcript, att.TranscriptOffset = mark.Path, mark.Size
+		if err := claudeinbox.WriteAttempt(fl.files.Attempt, att); err != nil {
+			d.logf("cannot record the attempt (%v): delivering unrecorded", err)
+		}
+		follow = transcript.Follow(ctx, mark.Path, mark.Size, transcript.FollowOptions{Poll: d.confirmWait() / 4})
+		defer follow.Close()
+	} else if fl.markErr == nil || fl.markErr.Error() != markErr.Error() {
+		fl.markErr = markErr
+		d.logf("the session's transcript cannot be located (%v): acking after the settle (confirm \"settle\")", markErr)
+	}
+	peer, err := d.o.Host.Door.Deliver(ctx, id.Socket, expectPID(id.OwnerPID), m, !confirm)
 	if err != nil && !settleCut(ctx, err) {
 		switch {
 		case ctx.Err() != nil:
@@ -615,22 +679,102 @@ func (fl *follower) deliver(ctx context.Context, msg claudeinbox.Message, sha st
 		d.logf("delivery of the line at offset %d failed: %v; it waits", off, err)
 		return &DeliveryError{Inbox: fl.files.Inbox, Offset: off, Err: fmt.Errorf("%w: %w", ErrDeliveryFailed, err)}
 	}
+	fl.pacer.record(msg.From, sha, d.o.Host.now())
+	if !confirm {
+		return fl.ackDelivered(ctx, id, msg, sha, off, m.MsgID, claudeinbox.ConfirmSettle, nil, paced, peer)
+	}
+	ts, ok := awaitEnqueue(ctx, follow, msg.Text, start, d.confirmWait())
+	if !ok {
+		if ctx.Err() != nil {
+			return errStop // the attempt record lets the next doorman look for the row
+		}
+		fl.pacer.drain(msg.From, d.o.Host.now())
+		att.Unconfirmed = true
+		if err := claudeinbox.WriteAttempt(fl.files.Attempt, att); err != nil {
+			d.logf("cannot record the attempt (%v)", err)
+		}
+		fl.attempt = &att
+		d.update(func(s *Status) { s.Unconfirmed++ })
+		return fl.notQueued(off, att, fl.retryDelay())
+	}
+	return fl.ackDelivered(ctx, id, msg, sha, off, m.MsgID, claudeinbox.ConfirmTranscript, &ts, paced, peer)
+}
+
+// attemptFor returns the recorded door write of the line (sha, off), if
+// the last one was for it.
+func (fl *follower) attemptFor(off int64, sha string) (claudeinbox.Attempt, bool) {
+	if fl.attempt != nil && fl.attempt.Matches(sha, off, fl.ino) {
+		return *fl.attempt, true
+	}
+	a, err := claudeinbox.ReadAttempt(fl.files.Attempt)
+	if err != nil || !a.Matches(sha, off, fl.ino) {
+		return claudeinbox.Attempt{}, false
+	}
+	fl.attempt = &a
+	return a, true
+}
+
+// notQueued reports a line the receiver has not queued: it stays pending.
+func (fl *follower) notQueued(off int64, a claudeinbox.Attempt, retryIn time.Duration) error {
+	d := fl.d
+	left := MaxWrites - a.Writes
+	detail := fmt.Sprintf("%s: no enqueue row for the line at offset %d within %s of write %d of %d; ", claudeinbox.PendingNotQueued, off, d.confirmWait(), a.Writes, MaxWrites)
+	if left > 0 {
+		detail += fmt.Sprintf("next write in %.0f s, once the receiver's windows have passed", retryIn.Seconds())
+	} else {
+		detail += fmt.Sprintf("refused in %.0f s unless its row comes", retryIn.Seconds())
+	}
+	d.update(func(s *Status) { s.LastError = detail })
+	d.logf("%s", detail)
+	return &DeliveryError{Inbox: fl.files.Inbox, Offset: off, Err: fmt.Errorf("%w: %w", ErrDeliveryFailed, ErrNotQueued), RetryIn: retryIn}
+}
+
+// ackDelivered writes the delivered-* ack of a line the receiver took. An
+// ack that cannot be written is retried as an ack (the line is never
+// written to the door again for it), with the fault in the heartbeat.
+func (fl *follower) ackDelivered(ctx context.Context, id Identity, msg claudeinbox.Message, sha string, off int64, msgID, confirm string, queuedAt *string, paced time.Duration, peer int) error {
+	d := fl.d
 	now := d.o.Host.now()
-	fl.pacer.record(msg.From, msg.Text, now)
 	status, class := "busy", claudeinbox.AckDeliveredSteer
 	if id.Status == station.StatusIdle {
 		status, class = "idle", claudeinbox.AckDeliveredStart
 	}
 	o := off
 	a := claudeinbox.Ack{
-		TS: claudeinbox.FormatTime(now), SHA256: sha, SessionID: id.SessionID, PeerStatus: status, Class: class, MsgID: m.MsgID,
+		TS: claudeinbox.FormatTime(now), SHA256: sha, SessionID: id.SessionID, PeerStatus: status, Class: class, MsgID: msgID,
 		LineOffset: &o, Inode: fl.ino, From: msg.From, PeerStatusRaw: id.Status, DoormanPID: d.o.Host.PID, V: claudeinbox.Version,
-		PacedMS: paced.Milliseconds(),
+		PacedMS: paced.Milliseconds(), Confirm: confirm, QueuedAt: queuedAt,
 	}
-	if err := fl.ack(a); err != nil {
-		return err
+	backoff := time.Duration(0)
+	for {
+		err := fl.ack(a)
+		if err == nil {
+			break
+		}
+		detail := fmt.Sprintf("%s: the line at offset %d was delivered but its ack cannot be written: %v", claudeinbox.PendingAckUnwritable, off, err)
+		d.update(func(s *Status) { s.LastError = detail })
+		d.logf("%s; retrying the ack", detail)
+		if d.o.Once {
+			return &DeliveryError{Inbox: fl.files.Inbox, Offset: off, Err: fmt.Errorf("%w: %s", ErrDeliveryFailed, detail)}
+		}
+		backoff = min(max(2*backoff, BackoffMin/4), BackoffMax)
+		select {
+		case <-ctx.Done():
+			return errStop
+		case <-d.o.After(backoff):
+		}
 	}
-	d.update(func(s *Status) { s.Delivered++; s.PeerPID = peer; s.LastError = "" })
+	fl.attempt = nil
+	d.update(func(s *Status) {
+		s.Delivered++
+		if confirm == claudeinbox.ConfirmTranscript {
+			s.Confirmed++
+		}
+		if peer != 0 {
+			s.PeerPID = peer
+		}
+		s.LastError = ""
+	})
 	return nil
 }
 

@@ -109,7 +109,7 @@ func FuzzFollower(f *testing.F) {
 		if err := os.WriteFile(files.Inbox, data, 0o600); err != nil {
 			t.Fatal(err)
 		}
-		stub := &stubDoor{peer: w.me}
+		stub := &stubDoor{peer: w.me, transcript: w.transcript}
 		run := func() {
 			var log bytes.Buffer
 			dm := doorman.New(doorman.Options{Host: w.host(stub), Config: w.config(), Mode: doorman.ModeMCP, Once: true,

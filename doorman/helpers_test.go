@@ -3,6 +3,7 @@ package doorman_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,12 +13,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/door"
 	"github.com/oo-family/oo-claude/doorman"
 	"github.com/oo-family/oo-claude/fakes/fakedoor"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
+	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/station"
+	"github.com/oo-family/oo-claude/transcript"
 )
 
 // procTree is a fake procfs: stat lines and exe links under a temp dir.
@@ -56,18 +61,49 @@ type stubDoor struct {
 	peer      int
 	peerErr   error
 	delivered []door.Message
+	// transcript, when set, gets the receiver's enqueue row of each
+	// delivery, as the real receiver writes it.
+	transcript string
 }
 
 func (s *stubDoor) Peer(ctx context.Context, socket string) (int, error) { return s.peer, s.peerErr }
 
-func (s *stubDoor) Deliver(ctx context.Context, socket string, expect int, m door.Message) (int, error) {
+func (s *stubDoor) Deliver(ctx context.Context, socket string, expect int, m door.Message, _ bool) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if expect != 0 && expect != s.peer {
 		return s.peer, &door.PeerMismatchError{Socket: socket, Want: expect, Got: s.peer}
 	}
 	s.delivered = append(s.delivered, m)
+	if s.transcript != "" {
+		row, _ := json.Marshal(map[string]string{"type": "queue-operation", "operation": "enqueue",
+			"timestamp": time.Now().UTC().Format("2006-01-02T15:04:05.000Z"), "content": m.Text})
+		if _, err := fsx.AppendLine(s.transcript, row); err != nil {
+			return s.peer, err
+		}
+	}
 	return s.peer, nil
+}
+
+// enqueueTimes returns the timestamps of the transcript's enqueue rows by
+// content.
+func enqueueTimes(t testing.TB, path string) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	b, err := os.ReadFile(path)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		row, err := transcript.ParseRow([]byte(l))
+		if err != nil || row.Type != transcript.RowQueueOperation || row.Operation != transcript.QueueEnqueue {
+			continue
+		}
+		var c string
+		json.Unmarshal(row.Content, &c)
+		out[c] = append(out[c], row.Timestamp)
+	}
+	return out
 }
 
 // world is one hermetic machine: a fake procfs, a fake station, a real fake
@@ -84,21 +120,41 @@ type world struct {
 	me    int // this test process: the door's listener
 	row   station.Row
 	clock func() time.Time
+	// sid is the id the next owned session gets, and transcript its
+	// transcript, where the fake door writes the receiver's enqueue rows.
+	sid        string
+	transcript string
 }
 
 const selfPID = 4100001
 
 func newWorld(t testing.TB) *world {
-	w := &world{t: t, tree: newProcTree(t), fs: fakestation.New(t), door: fakedoor.New(t), env: map[string]string{}, me: os.Getpid()}
+	w := &world{t: t, tree: newProcTree(t), fs: fakestation.New(t), env: map[string]string{}, me: os.Getpid(), sid: uuid.NewString()}
+	w.transcript = filepath.Join(w.fs.Paths.ProjectsDir, transcript.EncodeProjectDir(worldCWD), w.sid+transcript.Ext)
+	w.door = w.newDoor()
 	w.st = &station.Station{Paths: w.fs.Paths, Proc: w.tree.proc()}
 	w.tree.add(1, 0, "init", "/sbin/init", "1")
 	return w
 }
 
+// worldCWD is the cwd of the world's sessions.
+const worldCWD = "/home/u/proj"
+
+// newDoor starts a fake door that records the receiver's enqueue rows in
+// the transcript of the world's owned session.
+func (w *world) newDoor(opts ...fakedoor.Option) *fakedoor.Door {
+	return fakedoor.New(w.t, append([]fakedoor.Option{fakedoor.WithTranscript(w.transcript)}, opts...)...)
+}
+
 // session writes a live registry row for pid (present in the fake procfs
-// with start "777") whose socket is the fake door.
+// with start "777") whose socket is the fake door. The first one of pid
+// w.me takes the world's session id.
 func (w *world) session(pid int, status string) station.Row {
-	return w.fs.AddSession(fakestation.Session{PID: pid, ProcStart: "777", Socket: w.door.Path(), Status: status})
+	sid := ""
+	if pid == w.me && w.sid != "" {
+		sid, w.sid = w.sid, ""
+	}
+	return w.fs.AddSession(fakestation.Session{PID: pid, ProcStart: "777", Socket: w.door.Path(), Status: status, SessionID: sid, CWD: worldCWD})
 }
 
 func (w *world) host(d doorman.Door) *doorman.Host {

@@ -34,9 +34,13 @@ const (
 // Door is what the doorman needs of the door: a bare connect that reads the
 // listener's pid without writing, and one delivery that refuses any
 // listener but expectPID. [DoorDialer] is the real one.
+//
+// Deliver settles (waits for a refusal) only when settle is true: the
+// doorman confirms a delivery by the receiver's enqueue row instead,
+// and settles only where the session's transcript cannot be located.
 type Door interface {
 	Peer(ctx context.Context, socket string) (pid int, err error)
-	Deliver(ctx context.Context, socket string, expectPID int, m door.Message) (peerPID int, err error)
+	Deliver(ctx context.Context, socket string, expectPID int, m door.Message, settle bool) (peerPID int, err error)
 }
 
 // DoorDialer is the real [Door], over [door.Dialer].
@@ -59,14 +63,15 @@ func (d DoorDialer) Peer(ctx context.Context, socket string) (int, error) {
 	return pid, nil
 }
 
-// Deliver dials socket, refuses any listener but expectPID, writes m and
-// settles.
-func (d DoorDialer) Deliver(ctx context.Context, socket string, expectPID int, m door.Message) (int, error) {
-	settle := d.Settle
-	if settle <= 0 {
-		settle = door.NoSettle
+// Deliver dials socket, refuses any listener but expectPID, writes m and,
+// when settle is true, settles d.Settle.
+func (d DoorDialer) Deliver(ctx context.Context, socket string, expectPID int, m door.Message, settle bool) (int, error) {
+	s := d.Settle
+	if s <= 0 || !settle {
+		s = door.NoSettle
 	}
-	dl := door.Dialer{ExpectPID: expectPID, Settle: settle, Timeout: d.Timeout}
+	settleFor := s
+	dl := door.Dialer{ExpectPID: expectPID, Settle: settleFor, Timeout: d.Timeout}
 	cred, err := dl.Deliver(ctx, socket, m)
 	return cred.PID, err
 }
@@ -122,6 +127,7 @@ type Identity struct {
 	OwnerExe   bool   // the owner was found as a claude executable
 	HasRow     bool   // the owner has a live registry row
 	Status     string // the row's status as read (busy, idle, waiting, "")
+	CWD        string // the row's cwd (where the session's transcript is looked for first)
 	SessionID  string
 	Socket     string
 	SocketFrom string // "registry" or "env"
@@ -224,7 +230,7 @@ func (h *Host) Identify(ctx context.Context, mode Mode, session string, prev Ide
 	}
 	// The session id.
 	if row != nil {
-		id.HasRow, id.SessionID, id.Status = true, row.SessionID, row.Status
+		id.HasRow, id.SessionID, id.Status, id.CWD = true, row.SessionID, row.Status, row.CWD
 	}
 	switch {
 	case session != "" && row == nil:

@@ -131,7 +131,12 @@ func TestRoundTripAndAckFields(t *testing.T) {
 			want := claudeinbox.Ack{
 				TS: a.TS, SHA256: claudeinbox.SHA256([]byte("[chatgpt 📡] hello")), SessionID: sid, PeerStatus: peer, Class: class,
 				MsgID: q[0].MsgID, LineOffset: &off, Inode: ino, From: "chatgpt", PeerStatusRaw: status,
-				DoormanPID: selfPID, V: 1,
+				DoormanPID: selfPID, V: 1, Confirm: claudeinbox.ConfirmTranscript,
+			}
+			if rows := enqueueTimes(t, w.transcript)["[chatgpt 📡] hello"]; len(rows) == 1 {
+				want.QueuedAt = &rows[0]
+			} else {
+				t.Errorf("enqueue rows of the line: %q, want one", rows)
 			}
 			if diff := cmp.Diff(want, a); diff != "" {
 				t.Errorf("ack (-want +got):\n%s", diff)
@@ -147,7 +152,7 @@ func TestRoundTripAndAckFields(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if hb.State != claudeinbox.StateStopped || hb.Delivered != 1 || hb.Offset != off+int64(len("[chatgpt 📡] hello\n")) || hb.StoppedAt == "" || hb.Mode != "mcp" {
+			if hb.State != claudeinbox.StateStopped || hb.Delivered != 1 || hb.Confirmed != 1 || hb.Unconfirmed != 0 || hb.Offset != off+int64(len("[chatgpt 📡] hello\n")) || hb.StoppedAt == "" || hb.Mode != "mcp" {
 				t.Errorf("stopped heartbeat %+v", hb)
 			}
 			if strings.Contains(readFile(t, claudeinbox.FilesFor(w.fs.Paths.InboxDir, sid).Heartbeat), "0123456789abcdef") {
@@ -294,7 +299,7 @@ func TestTwoDoormenOneDelivers(t *testing.T) {
 func TestPacing(t *testing.T) {
 	w := newWorld(t)
 	w.door.Close()
-	w.door = fakedoor.New(t, fakedoor.WithGuard(fakedoor.Guard{DedupWindow: 300 * time.Millisecond}))
+	w.door = w.newDoor(fakedoor.WithGuard(fakedoor.Guard{DedupWindow: 300 * time.Millisecond}))
 	sid := w.owned("busy")
 	_, _, stop := w.running(doorman.Options{Guard: doorman.Guard{DedupWindow: 300 * time.Millisecond}})
 	w.appendLine(sid, "[a 📡] same")

@@ -1,6 +1,10 @@
 package doorman
 
-import "time"
+import (
+	"time"
+
+	"github.com/oo-family/oo-claude/claudeinbox"
+)
 
 // Guard describes the receiver's ingress guard the doorman stays inside.
 // Zero fields take the values measured on Claude Code 2.1.332.
@@ -63,7 +67,8 @@ func (p *pacer) get(from string, now time.Time) *sender {
 }
 
 // delay is how long the line (from, body) must wait before the guard takes
-// it.
+// it. body is anything that is equal for equal bodies (the doorman passes
+// the line's sha256).
 func (p *pacer) delay(from, body string, now time.Time) time.Duration {
 	if p.g.Off {
 		return 0
@@ -99,5 +104,36 @@ func (p *pacer) record(from, body string, now time.Time) {
 				delete(p.senders, k)
 			}
 		}
+	}
+}
+
+// drain notes that the receiver did not queue a line from the sender at
+// now: its bucket is taken to be empty.
+func (p *pacer) drain(from string, now time.Time) {
+	if p.g.Off {
+		return
+	}
+	s := p.get(from, now)
+	s.tokens = 0
+}
+
+// seed replays the deliveries of the recent acks, so a new doorman (a
+// restart, a standby taking over, --once) starts with the buckets the
+// receiver has, not full ones. Acks older than the receiver's memory (the
+// duplicate window, or the time a bucket takes to refill) are left out.
+func (p *pacer) seed(acks []claudeinbox.Ack, now time.Time) {
+	if p.g.Off {
+		return
+	}
+	memory := max(p.g.DedupWindow, time.Duration(p.g.Capacity/p.g.RefillPerSecond*float64(time.Second)))
+	for _, a := range acks {
+		if a.Class != claudeinbox.AckDeliveredSteer && a.Class != claudeinbox.AckDeliveredStart {
+			continue
+		}
+		at, err := claudeinbox.ParseTime(a.TS)
+		if err != nil || now.Sub(at) > memory || at.After(now) {
+			continue
+		}
+		p.record(a.From, a.SHA256, at)
 	}
 }

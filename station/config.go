@@ -94,7 +94,8 @@ type Config struct {
 	DoormanEnabled   bool          // OO_CLAUDE_DOORMAN (0 silences a doorman)
 	DoormanPoll      time.Duration // OO_CLAUDE_DOORMAN_POLL_S: the doorman's safety poll (file events do the work)
 	DoormanHeartbeat time.Duration // OO_CLAUDE_DOORMAN_HEARTBEAT_S
-	DoorSettle       time.Duration // OO_CLAUDE_DOOR_SETTLE_S
+	DoorSettle       time.Duration // OO_CLAUDE_DOOR_SETTLE_S: the settle of a delivery whose transcript cannot be located
+	DoorConfirm      time.Duration // OO_CLAUDE_DOOR_CONFIRM_S: how long the doorman waits for the receiver's enqueue row
 	DoormanPython    string        // OO_CLAUDE_DOORMAN_PYTHON: kept for v0.1 compatibility; the Go doorman needs no interpreter
 
 	Wait        time.Duration // OO_CLAUDE_WAIT_S: how long send waits for the ack
@@ -119,6 +120,7 @@ func DefaultConfig(p Paths) Config {
 		DoormanPoll:      5 * time.Second,
 		DoormanHeartbeat: 2 * time.Second,
 		DoorSettle:       250 * time.Millisecond,
+		DoorConfirm:      2 * time.Second,
 		DoormanPython:    "/usr/bin/python3",
 		Wait:             5 * time.Second,
 		MinInterval:      30 * time.Second,
@@ -197,6 +199,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	secs("OO_CLAUDE_DOORMAN_POLL_S", &c.DoormanPoll, false)
 	secs("OO_CLAUDE_DOORMAN_HEARTBEAT_S", &c.DoormanHeartbeat, false)
 	secs("OO_CLAUDE_DOOR_SETTLE_S", &c.DoorSettle, true)
+	secs("OO_CLAUDE_DOOR_CONFIRM_S", &c.DoorConfirm, false)
 	secs("OO_CLAUDE_WAIT_S", &c.Wait, true)
 	secs("OO_CLAUDE_MIN_INTERVAL_S", &c.MinInterval, true)
 	str("OO_CLAUDE_RESUME_MODEL", &c.ResumeModel)

@@ -16,7 +16,6 @@ package fakedoorman
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"os"
 	"sync"
@@ -283,12 +282,7 @@ func (d *Doorman) handle(line []byte, start int64) bool {
 	if m, err := claudeinbox.Decode(line); err == nil {
 		a.From = m.From
 	}
-	b, err := json.Marshal(a)
-	if err != nil {
-		d.fail(err)
-		return true
-	}
-	if _, err := fsx.AppendLine(d.Files.Ack, b); err != nil {
+	if err := claudeinbox.AppendAck(d.Files.Ack, a); err != nil {
 		d.fail(err)
 		return true
 	}
@@ -319,9 +313,5 @@ func (d *Doorman) heartbeat(state claudeinbox.State) error {
 	if state == claudeinbox.StateStopped {
 		h.StoppedAt = claudeinbox.FormatTime(now)
 	}
-	b, err := json.Marshal(h)
-	if err != nil {
-		return err
-	}
-	return fsx.WriteFileAtomic(d.Files.Heartbeat, b)
+	return claudeinbox.WriteHeartbeat(d.Files.Heartbeat, h)
 }

@@ -20,15 +20,19 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/google/uuid"
 
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/fakes/fakedoor"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/station"
+	"github.com/oo-family/oo-claude/transcript"
 )
 
 // Token is the messaging token the fake session hands its children.
@@ -47,17 +51,25 @@ type Owner struct {
 	Station *fakestation.Station
 	Door    *fakedoor.Door
 	Row     station.Row
-	tb      testing.TB
+	// Transcript is the session's transcript, where the door writes the
+	// receiver's enqueue row of each line it queues (fakedoor.WithTranscript).
+	Transcript string
+	tb         testing.TB
 }
+
+// CWD is the fake session's cwd.
+const CWD = "/home/u/proj"
 
 // New makes the test process a session on a fresh fake station.
 func New(tb testing.TB, o Options) *Owner {
 	tb.Helper()
 	st := fakestation.New(tb)
-	d := fakedoor.New(tb, o.Door...)
-	row := st.AddSession(fakestation.Session{PID: os.Getpid(), Socket: d.Path(), Status: o.Status})
+	sid := uuid.NewString()
+	tp := filepath.Join(st.Paths.ProjectsDir, transcript.EncodeProjectDir(CWD), sid+transcript.Ext)
+	d := fakedoor.New(tb, append([]fakedoor.Option{fakedoor.WithTranscript(tp)}, o.Door...)...)
+	row := st.AddSession(fakestation.Session{PID: os.Getpid(), SessionID: sid, CWD: CWD, Socket: d.Path(), Status: o.Status})
 	st.WriteKey(row, Token)
-	return &Owner{Station: st, Door: d, Row: row, tb: tb}
+	return &Owner{Station: st, Door: d, Row: row, Transcript: tp, tb: tb}
 }
 
 // SessionID is the session's id.

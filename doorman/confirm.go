@@ -1,0 +1,147 @@
+package doorman
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/transcript"
+)
+
+// The retry policy of a line the receiver did not queue.
+const (
+	// MaxWrites is how many times the doorman writes one line to the door
+	// without seeing its enqueue row. After the last unconfirmed write the
+	// line is acked refused with reason claudeinbox.PendingNotQueued, so
+	// it never blocks the lines after it for good.
+	MaxWrites = 3
+	// DefaultConfirm is how long the doorman waits for the enqueue row
+	// when station.Config.DoorConfirm is zero (OO_CLAUDE_DOOR_CONFIRM_S).
+	DefaultConfirm = 2 * time.Second
+	// rowSlack: an enqueue row stamped more than this before the write
+	// began is not the write's (the receiver stamps in milliseconds from
+	// the same clock).
+	rowSlack = time.Second
+)
+
+// EnvProjectDirName is Claude Code's override of a session's project
+// directory name (honoured with CLAUDE_CONFIG_DIR set). The doorman, a
+// child of the session, inherits it.
+const EnvProjectDirName = "CLAUDE_CODE_PROJECT_DIR_NAME"
+
+// ErrNotQueued is wrapped by the *DeliveryError of a line the door took
+// but the receiver did not queue (no enqueue row within the bound).
+var ErrNotQueued = errors.New("the receiver did not queue the line")
+
+func (d *Doorman) confirmWait() time.Duration {
+	if c := d.o.Config.DoorConfirm; c > 0 {
+		return c
+	}
+	return DefaultConfirm
+}
+
+// retryDelay is how long after an unconfirmed write the next write may
+// go: past the receiver's duplicate window and the refill of one token of
+// the sender's bucket, so the retry is neither dropped again for the same
+// reason nor taken while the first write could still be.
+func (fl *follower) retryDelay() time.Duration {
+	g := fl.pacer.g
+	return max(g.DedupWindow, time.Duration(float64(time.Second)/g.RefillPerSecond)) + paceMargin
+}
+
+// markTranscript returns where the session's transcript ends now: the file
+// transcript.MarkEnd finds for the session id (by the registry row's cwd,
+// else in any project directory), or, for a session whose transcript is
+// not written yet, the file Claude Code will create (in the directory
+// CLAUDE_CODE_PROJECT_DIR_NAME names, when the session has it).
+func (fl *follower) markTranscript(id Identity) (transcript.Mark, error) {
+	projects := fl.d.o.Config.ProjectsDir
+	m, err := transcript.MarkEnd(projects, id.SessionID, id.CWD)
+	if err != nil {
+		return m, err
+	}
+	if m.Size == 0 {
+		if name := fl.d.o.Host.getenv(EnvProjectDirName); name != "" && filepath.Base(name) == name && name != "." && name != ".." {
+			if _, err := os.Lstat(m.Path); err != nil {
+				m.Path = filepath.Join(projects, name, id.SessionID+transcript.Ext)
+			}
+		}
+	}
+	return m, nil
+}
+
+var enqueueMark = []byte(`"enqueue"`)
+
+// enqueued reports whether raw is the receiver's enqueue row of text,
+// stamped no earlier than rowSlack before since; it returns the row's
+// timestamp.
+func enqueued(raw []byte, text string, since time.Time) (string, bool) {
+	if !bytes.Contains(raw, enqueueMark) {
+		return "", false
+	}
+	row, err := transcript.ParseRow(raw)
+	if err != nil || row.Type != transcript.RowQueueOperation || row.Operation != transcript.QueueEnqueue {
+		return "", false
+	}
+	var content string
+	if json.Unmarshal(row.Content, &content) != nil || content != text {
+		return "", false
+	}
+	if ts, err := time.Parse(time.RFC3339Nano, row.Timestamp); err == nil && ts.Before(since.Add(-rowSlack)) {
+		return "", false
+	}
+	return row.Timestamp, true
+}
+
+// awaitEnqueue reads f until the enqueue row of text comes or wait ends.
+func awaitEnqueue(ctx context.Context, f *transcript.Follower, text string, since time.Time, wait time.Duration) (string, bool) {
+	wctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
+	for {
+		l, err := f.Next(wctx)
+		switch {
+		case err == nil:
+			if ts, ok := enqueued(l.Raw, text, since); ok {
+				return ts, true
+			}
+		case errors.Is(err, transcript.ErrTruncated), errors.Is(err, transcript.ErrReplaced), errors.Is(err, transcript.ErrRowTooLong):
+			// Read on: the timestamp tells this write's row.
+		default:
+			return "", false
+		}
+	}
+}
+
+// lookLate looks, without waiting, for the enqueue row of an earlier
+// write of the line: after the recorded mark, or from the start of the
+// transcript the session has now when that is another file (the mark
+// predicted a path the session did not use).
+func (fl *follower) lookLate(ctx context.Context, id Identity, a claudeinbox.Attempt, text string) (string, bool) {
+	since, err := claudeinbox.ParseTime(a.At)
+	if err != nil {
+		return "", false
+	}
+	paths := map[string]int64{a.Transcript: a.TranscriptOffset}
+	if m, err := transcript.MarkEnd(fl.d.o.Config.ProjectsDir, id.SessionID, id.CWD); err == nil && m.Path != a.Transcript {
+		paths[m.Path] = 0
+	}
+	done, cancel := context.WithCancel(ctx)
+	cancel() // Next only reads what is there
+	for p, from := range paths {
+		if p == "" {
+			continue
+		}
+		f := transcript.Follow(ctx, p, from, transcript.FollowOptions{})
+		ts, ok := awaitEnqueue(done, f, text, since, 0)
+		f.Close()
+		if ok {
+			return ts, true
+		}
+	}
+	return "", false
+}
