@@ -105,12 +105,18 @@ func TestAckUnwritableNotRedelivered(t *testing.T) {
 	w := newWorld(t)
 	sid := w.owned("busy")
 	files := claudeinbox.FilesFor(w.fs.Paths.InboxDir, sid)
+	cfg := w.config()
+	cfg.DoormanPoll = 50 * time.Millisecond
+	dm, lg, stop := w.running(doorman.Options{Host: w.host(nil), Config: cfg})
+	defer func() {
+		if t.Failed() {
+			t.Log(lg.String())
+		}
+	}()
+	waitState(t, dm, claudeinbox.StateFollowing)
 	if err := os.MkdirAll(files.Ack, 0o700); err != nil { // an ack file that cannot be appended to
 		t.Fatal(err)
 	}
-	cfg := w.config()
-	cfg.DoormanPoll = 50 * time.Millisecond
-	dm, _, stop := w.running(doorman.Options{Host: w.host(nil), Config: cfg})
 	w.appendLine(sid, "[a 📡] once only")
 	w.waitQueued(1)
 	deadline := time.Now().Add(10 * time.Second)
