@@ -17,7 +17,8 @@ import (
 // and so is a single-dash word that is not one of fs's flags: a line such
 // as "-1 on that" reaches the library (which may refuse it with a verdict)
 // instead of being mistaken for a flag. An unknown "--name" is a usage
-// error (a *flagError), so a mistyped flag is not sent as a line. A "--" that is a flag's
+// error (a *flagError), so a mistyped flag is not sent as a line, and
+// --help asks for the usage (flag.ErrHelp), as it does before them. A "--" that is a flag's
 // value stays a value.
 func positional(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
@@ -26,6 +27,8 @@ func positional(fs *flag.FlagSet, args []string) ([]string, error) {
 		switch {
 		case a == "--":
 			return append(pos, args[1:]...), nil
+		case a == "--help" && fs.Lookup("help") == nil:
+			return nil, flag.ErrHelp // as anywhere else: the usage, exit 0
 		case len(a) > 2 && strings.HasPrefix(a, "--") && fs.Lookup(flagName(a)) == nil:
 			return nil, &flagError{fmt.Sprintf("flag provided but not defined: %s (a line that starts with -- goes after a lone --)", a)}
 		case len(a) > 1 && a[0] == '-' && fs.Lookup(flagName(a)) != nil:

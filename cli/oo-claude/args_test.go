@@ -99,3 +99,17 @@ func FuzzSecondsFlag(f *testing.F) {
 		}
 	})
 }
+
+// TestPositionalHelp: --help after the arguments is the usage, as before
+// them; after a lone -- it is a line.
+func TestPositionalHelp(t *testing.T) {
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	fs.SetOutput(io.Discard)
+	if _, err := positional(fs, []string{"t", "line", "--help"}); !errors.Is(err, flag.ErrHelp) {
+		t.Errorf("--help after the arguments: err = %v, want flag.ErrHelp", err)
+	}
+	pos, err := positional(fs, []string{"t", "--", "--help"})
+	if err != nil || cmp.Diff([]string{"t", "--help"}, pos) != "" {
+		t.Errorf("after --: %q, %v; want the line --help", pos, err)
+	}
+}
