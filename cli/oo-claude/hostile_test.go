@@ -371,3 +371,49 @@ func TestHumanOutputEscapes(t *testing.T) {
 		t.Errorf("sessions --json does not keep the exact name %q", row.Name)
 	}
 }
+
+// TestTornLastLine: after a writer died mid-line in receipts.jsonl,
+// lineage.jsonl or the inbox, the next append starts a new line: the new row
+// reads back whole and the torn one is skipped. Before, the new row was
+// glued onto the torn one, never to be read back, while the writer reported
+// success (lineage register said appended: true).
+func TestTornLastLine(t *testing.T) {
+	fs := fakestation.New(t)
+	sid := uuid.NewString()
+	env := append(fs.Env(), "CLAUDE_CODE_MESSAGING_TOKEN="+testToken, "OO_CLAUDE_WAIT_S=0", "OO_CLAUDE_MIN_INTERVAL_S=0")
+	receipts := filepath.Join(fs.Paths.StateDir, receipt.FileName)
+	writeT(t, receipts, `{"kind":"send","class":"queued-offline"}`+"\n"+`{"kind":"send","cla`)
+	writeT(t, fs.InboxPath(sid), "[a 📡] whole\n[b 📡] tor")
+	writeT(t, fs.Paths.LineageFile(), `{"ts":"2026-11-30T11:00:00.000Z","child_session":"`)
+
+	r := runBinary(t, env, "", "send", sid, "after the tear", "--from", "t", "--json")
+	if r.code != 3 {
+		t.Fatalf("send: exit %d: %s", r.code, r.stderr)
+	}
+	row := jsonRow(t, r.stdout)
+	var off int64
+	json.Unmarshal(row["line_offset"], &off)
+	inbox, _ := os.ReadFile(fs.InboxPath(sid))
+	if want := "[a 📡] whole\n[b 📡] tor\n[t 📡] after the tear\n"; string(inbox) != want {
+		t.Errorf("inbox %q, want %q", inbox, want)
+	}
+	if int(off) > len(inbox) || string(inbox[off:]) != "[t 📡] after the tear\n" {
+		t.Errorf("line_offset %d does not point at the line in %q", off, inbox)
+	}
+	b, _ := os.ReadFile(receipts)
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	var last map[string]any
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil || last["line"] != "[t 📡] after the tear" {
+		t.Errorf("the last receipt row does not read back: %v in %q", err, b)
+	}
+
+	child, parent := uuid.NewString(), uuid.NewString()
+	r = runBinary(t, env, "", "lineage", "register", "--parent", parent, "--child", child, "--json")
+	if r.code != 0 {
+		t.Fatalf("lineage register: exit %d: %s", r.code, r.stderr)
+	}
+	r = runBinary(t, env, "", "lineage", "show", "--json")
+	if r.code != 0 || !strings.Contains(r.stdout, child) {
+		t.Errorf("lineage show does not read the registered row back: exit %d %s %s", r.code, r.stdout, r.stderr)
+	}
+}
