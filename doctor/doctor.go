@@ -20,10 +20,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/version"
 	"github.com/oo-family/oo-claude/observatory/inboxstate"
 	"github.com/oo-family/oo-claude/station"
@@ -34,22 +38,24 @@ type Kind string
 
 // Finding kinds.
 const (
-	KindClaudeMissing       Kind = "claude-missing"        // OO_CLAUDE_BIN does not exist
-	KindClaudeNotExecutable Kind = "claude-not-executable" // it exists but is not an executable file
-	KindClaudeVersion       Kind = "claude-version-failed" // `claude --version` failed
-	KindRegistryUnreadable  Kind = "registry-unreadable"   // the registry dir cannot be listed
-	KindInboxDirMissing     Kind = "inbox-dir-missing"     // no inbox dir
-	KindInboxDirUnusable    Kind = "inbox-dir-unusable"    // a symlink or not a directory
-	KindInboxDirMode        Kind = "inbox-dir-mode"        // not 0700 (contract v1)
-	KindStateDirUnusable    Kind = "state-dir-unusable"    // a symlink or not a directory
-	KindStateDirMode        Kind = "state-dir-mode"        // open to group or others
-	KindMCPNotRegistered    Kind = "mcp-not-registered"    // `claude mcp get claude-inbox`: no such server
-	KindMCPOtherCommand     Kind = "mcp-other-command"     // it is registered, but not as `<this binary> doorman --mcp`
-	KindMCPNotConnected     Kind = "mcp-not-connected"     // registered, and its health check failed
-	KindMCPCheckFailed      Kind = "mcp-check-failed"      // `claude mcp get` could not be run or answered oddly
-	KindDoormanNotFresh     Kind = "doorman-not-fresh"     // the current session's doorman heartbeat is not fresh
-	KindOfflineInbox        Kind = "offline-inbox-waiting" // a session that does not run has lines waiting
-	KindSocketMissing       Kind = "socket-missing"        // a live session's door is missing
+	KindClaudeMissing       Kind = "claude-missing"         // OO_CLAUDE_BIN does not exist
+	KindClaudeNotExecutable Kind = "claude-not-executable"  // it exists but is not an executable file
+	KindClaudeVersion       Kind = "claude-version-failed"  // `claude --version` failed
+	KindInboxUntrusted      Kind = "inbox-untrusted"        // this session's inbox (or a file of it) is another user's, writable by others, or not a regular file
+	KindClaudeNotClaude     Kind = "claude-not-claude-code" // `--version` answered, but not as Claude Code does ("2.1.332 (Claude Code)")
+	KindRegistryUnreadable  Kind = "registry-unreadable"    // the registry dir cannot be listed
+	KindInboxDirMissing     Kind = "inbox-dir-missing"      // no inbox dir
+	KindInboxDirUnusable    Kind = "inbox-dir-unusable"     // a symlink or not a directory
+	KindInboxDirMode        Kind = "inbox-dir-mode"         // not 0700 (contract v1)
+	KindStateDirUnusable    Kind = "state-dir-unusable"     // a symlink or not a directory
+	KindStateDirMode        Kind = "state-dir-mode"         // open to group or others
+	KindMCPNotRegistered    Kind = "mcp-not-registered"     // `claude mcp get claude-inbox`: no such server
+	KindMCPOtherCommand     Kind = "mcp-other-command"      // it is registered, but not as `<this binary> doorman --mcp`
+	KindMCPNotConnected     Kind = "mcp-not-connected"      // registered, and its health check failed
+	KindMCPCheckFailed      Kind = "mcp-check-failed"       // `claude mcp get` could not be run or answered oddly
+	KindDoormanNotFresh     Kind = "doorman-not-fresh"      // the current session's doorman heartbeat is not fresh
+	KindOfflineInbox        Kind = "offline-inbox-waiting"  // a session that does not run has lines waiting
+	KindSocketMissing       Kind = "socket-missing"         // a live session's door is missing
 )
 
 // Finding is one problem, with how to fix it.
@@ -212,6 +218,13 @@ func (d *doc) binary(ctx context.Context) bool {
 	}
 	out, code, err := d.run(ctx, "--version")
 	v := strings.TrimSpace(firstLine(out))
+	if err == nil && code == 0 && !claudeVersionRE.MatchString(v) {
+		// Any program that exits 0 is not claude: /bin/true, /bin/ls.
+		d.check(CheckBinary, []Finding{{Kind: KindClaudeNotClaude, Path: bin,
+			Message: fmt.Sprintf("%s --version printed %s, not a Claude Code version (like %q)", bin, quoteBounded(out), version.ProvenAgainst+" (Claude Code)"),
+			Fix:     "point OO_CLAUDE_BIN at the claude binary of Claude Code"}}, "")
+		return false
+	}
 	if err != nil || code != 0 || v == "" {
 		why := fmt.Sprintf("exit %d", code)
 		if err != nil {
@@ -263,6 +276,12 @@ func (d *doc) privateDir(name, dir string, required bool, missing, unusable, mod
 		d.check(name, []Finding{{Kind: unusable, Path: dir,
 			Message: fmt.Sprintf("%s is not a directory (%v); oo-claude never follows a symlink there", dir, fi.Mode().Type()),
 			Fix:     fmt.Sprintf("replace it with a real directory: mkdir -m 0700 %s", dir)}}, "")
+	case fsx.CheckTrust(dir, fi, os.Geteuid()) != nil:
+		var te *fsx.TrustError
+		errors.As(fsx.CheckTrust(dir, fi, os.Geteuid()), &te)
+		d.check(name, []Finding{{Kind: mode, Path: dir,
+			Message: fmt.Sprintf("%s is %s: another user could plant or move its files, so oo-claude does not trust them", dir, te.Problem),
+			Fix:     te.Fix}}, "")
 	case fi.Mode().Perm() != 0o700:
 		d.check(name, []Finding{{Kind: mode, Path: dir,
 			Message: fmt.Sprintf("%s has mode %04o, the contract wants 0700", dir, fi.Mode().Perm()),
@@ -377,6 +396,18 @@ func (d *doc) doorman(st *station.Station, live []station.Session) {
 	}
 	d.r.Session = sid
 	files := claudeinbox.FilesFor(d.o.Config.InboxDir, sid)
+	// The directory has its own check (inbox-dir); here, its files.
+	if err := claudeinbox.CheckTrust(files, os.Geteuid()); err != nil && fsx.CheckDirTrust(filepath.Dir(files.Inbox), os.Geteuid()) == nil {
+		fix := "remove what another user or a non-regular file put there; oo-claude recreates the inbox files 0600"
+		var te *fsx.TrustError
+		if errors.As(err, &te) {
+			fix = te.Fix
+		}
+		d.check(CheckDoorman, []Finding{{Kind: KindInboxUntrusted, Session: sid, Path: files.Inbox,
+			Message: fmt.Sprintf("the inbox of this session is not trusted: %v; senders refuse it and its doorman delivers nothing from it", err),
+			Fix:     fix}}, "")
+		return
+	}
 	hb, fr := claudeinbox.HeartbeatFreshness(files.Heartbeat, d.o.Now(), sid, func(pid int) bool { return d.o.Proc.Alive(pid, "") })
 	if fr.Fresh {
 		d.check(CheckDoorman, nil, fmt.Sprintf("session %s: doorman pid %d %s, last seen %.1f s ago", sid, hb.PID, hb.State, fr.Age.Seconds()))
@@ -385,6 +416,9 @@ func (d *doc) doorman(st *station.Station, live []station.Session) {
 	why := fr.Reason
 	if fr.Detail != "" && fr.Reason != claudeinbox.NotFreshUnreadable {
 		why += " (" + fr.Detail + ")"
+	}
+	if hb.State == claudeinbox.StateUntrusted && hb.LastError != "" {
+		why += ": " + hb.LastError
 	}
 	d.check(CheckDoorman, []Finding{{Kind: KindDoormanNotFresh, Session: sid, Path: files.Heartbeat,
 		Message: fmt.Sprintf("the doorman of this session %s is not fresh: %s; lines sent to it wait", sid, why),
@@ -439,6 +473,28 @@ func (d *doc) sockets(live []station.Session) {
 	d.check(CheckSockets, findings, fmt.Sprintf("%d live sessions checked", len(live)))
 }
 
+// claudeVersionRE is how Claude Code answers --version: "2.1.332 (Claude
+// Code)".
+var claudeVersionRE = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+[0-9A-Za-z.+-]* \(Claude Code\)$`)
+
+// maxShown bounds what doctor repeats of a program's output.
+const maxShown = 200
+
+// quoteBounded is out, cut to maxShown bytes, quoted with Go's escapes: a
+// program's output is shown, never obeyed (escapes, NUL), and never long.
+func quoteBounded(out []byte) string {
+	s := string(out)
+	cut := len(s) > maxShown
+	if cut {
+		s = s[:maxShown]
+	}
+	q := strconv.Quote(strings.ToValidUTF8(s, "\ufffd"))
+	if cut {
+		q += "…"
+	}
+	return q
+}
+
 func firstLine(b []byte) string {
 	if i := bytes.IndexByte(b, '\n'); i >= 0 {
 		b = b[:i]
@@ -465,18 +521,44 @@ func orSelf(self string) string {
 // execCommand is the default ExecFunc.
 func execCommand(ctx context.Context, name string, args ...string) ([]byte, int, error) {
 	cmd := exec.CommandContext(ctx, name, args...)
+	// Its own process group, so a check doctor gives up on ends with all
+	// its descendants (claude mcp get spawns the server it health-checks).
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL) }
 	// claude may leave a child (the health-checked MCP server) holding
 	// stdout for a moment; do not wait on it for long.
 	cmd.WaitDelay = 2 * time.Second
-	var out bytes.Buffer
-	cmd.Stdout = &out
+	out := &boundedBuffer{max: maxOutput}
+	cmd.Stdout = out
 	err := cmd.Run()
+	if err != nil || ctx.Err() != nil {
+		// Timed out, or a descendant held stdout past WaitDelay: end
+		// the whole group, grandchildren too.
+		syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	}
 	var ee *exec.ExitError
 	if errors.As(err, &ee) && ctx.Err() == nil {
-		return out.Bytes(), ee.ExitCode(), nil
+		return out.b.Bytes(), ee.ExitCode(), nil
 	}
 	if err != nil {
-		return out.Bytes(), -1, err
+		return out.b.Bytes(), -1, err
 	}
-	return out.Bytes(), 0, nil
+	return out.b.Bytes(), 0, nil
+}
+
+// maxOutput bounds what doctor keeps of a program's stdout.
+const maxOutput = 64 << 10
+
+// boundedBuffer keeps the first max bytes written and drops the rest
+// (reporting them written, so the program is not stopped by EPIPE).
+type boundedBuffer struct {
+	b   bytes.Buffer
+	max int
+}
+
+func (w *boundedBuffer) Write(p []byte) (int, error) {
+	if room := w.max - w.b.Len(); room > 0 {
+		w.b.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
 }

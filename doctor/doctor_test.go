@@ -322,11 +322,11 @@ func TestRealExec(t *testing.T) {
 	f := newFixture(t)
 	f.opts.Exec = nil
 	f.opts.Config.DoctorMCP = false
-	if err := os.WriteFile(f.opts.Config.ClaudeBin, []byte("#!/bin/sh\necho '9.9.9 (Fake)'\n"), 0o700); err != nil {
+	if err := os.WriteFile(f.opts.Config.ClaudeBin, []byte("#!/bin/sh\necho '9.9.9 (Claude Code)'\n"), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	rep := doctor.Run(context.Background(), f.opts)
-	if rep.ClaudeVersion != "9.9.9 (Fake)" || !rep.OK() {
+	if rep.ClaudeVersion != "9.9.9 (Claude Code)" || !rep.OK() {
 		t.Errorf("version %q, findings %+v", rep.ClaudeVersion, rep.Findings)
 	}
 	// A claude that hangs is cut by the timeout.
