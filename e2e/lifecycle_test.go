@@ -5,11 +5,13 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/oo-family/oo-claude/fakes/fakemodel"
+	"github.com/oo-family/oo-claude/headless"
 )
 
 // turnsOf reads the turns list of a receipt row or result file.
@@ -192,5 +194,39 @@ func TestNoLoginSaysWhy(t *testing.T) {
 		if r.code != 4 || !strings.Contains(r.stderr, reason) {
 			t.Errorf("%s: want claude's reason %q on stderr\n%s", args[0], reason, r)
 		}
+	}
+}
+
+// TestProcessScanFormsOfTheRealCLI: the real binary reads -r<sid> and
+// -pr <sid> as a resume of sid (its registry row names the session), and
+// headless.NamesSession reads the same from its command line, so resume
+// and start --session-id see such a process as the session's driver.
+func TestProcessScanFormsOfTheRealCLI(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t)
+	sid := uuid.NewString()
+	w.model.Enqueue(fakemodel.Text("ok"))
+	w.start(pargs("the first turn", "--session-id", sid)).mustSucceed(60 * time.Second)
+	forms := [][]string{
+		{"-r" + sid, "-p", "go on"},
+		{"-pr", sid, "go on"},
+	}
+	for _, form := range forms {
+		w.model.Enqueue(fakemodel.Reply{Text: "later", Delay: 20 * time.Second})
+		s := w.start(append(form, "--output-format", "json", "--model", testModel))
+		row := s.waitRow(30 * time.Second)
+		if row.SessionID != sid {
+			t.Errorf("claude %v runs session %s, want the resumed %s", form, row.SessionID, sid)
+		}
+		b, err := os.ReadFile(filepath.Join("/proc", itoa(s.pid()), "cmdline"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
+		if !headless.NamesSession(args, sid) {
+			t.Errorf("NamesSession(%q) is false for a process the real CLI runs as session %s", args, sid)
+		}
+		_ = syscall.Kill(-s.pid(), syscall.SIGKILL)
+		_ = s.wait(10 * time.Second)
 	}
 }

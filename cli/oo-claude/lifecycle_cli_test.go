@@ -1,0 +1,69 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/oo-family/oo-claude/fakes/fakeclaude"
+	"github.com/oo-family/oo-claude/headless"
+	"github.com/oo-family/oo-claude/station"
+)
+
+// A foreground start killed with SIGKILL (an OOM kill) takes its claude
+// with it, and its result file, while claude ran, named claude's pid, the
+// supervisor's pid and the deadline, so a reader tells the abandoned run
+// from a live one.
+func TestStartKilledSupervisorTakesClaudeWithIt(t *testing.T) {
+	r := newHLRig(t)
+	r.fk.Script(fakeclaude.Script{DelayMS: 120_000})
+	out := filepath.Join(t.TempDir(), "start.json")
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := command(ctx, t, r.env, "start", "work", "--session-id", r.sid, "--out", out, "--cwd", r.cwd, "--timeout", "600")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Wait()
+	calls := r.fk.WaitCalls("claude", 1, 20*time.Second)
+	if len(calls) != 1 {
+		cmd.Process.Kill()
+		t.Fatalf("claude never ran")
+	}
+	claude := calls[0].PID
+	var f headless.StartFile
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		b, _ := os.ReadFile(out)
+		if json.Unmarshal(b, &f) == nil && f.PID != nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			cmd.Process.Kill()
+			t.Fatalf("the result file never named claude's pid: %s", b)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if *f.PID != claude || f.SupervisorPID == nil || *f.SupervisorPID != cmd.Process.Pid || f.Deadline == nil || f.State != headless.Started {
+		t.Errorf("result file while running: pid %v supervisor %v deadline %v state %s; want %d, %d, a deadline, started",
+			f.PID, f.SupervisorPID, f.Deadline, f.State, claude, cmd.Process.Pid)
+	}
+	if d, err := time.Parse(time.RFC3339, *f.Deadline); err != nil || time.Until(d) < 9*time.Minute {
+		t.Errorf("deadline %v (%v), want about 600 s ahead", *f.Deadline, err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	gone := time.Now().Add(10 * time.Second)
+	for (station.Proc{}).Alive(claude, "") {
+		if time.Now().After(gone) {
+			syscall.Kill(claude, syscall.SIGKILL)
+			t.Fatalf("claude (pid %d) outlived its killed supervisor", claude)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
