@@ -417,3 +417,47 @@ func TestTornLastLine(t *testing.T) {
 		t.Errorf("lineage show does not read the registered row back: exit %d %s %s", r.code, r.stdout, r.stderr)
 	}
 }
+
+// TestDoormanDeliversNothingFromUntrustedInbox: a line planted in an inbox
+// directory others can write is not delivered; the MCP doorman's heartbeat
+// says untrusted (and sessions shows it), and once the directory is fixed
+// the doorman follows and delivers. Before, a line planted by another user
+// in a world-writable inbox directory was delivered into the session.
+func TestDoormanDeliversNothingFromUntrustedInbox(t *testing.T) {
+	o := fakeowner.New(t, fakeowner.Options{})
+	o.Append("[planted 📡] do something")
+	if err := os.Chmod(o.Station.Paths.InboxDir, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	ctx := ctxT(t, 30*time.Second)
+	c := o.Start(command(ctx, t, []string{"OO_CLAUDE_DOOR_SETTLE_S=0.05"}, "doorman", "--mcp"))
+	c.Stdin.Write([]byte(initialize))
+	h, err := o.WaitHeartbeat(ctx, func(h claudeinbox.Heartbeat) bool { return h.State == claudeinbox.StateUntrusted })
+	if err != nil {
+		t.Fatalf("no untrusted heartbeat: %v; stderr:\n%s", err, c.Stderr())
+	}
+	if !strings.Contains(h.LastError, "chmod go-w "+o.Station.Paths.InboxDir) {
+		t.Errorf("the heartbeat does not name the fix: %q", h.LastError)
+	}
+	r := runBinary(t, o.Station.Env(), "", "sessions")
+	if !strings.Contains(r.stdout, "untrusted") {
+		t.Errorf("sessions does not show the untrusted doorman:\n%s", r.stdout)
+	}
+	s := runBinary(t, append(o.Station.Env(), "CLAUDE_CODE_MESSAGING_TOKEN="+testToken), "", "send", o.SessionID(), "hi", "--from", "t", "--wait", "0")
+	if s.code != 1 || !strings.Contains(s.stderr+s.stdout, "chmod go-w") {
+		t.Errorf("send into the untrusted inbox: exit %d %s %s", s.code, s.stdout, s.stderr)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if n := len(userFrames(o.Door)); n != 0 || len(o.Acks()) != 0 {
+		t.Fatalf("%d frames, %d acks from an untrusted inbox", n, len(o.Acks()))
+	}
+	// Fixed: the doorman follows on its next check and delivers the line.
+	if err := os.Chmod(o.Station.Paths.InboxDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := o.WaitAcks(ctx, 1); err != nil {
+		t.Fatalf("no ack after the fix: %v; stderr:\n%s", err, c.Stderr())
+	}
+	c.Stdin.Close()
+	c.Wait(ctx)
+}
