@@ -4,7 +4,8 @@
 // This process plays the Claude Code session: it writes a registry row for
 // its own pid, listens on the session's door (a real Unix socket that
 // records every frame with its writer's pid, as the real receiver would see
-// it) and starts the doorman as its direct child, with the environment
+// it, and appends the receiver's enqueue row of each line it queues to the
+// session's transcript, as Claude Code does) and starts the doorman as its direct child, with the environment
 // Claude Code gives its MCP servers. The child runs the real doorman code
 // unmodified: it finds its owner from the process tree, checks the door's
 // listener with SO_PEERCRED and carries each inbox line through the door.
@@ -28,15 +29,18 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/doorman"
 	"github.com/oo-family/oo-claude/fakes/fakedoor"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
 	"github.com/oo-family/oo-claude/internal/version"
 	"github.com/oo-family/oo-claude/station"
+	"github.com/oo-family/oo-claude/transcript"
 )
 
 // roleEnv marks the child that plays the doorman.
@@ -102,13 +106,18 @@ func run(out io.Writer) error {
 	defer t.cleanup()
 
 	// The session: a registry row for this process, its door and its key.
+	// The door writes the receiver's enqueue row of each line it queues
+	// into the session's transcript, as Claude Code does: the doorman acks
+	// a line only once that row shows it was queued.
 	st := fakestation.New(t)
-	door, err := fakedoor.Listen("")
+	sid, cwd := uuid.NewString(), st.Root
+	tp := filepath.Join(st.Paths.ProjectsDir, transcript.EncodeProjectDir(cwd), sid+transcript.Ext)
+	door, err := fakedoor.Listen("", fakedoor.WithSessionID(sid), fakedoor.WithTranscript(tp))
 	if err != nil {
 		return err
 	}
 	defer door.Close()
-	row := st.AddSession(fakestation.Session{PID: os.Getpid(), Socket: door.Path(), Status: station.StatusBusy, Name: "roundtrip-demo"})
+	row := st.AddSession(fakestation.Session{PID: os.Getpid(), SessionID: sid, CWD: cwd, Socket: door.Path(), Status: station.StatusBusy, Name: "roundtrip-demo"})
 	var key [16]byte
 	rand.Read(key[:])
 	token := hex.EncodeToString(key[:])
