@@ -3,7 +3,8 @@
 // its time, a line naming the packages still running whenever nothing has
 // finished for a while, the output of each failed test, the skipped tests
 // with their reasons, the slowest packages, and last a line "N passed,
-// N failed" (tests and subtests).
+// N failed" (tests and subtests; a package that fails without a failing
+// test, as a build failure or a leak check does, counts as one failure).
 //
 //	go test -json ./... | go run ./internal/cmd/testprogress
 //
@@ -165,6 +166,7 @@ func (p *progress) finish(e event, s *pkgState) {
 			}
 		}
 		if len(s.failed) == 0 { // a build failure, a panic, a leak check
+			p.failed++ // counted as one failure, so the counts never say 0 of a failed run
 			for _, o := range s.output {
 				fmt.Fprint(p.out, o)
 			}
