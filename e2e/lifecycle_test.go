@@ -34,8 +34,9 @@ func turnsOf(m map[string]any) []map[string]any {
 // its own while another waits runs both.
 func TestResumeDeliversWaitingLines(t *testing.T) {
 	t.Parallel()
-	for _, withLine := range []bool{false, true} {
-		name := map[bool]string{false: "the printed hint", true: "resume with a line"}[withLine]
+	for _, how := range []string{"hint", "doctor", "line"} {
+		withLine := how == "line"
+		name := map[string]string{"hint": "the printed hint", "doctor": "doctor's fix", "line": "resume with a line"}[how]
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			waiting := "waiting line " + uuid.NewString()
@@ -68,6 +69,26 @@ func TestResumeDeliversWaitingLines(t *testing.T) {
 			args := hint[1:]
 			if withLine {
 				args = append(args, own)
+			}
+			if how == "doctor" {
+				dr := w.oo([]string{"doctor", "--json"})
+				var rep struct {
+					Findings []struct{ Kind, Session, Fix string }
+				}
+				if err := json.Unmarshal([]byte(dr.stdout), &rep); err != nil {
+					t.Fatalf("doctor --json: %v\n%s", err, dr)
+				}
+				fix := ""
+				for _, f := range rep.Findings {
+					if f.Kind == "offline-inbox-waiting" && f.Session == sid {
+						fix = f.Fix
+					}
+				}
+				words := strings.Fields(fix)
+				if len(words) < 2 || words[0] != "oo-claude" {
+					t.Fatalf("doctor's fix for the offline inbox %q is not an oo-claude command\n%s", fix, dr)
+				}
+				args = words[1:]
 			}
 			row, rr := w.ooJSON(args)
 			if rr.code != 0 || str(row, "class") != "delivered-resume" {
