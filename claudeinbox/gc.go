@@ -11,8 +11,11 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The inbox's removal protocol. A sender appends while it holds a shared
-// flock on the inbox file it opened, and only after checking that the path
+// The inbox's removal protocol. A sender appends while it holds the
+// exclusive flock on the inbox file it opened (exclusive, not shared: the
+// torn-line check before its write must not see another sender's line in
+// progress, and a shared lock would have to be converted, which Linux does
+// by dropping it first), and only after checking that the path
 // still names that file; a collector removes an inbox only while it holds
 // the exclusive flock on it (and the doorman's lock), after judging it
 // under that lock. So a line is either in the file the collector judged
@@ -40,7 +43,7 @@ func AppendInbox(path string, line []byte) (int64, error) {
 		if err != nil {
 			return 0, err
 		}
-		ok, err := lockShared(f, path, deadline)
+		ok, err := lockAppend(f, path, deadline)
 		if err != nil {
 			f.Close()
 			return 0, err
@@ -55,12 +58,12 @@ func AppendInbox(path string, line []byte) (int64, error) {
 	}
 }
 
-// lockShared takes the shared lock on f, waiting (bounded by deadline)
-// while a collector holds the exclusive one, and reports whether path still
-// names f once it holds it.
-func lockShared(f *os.File, path string, deadline time.Time) (bool, error) {
+// lockAppend takes the exclusive lock on f, waiting (bounded by deadline)
+// while a collector or another sender holds it, and reports whether path
+// still names f once it holds it.
+func lockAppend(f *os.File, path string, deadline time.Time) (bool, error) {
 	for {
-		err := unix.Flock(int(f.Fd()), unix.LOCK_SH|unix.LOCK_NB)
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 		if err == nil {
 			break
 		}
@@ -68,7 +71,7 @@ func lockShared(f *os.File, path string, deadline time.Time) (bool, error) {
 			return false, &fs.PathError{Op: "flock", Path: path, Err: err}
 		}
 		if time.Now().After(deadline) {
-			return false, &fs.PathError{Op: "flock", Path: path, Err: fmt.Errorf("%w: held exclusively for more than %s", ErrInUse, lockWait)}
+			return false, &fs.PathError{Op: "flock", Path: path, Err: fmt.Errorf("%w: locked for more than %s", ErrInUse, lockWait)}
 		}
 		time.Sleep(time.Millisecond)
 	}

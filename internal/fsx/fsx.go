@@ -143,11 +143,25 @@ func AppendLine(path string, line []byte) (offset int64, err error) {
 	if err != nil {
 		return 0, err
 	}
-	defer f.Close()
+	defer f.Close() // releases the lock
+	// The torn check and the write hold the file's exclusive flock, so a
+	// line another appender is writing (a write is copied page by page,
+	// and the size grows before its last byte lands) is never taken for a
+	// torn one.
+	if err := LockAppend(f, path); err != nil {
+		return 0, err
+	}
 	return AppendLineTo(f, path, line)
 }
 
-// AppendLineTo is AppendLine on a descriptor opened by [OpenAppend].
+// LockAppend takes the exclusive flock on f (opened by [OpenAppend]) that
+// appenders hold while they check for a torn line and write, waiting at most
+// appendLockWait. Closing f releases it.
+func LockAppend(f *os.File, path string) error { return flockBounded(f, path) }
+
+// AppendLineTo is AppendLine on a descriptor opened by [OpenAppend]. The
+// caller holds the exclusive flock on f ([LockAppend], or its own protocol's)
+// whenever other processes may append.
 //
 // When the file does not end in a newline (a writer died mid-line, or a
 // short write left a torn line), the write starts with one, so the new line
@@ -156,13 +170,6 @@ func AppendLine(path string, line []byte) (offset int64, err error) {
 // which readers skip too. A short write is an error matching
 // [io.ErrShortWrite].
 func AppendLineTo(f *os.File, path string, line []byte) (int64, error) {
-	// The torn check and the write hold an flock on the file, so a line that
-	// another appender is writing (a write is copied page by page, and the
-	// size grows before its last byte lands) is never taken for a torn one.
-	if err := flockBounded(f, path); err != nil {
-		return 0, err
-	}
-	defer unix.Flock(int(f.Fd()), unix.LOCK_UN)
 	lead := 0
 	if torn, err := endsTorn(f); err != nil {
 		return 0, &fs.PathError{Op: "read", Path: path, Err: err}
