@@ -53,6 +53,9 @@ type Ack struct {
 	// receiver wrote it; null when no row was seen (confirm "settle", a
 	// refusal).
 	QueuedAt *string `json:"queued_at"`
+	// Priority is the priority the line went through the door with (now,
+	// next, later); empty on refused acks and older doormen's acks.
+	Priority string `json:"priority,omitempty"`
 }
 
 // How a delivered-* ack was confirmed (Ack.Confirm).

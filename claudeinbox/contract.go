@@ -157,10 +157,46 @@ func Tagged(line, from string) string {
 // Structured is the contract's optional JSON form of a line.
 type Structured struct {
 	V    int    `json:"v"`
-	ID   string `json:"id"`
-	TS   string `json:"ts"`
+	ID   string `json:"id,omitempty"`
+	TS   string `json:"ts,omitempty"`
 	From string `json:"from"`
 	Line string `json:"line"`
+	// Priority is oo-claude's extension key: when the receiver shows the
+	// line (PriorityNow, PriorityNext, PriorityLater); absent or anything
+	// else reads as PriorityNext, so v1 lines are unchanged.
+	Priority string `json:"priority,omitempty"`
+}
+
+// The receiver's priorities, as a line asks for them (Structured.Priority)
+// and the door frame carries them.
+const (
+	// PriorityNow appends the line to the running tool's result.
+	PriorityNow = "now"
+	// PriorityNext shows it after the running tool round, or starts a
+	// turn when the session is idle: every plain line's priority.
+	PriorityNext = "next"
+	// PriorityLater runs it as a turn of its own after the running turn
+	// ends.
+	PriorityLater = "later"
+)
+
+// ErrBadPriority: a priority that is not now, next or later.
+var ErrBadPriority = errors.New("priority is not now, next or later")
+
+// CheckPriority accepts now, next, later and "" (next).
+func CheckPriority(p string) error {
+	switch p {
+	case "", PriorityNow, PriorityNext, PriorityLater:
+		return nil
+	}
+	return fmt.Errorf("%w: %q", ErrBadPriority, p)
+}
+
+func priorityOf(p string) string {
+	if p == PriorityNow || p == PriorityLater {
+		return p
+	}
+	return PriorityNext
 }
 
 // ParseStructured reports whether raw is a structured line (a JSON object
@@ -181,6 +217,9 @@ func ParseStructured(raw []byte) (Structured, bool) {
 type Message struct {
 	Text string // the text the model is shown: a structured line's text, tagged; a plain line as written
 	From string // the sender, sanitised; DefaultFrom when none is known
+	// Priority is the structured line's priority when it is now or later,
+	// else PriorityNext (every plain line).
+	Priority string
 }
 
 // Decode turns a raw inbox line into the message the doorman delivers: the
@@ -205,7 +244,7 @@ func Decode(raw []byte) (Message, error) {
 		if err := CheckLine([]byte(text)); err != nil {
 			return Message{}, err
 		}
-		return Message{Text: text, From: from}, nil
+		return Message{Text: text, From: from, Priority: priorityOf(s.Priority)}, nil
 	}
 	line := string(raw)
 	from := DefaultFrom
@@ -214,7 +253,7 @@ func Decode(raw []byte) (Message, error) {
 			from = f
 		}
 	}
-	return Message{Text: line, From: from}, nil
+	return Message{Text: line, From: from, Priority: PriorityNext}, nil
 }
 
 // SHA256 is the hex sha256 of the exact line bytes without the newline: the

@@ -93,6 +93,7 @@ const (
 	ReasonDoormanRefused  = "doorman-refused" // the doorman acked the line as refused without a reason
 	ReasonBadOption       = "bad-option"      // the Sender itself is misconfigured
 	ReasonCanceled        = "canceled"        // the context ended before anything was written
+	ReasonBadPriority     = "bad-priority"    // Request.Priority is not now, next or later
 )
 
 // Sender sends lines to sessions' inboxes. Build one with [NewSender] from
@@ -166,6 +167,14 @@ type Request struct {
 	// "[From 📡] " unless it already carries a sender tag or is a
 	// structured (JSON) line.
 	NoTag bool
+	// Priority is when the receiver shows the line: PriorityNow (appended
+	// to the running tool's result), PriorityNext (the default: at the
+	// next tool round, or a new turn when idle) or PriorityLater (a turn
+	// of its own after the running one: for a sender that must not
+	// interrupt a busy session). A line with now or later is written in
+	// the structured form with the extension key "priority"; "" and next
+	// leave it as v1 writes it. Anything else is refused ([ErrBadPriority]).
+	Priority string
 }
 
 // DoormanStatus is what the heartbeat said when Send read it.
@@ -193,10 +202,12 @@ type Verdict struct {
 	Status    string // registry status, running sessions only
 
 	From   string // the sender (the line's own tag wins over Request.From)
-	Line   string // the final line (tagged), or the refused line
+	Line   string // the final line (tagged, or structured with its priority), or the refused line
 	SHA256 string // of Line's bytes
 	Bytes  int
 	Inbox  string // the inbox file, once the target resolved
+	// Priority is the line's priority: now, next or later.
+	Priority string
 
 	// Written reports that the line is in the inbox at LineOffset.
 	Written    bool
@@ -341,6 +352,10 @@ func (s *Sender) send(ctx context.Context, req Request) (Verdict, error) {
 		v.refuse(ReasonEmpty, "empty line: there is nothing to send")
 		return v, ErrEmptyLine
 	}
+	if err := CheckPriority(req.Priority); err != nil {
+		v.refuse(ReasonBadPriority, fmt.Sprintf("%v: the priority is now, next (the default) or later", err))
+		return v, err
+	}
 	line := req.Line
 	if st, ok := ParseStructured([]byte(line)); ok {
 		if err := CheckFrom(st.From); st.From != "" && err != nil {
@@ -356,6 +371,9 @@ func (s *Sender) send(ctx context.Context, req Request) (Verdict, error) {
 		}
 	} else if !req.NoTag {
 		line = Tagged(line, v.From)
+	}
+	if line, v.Priority = withPriority(line, req.Priority); v.Priority == "" {
+		v.Priority = PriorityNext
 	}
 	v.Line, v.Bytes, v.SHA256 = line, len(line), SHA256([]byte(line))
 	// The doorman's own decoding, so a line it would refuse (a structured
@@ -493,6 +511,32 @@ func (s *Sender) send(ctx context.Context, req Request) (Verdict, error) {
 		}
 	}
 	return v, ledgerErr
+}
+
+// withPriority returns line carrying priority p: a now or later line in
+// the structured form with the extension key (a structured line keeps its
+// from, id and ts), anything else as it is. It also returns the priority
+// the line now carries.
+func withPriority(line, p string) (string, string) {
+	st, structured := ParseStructured([]byte(line))
+	if p == "" || p == PriorityNext {
+		if structured {
+			return line, priorityOf(st.Priority)
+		}
+		return line, PriorityNext
+	}
+	if !structured {
+		st = Structured{V: Version, Line: line}
+		if tf, ok := SenderTag(line); ok {
+			st.From = SanitizeFrom(tf)
+		}
+	}
+	st.Priority = p
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.Encode(st)
+	return strings.TrimSuffix(b.String(), "\n"), p
 }
 
 // joinErr is errors.Join that hands a lone error back as it is, so a
@@ -684,6 +728,7 @@ func (v Verdict) Row() receipt.SendRow {
 		Inbox:         str(v.Inbox),
 		PeerStatus:    str(v.PeerStatus),
 		MsgID:         str(v.MsgID),
+		Priority:      str(v.Priority),
 		WaitS:         receipt.Seconds(v.Wait),
 		MinIntervalS:  receipt.Seconds(v.MinInterval),
 		Reason:        str(v.Reason),

@@ -27,7 +27,7 @@ import (
 
 // sendKeys are v0.1's send-row keys, verbatim from its "Receipts" section,
 // then oo-claude's additions (seen, seen_s: send --seen; reply, reply_s: send --reply).
-var sendKeys = strings.Split("ts, ts_ms, kind, class, delivered, target, session_id, name, pid, running, status, from, line, sha256, bytes, inbox, line_offset, doorman, ack, peer_status, msg_id, waited_s, wait_s, min_interval_s, reason, note, hint, client_version, seen, seen_s, reply, reply_s", ", ")
+var sendKeys = strings.Split("ts, ts_ms, kind, class, delivered, target, session_id, name, pid, running, status, from, line, sha256, bytes, inbox, line_offset, doorman, ack, peer_status, msg_id, waited_s, wait_s, min_interval_s, reason, note, hint, client_version, seen, seen_s, reply, reply_s, priority", ", ")
 
 // world is one fake station with a sender pointed at it.
 type world struct {
@@ -725,4 +725,47 @@ func TestSendCancelled(t *testing.T) {
 
 func line(target, text string) claudeinbox.Request {
 	return claudeinbox.Request{Target: target, Line: text}
+}
+
+// TestSendPriority: a now or later line is written in the structured form
+// with its priority (the doorman's Decode reads it back), a next or unset
+// one as v1 writes it; the verdict and the receipt record the priority; an
+// unknown priority is refused with ErrBadPriority and nothing is written.
+func TestSendPriority(t *testing.T) {
+	tests := []struct {
+		priority, line, wantLine, want string
+	}{
+		{"", "hello", "[mama 📡] hello", "next"},
+		{"next", "hello", "[mama 📡] hello", "next"},
+		{"later", "hello", `{"v":1,"from":"mama","line":"[mama 📡] hello","priority":"later"}`, "later"},
+		{"now", "[omi 📡] <b>", `{"v":1,"from":"omi","line":"[omi 📡] <b>","priority":"now"}`, "now"},
+		{"later", `{"from":"luna","line":"x"}`, `{"v":0,"from":"luna","line":"x","priority":"later"}`, "later"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.priority+" "+tt.line, func(t *testing.T) {
+			w := newWorld(t)
+			sid := uuid.NewString()
+			v, err := w.sender.Send(context.Background(), claudeinbox.Request{Target: sid, Line: tt.line, From: "mama", Priority: tt.priority})
+			if err != nil || v.Class != claudeinbox.QueuedOffline {
+				t.Fatalf("%s: %v", v.Class, err)
+			}
+			if got := strings.TrimSuffix(readFile(t, w.fs.InboxPath(sid)), "\n"); got != tt.wantLine || v.Line != got || v.Priority != tt.want {
+				t.Errorf("written %q (verdict line %q, priority %q), want %q, %q", got, v.Line, v.Priority, tt.wantLine, tt.want)
+			}
+			m, err := claudeinbox.Decode([]byte(v.Line))
+			if err != nil || m.Priority != tt.want {
+				t.Errorf("Decode: %+v, %v; want priority %s", m, err, tt.want)
+			}
+			row := receiptRows(t, w.fs.Paths.ReceiptsFile())[0]
+			if string(row["priority"]) != `"`+tt.want+`"` {
+				t.Errorf("receipt priority %s, want %s", row["priority"], tt.want)
+			}
+		})
+	}
+	w := newWorld(t)
+	sid := uuid.NewString()
+	v, err := w.sender.Send(context.Background(), claudeinbox.Request{Target: sid, Line: "x", Priority: "soon"})
+	if !errors.Is(err, claudeinbox.ErrBadPriority) || v.Class != claudeinbox.Refused || v.Reason != claudeinbox.ReasonBadPriority || v.Written {
+		t.Errorf("priority soon: %s %s written %v err %v", v.Class, v.Reason, v.Written, err)
+	}
 }

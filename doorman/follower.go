@@ -628,7 +628,7 @@ func (fl *follower) deliver(ctx context.Context, msg claudeinbox.Message, sha st
 		paced = d.o.Host.now().Sub(start)
 		d.update(func(s *Status) { s.Pacing = 0 })
 	}
-	m := door.Message{SessionID: id.SessionID, From: msg.From, MsgID: uuid.NewString(), Text: msg.Text, Token: id.Token}
+	m := door.Message{SessionID: id.SessionID, From: msg.From, MsgID: uuid.NewString(), Priority: door.Priority(msg.Priority), Text: msg.Text, Token: id.Token}
 	if err := m.Validate(); err != nil {
 		var me *door.MessageError
 		if errors.As(err, &me) && me.Field == "token" {
@@ -743,7 +743,7 @@ func (fl *follower) ackDelivered(ctx context.Context, id Identity, msg claudeinb
 	a := claudeinbox.Ack{
 		TS: claudeinbox.FormatTime(now), SHA256: sha, SessionID: id.SessionID, PeerStatus: status, Class: class, MsgID: msgID,
 		LineOffset: &o, Inode: fl.ino, From: msg.From, PeerStatusRaw: id.Status, DoormanPID: d.o.Host.PID, V: claudeinbox.Version,
-		PacedMS: paced.Milliseconds(), Confirm: confirm, QueuedAt: queuedAt,
+		PacedMS: paced.Milliseconds(), Confirm: confirm, QueuedAt: queuedAt, Priority: msg.Priority,
 	}
 	backoff := time.Duration(0)
 	for {

@@ -108,6 +108,29 @@ func contents(fs []fakedoor.Frame) []string {
 	return out
 }
 
+// TestPriorityTravels: a structured line's priority goes into the door
+// frame and the ack; a plain line and an unknown priority are next.
+func TestPriorityTravels(t *testing.T) {
+	w := newWorld(t)
+	sid := w.owned("busy")
+	_, _, stop := w.running(doorman.Options{})
+	lines := []string{`{"v":1,"from":"omi","line":"after your turn","priority":"later"}`, `{"v":1,"from":"luna","line":"now please","priority":"now"}`, "[mama 📡] plain", `{"line":"odd","priority":"soon"}`}
+	for _, l := range lines {
+		w.appendLine(sid, l)
+	}
+	q := w.waitQueued(len(lines))
+	acks := w.waitAcks(sid, len(lines))
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"later", "now", "next", "next"}
+	for i := range lines {
+		if q[i].Priority != want[i] || acks[i].Priority != want[i] {
+			t.Errorf("line %q: frame priority %q, ack priority %q; want %q", lines[i], q[i].Priority, acks[i].Priority, want[i])
+		}
+	}
+}
+
 func TestRoundTripAndAckFields(t *testing.T) {
 	for _, status := range []string{"busy", "idle"} {
 		t.Run(status, func(t *testing.T) {
@@ -131,7 +154,7 @@ func TestRoundTripAndAckFields(t *testing.T) {
 			want := claudeinbox.Ack{
 				TS: a.TS, SHA256: claudeinbox.SHA256([]byte("[chatgpt 📡] hello")), SessionID: sid, PeerStatus: peer, Class: class,
 				MsgID: q[0].MsgID, LineOffset: &off, Inode: ino, From: "chatgpt", PeerStatusRaw: status,
-				DoormanPID: selfPID, V: 1, Confirm: claudeinbox.ConfirmTranscript,
+				DoormanPID: selfPID, V: 1, Confirm: claudeinbox.ConfirmTranscript, Priority: claudeinbox.PriorityNext,
 			}
 			if rows := enqueueTimes(t, w.transcript)["[chatgpt 📡] hello"]; len(rows) == 1 {
 				want.QueuedAt = &rows[0]

@@ -72,6 +72,9 @@ type SendRow struct {
 	// ReplyS is how long the reply was waited for after the ack: until it
 	// was complete, or the whole --reply wait; null when not asked for.
 	ReplyS *float64 `json:"reply_s"`
+	// Priority is oo-claude's addition (send --priority): the line's
+	// priority, now, next or later; null when no line was formed.
+	Priority *string `json:"priority"`
 
 	ReceiptWriteError *string `json:"receipt_write_error,omitempty"`
 }

@@ -19,6 +19,7 @@ func newSendCmd(e *env) *ffcli.Command {
 	from := fs.String("from", claudeinbox.DefaultFrom, "sender `NAME` for the tag (1–80 characters, no brackets)")
 	asJSON := fs.Bool("json", false, "print the receipt row as one JSON line")
 	noTag := fs.Bool("no-tag", false, "send the line as it is, without a [NAME 📡] tag")
+	priority := fs.String("priority", "", "when the session sees the line: `now` (with the running tool's result), next (the default: at the next tool round, or a new turn when idle) or later (a turn of its own after the running one)")
 	var waitD, minIntervalD, seenD, replyD time.Duration
 	wait, minInterval, seen, reply := secondsFlag{d: &waitD}, secondsFlag{d: &minIntervalD}, secondsFlag{d: &seenD}, secondsFlag{d: &replyD}
 	fs.Var(&wait, "wait", "wait `S` seconds for the doorman's ack (default OO_CLAUDE_WAIT_S or 5)")
@@ -27,7 +28,7 @@ func newSendCmd(e *env) *ffcli.Command {
 	fs.Var(&minInterval, "min-interval", "throttle: at most one line per `S` seconds per session and sender, 0 disables (default OO_CLAUDE_MIN_INTERVAL_S or 30)")
 	return &ffcli.Command{
 		Name:       "send",
-		ShortUsage: `oo-claude send <sessionId|name|pid> "<line>" [--from NAME] [--json] [--wait S] [--seen S] [--reply S] [--min-interval S] [--no-tag]`,
+		ShortUsage: `oo-claude send <sessionId|name|pid> "<line>" [--from NAME] [--json] [--wait S] [--seen S] [--reply S] [--priority now|next|later] [--min-interval S] [--no-tag]`,
 		ShortHelp:  "append a line to a session's inbox and report the doorman's verdict",
 		FlagSet:    fs,
 		Exec: func(ctx context.Context, args []string) error {
@@ -37,6 +38,9 @@ func newSendCmd(e *env) *ffcli.Command {
 			}
 			if len(pos) != 2 {
 				return usagef(`send needs a target and one line: oo-claude send <sessionId|name|pid> "<line>" (got %d arguments)`, len(pos))
+			}
+			if err := claudeinbox.CheckPriority(*priority); err != nil {
+				return usagef("--priority %q: the priority is now, next or later", *priority)
 			}
 			cfg, err := e.config()
 			if err != nil {
@@ -55,7 +59,7 @@ func newSendCmd(e *env) *ffcli.Command {
 			if reply.set {
 				s.ReplyWait, s.Witness = replyD, transcript.Witness{ProjectsDir: cfg.ProjectsDir}
 			}
-			v, sendErr := s.Send(ctx, claudeinbox.Request{Target: pos[0], Line: pos[1], From: *from, NoTag: *noTag})
+			v, sendErr := s.Send(ctx, claudeinbox.Request{Target: pos[0], Line: pos[1], From: *from, NoTag: *noTag, Priority: *priority})
 			if *asJSON {
 				b, err := json.Marshal(v.Row())
 				if err != nil {

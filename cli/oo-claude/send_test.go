@@ -30,7 +30,7 @@ const testToken = "70ce11a9d0000000000000000000beef"
 var v01SendKeys = strings.Split("ts, ts_ms, kind, class, delivered, target, session_id, name, pid, running, status, from, line, sha256, bytes, inbox, line_offset, doorman, ack, peer_status, msg_id, waited_s, wait_s, min_interval_s, reason, note, hint, client_version", ", ")
 
 // ourSendKeys are oo-claude's additions to the send row (send --seen).
-var ourSendKeys = []string{"seen", "seen_s", "reply", "reply_s"}
+var ourSendKeys = []string{"seen", "seen_s", "reply", "reply_s", "priority"}
 
 func sendEnv(fs *fakestation.Station, extra ...string) []string {
 	return append(append(fs.Env(), "CLAUDE_CODE_MESSAGING_TOKEN="+testToken, "OO_CLAUDE_MIN_INTERVAL_S=0"), extra...)
@@ -644,5 +644,21 @@ func TestSendReplyBinary(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSendPriorityFlag: --priority later writes the structured line and the
+// receipt says so; an unknown priority is a usage error and writes nothing.
+func TestSendPriorityFlag(t *testing.T) {
+	fs := fakestation.New(t)
+	sid := uuid.NewString()
+	r := runInProcess(t, fs.Getenv, "", "send", sid, "after your turn", "--from", "omi", "--priority", "later", "--json")
+	row := jsonRow(t, r.stdout)
+	if r.code != 3 || string(row["priority"]) != `"later"` || !strings.Contains(string(row["line"]), `\"priority\":\"later\"`) {
+		t.Errorf("exit %d priority %s line %s", r.code, row["priority"], row["line"])
+	}
+	r = runInProcess(t, fs.Getenv, "", "send", sid, "x", "--priority", "soon")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "--priority") {
+		t.Errorf("--priority soon: exit %d stderr %q", r.code, r.stderr)
 	}
 }

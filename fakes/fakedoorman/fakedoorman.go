@@ -256,7 +256,7 @@ func (d *Doorman) handle(line []byte, start int64) bool {
 			return true // undeliverable: the fake leaves it
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		_, err = (&door.Dialer{Settle: door.NoSettle}).Deliver(ctx, d.opts.Door, door.Message{SessionID: d.sessionID, From: m.From, MsgID: msgID, Text: m.Text})
+		_, err = (&door.Dialer{Settle: door.NoSettle}).Deliver(ctx, d.opts.Door, door.Message{SessionID: d.sessionID, From: m.From, MsgID: msgID, Priority: door.Priority(m.Priority), Text: m.Text})
 		cancel()
 		if err != nil {
 			d.fail(err)
@@ -281,6 +281,9 @@ func (d *Doorman) handle(line []byte, start int64) bool {
 	}
 	if m, err := claudeinbox.Decode(line); err == nil {
 		a.From = m.From
+		if a.Class != claudeinbox.AckRefused {
+			a.Priority = m.Priority
+		}
 	}
 	if err := claudeinbox.AppendAck(d.Files.Ack, a); err != nil {
 		d.fail(err)
