@@ -45,3 +45,18 @@ func BenchmarkAppend(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkAppendInbox is the append as Send does it now: BenchmarkAppend
+// plus the removal protocol's shared flock and the check that the path
+// still names the file (one lstat).
+func BenchmarkAppendInbox(b *testing.B) {
+	path := filepath.Join(b.TempDir(), "bench.inbox")
+	line := []byte(claudeinbox.Tagged("benchmark line: what is the status of the build? please answer briefly.", "mama"))
+	b.SetBytes(int64(len(line) + 1))
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := claudeinbox.AppendInbox(path, line); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
