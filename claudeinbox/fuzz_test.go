@@ -224,26 +224,32 @@ func FuzzReadHeartbeat(f *testing.F) {
 	})
 }
 
-// Whatever the throttle ledger holds, a decision never panics or fails:
+// Whatever the key's throttle ledger entry holds, a decision never panics
+// or fails:
 // it admits the line (and runs the write once) or refuses it with a retry
 // inside the interval, and right after an admission the same key is
 // refused for the whole interval.
 func FuzzThrottleLedger(f *testing.F) {
 	for _, s := range []string{
-		"", "null", "{}", `{"v":1,"last":null}`, `{"v":1,"last":{"s":null}}`, `{"last":{"s":{"a":1}}}`,
+		"", "17", "-1", " 42\n", "1796114052223\n", "9223372036854775807", "null", "{}", `{"v":1,"last":null}`, `{"v":1,"last":{"s":null}}`, `{"last":{"s":{"a":1}}}`,
 		`{"last":{"s":{"a":9223372036854775807}}}`, `{"last":{"s":{"a":-9223372036854775808}}}`, `{"last":{"s":{"a":1.5}}}`, "\xff",
 	} {
 		f.Add([]byte(s), "s", "a")
 	}
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	f.Add([]byte(`{"v":1,"last":{"s":{"a":`+strconv.FormatInt(now.Add(-10*time.Second).UnixMilli(), 10)+`}}}`), "s", "a")
+	f.Add([]byte(strconv.FormatInt(now.Add(-10*time.Second).UnixMilli(), 10)+"\n"), "s", "a")
+	f.Add([]byte(strconv.FormatInt(now.Add(10*time.Second).UnixMilli(), 10)), "s", "a")
 	const interval = 30 * time.Second
 	f.Fuzz(func(t *testing.T, data []byte, sid, from string) {
-		dir := t.TempDir()
-		if err := os.WriteFile(filepath.Join(dir, claudeinbox.ThrottleFile), data, 0o600); err != nil {
+		th := claudeinbox.ThrottleFor(t.TempDir(), interval, func() time.Time { return now })
+		key := th.KeyFile(sid, from)
+		if err := os.MkdirAll(filepath.Dir(key), 0o700); err != nil {
 			t.Fatal(err)
 		}
-		th := claudeinbox.ThrottleFor(dir, interval, func() time.Time { return now })
+		if err := os.WriteFile(key, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
 		writes := 0
 		write := func() error { writes++; return nil }
 		adm, err := th.Do(context.Background(), sid, from, write)
@@ -271,7 +277,7 @@ func FuzzThrottleLedger(f *testing.F) {
 
 // Found by FuzzThrottleLedger: a session id or sender that is not UTF-8 was
 // stored in the JSON ledger as U+FFFD, so it was never found again and
-// every line was admitted.
+// every line was admitted. (The ledger now hashes the raw bytes.)
 func TestThrottleKeysNotUTF8(t *testing.T) {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	tests := []struct{ name, sid, from string }{

@@ -445,7 +445,7 @@ func (s *Sender) send(ctx context.Context, req Request) (Verdict, error) {
 		return v, ctx.Err()
 	case err != nil && !adm.Admitted:
 		v.refuse(ReasonIO, "throttle ledger: "+err.Error())
-		return v, &SendError{Op: "throttle", Path: th.Path, Err: err}
+		return v, &SendError{Op: "throttle", Path: th.Dir, Err: err}
 	case err != nil && !v.Written && (errors.Is(err, fsx.ErrSymlink) || errors.Is(err, fsx.ErrNotRegular) || errors.Is(err, fsx.ErrUntrusted)):
 		return v, s.refuseFile(&v, files.Inbox, err)
 	case err != nil && !v.Written:
@@ -462,7 +462,7 @@ func (s *Sender) send(ctx context.Context, req Request) (Verdict, error) {
 	// caller.
 	var ledgerErr error
 	if err != nil {
-		ledgerErr = &SendError{Op: "throttle", Path: th.Path, Err: err}
+		ledgerErr = &SendError{Op: "throttle", Path: th.Dir, Err: err}
 	}
 
 	if !t.Running {

@@ -407,9 +407,21 @@ func TestThrottleLedgerProcesses(t *testing.T) {
 	if diff := cmp.Diff(map[string]int{"mama": 1, "luna": 1}, won); diff != "" {
 		t.Errorf("winners (-want +got):\n%s", diff)
 	}
-	fi, err := os.Stat(filepath.Join(state, claudeinbox.ThrottleFile))
-	if err != nil || fi.Mode() != 0o600 {
-		t.Errorf("ledger: %v %v", fi, err)
+	dir := filepath.Join(state, claudeinbox.ThrottleDir)
+	all, err := os.ReadDir(dir)
+	var ents []os.DirEntry
+	for _, e := range all {
+		if !strings.HasPrefix(e.Name(), ".") { // the prune mark
+			ents = append(ents, e)
+		}
+	}
+	if err != nil || len(ents) != 2 {
+		t.Fatalf("ledger: %v %v; want one file per key", ents, err)
+	}
+	for _, e := range ents {
+		if fi, err := e.Info(); err != nil || fi.Mode() != 0o600 {
+			t.Errorf("ledger file %s: %v %v", e.Name(), fi, err)
+		}
 	}
 }
 
@@ -507,8 +519,8 @@ func TestFileModes(t *testing.T) {
 		w.sender.InboxDir: 0o700 | os.ModeDir,
 		filepath.Join(w.sender.InboxDir, sid+".inbox"): 0o600,
 		w.sender.StateDir: 0o700 | os.ModeDir,
-		filepath.Join(w.sender.StateDir, claudeinbox.ThrottleFile):         0o600,
-		filepath.Join(w.sender.StateDir, claudeinbox.ThrottleFile+".lock"): 0o600,
+		filepath.Join(w.sender.StateDir, claudeinbox.ThrottleDir):                                          0o700 | os.ModeDir,
+		claudeinbox.ThrottleFor(w.sender.StateDir, time.Minute, nil).KeyFile(sid, claudeinbox.DefaultFrom): 0o600,
 		w.sender.Receipts.Path: 0o600,
 	} {
 		fi, err := os.Lstat(path)

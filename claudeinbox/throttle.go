@@ -2,38 +2,57 @@ package claudeinbox
 
 import (
 	"context"
-	"encoding/json"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/oo-family/oo-claude/internal/fsx"
 )
 
-// ThrottleFile is the ledger's name under the state dir; its flock is
-// ThrottleFile + ".lock" beside it.
-const ThrottleFile = "throttle.json"
+// ThrottleDir is the ledger's directory under the state dir. It holds one
+// file per (target session, sender) key, named by a hash of the key,
+// holding the unix ms of the key's last admitted line; each file is also
+// the flock its key's decisions are taken under. (The single JSON ledger
+// of earlier versions, throttle.json, is no longer read.)
+const ThrottleDir = "throttle"
 
-// LedgerKeep is how long the ledger remembers a send. Older entries are
-// pruned when the ledger is rewritten; an interval longer than this is
-// honoured only as far as LedgerKeep reaches.
+// LedgerKeep is how long the ledger remembers a send. Older entries count
+// as absent and are pruned from time to time; an interval longer than this
+// is honoured only as far as LedgerKeep reaches.
 const LedgerKeep = 24 * time.Hour
+
+// pruneEvery is how often, at most, an admission looks for entries older
+// than LedgerKeep to remove.
+const pruneEvery = time.Hour
+
+// pruneMark is the file in the ledger directory whose mtime says when it
+// was last pruned.
+const pruneMark = ".pruned"
 
 // ErrBadInterval reports a negative minimum interval.
 var ErrBadInterval = errors.New("negative minimum interval")
 
 // Throttle admits at most one line per (target session, sender) within
-// Interval. Its ledger lives in a file so that every process on the
-// station shares it: each decision is taken under an flock and the ledger
-// is replaced atomically, so of many concurrent senders with the same key
-// exactly one wins inside the interval. The ledger is advisory state and is
-// not synced to disk: after a crash of the machine it may have forgotten
-// the last sends (an unreadable ledger is an empty one).
+// Interval. Its ledger lives in files so that every process on the station
+// shares it: each decision is taken under the flock of its key's file, so
+// of many concurrent senders with the same key exactly one wins inside the
+// interval, while senders of other keys never wait for it. A decision
+// reads and writes its own key's entry alone, so its cost does not grow
+// with the sessions and senders the ledger remembers. The ledger is
+// advisory state and is not synced to disk: after a crash of the machine
+// it may have forgotten the last sends (an unreadable entry is an absent
+// one).
 type Throttle struct {
-	// Path is the ledger file (<state dir>/throttle.json).
-	Path string
+	// Dir is the ledger directory (<state dir>/throttle).
+	Dir string
 	// Interval is the minimum time between two lines of one sender to one
 	// session; 0 disables the throttle. Negative is [ErrBadInterval].
 	Interval time.Duration
@@ -48,18 +67,12 @@ type Admission struct {
 	RetryAfter time.Duration
 }
 
-// ledger is the file's shape: session id → sender → unix ms of the last
-// admitted line.
-type ledger struct {
-	V    int                         `json:"v"`
-	Last map[string]map[string]int64 `json:"last"`
-}
-
 // Do decides for one line of sender from to session sid. When the line is
 // admitted it runs write (the append) while still holding the lock, and
 // records the send only if write succeeds: a refused or failed write never
 // consumes the interval. When it is not admitted write is not called. The
-// error is write's, or the ledger's (then write was not called).
+// error is write's, or the ledger's (then write was not called, unless
+// Admitted says so: the line was written and only its record failed).
 func (t *Throttle) Do(ctx context.Context, sid, from string, write func() error) (Admission, error) {
 	if t.Interval < 0 {
 		return Admission{}, fmt.Errorf("throttle: %w: %v", ErrBadInterval, t.Interval)
@@ -67,45 +80,144 @@ func (t *Throttle) Do(ctx context.Context, sid, from string, write func() error)
 	if t.Interval == 0 {
 		return Admission{Admitted: true}, write()
 	}
-	lock, err := fsx.LockContext(ctx, t.Path+".lock")
+	lock, err := t.lockKey(ctx, t.KeyFile(sid, from))
 	if err != nil {
 		return Admission{}, err
 	}
 	defer lock.Unlock()
 
-	l, err := t.read()
-	if err != nil {
-		return Admission{}, err
-	}
-	// The ledger is JSON, which stores every byte that is not UTF-8 as
-	// U+FFFD; key the lookup the same way, or such a key is never found
-	// again and never throttled.
-	sid, from = string([]rune(sid)), string([]rune(from))
 	now := t.now()
-	if last, ok := l.Last[sid][from]; ok {
+	if last, ok := readEntry(lock.File()); ok {
 		elapsed := now.Sub(time.UnixMilli(last))
-		if elapsed >= 0 && elapsed < t.Interval {
+		if elapsed >= 0 && elapsed < t.Interval && elapsed < LedgerKeep {
 			return Admission{RetryAfter: t.Interval - elapsed}, nil
 		}
 	}
 	if err := write(); err != nil {
 		return Admission{Admitted: true}, err
 	}
-	if l.Last[sid] == nil {
-		l.Last[sid] = map[string]int64{}
+	if err := writeEntry(lock.File(), now.UnixMilli()); err != nil {
+		return Admission{Admitted: true}, &fs.PathError{Op: "record", Path: lock.File().Name(), Err: err}
 	}
-	l.Last[sid][from] = now.UnixMilli()
-	l.prune(now)
-	b, err := json.Marshal(l)
+	t.pruneMaybe(now)
+	return Admission{Admitted: true}, nil
+}
+
+// KeyFile returns the ledger file of the key (sid, from) in Dir: named by
+// the first 128 bits of the SHA-256 of both (sid's length first, so no two
+// keys run together), in hex. The raw bytes are hashed, so a key that is
+// not UTF-8 is as distinct as any other.
+func (t *Throttle) KeyFile(sid, from string) string {
+	h := sha256.New()
+	h.Write(strconv.AppendInt(nil, int64(len(sid)), 10))
+	h.Write([]byte{':'})
+	h.Write([]byte(sid))
+	h.Write([]byte(from))
+	return filepath.Join(t.Dir, hex.EncodeToString(h.Sum(nil)[:16]))
+}
+
+// isKeyName reports whether name is a ledger file's name.
+func isKeyName(name string) bool {
+	if len(name) != 32 {
+		return false
+	}
+	_, err := hex.DecodeString(name)
+	return err == nil
+}
+
+// lockKey takes the flock of the key file at path. A pruner may remove the
+// file between its open and its lock; then the lock is on a file no longer
+// at path, and it is taken again on the file that is.
+func (t *Throttle) lockKey(ctx context.Context, path string) (*fsx.Lock, error) {
+	for {
+		lock, err := fsx.LockContext(ctx, path)
+		if err != nil {
+			return nil, err
+		}
+		held, err := lock.File().Stat()
+		if err != nil {
+			lock.Unlock()
+			return nil, err
+		}
+		if at, err := os.Lstat(path); err == nil && os.SameFile(held, at) {
+			return lock, nil
+		}
+		lock.Unlock()
+	}
+}
+
+// readEntry reads the unix ms a ledger file holds; ok is false for an empty
+// or unreadable entry.
+func readEntry(f *os.File) (int64, bool) {
+	var buf [entryLen + 1]byte
+	n, err := f.ReadAt(buf[:], 0)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return 0, false
+	}
+	ms, err := strconv.ParseInt(strings.TrimSpace(string(buf[:n])), 10, 64)
+	return ms, err == nil
+}
+
+// entryLen is the length of every entry: the unix ms zero-padded to 20
+// characters and a newline, so that an entry is rewritten in place, never
+// truncated (on ext4 a truncation to zero, like a rename over a file,
+// makes the close wait for the data to reach the disk).
+const entryLen = 21
+
+// writeEntry replaces the content of a ledger file with ms. The file is
+// locked; a reader that finds it torn (a crash mid-write) takes it as
+// absent.
+func writeEntry(f *os.File, ms int64) error {
+	b := fmt.Appendf(nil, "%020d\n", ms)
+	if fi, err := f.Stat(); err != nil {
+		return err
+	} else if fi.Size() > entryLen {
+		// Not an entry this code wrote: cut it to the entry's length.
+		if err := f.Truncate(entryLen); err != nil {
+			return err
+		}
+	}
+	_, err := f.WriteAt(b, 0)
+	return err
+}
+
+// pruneMaybe removes, at most once per pruneEvery, the ledger files older
+// than LedgerKeep. Each is removed under its lock and only when its entry
+// is still old (or empty), so a decision taking place on it is never lost.
+// Pruning is hygiene: a failure is ignored.
+func (t *Throttle) pruneMaybe(now time.Time) {
+	mark := filepath.Join(t.Dir, pruneMark)
+	real := time.Now()
+	if fi, err := os.Lstat(mark); err == nil && real.Sub(fi.ModTime()) < pruneEvery {
+		return
+	}
+	if fsx.WriteFileAtomic(mark, nil) != nil {
+		return
+	}
+	ents, err := os.ReadDir(t.Dir)
 	if err != nil {
-		return Admission{Admitted: true}, err
+		return
 	}
-	// Replaced atomically but not synced: the ledger is advisory, so a
-	// crash may at worst forget the last sends, and then admits one more
-	// line per key inside the interval (the receiver's own bucket and
-	// duplicate window still hold). An fsync here cost more than the rest
-	// of the decision (BENCHMARKS.md, "send").
-	return Admission{Admitted: true}, fsx.ReplaceFile(t.Path, b)
+	for _, e := range ents {
+		if !isKeyName(e.Name()) {
+			continue
+		}
+		// Files touched within LedgerKeep (by the wall clock) are never
+		// opened; the entry's own time decides for the rest.
+		fi, err := e.Info()
+		if err != nil || real.Sub(fi.ModTime()) < LedgerKeep {
+			continue
+		}
+		path := filepath.Join(t.Dir, e.Name())
+		lock, err := fsx.TryLock(path)
+		if err != nil {
+			continue
+		}
+		if ms, ok := readEntry(lock.File()); !ok || now.Sub(time.UnixMilli(ms)) >= LedgerKeep {
+			os.Remove(path)
+		}
+		lock.Unlock()
+	}
 }
 
 func (t *Throttle) now() time.Time {
@@ -115,41 +227,7 @@ func (t *Throttle) now() time.Time {
 	return time.Now()
 }
 
-// read loads the ledger. A missing file is an empty ledger; so is one that
-// does not parse (a ledger is advisory state, and an atomic replace never
-// leaves a torn one behind), but a symlink is refused.
-func (t *Throttle) read() (ledger, error) {
-	l := ledger{V: 1, Last: map[string]map[string]int64{}}
-	b, err := fsx.ReadFile(t.Path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return l, nil
-	case err != nil:
-		return l, err
-	}
-	var got ledger
-	if json.Unmarshal(b, &got) == nil && got.Last != nil {
-		got.V = 1
-		return got, nil
-	}
-	return l, nil
-}
-
-func (l *ledger) prune(now time.Time) {
-	cut := now.Add(-LedgerKeep).UnixMilli()
-	for sid, m := range l.Last {
-		for from, ms := range m {
-			if ms < cut {
-				delete(m, from)
-			}
-		}
-		if len(m) == 0 {
-			delete(l.Last, sid)
-		}
-	}
-}
-
 // ThrottleFor returns the throttle whose ledger is in stateDir.
 func ThrottleFor(stateDir string, interval time.Duration, now func() time.Time) *Throttle {
-	return &Throttle{Path: filepath.Join(stateDir, ThrottleFile), Interval: interval, Now: now}
+	return &Throttle{Dir: filepath.Join(stateDir, ThrottleDir), Interval: interval, Now: now}
 }

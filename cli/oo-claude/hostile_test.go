@@ -99,8 +99,11 @@ func hostileCases() []hostileCase {
 		{verb: "send", file: ".offset", setup: sendSetup(inbox(".offset")), want: all(1)},
 		{verb: "send", file: ".doorman.lock", setup: sendSetup(inbox(".doorman.lock")), want: all(1)},
 		{verb: "send", file: ".doorman.json", setup: sendSetup(inbox(".doorman.json")), want: all(3)},
-		{verb: "send", file: "throttle ledger", setup: sendSetup(state(claudeinbox.ThrottleFile), "OO_CLAUDE_MIN_INTERVAL_S=30"), want: all(1)},
-		{verb: "send", file: "throttle lock", setup: sendSetup(state(claudeinbox.ThrottleFile+".lock"), "OO_CLAUDE_MIN_INTERVAL_S=30"), want: all(1)},
+		{verb: "send", file: "throttle ledger", setup: sendSetup(func(fs *fakestation.Station, sid string) string {
+			key := claudeinbox.ThrottleFor(fs.Paths.StateDir, 0, nil).KeyFile(sid, "t")
+			os.MkdirAll(filepath.Dir(key), 0o700) // the ledger's directory; a failure shows in the planting
+			return key
+		}, "OO_CLAUDE_MIN_INTERVAL_S=30"), want: all(1)},
 		// The receipt cannot be written: the verdict stands.
 		{verb: "send", file: "receipts.jsonl", setup: sendSetup(state(receipt.FileName)), want: all(3)},
 

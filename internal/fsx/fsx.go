@@ -242,17 +242,7 @@ func endsTorn(f *os.File) (bool, error) {
 // directory (0600), fsync, rename. Readers see the old or the new content.
 // A target that exists and is not a regular file (a symlink, FIFO, socket,
 // device node or directory) is refused and left as it is.
-func WriteFileAtomic(path string, data []byte) error { return replaceFile(path, data, true) }
-
-// ReplaceFile is [WriteFileAtomic] without the fsync: readers still see the
-// old or the new content, never a mix, but a crash soon after may leave
-// either, or an empty file. It is for advisory state whose loss is harmless
-// and whose every reader takes an empty or unparsable file as empty (the
-// throttle ledger), where an fsync per update would cost more than the
-// state is worth.
-func ReplaceFile(path string, data []byte) error { return replaceFile(path, data, false) }
-
-func replaceFile(path string, data []byte, sync bool) error {
+func WriteFileAtomic(path string, data []byte) error {
 	dir := filepath.Dir(path)
 	if err := MkdirPrivate(dir); err != nil {
 		return err
@@ -278,10 +268,8 @@ func replaceFile(path string, data []byte, sync bool) error {
 	if _, err := tmp.Write(data); err != nil {
 		return err
 	}
-	if sync {
-		if err := tmp.Sync(); err != nil {
-			return err
-		}
+	if err := tmp.Sync(); err != nil {
+		return err
 	}
 	if err := tmp.Close(); err != nil {
 		return err

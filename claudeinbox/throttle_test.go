@@ -1,0 +1,111 @@
+package claudeinbox_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/oo-family/oo-claude/claudeinbox"
+)
+
+// An admission prunes, at most once an hour, the ledger files untouched for
+// longer than LedgerKeep whose entry is that old too (or empty); a file
+// touched recently, or old but holding a recent entry, and anything that
+// is not a ledger file stay.
+func TestThrottlePrunes(t *testing.T) {
+	now := time.Now()
+	th := claudeinbox.ThrottleFor(t.TempDir(), 30*time.Second, func() time.Time { return now })
+	plant := func(sid, content string, mtime time.Time) string {
+		t.Helper()
+		path := th.KeyFile(sid, "mama")
+		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(path, mtime, mtime); err != nil {
+			t.Fatal(err)
+		}
+		return filepath.Base(path)
+	}
+	ms := func(d time.Duration) string { return strconv.FormatInt(now.Add(-d).UnixMilli(), 10) + "\n" }
+	old, day := now.Add(-25*time.Hour), 25*time.Hour
+	gone := []string{plant("old", ms(day), old), plant("old-empty", "", old), plant("old-torn", "17967", old)}
+	kept := []string{plant("fresh", ms(time.Hour), now.Add(-time.Hour)), plant("old-file-recent-entry", ms(time.Hour), old)}
+	dir := filepath.Join(filepath.Dir(th.KeyFile("x", "y")))
+	if err := os.WriteFile(filepath.Join(dir, "notes.txt"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	os.Chtimes(filepath.Join(dir, "notes.txt"), old, old)
+	kept = append(kept, "notes.txt")
+
+	admit := func(sid string) {
+		t.Helper()
+		if adm, err := th.Do(context.Background(), sid, "mama", func() error { return nil }); err != nil || !adm.Admitted {
+			t.Fatalf("Do(%s) = %+v, %v", sid, adm, err)
+		}
+	}
+	names := func() []string {
+		t.Helper()
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []string
+		for _, e := range ents {
+			if e.Name() != ".pruned" {
+				out = append(out, e.Name())
+			}
+		}
+		return out
+	}
+	admit("new")
+	want := append(slices.Clone(kept), filepath.Base(th.KeyFile("new", "mama")))
+	slices.Sort(want)
+	if diff := cmp.Diff(want, names()); diff != "" {
+		t.Errorf("after the first prune (-want +got):\n%s", diff)
+	}
+	for _, g := range gone {
+		if slices.Contains(names(), g) {
+			t.Errorf("%s was kept", g)
+		}
+	}
+
+	// Within the hour no admission prunes again; after it, one does.
+	late := plant("late", ms(day), old)
+	admit("new2")
+	if !slices.Contains(names(), late) {
+		t.Fatal("pruned again within the hour")
+	}
+	mark := filepath.Join(dir, ".pruned")
+	os.Chtimes(mark, now.Add(-2*time.Hour), now.Add(-2*time.Hour))
+	admit("new3")
+	if slices.Contains(names(), late) {
+		t.Error("not pruned after the hour")
+	}
+}
+
+// An interval longer than LedgerKeep is honoured only as far as LedgerKeep
+// reaches: an entry that old counts as absent, pruned or not.
+func TestThrottleLedgerKeep(t *testing.T) {
+	now := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
+	th := claudeinbox.ThrottleFor(t.TempDir(), 48*time.Hour, func() time.Time { return now })
+	var got []bool
+	for _, step := range []time.Duration{0, 23 * time.Hour, 2 * time.Hour} {
+		now = now.Add(step)
+		adm, err := th.Do(context.Background(), "s", "mama", func() error { return nil })
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, adm.Admitted)
+	}
+	if diff := cmp.Diff([]bool{true, false, true}, got); diff != "" {
+		t.Errorf("admitted at 0 h, 23 h, 25 h (-want +got):\n%s", diff)
+	}
+}
