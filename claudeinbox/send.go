@@ -396,7 +396,7 @@ func (s *Sender) send(ctx context.Context, req Request) (Verdict, error) {
 		case errors.Is(err, station.ErrAmbiguousTarget):
 			v.refuse(ReasonAmbiguousTarget, err.Error()+" (use the full session id)")
 		case errors.Is(err, station.ErrUnknownTarget):
-			v.refuse(ReasonUnknownTarget, err.Error()+" (a session that is not running is addressed by its full id)")
+			v.refuse(ReasonUnknownTarget, err.Error()+" (oo-claude sessions lists them; a session that is not running is addressed by its full id)")
 		default:
 			v.refuse(ReasonBadTarget, err.Error())
 		}
