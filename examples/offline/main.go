@@ -57,6 +57,9 @@ func main() {
 	fs := flag.NewFlagSet("offline", flag.ContinueOnError)
 	claude := fs.String("claude", "", "the claude binary (default $OO_CLAUDE_E2E_CLAUDE, else the pinned CLI in the install script's cache)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(0)
+		}
 		os.Exit(2)
 	}
 	if fs.NArg() > 0 {
