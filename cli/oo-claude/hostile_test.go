@@ -57,6 +57,21 @@ func byKind(bad, untrusted int) func(hostile.Kind) int {
 	}
 }
 
+// doctorSetup runs doctor inside a session (CLAUDE_CODE_SESSION_ID) whose
+// inbox file named by suffix is planted; claude is a script that answers as
+// Claude Code does, and the MCP check is off.
+func doctorSetup(suffix string) func(t *testing.T) (string, []string, []string) {
+	return func(t *testing.T) (string, []string, []string) {
+		fs := fakestation.New(t)
+		sid := uuid.NewString()
+		claude := filepath.Join(fs.Root, "claude-bin")
+		writeT(t, claude, "#!/bin/sh\necho '2.1.332 (Claude Code)'\n")
+		os.Chmod(claude, 0o700)
+		env := append(fs.Env(), "OO_CLAUDE_BIN="+claude, "OO_CLAUDE_DOCTOR_MCP=0", "CLAUDE_CODE_SESSION_ID="+sid)
+		return fs.InboxPath(sid) + suffix, []string{"doctor"}, env
+	}
+}
+
 func hostileCases() []hostileCase {
 	sendSetup := func(file func(fs *fakestation.Station, sid string) string, extra ...string) func(t *testing.T) (string, []string, []string) {
 		return func(t *testing.T) (string, []string, []string) {
@@ -104,6 +119,16 @@ func hostileCases() []hostileCase {
 			os.MkdirAll(filepath.Dir(key), 0o700) // the ledger's directory; a failure shows in the planting
 			return key
 		}, "OO_CLAUDE_MIN_INTERVAL_S=30"), want: all(1)},
+		// A registry row the sender cannot trust is left out: the target
+		// is then an offline session.
+		{verb: "send", file: "registry row", setup: func(t *testing.T) (string, []string, []string) {
+			fs := fakestation.New(t)
+			row := fs.AddSession(fakestation.Session{PID: sleeper(t)})
+			p := filepath.Join(fs.Paths.SessionsDir, strconv.Itoa(row.PID)+".json")
+			os.Remove(p)
+			env := append(fs.Env(), "CLAUDE_CODE_MESSAGING_TOKEN="+testToken, "OO_CLAUDE_WAIT_S=0")
+			return p, []string{"send", row.SessionID, "hello", "--from", "t"}, env
+		}, want: all(3)},
 		// The receipt cannot be written: the verdict stands.
 		{verb: "send", file: "receipts.jsonl", setup: sendSetup(state(receipt.FileName)), want: all(3)},
 
@@ -113,6 +138,7 @@ func hostileCases() []hostileCase {
 		{verb: "doorman", file: ".ack", setup: doormanSetup(".ack"), want: all(3), owner: true},
 		{verb: "doorman", file: ".offset", setup: doormanSetup(".offset"), want: all(3), owner: true},
 		{verb: "doorman", file: ".doorman.lock", setup: doormanSetup(".doorman.lock"), want: all(3), owner: true},
+		{verb: "doorman", file: "registry row", setup: doormanSetup("ROW"), want: all(3), owner: true},
 		{verb: "doorman", file: ".doorman.json", setup: doormanSetup(".doorman.json"), want: byKind(0, 0), owner: true, replaces: true},
 
 		// The observers answer 0 and leave out what they cannot trust.
@@ -156,6 +182,30 @@ func hostileCases() []hostileCase {
 			out := filepath.Join(r.fs.Root, "result.json")
 			return out, []string{"start", "hi", "--cwd", r.cwd, "--out", "OUT", "--no-lineage"}, r.env
 		}, want: byKind(1, 0), replaces: true},
+		// start: a hostile inbox is refused (1) before claude runs.
+		{verb: "start", file: "inbox", setup: func(t *testing.T) (string, []string, []string) {
+			r := newHLRig(t)
+			r.fk.Script(fakeclaude.Script{Result: "READY"})
+			sid := uuid.NewString()
+			return r.fs.InboxPath(sid), []string{"start", "hi", "--cwd", r.cwd, "--session-id", sid, "--no-lineage"}, r.env
+		}, want: all(1)},
+		// gc keeps what is fresh (0), reports what it cannot trust (1) and
+		// never hangs on what it finds.
+		{verb: "gc", file: "inbox", setup: func(t *testing.T) (string, []string, []string) {
+			fs := fakestation.New(t)
+			return fs.InboxPath(uuid.NewString()), []string{"gc"}, fs.Env()
+		}, want: byKind(0, 1)}, // an inbox it cannot trust is reported with the fix
+		{verb: "gc", file: ".doorman.lock", setup: func(t *testing.T) (string, []string, []string) {
+			fs := fakestation.New(t)
+			sid := uuid.NewString()
+			writeT(t, fs.InboxPath(sid), "")
+			return fs.InboxPath(sid) + ".doorman.lock", []string{"gc", "--dry-run"}, fs.Env()
+		}, want: all(0)},
+		// doctor inside a session: a hostile inbox file or heartbeat is a
+		// finding (1), answered at once.
+		{verb: "doctor", file: "inbox", setup: doctorSetup(""), want: all(1)},
+		{verb: "doctor", file: ".doorman.json", setup: doctorSetup(".doorman.json"), want: all(1)},
+		{verb: "doctor", file: ".ack", setup: doctorSetup(".ack"), want: all(1)},
 		// resume: its lock is refused (1).
 		{verb: "resume", file: "resume lock", setup: func(t *testing.T) (string, []string, []string) {
 			r := newHLRig(t)
@@ -192,6 +242,10 @@ func runHostileCell(t *testing.T, c hostileCase, k hostile.Kind) {
 		o = fakeowner.New(t, fakeowner.Options{})
 		suffix, _, _ := c.setup(t)
 		path = o.Files().Inbox + suffix
+		if suffix == "ROW" { // the owner's own registry row
+			path = filepath.Join(o.Station.Paths.SessionsDir, strconv.Itoa(o.Row.PID)+".json")
+			os.Remove(path)
+		}
 		args = []string{"doorman", "--allow-foreground", "--once", "--json"}
 	} else {
 		path, args, env = c.setup(t)
