@@ -208,8 +208,10 @@ func TestNoLoginSaysWhy(t *testing.T) {
 		{"resume", sid, "hello", "--json"},
 	} {
 		r := w.oo(args, "ANTHROPIC_API_KEY=")
-		if r.code != 4 || !strings.Contains(r.stdout, reason) {
-			t.Errorf("%s: want exit 4 and claude's reason %q in the verdict\n%s", args[0], reason, r)
+		var v map[string]any
+		_ = json.Unmarshal([]byte(strings.TrimSpace(r.stdout)), &v)
+		if r.code != 4 || !strings.Contains(str(v, "reason"), reason) || !strings.Contains(str(v, "note"), reason) || !strings.Contains(r.stderr, reason) {
+			t.Errorf("%s: want exit 4 and claude's reason %q in the verdict's reason and note and on stderr\n%s", args[0], reason, r)
 		}
 		r = w.oo(args[:len(args)-1], "ANTHROPIC_API_KEY=")
 		if r.code != 4 || !strings.Contains(r.stderr, reason) {

@@ -316,7 +316,7 @@ func (r *Runner) resume(ctx context.Context, req ResumeRequest) (ResumeResult, e
 			res.Class = Error
 		}
 	}
-	res.Note = turnsNote(res.Turns, res.PendingAfter)
+	res.Note = joinNotes(claudeSaid(res.Parsed, res.Claude), turnsNote(res.Turns, res.PendingAfter))
 	return res, nil
 }
 
@@ -415,6 +415,26 @@ func turnsNote(turns []receipt.Turn, pendingAfter int64) string {
 		notes = append(notes, fmt.Sprintf("%d line(s) still wait in the inbox", pendingAfter))
 	}
 	return strings.Join(notes, "; ")
+}
+
+// claudeSaid is the note of a final turn that ended in an error: claude's
+// own text ("Not logged in · Please run /login"), so the reason is in the
+// note as well as in the verdict's reason.
+func claudeSaid(parsed bool, cr ClaudeResult) string {
+	if !parsed || !cr.IsError {
+		return ""
+	}
+	return "claude: " + turnReason(cr.Subtype, cr.Result)
+}
+
+func joinNotes(notes ...string) string {
+	var out []string
+	for _, n := range notes {
+		if n != "" {
+			out = append(out, n)
+		}
+	}
+	return strings.Join(out, "; ")
 }
 
 // turnReason is claude's own reason for an error result: its result text,

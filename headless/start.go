@@ -530,7 +530,7 @@ func (r *Runner) foreground(ctx context.Context, res *StartResult, prompt string
 		f.Reason = receipt.Ptr(res.Reason)
 	}
 	r.readDoorman(f)
-	if n := turnsNote(turns, 0); n != "" {
+	if n := joinNotes(claudeSaid(parsed, cr), turnsNote(turns, 0)); n != "" {
 		f.Note = receipt.Ptr(n)
 	}
 	f.EndedAt = receipt.Ptr(r.now().UTC().Format(receipt.TimeFormat))

@@ -81,6 +81,9 @@ func newResumeCmd(e *env) *ffcli.Command {
 				if err := printJSONLine(e, row); err != nil {
 					return err
 				}
+				if res.Class == headless.Error || res.Class == headless.Timeout {
+					fmt.Fprintf(e.stderr, "%s: %s\n", res.Class, res.Reason) // why, also beside the JSON
+				}
 			} else {
 				printResume(e, res, rerr)
 			}

@@ -106,6 +106,9 @@ func finishStart(e *env, res headless.StartResult, err error, asJSON bool) error
 			return merr
 		}
 		fmt.Fprintln(e.stdout, string(b))
+		if res.Class == headless.Failed || res.Class == headless.Timeout {
+			fmt.Fprintf(e.stderr, "%s: %s\n", res.Class, res.Reason) // why, also beside the JSON
+		}
 	case res.Class == headless.Started:
 		d := res.Detached()
 		fmt.Fprintf(e.stdout, "started %s as unit %s; result file %s\n", d.SessionID, d.Unit, d.ResultFile)
