@@ -59,18 +59,22 @@ func newDoormanCmd(e *env) *ffcli.Command {
 				b, _ := json.Marshal(dm.Status())
 				e.stdout.Write(append(b, '\n'))
 			}
-			var de *doorman.DeliveryError
-			switch {
-			case errors.Is(err, doorman.ErrNotDeliverable):
-				return &exitError{code: exitNotHere, err: err}
-			case errors.As(err, &de), err != nil:
-				// An ack, offset or inbox that cannot be read or written
-				// leaves the line waiting, as a failed delivery does.
-				return &exitError{code: exitDeliveryFailed, err: err}
-			}
-			return nil
+			return doormanExit(err)
 		},
 	}
+}
+
+// doormanExit maps the foreground doorman's result to its documented exit
+// codes: 0, 3 (not deliverable here) and 4 (a delivery failed, or an ack,
+// offset or inbox could not be read or written: the line waits).
+func doormanExit(err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, doorman.ErrNotDeliverable):
+		return &exitError{code: exitNotHere, err: err}
+	}
+	return &exitError{code: exitDeliveryFailed, err: err}
 }
 
 // runMCP answers MCP on stdio while the loop runs; stdin EOF or a signal

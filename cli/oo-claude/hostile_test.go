@@ -4,15 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/doorman"
 	"github.com/oo-family/oo-claude/fakes/fakeclaude"
 	"github.com/oo-family/oo-claude/fakes/fakeowner"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
@@ -517,4 +521,26 @@ func TestDoormanDeliversNothingFromUntrustedInbox(t *testing.T) {
 	}
 	c.Stdin.Close()
 	c.Wait(ctx)
+}
+
+// TestForegroundDoormanExitCodes: the foreground doorman answers only its
+// documented codes: an ack, offset or inbox error (the line waits) is 4 like
+// a failed delivery; it was 1.
+func TestForegroundDoormanExitCodes(t *testing.T) {
+	cases := []struct {
+		name string
+		err  error
+		want int
+	}{
+		{"ok", nil, 0},
+		{"not deliverable here", &doorman.IdentityError{State: claudeinbox.StateUntrusted, Detail: "x"}, 3},
+		{"delivery failed", &doorman.DeliveryError{Inbox: "i", Err: errors.New("door")}, 4},
+		{"offset unreadable", &fs.PathError{Op: "parse", Path: "x.inbox.offset", Err: errors.New("bad offset")}, 4},
+		{"ack unwritable", &fs.PathError{Op: "write", Path: "x.inbox.ack", Err: syscall.EIO}, 4},
+	}
+	for _, c := range cases {
+		if got := exitCode(doormanExit(c.err), io.Discard); got != c.want {
+			t.Errorf("%s: exit %d, want %d", c.name, got, c.want)
+		}
+	}
 }
