@@ -50,6 +50,14 @@ func tmuxBinary(t *testing.T) string {
 	return ""
 }
 
+// interactiveConfirmS is the doorman's bound for the receiver's enqueue row
+// in interactive sessions (OO_CLAUDE_DOOR_CONFIRM_S), and interactiveWait a
+// send's --wait that covers it.
+const (
+	interactiveConfirmS = "10"
+	interactiveWait     = "15"
+)
+
 // interactiveOpts configure startInteractive. The zero value is a session
 // in the world's cwd with the doorman injected.
 type interactiveOpts struct {
@@ -106,7 +114,11 @@ func (w *world) startInteractive(opts interactiveOpts) *interactive {
 	// than one word after new-session's options is run without a shell.
 	tmuxArgs := []string{"start-server", ";", "set-option", "-g", "remain-on-exit", "on", ";",
 		"new-session", "-d", "-s", "cc", "-x", "160", "-y", "50", "-c", cwd}
-	for _, e := range append(w.env(), opts.Env...) {
+	// The TUI on two loaded cores has been seen to stamp a door frame's
+	// enqueue row 1.7 s after the write, so the doorman's bound for it
+	// (2 s by default) is made generous; a line never queued still fails.
+	env := append(w.env("OO_CLAUDE_DOOR_CONFIRM_S="+interactiveConfirmS), opts.Env...)
+	for _, e := range env {
 		tmuxArgs = append(tmuxArgs, "-e", e)
 	}
 	tmuxArgs = append(tmuxArgs, args...)
@@ -353,14 +365,29 @@ func isEnqueue(row map[string]any, content string) bool {
 	return row["type"] == "queue-operation" && row["operation"] == "enqueue" && row["content"] == content
 }
 
+// checkConfirmed holds a delivered line's ack (as the send receipt embeds
+// it) to the receiver's own record: confirmed by the transcript, queued_at
+// the timestamp of the line's enqueue row.
+func checkConfirmed(t *testing.T, rc map[string]any, enqueue map[string]any) {
+	t.Helper()
+	a, _ := rc["ack"].(map[string]any)
+	if a["confirm"] != "transcript" {
+		t.Errorf("ack confirm %v; want \"transcript\"\nack: %v", a["confirm"], a)
+	}
+	if a["queued_at"] == nil || a["queued_at"] != enqueue["timestamp"] {
+		t.Errorf("ack queued_at %v; want the enqueue row's timestamp %v", a["queued_at"], enqueue["timestamp"])
+	}
+}
+
 // hasOrigin reports whether row holds an origin with msgID anywhere in it.
 func hasOrigin(msgID string) func(map[string]any) bool {
 	return func(row map[string]any) bool { return findOrigin([]map[string]any{row}, msgID) != nil }
 }
 
 // TestInteractiveIdle: the real TUI, idle at its prompt, with the doorman
-// injected. A line sent with `oo-claude send` is delivered-start; the
-// receiver enqueues exactly that line, then starts a turn with it (the
+// injected. A line sent with `oo-claude send` is delivered-start, its ack
+// confirmed by the transcript (queued_at is the enqueue row's timestamp);
+// the receiver enqueues exactly that line, then starts a turn with it (the
 // user row whose origin carries the receipt's msg_id, a peer line), the
 // model is asked with it and its answer lands in the transcript.
 func TestInteractiveIdle(t *testing.T) {
@@ -374,12 +401,13 @@ func TestInteractiveIdle(t *testing.T) {
 	s.waitStatus(10*time.Second, "idle")
 
 	line := "idle line " + uuid.NewString()
-	rc, r := w.send(s.SessionID, line)
+	rc, r := w.send(s.SessionID, line, "--wait", interactiveWait)
 	if r.code != 0 || str(rc, "class") != "delivered-start" {
 		s.fatalf("send: want delivered-start, exit 0\n%s\nheartbeat: %s", r, w.heartbeatText(s.SessionID))
 	}
 	msgID, tagged := str(rc, "msg_id"), str(rc, "line")
-	_, enq := s.waitTranscript(10*time.Second, "the enqueue row of the line", func(row map[string]any) bool { return isEnqueue(row, tagged) })
+	enqRow, enq := s.waitTranscript(10*time.Second, "the enqueue row of the line", func(row map[string]any) bool { return isEnqueue(row, tagged) })
+	checkConfirmed(t, rc, enqRow)
 	started, at := s.waitTranscript(10*time.Second, "the turn the line started", hasOrigin(msgID))
 	if started["type"] != "user" || at < enq {
 		t.Errorf("the line's origin is on a %v row at %d (enqueue at %d); want the user row that starts the turn, after the enqueue", started["type"], at, enq)
@@ -404,7 +432,9 @@ func TestInteractiveIdle(t *testing.T) {
 
 // TestInteractiveBusy: the real TUI in a turn whose tool runs (a user's
 // prompt typed into the pane, the model scripted to run Bash "sleep 3").
-// A line sent meanwhile is delivered-steer; the receiver enqueues it and
+// A line sent meanwhile is delivered-steer, its ack confirmed by the
+// transcript (queued_at is the enqueue row's timestamp); the receiver
+// enqueues it and
 // absorbs it into the running turn: the queued_command row with the
 // receipt's msg_id, and the model's next request carries the line with
 // the tool's result.
@@ -421,12 +451,13 @@ func TestInteractiveBusy(t *testing.T) {
 	s.waitStatus(5*time.Second, "busy")
 
 	line := "busy line " + uuid.NewString()
-	rc, r := w.send(s.SessionID, line)
+	rc, r := w.send(s.SessionID, line, "--wait", interactiveWait)
 	if r.code != 0 || str(rc, "class") != "delivered-steer" {
 		s.fatalf("send: want delivered-steer, exit 0\n%s\nheartbeat: %s", r, w.heartbeatText(s.SessionID))
 	}
 	msgID, tagged := str(rc, "msg_id"), str(rc, "line")
-	_, enq := s.waitTranscript(10*time.Second, "the enqueue row of the line", func(row map[string]any) bool { return isEnqueue(row, tagged) })
+	enqRow, enq := s.waitTranscript(10*time.Second, "the enqueue row of the line", func(row map[string]any) bool { return isEnqueue(row, tagged) })
+	checkConfirmed(t, rc, enqRow)
 	absorbed, at := s.waitTranscript(20*time.Second, "the line absorbed", hasOrigin(msgID))
 	if at < enq {
 		t.Errorf("the line's origin row (%d) comes before its enqueue row (%d)", at, enq)

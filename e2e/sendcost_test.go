@@ -82,7 +82,7 @@ func TestSendCost(t *testing.T) {
 			var took []time.Duration
 			for i := -2; i < n; i++ { // two warm-ups
 				sample++
-				r := w.oo([]string{"send", c.target, fmt.Sprintf("cost sample %d", sample), "--from", fmt.Sprintf("cost-%d", sample), "--min-interval", "30", "--json"}, c.env...)
+				r := w.oo([]string{"send", c.target, fmt.Sprintf("cost sample %d", sample), "--from", fmt.Sprintf("cost-%d", sample), "--min-interval", "30", "--wait", interactiveWait, "--json"}, c.env...)
 				var rc map[string]any
 				if r.code != 0 || json.Unmarshal([]byte(strings.TrimSpace(r.stdout)), &rc) != nil || !strings.HasPrefix(str(rc, "class"), "delivered-") {
 					real.fatalf("send to %s at %d rows: want delivered-*, exit 0\n%s", c.name, want, r)
