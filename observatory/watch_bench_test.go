@@ -1,0 +1,137 @@
+package observatory_test
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/internal/fsx"
+	"github.com/oo-family/oo-claude/observatory"
+	"github.com/oo-family/oo-claude/transcript"
+)
+
+// watchBig starts a watch on the 200 × 10 station of BenchmarkBuild200x10
+// and drains its initial events.
+func watchBig(tb testing.TB) (<-chan observatory.Event, func(i int) (inbox, tpath string)) {
+	tb.Helper()
+	st := bigStation(tb, 200, 10, 2)
+	ctx, cancel := context.WithCancel(context.Background())
+	ch, err := observatory.Watch(ctx, observatory.WatchOptions{Station: st})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() {
+		cancel()
+		for range ch {
+		}
+	})
+	started := 0
+	for started < 200 {
+		select {
+		case e := <-ch:
+			if e.Event == observatory.EventSessionStarted {
+				started++
+			}
+		case <-time.After(30 * time.Second):
+			tb.Fatalf("%d of 200 sessions reported", started)
+		}
+	}
+	drain(ch, 200*time.Millisecond)
+	paths := func(i int) (string, string) {
+		sid := fmt.Sprintf("dddddddd-0000-4000-8000-%012d", i)
+		cwd := fmt.Sprintf("/home/u/proj%03d", i)
+		return claudeinbox.FilesFor(st.Paths.InboxDir, sid).Inbox, filepath.Join(st.Paths.ProjectsDir, transcript.EncodeProjectDir(cwd), sid+transcript.Ext)
+	}
+	return ch, paths
+}
+
+// drain reads events until none came for quiet.
+func drain(ch <-chan observatory.Event, quiet time.Duration) {
+	for {
+		select {
+		case <-ch:
+		case <-time.After(quiet):
+			return
+		}
+	}
+}
+
+func await(b *testing.B, ch <-chan observatory.Event, kind string) {
+	for {
+		select {
+		case e := <-ch:
+			if e.Event == kind {
+				return
+			}
+		case <-time.After(10 * time.Second):
+			b.Fatalf("no %s within 10 s", kind)
+		}
+	}
+}
+
+// BenchmarkWatchEvent200x10 is the latency from a cause to its event on the
+// 200 × 10 station (goal: ≤ 50 ms): a line appended to one session's inbox
+// → line-queued, a final answer appended to one session's transcript →
+// turn-ended. Each op is one incremental update of the watcher (the file
+// event, the bytes read since the last look, the event): compare its time
+// with BenchmarkBuild200x10's, which reads the whole station.
+func BenchmarkWatchEvent200x10(b *testing.B) {
+	ch, paths := watchBig(b)
+	b.Run("inbox-line", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			inbox, _ := paths(i % 200)
+			if _, err := fsx.AppendLine(inbox, []byte(fmt.Sprintf("[mama 📡] bench %d", i))); err != nil {
+				b.Fatal(err)
+			}
+			await(b, ch, observatory.EventLineQueued)
+			i++
+		}
+	})
+	b.Run("transcript-row", func(b *testing.B) {
+		i := 0
+		for b.Loop() {
+			_, tp := paths(i % 200)
+			row := `{"type":"assistant","isSidechain":false,"message":{"role":"assistant","content":[{"type":"text","text":"answer"}],"stop_reason":"end_turn"}}`
+			if _, err := fsx.AppendLine(tp, []byte(row)); err != nil {
+				b.Fatal(err)
+			}
+			await(b, ch, observatory.EventTurnEnded)
+			i++
+		}
+	})
+}
+
+// cpuTime is the process's user + system CPU time so far.
+func cpuTime(tb testing.TB) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		tb.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// TestWatchIdleCPU: a watch of the 200 × 10 station uses no CPU while
+// nothing changes (measured over 3 s: the whole test process, Go's runtime
+// included, within 30 ms) and emits nothing.
+func TestWatchIdleCPU(t *testing.T) {
+	if testing.Short() {
+		t.Skip("idles for 3 s")
+	}
+	ch, _ := watchBig(t)
+	before := cpuTime(t)
+	select {
+	case e := <-ch:
+		t.Errorf("an event on an idle station: %+v", e)
+	case <-time.After(3 * time.Second):
+	}
+	used := cpuTime(t) - before
+	t.Logf("CPU used while idle for 3 s: %v", used)
+	if used > 30*time.Millisecond {
+		t.Errorf("the idle watch used %v of CPU in 3 s; want next to none", used)
+	}
+}
