@@ -19,4 +19,10 @@
 //     cost follows the number of sessions and riders, not transcript sizes.
 //   - Inputs come in through [Options] (station, paths, clock, riding window,
 //     host name); nothing is read from the environment.
+//   - [Watch] streams the station's events (sessions starting and ending,
+//     status, doorman, lines queued, delivered and seen, turns ended, riders
+//     starting and finishing) from file events alone: each change re-reads
+//     only the file that changed, from where the last look ended, and an
+//     idle station wakes the watcher for nothing. Riders are watched in
+//     <session>/subagents/ itself (not in nested directories under it).
 package observatory

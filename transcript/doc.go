@@ -30,6 +30,10 @@
 //   - WaitSeen proves that a session took a peer line: it follows the
 //     transcript from a given offset for a row whose peer origin carries
 //     the line's msg_id.
+//   - ReadReply and WaitReply read a peer line's reply by its msg_id: the
+//     main-chain assistant text after the row that shows the line went to
+//     the model, to the turn's final answer or the next prompt, never the
+//     text written before the line, never a sidechain's or a tool result.
 //   - Riders applies oo-claude's riding rule to a session's sub-agent
 //     transcripts: a rider is riding while its transcript changed within the
 //     window and its last message is not a final answer.

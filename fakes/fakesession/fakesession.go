@@ -24,11 +24,14 @@
 // idle again). The rows' keys are held to the recorded real transcripts in
 // transcript/testdata/real by this package's tests.
 //
+// A line sent with priority later into a busy session is not absorbed: it
+// runs as a turn of its own (the user row), as the real CLI runs it after
+// the running turn.
+//
 // Not modelled: the model itself (answers come from [Options.Answer]), the
-// api-request and attachment rows Claude Code writes around a request,
-// priorities (every line is handled as it arrives), and a line that
-// arrives while an idle session's turn runs is answered by its own turn
-// right after.
+// api-request and attachment rows Claude Code writes around a request, a
+// now line's effect on the running tool, and a line that arrives while an
+// idle session's turn runs is answered by its own turn right after.
 package fakesession
 
 import (
@@ -219,7 +222,7 @@ func (s *Session) answer(ctx context.Context, f fakedoor.Frame) error {
 	if f.MsgID == "" {
 		delete(origin, "msg_id")
 	}
-	if s.opts.Busy {
+	if s.opts.Busy && f.Priority != "later" {
 		cmd, delivery := uuid.NewString(), uuid.NewString()
 		ts := s.now()
 		if err := s.main(map[string]any{
@@ -240,7 +243,9 @@ func (s *Session) answer(ctx context.Context, f fakedoor.Frame) error {
 			return err
 		}
 	} else {
-		s.Station.SetStatus(s.Row.PID, station.StatusBusy)
+		if !s.opts.Busy {
+			s.Station.SetStatus(s.Row.PID, station.StatusBusy)
+		}
 		if err := s.append(map[string]any{"type": "queue-operation", "operation": "dequeue", "timestamp": s.now(), "sessionId": s.Row.SessionID}); err != nil {
 			return err
 		}

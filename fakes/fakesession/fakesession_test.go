@@ -214,3 +214,20 @@ func TestWatchSeesSessionsAndRiders(t *testing.T) {
 		t.Errorf("events:\n got %s\nwant %s", strings.Join(got, " "), want)
 	}
 }
+
+// TestLaterIsItsOwnTurn: a later line into a busy fake session is answered
+// by a turn of its own (the peer user row), and its reply is that turn's.
+func TestLaterIsItsOwnTurn(t *testing.T) {
+	s := fakesession.Start(t, fakesession.Options{Busy: true, Answer: func(line string) fakesession.Turn {
+		return fakesession.Turn{Text: "later answer"}
+	}})
+	v, err := sender(s, 10*time.Second).Send(context.Background(), claudeinbox.Request{Target: s.SessionID(), Line: "when you are done", Priority: claudeinbox.PriorityLater})
+	if err != nil || v.Reply == nil || v.Reply.Text != "later answer" || v.Priority != "later" {
+		t.Fatalf("send: %v, priority %s reply %+v", err, v.Priority, v.Reply)
+	}
+	for _, r := range readRows(t, s.Transcript) {
+		if k := kind(r); k == "attachment/queued_command" {
+			t.Errorf("a later line was absorbed mid-turn: %v", r)
+		}
+	}
+}
