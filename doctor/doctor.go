@@ -204,7 +204,7 @@ func (d *doc) binary(ctx context.Context) bool {
 	case errors.Is(err, fs.ErrNotExist):
 		d.check(CheckBinary, []Finding{{Kind: KindClaudeMissing, Path: bin,
 			Message: fmt.Sprintf("the claude binary %s does not exist", bin),
-			Fix:     "install Claude Code there, or point OO_CLAUDE_BIN at its absolute path (never a PATH lookup)"}}, "")
+			Fix:     `export OO_CLAUDE_BIN="$(command -v claude)" when a claude is on your PATH (oo-claude never looks it up itself), or install Claude Code at ` + bin}}, "")
 		return false
 	case err != nil:
 		d.check(CheckBinary, []Finding{{Kind: KindClaudeMissing, Path: bin, Message: err.Error(),
