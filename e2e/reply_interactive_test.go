@@ -13,13 +13,18 @@ import (
 	"github.com/oo-family/oo-claude/fakes/fakemodel"
 )
 
+// slowConfirm gives the doorman 10 s (instead of 2 s) to see the TUI's
+// enqueue row: on a loaded machine the TUI can take longer than 2 s to
+// write it, and the doorman then holds the line back for its 30 s retry.
+const slowConfirm = "OO_CLAUDE_DOOR_CONFIRM_S=10"
+
 // TestInteractiveReplyIdle: the real TUI, idle; `send --reply 30` starts a
 // turn and returns exactly the fake model's answer to it.
 func TestInteractiveReplyIdle(t *testing.T) {
 	t.Parallel()
 	answer := "INTERACTIVE-ANSWER-" + uuid.NewString()
 	w := newWorld(t, fakemodel.WithReplies(fakemodel.Text(answer)))
-	s := w.startInteractive(interactiveOpts{})
+	s := w.startInteractive(interactiveOpts{Env: []string{slowConfirm}})
 	s.waitStatus(10*time.Second, "idle")
 	rc, r := w.send(s.SessionID, "question "+uuid.NewString(), "--reply", "30")
 	if r.code != 0 || str(rc, "class") != "delivered-start" {
@@ -42,7 +47,7 @@ func TestInteractiveReplyMidTurn(t *testing.T) {
 		fakemodel.Reply{Text: before, ToolUse: &fakemodel.ToolUse{Name: "Bash", Input: map[string]any{"command": "sleep 3"}}},
 		fakemodel.Text(answer),
 	))
-	s := w.startInteractive(interactiveOpts{Args: []string{"--allowedTools", "Bash"}})
+	s := w.startInteractive(interactiveOpts{Args: []string{"--allowedTools", "Bash"}, Env: []string{slowConfirm}})
 	prompt := "run the tool " + uuid.NewString()[:8]
 	s.typeLine(prompt)
 	s.waitModel(20*time.Second, "with the typed prompt", func(q *fakemodel.Request) bool {
