@@ -39,12 +39,33 @@
 //   - Stop (context cancelled, stdin EOF in MCP mode): the heartbeat says
 //     stopped and the lock is released before [Doorman.Run] returns.
 //
-// The MCP server ([Server]) is hand-written rather than built on an SDK: it
-// has five methods (initialize, ping, tools/list, tools/call and the
-// notifications it ignores) whose exact frames are pinned by golden tests,
-// and it keeps the doorman free of dependencies that could write to stdout.
-// stdout carries JSON-RPC only, through one mutex-guarded encoder; logs go to
-// the Log writer (stderr).
+// The MCP server ([Server]) speaks the revisions 2026-07-28 (server/discover,
+// then requests that carry the revision in their _meta: what Claude Code
+// uses when the probe succeeds), 2025-11-25, 2025-06-18, 2025-03-26 (with
+// JSON-RPC batches) and 2024-11-05 (through initialize). It validates tool
+// arguments against the tool's inputSchema (a violation is a tool result
+// with isError, which the model reads), accepts only the ids MCP allows (a
+// string of valid UTF-8 or an integer; any other is answered -32600 with a
+// null id), answers -32600 to valid JSON that is not a request and nothing
+// to a response. stdout carries JSON-RPC only, one mutex-guarded frame at a
+// time; logs go to the Log writer (stderr).
+//
+// It is hand-written, not built on the official Go SDK
+// (github.com/modelcontextprotocol/go-sdk, whose client the tests use),
+// because SDK v1.8.0's stdio server breaks three of the doorman's
+// guarantees, measured by feeding its mcp.Server one line at a time:
+//   - requests read right before stdin's EOF go unanswered (an initialize,
+//     tools/list and tools/call written in one go, then EOF: no answer at
+//     all), where every request read before EOF must be answered;
+//   - one malformed line ends the whole session unanswered ("{bad", "[]",
+//     "42", an object id, "method":5: Run returns an error and the server
+//     stops), where it must answer -32700 or -32600 and go on;
+//   - ids are not checked: 7.5 is answered as 7 and a string id of invalid
+//     UTF-8 with U+FFFD in its place (ids the client never sent), a null id
+//     is dropped as if it were a notification.
+//
+// The start-up to the initialize answer and the memory of both are in
+// BENCHMARKS.md.
 //
 // Nothing here reads the process environment, the clock or /proc on its own:
 // every input comes through [Host] and [Options].

@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 
@@ -17,77 +18,177 @@ import (
 	"github.com/oo-family/oo-claude/doorman"
 )
 
-// FuzzServer: whatever arrives, stdout carries only JSON-RPC frames, one
-// per line, in order: exactly one answer per non-blank line that is not a
-// notification, with the line's id (null when it has none or does not
-// parse), holding either a result or an error; none for a notification.
+// FuzzServer: whatever arrives, stdout carries only JSON-RPC frames, valid
+// UTF-8, one per line, in order: for each non-blank line exactly one frame
+// (none for a notification or a response), with the line's id (null when it
+// has none, does not parse, or is not a string or an integer), holding
+// either a result or an error. A batch gets one array frame of its
+// members' answers once 2025-03-26 is negotiated, else one error.
 func FuzzServer(f *testing.F) {
 	f.Add(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}`)
 	f.Add(`{"jsonrpc":"2.0","id":[1],"method":"tools/call","params":{"name":7}}`)
 	f.Add(`[{"jsonrpc":"2.0"}]`)
 	f.Add(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n\n" + `{"jsonrpc":"2.0","id":"<&>","method":"ping"}`)
 	f.Add(`{"jsonrpc":"2.0","id":null,"method":"ping"}` + "\r\n" + `{"id":1.0,"id":2,"jsonrpc":"2.0","method":"tools/list"}`)
+	f.Add(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26"}}` + "\n" +
+		`[{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","method":"x"},7,{"jsonrpc":"2.0","id":3,"result":1}]` + "\n[]")
+	f.Add("{\"jsonrpc\":\"2.0\",\"id\":\"\xff\",\"method\":\"ping\"}\n{\"jsonrpc\":\"2.0\",\"id\":5,\"error\":{}}")
+	f.Add(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"claude_inbox_status","arguments":{"a":1},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
 	f.Fuzz(func(t *testing.T, msg string) {
 		var out strings.Builder
 		s := &doorman.Server{In: strings.NewReader(msg + "\n"), Out: &out, Report: func() doorman.Report { return doorman.Report{} }}
 		if err := s.Serve(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		// The ids the answers must carry, in order.
+		if !utf8.ValidString(out.String()) {
+			t.Fatalf("stdout is not valid UTF-8: %q", out.String())
+		}
+		// The frames the answers must be, in order: an id (a JSON text
+		// with "null" for null), or a batch of them.
 		var want []any
+		batches := false // 2025-03-26 negotiated
 		for _, l := range strings.Split(msg, "\n") {
-			if len(bytes.TrimSpace([]byte(l))) == 0 {
+			l := strings.TrimSpace(l)
+			if l == "" {
 				continue
 			}
-			var req struct {
-				JSONRPC string          `json:"jsonrpc"`
-				ID      json.RawMessage `json:"id"`
-				Method  *string         `json:"method"`
-				Params  json.RawMessage `json:"params"`
-			}
-			if json.Unmarshal([]byte(l), &req) != nil {
-				want = append(want, nil)
+			if !json.Valid([]byte(l)) {
+				want = append(want, "null")
 				continue
 			}
-			if len(req.ID) == 0 {
-				if req.JSONRPC == "2.0" && req.Method != nil {
-					continue // a notification
+			var batch []json.RawMessage
+			if json.Unmarshal([]byte(l), &batch) != nil {
+				if id, ok := fuzzAnswerID(json.RawMessage(l), &batches); ok {
+					want = append(want, id)
 				}
-				want = append(want, nil)
 				continue
 			}
-			var id any
-			if err := json.Unmarshal(req.ID, &id); err != nil {
-				t.Fatal(err)
+			if len(batch) == 0 || !batches {
+				want = append(want, "null")
+				continue
 			}
-			want = append(want, id)
+			var ids []string
+			for _, m := range batch {
+				if id, ok := fuzzAnswerID(m, &batches); ok {
+					ids = append(ids, id)
+				}
+			}
+			if len(ids) > 0 {
+				want = append(want, ids)
+			}
+		}
+		type frame struct {
+			JSONRPC string          `json:"jsonrpc"`
+			ID      json.RawMessage `json:"id"`
+			Result  json.RawMessage `json:"result"`
+			Error   *struct {
+				Code    int    `json:"code"`
+				Message string `json:"message"`
+			} `json:"error"`
+		}
+		check := func(l string, v frame) string {
+			if v.JSONRPC != "2.0" || len(v.ID) == 0 {
+				t.Fatalf("not a frame: %q", l)
+			}
+			if (v.Result == nil) == (v.Error == nil) {
+				t.Fatalf("frame with neither or both of result and error: %q", l)
+			}
+			return canonID(v.ID)
 		}
 		var got []any
 		for _, l := range strings.Split(strings.TrimSuffix(out.String(), "\n"), "\n") {
 			if l == "" {
 				continue
 			}
-			var v struct {
-				JSONRPC string          `json:"jsonrpc"`
-				ID      any             `json:"id"`
-				Result  json.RawMessage `json:"result"`
-				Error   *struct {
-					Code    int    `json:"code"`
-					Message string `json:"message"`
-				} `json:"error"`
+			if strings.HasPrefix(l, "[") {
+				var vs []frame
+				if err := json.Unmarshal([]byte(l), &vs); err != nil || len(vs) == 0 {
+					t.Fatalf("not a batch frame: %q", l)
+				}
+				var ids []string
+				for _, v := range vs {
+					ids = append(ids, check(l, v))
+				}
+				got = append(got, ids)
+				continue
 			}
-			if err := json.Unmarshal([]byte(l), &v); err != nil || v.JSONRPC != "2.0" {
+			var v frame
+			if err := json.Unmarshal([]byte(l), &v); err != nil {
 				t.Fatalf("not a frame: %q", l)
 			}
-			if (v.Result == nil) == (v.Error == nil) {
-				t.Fatalf("frame with neither or both of result and error: %q", l)
-			}
-			got = append(got, v.ID)
+			got = append(got, check(l, v))
 		}
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Fatalf("answer ids for %q (-want +got):\n%s", msg, diff)
 		}
 	})
+}
+
+// fuzzAnswerID is FuzzServer's model of one message: the id its answer
+// carries, or ok false when it gets none. An initialize it answers sets
+// batches to whether it negotiates 2025-03-26.
+func fuzzAnswerID(raw json.RawMessage, batches *bool) (id string, ok bool) {
+	var m struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Method  json.RawMessage `json:"method"`
+		Params  json.RawMessage `json:"params"`
+		Result  json.RawMessage `json:"result"`
+		Error   json.RawMessage `json:"error"`
+	}
+	if !strings.HasPrefix(string(raw), "{") || json.Unmarshal(raw, &m) != nil {
+		return "null", true
+	}
+	if m.Method == nil && m.ID != nil && (m.Result != nil || m.Error != nil) {
+		return "", false // a response
+	}
+	idOK := m.ID == nil
+	if m.ID != nil {
+		var str string
+		var n int64
+		switch {
+		case m.ID[0] == '"':
+			idOK = utf8.Valid(m.ID) && json.Unmarshal(m.ID, &str) == nil
+		default:
+			_, err := strconv.ParseInt(string(m.ID), 10, 64)
+			idOK = err == nil && json.Unmarshal(m.ID, &n) == nil && !strings.HasPrefix(string(m.ID), "+")
+		}
+	}
+	var method string
+	if m.JSONRPC != "2.0" || !strings.HasPrefix(string(m.Method), `"`) || json.Unmarshal(m.Method, &method) != nil || !idOK {
+		if idOK && m.ID != nil {
+			return canonID(m.ID), true
+		}
+		return "null", true
+	}
+	if m.ID == nil {
+		return "", false
+	}
+	if method == "initialize" {
+		var p struct {
+			ProtocolVersion string                     `json:"protocolVersion"`
+			Meta            map[string]json.RawMessage `json:"_meta"`
+		}
+		json.Unmarshal(m.Params, &p)
+		var modern string
+		json.Unmarshal(p.Meta["io.modelcontextprotocol/protocolVersion"], &modern)
+		if modern < "2026-07-28" {
+			*batches = p.ProtocolVersion == "2025-03-26"
+		}
+	}
+	return canonID(m.ID), true
+}
+
+// canonID is an id as a comparable string: its JSON value re-encoded.
+func canonID(id json.RawMessage) string {
+	d := json.NewDecoder(bytes.NewReader(id))
+	d.UseNumber()
+	var v any
+	if d.Decode(&v) != nil {
+		return "undecodable " + string(id)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
 }
 
 // FuzzFollower: whatever bytes the inbox holds, one doorman run acks every

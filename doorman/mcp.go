@@ -3,12 +3,17 @@ package doorman
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"maps"
+	"slices"
+	"strconv"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/oo-family/oo-claude/claudeinbox"
 )
@@ -19,20 +24,36 @@ const ServerName = "oo-claude-doorman"
 // ToolName is the one tool the server offers.
 const ToolName = "claude_inbox_status"
 
-// LatestProtocol is answered to a client whose protocolVersion is not one
-// of [Protocols].
+// LatestProtocol is answered to an initialize whose protocolVersion is
+// not one of [Protocols]: the newest revision that negotiates with
+// initialize.
 const LatestProtocol = "2025-11-25"
 
-// Protocols are the MCP versions the server answers with as asked.
-var Protocols = []string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+// ModernProtocol is the revision without initialize (2026-07-28): a client
+// probes with server/discover, and every request carries the protocol
+// version, client info and client capabilities in its _meta.
+const ModernProtocol = "2026-07-28"
 
-// JSON-RPC error codes.
+// Protocols are the MCP versions the server answers with as asked, newest
+// first: server/discover lists them all, initialize negotiates the others.
+var Protocols = []string{ModernProtocol, "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+
+// The _meta keys of the 2026-07-28 revision.
 const (
-	CodeParseError     = -32700
-	CodeInvalidRequest = -32600
-	CodeMethodNotFound = -32601
-	CodeInvalidParams  = -32602
-	CodeInternalError  = -32603
+	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	metaServerInfo         = "io.modelcontextprotocol/serverInfo"
+)
+
+// JSON-RPC error codes, and the 2026-07-28 revision's code for a
+// protocol version the server does not speak.
+const (
+	CodeParseError                 = -32700
+	CodeInvalidRequest             = -32600
+	CodeMethodNotFound             = -32601
+	CodeInvalidParams              = -32602
+	CodeInternalError              = -32603
+	CodeUnsupportedProtocolVersion = -32022
 )
 
 // maxMessage bounds one incoming line.
@@ -50,7 +71,8 @@ type Server struct {
 	// Report answers the tool; nil answers an empty report.
 	Report func() Report
 
-	mu sync.Mutex // guards Out: one frame at a time
+	mu         sync.Mutex // guards Out: one frame at a time
+	negotiated string     // the initialize answer's version; Serve's goroutine only
 }
 
 // Report is what claude_inbox_status returns.
@@ -68,11 +90,15 @@ type Report struct {
 	LastError    string                 `json:"last_error,omitempty"`
 }
 
-type request struct {
+// message is any JSON-RPC 2.0 object; which of request, notification and
+// response it is depends on the members present.
+type message struct {
 	JSONRPC string          `json:"jsonrpc"`
-	ID      json.RawMessage `json:"id,omitempty"`
-	Method  *string         `json:"method"`
-	Params  json.RawMessage `json:"params,omitempty"`
+	ID      json.RawMessage `json:"id"`
+	Method  json.RawMessage `json:"method"`
+	Params  json.RawMessage `json:"params"`
+	Result  json.RawMessage `json:"result"`
+	Error   json.RawMessage `json:"error"`
 }
 
 type response struct {
@@ -83,9 +109,12 @@ type response struct {
 }
 
 type rpcError struct {
-	Code    int    `json:"code"`
-	Message string `json:"message"`
+	Code    int             `json:"code"`
+	Message string          `json:"message"`
+	Data    json.RawMessage `json:"data,omitempty"`
 }
+
+var nullID = json.RawMessage("null")
 
 // Serve answers requests until In ends (EOF: nil) or ctx ends (ctx.Err()).
 // Every request read before EOF is answered before Serve returns. When ctx
@@ -117,7 +146,7 @@ func (s *Server) Serve(ctx context.Context) error {
 	for {
 		select {
 		case line := <-lines:
-			s.handle(line)
+			s.handleLine(line)
 		case err := <-done:
 			return err
 		case <-ctx.Done():
@@ -125,8 +154,6 @@ func (s *Server) Serve(ctx context.Context) error {
 		}
 	}
 }
-
-var errTooLong = errors.New("message longer than 4 MiB")
 
 // readLine reads one line; an over-long line is skipped and reported as a
 // line holding only "\x00" (answered as a parse error).
@@ -154,49 +181,115 @@ func (s *Server) logf(format string, a ...any) {
 	}
 }
 
-// handle answers one message; a panic inside becomes -32603.
-func (s *Server) handle(line []byte) {
-	var id json.RawMessage
+// handleLine answers one line: a message or a batch of them.
+func (s *Server) handleLine(line []byte) {
+	line = bytes.TrimSpace(line)
+	if !json.Valid(line) {
+		s.logf("unparseable message (%d bytes)", len(line))
+		s.send(errorResponse(nullID, CodeParseError, "parse error"))
+		return
+	}
+	if line[0] != '[' {
+		if r, ok := s.handle(line); ok {
+			s.send(r)
+		}
+		return
+	}
+	var batch []json.RawMessage
+	json.Unmarshal(line, &batch) // valid JSON and an array: cannot fail
+	switch {
+	case len(batch) == 0:
+		s.send(errorResponse(nullID, CodeInvalidRequest, "invalid request: empty batch"))
+		return
+	case s.negotiated != "2025-03-26":
+		// Batches exist in 2025-03-26 only: 2024-11-05 had none and
+		// 2025-06-18 removed them.
+		s.send(errorResponse(nullID, CodeInvalidRequest, "invalid request: batches are not supported in protocol version "+cmp.Or(s.negotiated, "(none negotiated)")))
+		return
+	}
+	var out []response
+	for _, m := range batch {
+		if r, ok := s.handle(m); ok {
+			out = append(out, r)
+		}
+	}
+	if len(out) > 0 {
+		s.send(out)
+	}
+}
+
+// handle answers one message; ok is false when it gets no answer (a
+// notification, a response). A panic inside becomes -32603.
+func (s *Server) handle(raw []byte) (r response, ok bool) {
+	var m message
+	if raw[0] != '{' || json.Unmarshal(raw, &m) != nil {
+		return errorResponse(nullID, CodeInvalidRequest, "invalid request"), true
+	}
+	id, idOK := validID(m.ID)
+	if len(m.Method) == 0 && len(m.ID) > 0 && (len(m.Result) > 0 || len(m.Error) > 0) {
+		// A response: this server sends no requests, so nothing awaits
+		// it, and JSON-RPC answers no response.
+		s.logf("ignored a response (%d bytes)", len(raw))
+		return response{}, false
+	}
+	var method string
+	if m.JSONRPC != "2.0" || len(m.Method) == 0 || m.Method[0] != '"' || json.Unmarshal(m.Method, &method) != nil || !idOK {
+		// Not a request, so not a notification either: it is answered,
+		// with a null id when its id is absent or not one MCP allows.
+		return errorResponse(id, CodeInvalidRequest, "invalid request"), true
+	}
+	if len(m.ID) == 0 {
+		return response{}, false // notifications are never answered
+	}
 	defer func() {
-		if r := recover(); r != nil {
-			s.logf("internal error: %v", r)
-			if id != nil {
-				s.send(response{JSONRPC: "2.0", ID: id, Error: &rpcError{CodeInternalError, "internal error"}})
-			}
+		if p := recover(); p != nil {
+			s.logf("internal error: %v", p)
+			r, ok = errorResponse(id, CodeInternalError, "internal error"), true
 		}
 	}()
-	var req request
-	if err := json.Unmarshal(line, &req); err != nil {
-		s.logf("unparseable message (%d bytes)", len(line))
-		s.send(response{JSONRPC: "2.0", ID: json.RawMessage("null"), Error: &rpcError{CodeParseError, "parse error"}})
-		return
-	}
-	id = req.ID
-	isNote := len(req.ID) == 0
-	if req.JSONRPC != "2.0" || req.Method == nil {
-		// Not a request, so not a notification either: it is answered,
-		// with a null id when it carries none (JSON-RPC 2.0, 5).
-		if isNote {
-			id = json.RawMessage("null")
-		}
-		s.send(response{JSONRPC: "2.0", ID: id, Error: &rpcError{CodeInvalidRequest, "invalid request"}})
-		return
-	}
-	if isNote {
-		return // notifications are never answered
-	}
-	result, rerr := s.dispatch(*req.Method, req.Params)
+	result, rerr := s.dispatch(method, m.Params)
 	if rerr != nil {
-		s.send(response{JSONRPC: "2.0", ID: id, Error: rerr})
-		return
+		return response{JSONRPC: "2.0", ID: id, Error: rerr}, true
 	}
-	s.send(response{JSONRPC: "2.0", ID: id, Result: result})
+	return response{JSONRPC: "2.0", ID: id, Result: result}, true
+}
+
+// validID returns id as echoed and whether it is one MCP allows: a string
+// (valid UTF-8, so that stdout stays valid JSON text) or an integer. An
+// absent id is valid (a notification); an invalid one is echoed as null.
+func validID(id json.RawMessage) (json.RawMessage, bool) {
+	switch {
+	case len(id) == 0:
+		return nullID, true
+	case id[0] == '"':
+		var str string
+		if !utf8.Valid(id) || json.Unmarshal(id, &str) != nil {
+			return nullID, false
+		}
+		return id, true
+	}
+	if _, err := strconv.ParseInt(string(id), 10, 64); err != nil || id[0] == '+' {
+		return nullID, false
+	}
+	return id, true
+}
+
+func errorResponse(id json.RawMessage, code int, msg string) response {
+	return response{JSONRPC: "2.0", ID: id, Error: &rpcError{Code: code, Message: msg}}
 }
 
 type initializeResult struct {
 	ProtocolVersion string         `json:"protocolVersion"`
 	Capabilities    map[string]any `json:"capabilities"`
 	ServerInfo      serverInfo     `json:"serverInfo"`
+}
+
+// discoverResult answers server/discover (2026-07-28).
+type discoverResult struct {
+	ResultType        string         `json:"resultType"`
+	Meta              map[string]any `json:"_meta"`
+	SupportedVersions []string       `json:"supportedVersions"`
+	Capabilities      map[string]any `json:"capabilities"`
 }
 
 type serverInfo struct {
@@ -212,10 +305,18 @@ type tool struct {
 	Annotations json.RawMessage `json:"annotations"`
 }
 
+type toolsResult struct {
+	ResultType string         `json:"resultType,omitempty"`
+	Meta       map[string]any `json:"_meta,omitempty"`
+	Tools      []tool         `json:"tools"`
+}
+
 type toolResult struct {
-	Content           []textContent `json:"content"`
-	StructuredContent any           `json:"structuredContent"`
-	IsError           bool          `json:"isError"`
+	ResultType        string         `json:"resultType,omitempty"`
+	Meta              map[string]any `json:"_meta,omitempty"`
+	Content           []textContent  `json:"content"`
+	StructuredContent any            `json:"structuredContent,omitempty"`
+	IsError           bool           `json:"isError"`
 }
 
 type textContent struct {
@@ -231,34 +332,89 @@ var statusTool = tool{
 	Annotations: json.RawMessage(`{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}`),
 }
 
+// modern reports whether params carry the 2026-07-28 revision's _meta:
+// version is the protocol version asked for; rerr is set when the request
+// is modern but cannot be served.
+func modern(params json.RawMessage) (version string, rerr *rpcError) {
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	if json.Unmarshal(params, &p) != nil || p.Meta == nil {
+		return "", nil
+	}
+	if json.Unmarshal(p.Meta[metaProtocolVersion], &version) != nil || version < ModernProtocol {
+		return "", nil // an older client's _meta (progress tokens and the like)
+	}
+	if !slices.Contains(Protocols, version) {
+		data, _ := json.Marshal(map[string]any{"supported": Protocols, "requested": version})
+		return version, &rpcError{Code: CodeUnsupportedProtocolVersion, Message: "unsupported protocol version", Data: data}
+	}
+	var caps map[string]json.RawMessage
+	if json.Unmarshal(p.Meta[metaClientCapabilities], &caps) != nil || caps == nil {
+		return version, &rpcError{Code: CodeInvalidParams, Message: fmt.Sprintf("missing or invalid _meta field %q", metaClientCapabilities)}
+	}
+	return version, nil
+}
+
 func (s *Server) dispatch(method string, params json.RawMessage) (any, *rpcError) {
+	version, rerr := modern(params)
+	if rerr != nil {
+		return nil, rerr
+	}
+	var meta map[string]any
+	resultType := ""
+	if version != "" {
+		meta = map[string]any{metaServerInfo: serverInfo{Name: ServerName, Version: s.Version}}
+		resultType = "complete"
+	}
 	switch method {
-	case "initialize":
+	case "initialize", "ping":
+		if version != "" {
+			return nil, &rpcError{Code: CodeMethodNotFound, Message: fmt.Sprintf("method %q is not part of protocol version %s", method, version)}
+		}
+		if method == "ping" {
+			return struct{}{}, nil
+		}
 		var p struct {
 			ProtocolVersion string `json:"protocolVersion"`
 		}
 		json.Unmarshal(params, &p)
 		v := LatestProtocol
-		for _, x := range Protocols {
-			if p.ProtocolVersion == x {
-				v = x
-			}
+		if p.ProtocolVersion < ModernProtocol && slices.Contains(Protocols, p.ProtocolVersion) {
+			v = p.ProtocolVersion
 		}
+		s.negotiated = v
 		return initializeResult{
 			ProtocolVersion: v,
 			Capabilities:    map[string]any{"tools": struct{}{}},
 			ServerInfo:      serverInfo{Name: ServerName, Version: s.Version},
 		}, nil
-	case "ping":
-		return struct{}{}, nil
+	case "server/discover":
+		if version == "" {
+			// Without the revision's _meta the probe is an older
+			// client's: it falls back to initialize on this answer.
+			return nil, &rpcError{Code: CodeMethodNotFound, Message: "method not found: server/discover"}
+		}
+		return discoverResult{
+			ResultType: resultType, Meta: meta,
+			SupportedVersions: Protocols,
+			Capabilities:      map[string]any{"tools": struct{}{}},
+		}, nil
 	case "tools/list":
-		return map[string][]tool{"tools": {statusTool}}, nil
+		return toolsResult{ResultType: resultType, Meta: meta, Tools: []tool{statusTool}}, nil
 	case "tools/call":
 		var p struct {
-			Name string `json:"name"`
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
 		}
 		if err := json.Unmarshal(params, &p); err != nil || p.Name != ToolName {
-			return nil, &rpcError{CodeInvalidParams, fmt.Sprintf("unknown tool %q", p.Name)}
+			return nil, &rpcError{Code: CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", p.Name)}
+		}
+		if msg := checkArguments(p.Arguments); msg != "" {
+			// A tool input validation error is a tool execution error
+			// (the 2025-11-25 revision): the model reads it and can try
+			// again, so it is a result with isError, not a JSON-RPC error.
+			return toolResult{ResultType: resultType, Meta: meta, Content: []textContent{{Type: "text", Text: msg}}, IsError: true}, nil
 		}
 		var r Report
 		if s.Report != nil {
@@ -266,19 +422,43 @@ func (s *Server) dispatch(method string, params json.RawMessage) (any, *rpcError
 		}
 		b, err := json.Marshal(r)
 		if err != nil {
-			return nil, &rpcError{CodeInternalError, "internal error"}
+			return nil, &rpcError{Code: CodeInternalError, Message: "internal error"}
 		}
-		return toolResult{Content: []textContent{{Type: "text", Text: string(b)}}, StructuredContent: r}, nil
+		return toolResult{ResultType: resultType, Meta: meta, Content: []textContent{{Type: "text", Text: string(b)}}, StructuredContent: r}, nil
 	}
-	return nil, &rpcError{CodeMethodNotFound, "method not found: " + method}
+	return nil, &rpcError{Code: CodeMethodNotFound, Message: "method not found: " + method}
 }
 
-// send writes one frame; stdout carries nothing else.
-func (s *Server) send(r response) {
-	b, err := json.Marshal(r)
+// checkArguments validates tools/call arguments against statusTool's
+// inputSchema (an object with no properties, none additional): absent, null
+// and {} pass. It returns why they fail, or "".
+func checkArguments(args json.RawMessage) string {
+	if len(args) == 0 || string(args) == "null" {
+		return ""
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(args, &obj) != nil {
+		return `invalid arguments: want an object, as the inputSchema says`
+	}
+	if len(obj) == 0 {
+		return ""
+	}
+	keys := slices.Sorted(maps.Keys(obj))
+	b, _ := json.Marshal(keys)
+	return "invalid arguments: the inputSchema allows no properties, got " + string(b)
+}
+
+// send writes one frame (a response or a batch of them); stdout carries
+// nothing else.
+func (s *Server) send(frame any) {
+	b, err := json.Marshal(frame)
 	if err != nil {
 		s.logf("cannot encode a response: %v", err)
-		b, _ = json.Marshal(response{JSONRPC: "2.0", ID: r.ID, Error: &rpcError{CodeInternalError, "internal error"}})
+		id := nullID
+		if r, ok := frame.(response); ok {
+			id = r.ID
+		}
+		b, _ = json.Marshal(errorResponse(id, CodeInternalError, "internal error"))
 	}
 	b = append(b, '\n')
 	s.mu.Lock()
@@ -289,15 +469,23 @@ func (s *Server) send(r response) {
 }
 
 // ServeMCP is `oo-claude doorman --mcp`: it runs d's follow loop and srv
-// (the MCP stdio server, whose Report is d.Report when nil) together, until
-// srv's input ends (Claude Code closes a server's stdin to stop it) or ctx
-// ends (the SIGINT Claude Code sends). Both are stopped before it returns,
-// the loop's stopped heartbeat written. An identity failure is reported by
-// the tool (d.Report), not returned: a session whose doorman may not deliver
-// still gets its MCP answers. The error is srv's, nil on EOF or ctx's end.
+// (the MCP stdio server) together, until srv's input ends (Claude Code
+// closes a server's stdin to stop it; a read error of In ends it the same
+// way) or ctx ends (the SIGINT Claude Code sends). Both are stopped before
+// it returns, the loop's stopped heartbeat written. srv's Report defaults
+// to d.Report, its Log to d's log and its Version to d's. An identity
+// failure is reported by the tool (d.Report), not returned: a session
+// whose doorman may not deliver still gets its MCP answers. The error is
+// srv's, nil on EOF or ctx's end.
 func (d *Doorman) ServeMCP(ctx context.Context, srv *Server) error {
 	if srv.Report == nil {
 		srv.Report = d.Report
+	}
+	if srv.Log == nil {
+		srv.Log = d.log
+	}
+	if srv.Version == "" {
+		srv.Version = d.o.Version
 	}
 	loopCtx, stop := context.WithCancel(ctx)
 	defer stop()

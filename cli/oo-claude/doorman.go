@@ -52,7 +52,10 @@ func newDoormanCmd(e *env) *ffcli.Command {
 				Log: e.stderr, Version: version.Version,
 			})
 			if *mcp {
-				return runMCP(ctx, e, dm)
+				// stdin's EOF or a signal stops it; its answers and
+				// the loop's fate are the MCP tool's, not an exit code.
+				dm.ServeMCP(ctx, &doorman.Server{In: e.stdin, Out: e.stdout})
+				return nil
 			}
 			err = dm.Run(ctx)
 			if *asJSON {
@@ -75,12 +78,4 @@ func doormanExit(err error) error {
 		return &exitError{code: exitNotHere, err: err}
 	}
 	return &exitError{code: exitDeliveryFailed, err: err}
-}
-
-// runMCP answers MCP on stdio while the loop runs; stdin EOF or a signal
-// stops both (doorman.ServeMCP).
-func runMCP(ctx context.Context, e *env, dm *doorman.Doorman) error {
-	srv := &doorman.Server{In: e.stdin, Out: e.stdout, Log: e.stderr, Version: version.Version, Report: dm.Report}
-	dm.ServeMCP(ctx, srv) // a read error of stdin ends the server like EOF
-	return nil
 }
