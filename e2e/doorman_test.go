@@ -1,8 +1,11 @@
 package e2e
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -262,4 +265,127 @@ func TestDoormanStop(t *testing.T) {
 		}
 	}
 	t.Logf("of %d lines appended at the end: %d acked, %d pending (offset %d, heartbeat %+v)", len(lines), nAcked, nPending, offset, h)
+}
+
+// TestDoormanTool: Claude Code, probing with server/discover (2026-07-28),
+// connects to the real doorman, offers its tool to the model and calls it;
+// a call with an argument the tool's inputSchema forbids comes back an
+// error, and the session goes on.
+func TestDoormanTool(t *testing.T) {
+	t.Parallel()
+	const tool = "mcp__claude-inbox__claude_inbox_status"
+	w := newWorld(t, fakemodel.WithReplies(
+		fakemodel.Tool(tool, map[string]any{}),
+		fakemodel.Tool(tool, map[string]any{"verbose": true}),
+		fakemodel.Text("done")))
+	// Tool search would defer MCP tools behind ToolSearch; off, the tool
+	// is offered by name.
+	s := w.start(w.withDoorman(pargs("report the inbox", "--allowedTools", tool)...), "ENABLE_TOOL_SEARCH=false")
+	first := s.waitModel(30*time.Second, "the first time", nil)
+	if !slices.Contains(first.ToolNames(), tool) {
+		s.fatalf("the model was not offered %s; tools: %q", tool, first.ToolNames())
+	}
+	s.mustSucceed(60 * time.Second)
+	var results []fakemodel.Block
+	for _, q := range w.model.Requests() {
+		if r := q.ToolResults(); len(r) > len(results) {
+			results = r
+		}
+	}
+	if len(results) != 2 {
+		t.Fatalf("%d tool results, want 2: %+v", len(results), results)
+	}
+	text := func(b fakemodel.Block) string {
+		var sb strings.Builder
+		sb.WriteString(b.Text)
+		for _, c := range b.Content {
+			sb.WriteString(c.Text)
+		}
+		return sb.String()
+	}
+	if got := text(results[0]); results[0].IsError || !strings.Contains(got, `"inbox"`) || !strings.Contains(got, `"state"`) {
+		t.Errorf("first call: is_error %v, %q; want the report", results[0].IsError, got)
+	}
+	if got := text(results[1]); !results[1].IsError {
+		t.Errorf("call with a forbidden argument: is_error %v, %q; want an error", results[1].IsError, got)
+	} else {
+		t.Logf("call with a forbidden argument: %q", got)
+	}
+}
+
+// TestDoormanSpeaks20260728: the frames Claude Code sends the real doorman, read
+// through a tee in front of its stdin: server/discover succeeds, so Claude
+// Code speaks 2026-07-28 (no initialize; each request names the revision in
+// its _meta), and every request it sends is answered with its own id.
+func TestDoormanSpeaks20260728(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, fakemodel.WithReplies(fakemodel.Text("done")))
+	in, out := filepath.Join(w.root, "doorman.stdin"), filepath.Join(w.root, "doorman.stdout")
+	cfg := map[string]any{"mcpServers": map[string]any{"claude-inbox": map[string]any{
+		"type": "stdio", "command": "/bin/sh",
+		"args": []string{"-c", `tee -a "$1" | "$2" doorman --mcp | tee -a "$3"`, "sh", in, ooClaude(t), out},
+		"env":  w.knobs(),
+	}}}
+	b, err := json.Marshal(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(w.root, "tee.mcp.json")
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	s := w.start(pargs("hello", "--mcp-config", p, "--strict-mcp-config"))
+	s.waitModel(30*time.Second, "the first time", nil)
+	s.mustSucceed(60 * time.Second)
+	type frame struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		} `json:"params"`
+		Error *rpcError `json:"error"`
+	}
+	read := func(path string) []frame {
+		b, _ := os.ReadFile(path)
+		var fs []frame
+		for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+			var f frame
+			if err := json.Unmarshal([]byte(l), &f); err != nil {
+				t.Fatalf("%s: not JSON-RPC: %q", filepath.Base(path), l)
+			}
+			fs = append(fs, f)
+		}
+		return fs
+	}
+	reqs, answers := read(in), read(out)
+	var methods []string
+	asked := map[string]bool{}
+	for _, f := range reqs {
+		methods = append(methods, f.Method)
+		if len(f.ID) > 0 {
+			asked[string(f.ID)] = true
+		}
+		if f.Method != "server/discover" && len(f.ID) > 0 && string(f.Params.Meta["io.modelcontextprotocol/protocolVersion"]) != `"2026-07-28"` {
+			t.Errorf("%s without the 2026-07-28 _meta: %s", f.Method, f.Params.Meta)
+		}
+	}
+	t.Logf("Claude Code sent: %q", methods)
+	if len(methods) == 0 || methods[0] != "server/discover" || slices.Contains(methods, "initialize") {
+		t.Errorf("methods %q: want server/discover first and no initialize", methods)
+	}
+	if !slices.Contains(methods, "tools/list") {
+		t.Errorf("methods %q lack tools/list", methods)
+	}
+	for _, a := range answers {
+		if !asked[string(a.ID)] {
+			t.Errorf("answer to id %s, which was not asked", a.ID)
+		}
+		delete(asked, string(a.ID))
+		if a.Error != nil {
+			t.Errorf("answer %s is an error: %+v", a.ID, *a.Error)
+		}
+	}
+	if len(asked) > 0 {
+		t.Errorf("requests never answered: %v", asked)
+	}
 }

@@ -91,6 +91,7 @@ func TestMCPChild(t *testing.T) {
 		if len(methods) < len(wantPrefix) || !slices.Equal(methods[:len(wantPrefix)], wantPrefix) {
 			t.Fatalf("methods = %q, want them to begin %q", methods, wantPrefix)
 		}
+		t.Logf("server/discover params: %s", discover)
 		if !strings.Contains(string(discover), `"2026-07-28"`) {
 			t.Errorf("server/discover params %s lack protocolVersion 2026-07-28", discover)
 		}
