@@ -91,7 +91,7 @@ func TestReplyLatency(t *testing.T) {
 		answers = append(answers, fakemodel.Text(fmt.Sprintf("answer %d", i)))
 	}
 	w := newWorld(t, fakemodel.WithReplies(answers...))
-	s := w.startInteractive(interactiveOpts{})
+	s := w.startInteractive(interactiveOpts{Env: []string{slowConfirm}})
 	// A first turn typed into the pane, so the transcript exists and the
 	// samples measure a session in its steady state.
 	s.typeLine("warm up")

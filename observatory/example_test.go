@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/oo-family/oo-claude/observatory"
 	"github.com/oo-family/oo-claude/station"
@@ -50,4 +51,52 @@ func ExampleBuild() {
 	// Output:
 	// oo-claude/sessions/v0
 	// demo busy 2 lines-acks none
+}
+
+// Watch a station: a session is already running (this process), then a
+// line is appended to its inbox. The stream reports the session, its
+// doorman's state (no heartbeat: not fresh) and the line.
+func ExampleWatch() {
+	root, err := os.MkdirTemp("", "observatory-watch-example")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(root)
+	paths := station.Paths{
+		SessionsDir: filepath.Join(root, "sessions"),
+		ProjectsDir: filepath.Join(root, "projects"),
+		InboxDir:    filepath.Join(root, "inbox"),
+	}
+	for _, d := range []string{paths.SessionsDir, paths.ProjectsDir, paths.InboxDir} {
+		os.MkdirAll(d, 0o700)
+	}
+	const sid = "0e0e0e0e-0000-4000-8000-000000000002"
+	self, err := station.Proc{}.Info(os.Getpid())
+	if err != nil {
+		panic(err)
+	}
+	row, _ := json.Marshal(station.Row{PID: os.Getpid(), SessionID: sid, CWD: root, ProcStart: self.StartTicks, Name: "demo", Status: station.StatusIdle})
+	os.WriteFile(filepath.Join(paths.SessionsDir, strconv.Itoa(os.Getpid())+".json"), row, 0o600)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	events, err := observatory.Watch(ctx, observatory.WatchOptions{Station: station.New(paths)})
+	if err != nil {
+		panic(err)
+	}
+	for e := range events {
+		fmt.Println(strings.TrimSpace(fmt.Sprintln(e.Event, e.Name, e.Doorman, e.Reason, e.Line)))
+		switch e.Event {
+		case observatory.EventDoorman:
+			f, _ := os.OpenFile(filepath.Join(paths.InboxDir, sid+".inbox"), os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+			f.WriteString("[mama 📡] hello\n")
+			f.Close()
+		case observatory.EventLineQueued:
+			cancel()
+		}
+	}
+	// Output:
+	// session-started demo
+	// doorman  not-fresh missing
+	// line-queued    [mama 📡] hello
 }

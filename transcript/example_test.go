@@ -84,3 +84,16 @@ func ExampleRiders() {
 	// Output:
 	// aeea12bbda4d6be3c general-purpose (list files) quiet/finished/final-text last_step="Bash: ls /" last_text="Subagent finished: listed files."
 }
+
+// ReadReply reads the reply to a peer line from a transcript, by the msg_id
+// of the send's receipt: here a line absorbed mid-turn in a recording of the
+// real CLI.
+func ExampleReadReply() {
+	r, err := transcript.ReadReply("testdata/real/steered-turn.jsonl", "6c6c667d-dc66-465b-8e42-2811789dfb0b", transcript.ReplyOptions{})
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Printf("%q stop=%s turn ended=%v tools=%v\n", r.Text, r.StopReason, r.TurnEnded, r.Tools)
+	// Output: "done" stop=end_turn turn ended=true tools=[]
+}
