@@ -96,7 +96,7 @@ func printResume(e *env, res headless.ResumeResult, err error) {
 	switch res.Class {
 	case headless.DeliveredResume:
 		if res.Claude.Result != nil {
-			fmt.Fprintln(e.stdout, strings.TrimRight(*res.Claude.Result, "\n"))
+			fmt.Fprintln(e.human(), strings.TrimRight(*res.Claude.Result, "\n"))
 		}
 		fmt.Fprintf(e.stderr, "delivered-resume: %s (%d turn(s), %.4f USD)\n", res.SessionID, max(len(res.Turns), 1), res.Claude.TotalCostUSD)
 	case headless.HeldBySession:

@@ -114,7 +114,7 @@ func finishStart(e *env, res headless.StartResult, err error, asJSON bool) error
 		fmt.Fprintf(e.stdout, "started %s as unit %s; result file %s\n", d.SessionID, d.Unit, d.ResultFile)
 	case res.Class == headless.Completed:
 		if f.Result != nil {
-			fmt.Fprintln(e.stdout, strings.TrimRight(*f.Result, "\n"))
+			fmt.Fprintln(e.human(), strings.TrimRight(*f.Result, "\n"))
 		}
 		fmt.Fprintf(e.stderr, "completed: %s; result file %s\n", f.SessionID, f.ResultFile)
 	case res.Class == headless.Refused:
