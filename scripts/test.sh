@@ -10,7 +10,7 @@
 # go test's JSON goes through internal/cmd/testprogress, which prints each
 # package's result as it finishes, names the packages still running when
 # nothing finished for 30 s, prints the output of failed tests, lists the
-# skipped tests with their reasons, names the slow packages and ends with
+# skipped tests with their reasons, names the slow packages and tests and ends with
 # "N passed, N failed". The exit code is go test's.
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -2,9 +2,9 @@
 // follow: one line per package as it finishes (ok, FAIL, no tests) with
 // its time, a line naming the packages still running whenever nothing has
 // finished for a while, the output of each failed test, the skipped tests
-// with their reasons, the slowest packages, and last a line "N passed,
-// N failed" (tests and subtests; a package that fails without a failing
-// test, as a build failure or a leak check does, counts as one failure).
+// with their reasons, the slowest packages and tests, and last a line
+// "N passed, N failed" (tests and subtests; a package that fails without a
+// failing test, as a build failure or a leak check does, counts as one).
 //
 //	go test -json ./... | go run ./internal/cmd/testprogress
 //
@@ -46,6 +46,12 @@ type event struct {
 	Output     string
 }
 
+// slowTest is a top-level test that took long.
+type slowTest struct {
+	name    string // "pkg TestX"
+	elapsed float64
+}
+
 // pkgState is what is known of one package's run.
 type pkgState struct {
 	started time.Time
@@ -67,6 +73,7 @@ type progress struct {
 	failed       int
 	skipped      []string // "pkg TestX: reason"
 	elapsed      map[string]float64
+	slowTests    []slowTest // top-level tests that took p.slow or longer
 	notedRunning time.Time
 }
 
@@ -141,9 +148,11 @@ func (p *progress) line(l string) {
 	case "pass":
 		p.passed++
 		delete(s.tests, e.Test)
+		p.noteSlow(e)
 	case "fail":
 		p.failed++
 		s.failed = append(s.failed, e.Test)
+		p.noteSlow(e)
 	case "skip":
 		p.skipped = append(p.skipped, fmt.Sprintf("%s %s: %s", short(e.Package), e.Test, skipReason(s.tests[e.Test])))
 		delete(s.tests, e.Test)
@@ -188,6 +197,12 @@ func (p *progress) finish(e event, s *pkgState) {
 	delete(p.pkgs, e.Package)
 }
 
+func (p *progress) noteSlow(e event) {
+	if !strings.Contains(e.Test, "/") && time.Duration(e.Elapsed*float64(time.Second)) >= p.slow {
+		p.slowTests = append(p.slowTests, slowTest{short(e.Package) + " " + e.Test, e.Elapsed})
+	}
+}
+
 // tick names the packages still running when nothing finished for a while.
 func (p *progress) tick(now time.Time) {
 	if len(p.running) == 0 || now.Sub(p.lastResult) < p.quiet || now.Sub(p.notedRunning) < p.quiet {
@@ -221,6 +236,14 @@ func (p *progress) summary() {
 			parts[i] = fmt.Sprintf("%s %.0fs", short(n), p.elapsed[n])
 		}
 		fmt.Fprintf(p.out, "\nslowest: %s\n", strings.Join(parts, ", "))
+	}
+	if len(p.slowTests) > 0 {
+		sort.SliceStable(p.slowTests, func(i, j int) bool { return p.slowTests[i].elapsed > p.slowTests[j].elapsed })
+		var parts []string
+		for _, t := range p.slowTests[:min(len(p.slowTests), 5)] {
+			parts = append(parts, fmt.Sprintf("%s %.0fs", t.name, t.elapsed))
+		}
+		fmt.Fprintf(p.out, "slowest tests: %s\n", strings.Join(parts, ", "))
 	}
 	fmt.Fprintf(p.out, "\n%d skipped\n%d passed, %d failed\n", len(p.skipped), p.passed, p.failed)
 }
