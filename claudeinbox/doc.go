@@ -11,7 +11,12 @@
 // returns a [Verdict] whose [Class] maps to v0.1's exit codes. With
 // [Sender.SeenWait] it then waits for the proof that the model saw a
 // delivered line (a [Witness] reading the session's transcript), which
-// fills Verdict.Seen and never changes the class.
+// fills Verdict.Seen and never changes the class; with [Sender.ReplyWait]
+// it also waits for the session's answer to the line (a [ReplyWitness]),
+// which fills Verdict.Reply. Request.Priority (now, next, later) travels in
+// the line's structured form to the door frame and the ack. A refused send
+// returns a *[RefusedError] that wraps its cause for errors.Is and
+// errors.As.
 //
 // The line rules ([CheckLine], [CheckFrom]), sender tags ([SenderTag],
 // [Tagged]), the structured form ([ParseStructured], [Decode]), the

@@ -172,8 +172,10 @@ type Request struct {
 	// next tool round, or a new turn when idle) or PriorityLater (a turn
 	// of its own after the running one: for a sender that must not
 	// interrupt a busy session). A line with now or later is written in
-	// the structured form with the extension key "priority"; "" and next
-	// leave it as v1 writes it. Anything else is refused ([ErrBadPriority]).
+	// the structured form with the extension key "priority" (the doorman
+	// tags a structured line's text with its from, so NoTag does not keep
+	// such a line untagged); "" and next leave the line as v1 writes it.
+	// Anything else is refused ([ErrBadPriority]).
 	Priority string
 }
 

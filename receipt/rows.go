@@ -19,7 +19,8 @@ type Doorman struct {
 }
 
 // SendRow is the receipt of one send: every key of v0.1's send row, in its
-// order, unused ones null, then oo-claude's additions (seen, seen_s).
+// order, unused ones null, then oo-claude's additions (seen, seen_s,
+// reply, reply_s, priority).
 // ReceiptWriteError is present only in a row that is printed after the
 // write failed.
 type SendRow struct {
