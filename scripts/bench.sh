@@ -3,6 +3,12 @@
 #
 #   scripts/bench.sh [RUNS]        (default 30 runs per case, after 3 warm-ups)
 #   scripts/bench.sh send [RUNS]   (default 20 runs per case, after 2 warm-ups)
+#   scripts/bench.sh mcp [RUNS] [REV]  (default 30 runs, after 2 warm-ups)
+#
+# `mcp` measures `oo-claude doorman --mcp` from its start to its answer to
+# initialize, and its VmRSS then and after a tools/call: the e2e test
+# TestMCPStartCost. With REV (a git revision), a binary built from REV is
+# measured side by side, the two interleaved.
 #
 # `send` measures the whole `oo-claude send` process, from its start to its
 # exit with the ack, on stations of 1, 50 and 500 registry rows side by side
@@ -41,6 +47,21 @@ if [ "${1:-}" = send ]; then
 	echo "machine: $(nproc) cores, $(uname -sm), $(go version | cut -d' ' -f3), load $(cut -d' ' -f1-3 /proc/loadavg)"
 	OO_CLAUDE_E2E_SEND_SAMPLES=${2:-20} go test -count=1 -v -run '^TestSendCost$' ./e2e/ |
 		sed -n '/whole oo-claude send/,/^--- /p' | grep -v '^--- ' | sed 's/^ *sendcost_test.go:[0-9]*: //; s/^        //'
+	exit "${PIPESTATUS[0]}"
+fi
+if [ "${1:-}" = mcp ]; then
+	export OO_CLAUDE_E2E_CLAUDE=${OO_CLAUDE_E2E_CLAUDE:-$(scripts/install-claude-code.sh)}
+	echo "machine: $(nproc) cores, $(uname -sm), $(go version | cut -d' ' -f3), load $(cut -d' ' -f1-3 /proc/loadavg)"
+	if [ -n "${3:-}" ]; then
+		B=$(mktemp -d)
+		trap 'rm -rf "$B"' EXIT
+		git archive "$3" | tar -x -C "$B"
+		(cd "$B" && go build -o "$B/oo-claude.base" ./cli/oo-claude)
+		export OO_CLAUDE_E2E_MCP_BASE=$B/oo-claude.base
+		echo "base: $(git rev-parse --short "$3")"
+	fi
+	OO_CLAUDE_E2E_MCP_SAMPLES=${2:-30} go test -count=1 -v -run '^TestMCPStartCost$' ./e2e/ |
+		sed -n '/doorman --mcp, /,/^--- /p' | grep -v '^--- ' | sed 's/^ *mcpstart_test.go:[0-9]*: //'
 	exit "${PIPESTATUS[0]}"
 fi
 RUNS=${1:-30}
