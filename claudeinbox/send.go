@@ -222,6 +222,14 @@ type Verdict struct {
 	Ack        *Ack
 	PeerStatus string
 	MsgID      string
+	// Confirm is the ack's confirm: ConfirmTranscript when the doorman
+	// saw the receiver's enqueue row for the line, ConfirmSettle when it
+	// could not locate the transcript and acked after the settle; "" when
+	// no delivered ack came (or an older doorman's ack has none).
+	Confirm string
+	// QueuedAt is the ack's queued_at, the enqueue row's timestamp; ""
+	// when none was seen.
+	QueuedAt string
 	// Waited is how long Send waited for the ack; it waits only when the
 	// heartbeat is fresh (Doorman.Fresh).
 	Waited      time.Duration
@@ -487,9 +495,19 @@ func (s *Sender) send(ctx context.Context, req Request) (Verdict, error) {
 	if ack == nil {
 		v.Class = Timeout
 		v.Note = fmt.Sprintf("the doorman is fresh but no ack came within %s: the line waits in the inbox; do not resend it", s.Wait)
+		if hb, err := ReadHeartbeat(files.Heartbeat); err == nil && hb.LastError != "" {
+			// Why the doorman holds it (e.g. receiver-did-not-queue).
+			v.Note += " (the doorman says: " + hb.LastError + ")"
+		}
 		return v, joinErr(werr, ledgerErr)
 	}
 	v.Ack, v.PeerStatus, v.MsgID = ack, ack.PeerStatus, ack.MsgID
+	if ack.Class != AckRefused {
+		v.Confirm = ack.Confirm
+		if ack.QueuedAt != nil {
+			v.QueuedAt = *ack.QueuedAt
+		}
+	}
 	switch ack.Class {
 	case AckRefused:
 		v.Class, v.Reason = Refused, ack.Reason
@@ -773,6 +791,7 @@ func (v Verdict) Row() receipt.SendRow {
 	if v.Seen != nil {
 		r.Seen, r.SeenS = receipt.Ptr(*v.Seen), receipt.Seconds(v.SeenAfter)
 	}
+	r.Confirm, r.QueuedAt = str(v.Confirm), str(v.QueuedAt)
 	if v.ReplyWait > 0 && v.Class.Delivered() {
 		r.Reply, r.ReplyS = v.Reply, receipt.Seconds(v.ReplyAfter)
 	}

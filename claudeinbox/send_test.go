@@ -26,8 +26,8 @@ import (
 )
 
 // sendKeys are v0.1's send-row keys, verbatim from its "Receipts" section,
-// then oo-claude's additions (seen, seen_s: send --seen; reply, reply_s: send --reply).
-var sendKeys = strings.Split("ts, ts_ms, kind, class, delivered, target, session_id, name, pid, running, status, from, line, sha256, bytes, inbox, line_offset, doorman, ack, peer_status, msg_id, waited_s, wait_s, min_interval_s, reason, note, hint, client_version, seen, seen_s, reply, reply_s, priority", ", ")
+// then oo-claude's additions (seen, seen_s: send --seen; reply, reply_s: send --reply; priority: send --priority; confirm, queued_at: from the ack).
+var sendKeys = strings.Split("ts, ts_ms, kind, class, delivered, target, session_id, name, pid, running, status, from, line, sha256, bytes, inbox, line_offset, doorman, ack, peer_status, msg_id, waited_s, wait_s, min_interval_s, reason, note, hint, client_version, seen, seen_s, reply, reply_s, priority, confirm, queued_at", ", ")
 
 // world is one fake station with a sender pointed at it.
 type world struct {
@@ -623,6 +623,27 @@ func TestAckWaitIsEventDriven(t *testing.T) {
 		if d := time.Since(start); d > claudeinbox.AckPoll*3/4 {
 			t.Errorf("send %d took %v: not woken by the ack's event", i, d)
 		}
+	}
+}
+
+// A line the doorman holds because the receiver did not queue it is a
+// timeout (exit 5, do not resend), and the note carries the doorman's
+// reason from its heartbeat.
+func TestTimeoutNoteSaysWhy(t *testing.T) {
+	w := newWorld(t)
+	w.sender.Wait = 100 * time.Millisecond
+	r := w.session(t, "work-n0")
+	why := claudeinbox.PendingNotQueued + ": no enqueue row for the line at offset 0 within 2s of write 1 of 3"
+	w.doorman(t, r.SessionID, fakedoorman.Options{NoAck: true, LastError: why})
+	v, err := w.sender.Send(context.Background(), claudeinbox.Request{Target: r.SessionID, Line: "x"})
+	if err != nil || v.Class != claudeinbox.Timeout || v.Class.ExitCode() != 5 {
+		t.Fatalf("%s %v, want timeout", v.Class, err)
+	}
+	if !strings.Contains(v.Note, why) || !strings.Contains(v.Note, "do not resend") {
+		t.Errorf("note %q lacks the doorman's reason", v.Note)
+	}
+	if v.Confirm != "" || v.QueuedAt != "" {
+		t.Errorf("confirm %q queued_at %q on a timeout", v.Confirm, v.QueuedAt)
 	}
 }
 

@@ -76,6 +76,14 @@ type SendRow struct {
 	// Priority is oo-claude's addition (send --priority): the line's
 	// priority, now, next or later; null when no line was formed.
 	Priority *string `json:"priority"`
+	// Confirm is oo-claude's addition, from the ack: what the delivery
+	// rests on, "transcript" (the receiver's enqueue row was seen) or
+	// "settle" (the session's transcript could not be located); null
+	// without a delivered ack.
+	Confirm *string `json:"confirm"`
+	// QueuedAt is the ack's queued_at: the timestamp of the receiver's
+	// enqueue row for the line; null when none was seen.
+	QueuedAt *string `json:"queued_at"`
 
 	ReceiptWriteError *string `json:"receipt_write_error,omitempty"`
 }

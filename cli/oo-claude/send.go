@@ -109,6 +109,12 @@ func humanVerdict(v claudeinbox.Verdict) string {
 	switch {
 	case v.Class.Delivered():
 		fmt.Fprintf(&b, " msg_id=%s after %.1fs", v.MsgID, v.Waited.Seconds())
+		switch v.Confirm {
+		case claudeinbox.ConfirmTranscript:
+			fmt.Fprintf(&b, ", queued at %s", v.QueuedAt)
+		case claudeinbox.ConfirmSettle:
+			b.WriteString(", unconfirmed (no transcript: acked after the settle)")
+		}
 		switch {
 		case v.Seen == nil:
 		case *v.Seen:

@@ -66,6 +66,9 @@ type Options struct {
 	HeartbeatEvery time.Duration
 	// NoOffset writes acks without line_offset, as a v1 doorman does.
 	NoOffset bool
+	// LastError is the heartbeat's last_error: why lines are pending
+	// (with NoAck, e.g. claudeinbox.PendingNotQueued).
+	LastError string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Door, when set, is a session's door socket (a fakedoor's Path): each
@@ -312,6 +315,7 @@ func (d *Doorman) heartbeat(state claudeinbox.State) error {
 	h := claudeinbox.Heartbeat{
 		PID: d.opts.PID, SessionID: sid, Since: claudeinbox.FormatTime(d.since), LastSeen: claudeinbox.FormatTime(seen),
 		Delivered: int(d.acked.Load()), Offset: d.offset, State: state, Mode: "fake", OwnerPID: os.Getpid(),
+		LastError: d.opts.LastError,
 	}
 	if state == claudeinbox.StateStopped {
 		h.StoppedAt = claudeinbox.FormatTime(now)
