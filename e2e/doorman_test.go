@@ -125,6 +125,7 @@ func TestQueueThenDeliver(t *testing.T) {
 			t.Errorf("the transcript has no origin for the acked msg_id %s", a.MsgID)
 		}
 	}
+	w.checkConfirmed(t, sid)
 }
 
 // TestBashDoorman: a doorman started in --mcp mode from the session's own

@@ -227,13 +227,17 @@ func following(sid string) func(heartbeat) bool {
 
 // ack is one line of <inbox>.ack.
 type ack struct {
-	SHA256     string `json:"sha256"`
-	SessionID  string `json:"session_id"`
-	PeerStatus string `json:"peer_status"`
-	Class      string `json:"class"`
-	MsgID      string `json:"msg_id"`
-	LineOffset *int64 `json:"line_offset"`
-	DoormanPID int    `json:"doorman_pid"`
+	SHA256     string  `json:"sha256"`
+	SessionID  string  `json:"session_id"`
+	PeerStatus string  `json:"peer_status"`
+	Class      string  `json:"class"`
+	MsgID      string  `json:"msg_id"`
+	LineOffset *int64  `json:"line_offset"`
+	DoormanPID int     `json:"doorman_pid"`
+	TS         string  `json:"ts"`
+	From       string  `json:"from"`
+	Confirm    string  `json:"confirm"`
+	QueuedAt   *string `json:"queued_at"`
 }
 
 // acks reads a session's ack file (none yet: nil).

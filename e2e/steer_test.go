@@ -146,6 +146,7 @@ func TestSteer(t *testing.T) {
 	}
 
 	s.mustSucceed(60 * time.Second)
+	w.checkConfirmed(t, sid)
 	tp := w.transcriptPath(w.cwd, sid)
 	rows := readJSONL(t, tp)
 	o := findOrigin(rows, msgID)
