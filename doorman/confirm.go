@@ -20,9 +20,6 @@ const (
 	// line is acked refused with reason claudeinbox.PendingNotQueued, so
 	// it never blocks the lines after it for good.
 	MaxWrites = 3
-	// DefaultConfirm is how long the doorman waits for the enqueue row
-	// when station.Config.DoorConfirm is zero (OO_CLAUDE_DOOR_CONFIRM_S).
-	DefaultConfirm = 2 * time.Second
 	// rowSlack: an enqueue row stamped more than this before the write
 	// began is not the write's (the receiver stamps in milliseconds from
 	// the same clock).
@@ -38,12 +35,14 @@ const EnvProjectDirName = "CLAUDE_CODE_PROJECT_DIR_NAME"
 // but the receiver did not queue (no enqueue row within the bound).
 var ErrNotQueued = errors.New("the receiver did not queue the line")
 
-func (d *Doorman) confirmWait() time.Duration {
-	if c := d.o.Config.DoorConfirm; c > 0 {
-		return c
-	}
-	return DefaultConfirm
-}
+// errConfirmOff: OO_CLAUDE_DOOR_CONFIRM_S=0.
+var errConfirmOff = errors.New("confirmation is off (OO_CLAUDE_DOOR_CONFIRM_S=0)")
+
+// confirmWait is how long the doorman waits for the enqueue row
+// (station.Config.DoorConfirm, OO_CLAUDE_DOOR_CONFIRM_S, 2 s by default);
+// 0 turns confirmation off: every delivery settles and is acked confirm
+// "settle".
+func (d *Doorman) confirmWait() time.Duration { return max(d.o.Config.DoorConfirm, 0) }
 
 // retryDelay is how long after an unconfirmed write the next write may
 // go: past the receiver's duplicate window and the refill of one token of
@@ -60,6 +59,9 @@ func (fl *follower) retryDelay() time.Duration {
 // not written yet, the file Claude Code will create (in the directory
 // CLAUDE_CODE_PROJECT_DIR_NAME names, when the session has it).
 func (fl *follower) markTranscript(id Identity) (transcript.Mark, error) {
+	if fl.d.confirmWait() == 0 {
+		return transcript.Mark{}, errConfirmOff
+	}
 	projects := fl.d.o.Config.ProjectsDir
 	m, err := transcript.MarkEnd(projects, id.SessionID, id.CWD)
 	if err != nil {

@@ -20,10 +20,25 @@
 //   - One deliverer per inbox (flock on <inbox>.doorman.lock); a second
 //     doorman waits in standby and takes over when the first stops. Only
 //     the lock holder writes the heartbeat, acks and offset.
-//   - At least once, with a window of one line: deliver, append the ack (one
-//     O_APPEND write), then replace the offset atomically. A restart skips
-//     lines already acked for the same inode and offset, so it re-delivers at
-//     most the one line whose ack was not yet written. An undeliverable line
+//   - An ack rests on the receiver's own record. Before each door write
+//     the doorman marks the end of the session's transcript and records
+//     the attempt (<inbox>.doorman.attempt); after it, it follows the
+//     transcript (transcript.Follow) for the queue-operation enqueue row
+//     whose content is the delivered text, up to Config.DoorConfirm. Seen:
+//     the ack says confirm "transcript" and queued_at. Not seen: no ack, the
+//     line stays pending (last_error receiver-did-not-queue) and is written
+//     again only after the receiver's windows and a fresh look for a late
+//     row, at most [MaxWrites] times, then acked refused. Where no
+//     transcript can be located it settles and acks confirm "settle".
+//   - Nothing doubled, nothing lost: deliver, append the ack (one O_APPEND
+//     write), then replace the offset atomically. A restart verifies the
+//     offset against the last ack (a rewritten inbox is resumed at its first
+//     unacked line, never inside one), skips lines already acked for the
+//     same inode and offset, and acks a recorded write whose enqueue row
+//     came instead of writing the line again. An ack that cannot be written
+//     is retried as an ack; a token the door cannot carry leaves the line
+//     pending (bad-token). The pacer is seeded from the recent acks, and the
+//     ack file is read in bounded memory. An undeliverable line
 //     (invalid UTF-8, over 16 KiB, NUL, empty, longer than the 1 MiB read
 //     chunk) is acked refused exactly once and never blocks later lines.
 //   - The file is followed by file events (fsnotify on the directory) plus a

@@ -1,8 +1,11 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -10,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/oo-family/oo-claude/fakes/fakemodel"
+	"github.com/oo-family/oo-claude/transcript"
 )
 
 // enqueueRows returns the timestamps of a transcript's queue-operation
@@ -116,6 +120,7 @@ func TestBucketDontAsk(t *testing.T) {
 	}
 	t.Parallel()
 	w := newWorld(t, fakemodel.WithReplies(fakemodel.Bash("for i in $(seq 28); do sleep 2; done"), fakemodel.Text("done")))
+	w.doormanKnobs = map[string]string{"OO_CLAUDE_DOOR_CONFIRM_S": "2"} // the default: the session outlives two windows
 	s := w.start(w.withDoorman(pargs("wait while the bucket refills", "--permission-mode", "dontAsk", "--allowedTools", "Bash")...))
 	s.waitModel(30*time.Second, "the first time", nil)
 	row := s.waitRow(30 * time.Second)
@@ -178,5 +183,120 @@ func TestBucketDontAsk(t *testing.T) {
 	}
 	if acks := w.checkConfirmed(t, sid); len(acks) != len(lines) {
 		t.Errorf("%d delivered acks, want %d\nheartbeat: %s", len(acks), len(lines), w.heartbeatText(sid))
+	}
+}
+
+// ackSamplesEnv sets how many sends TestSendAckLatency measures per
+// doorman (default 10).
+const ackSamplesEnv = "OO_CLAUDE_E2E_ACK_SAMPLES"
+
+// TestSendAckLatency measures, through the real CLI, the whole `oo-claude
+// send` process (start to exit with the ack) against two busy sessions in
+// one run: one whose doorman confirms on the receiver's enqueue row (the
+// default) and one with confirmation off (OO_CLAUDE_DOOR_CONFIRM_S=0,
+// v0.1's 0.25 s settle). Sends alternate between the two; it logs every
+// sample and both medians, and checks the acks say how they were
+// confirmed. BENCHMARKS.md records the figures.
+func TestSendAckLatency(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a measurement")
+	}
+	t.Parallel()
+	n := 10
+	if v := os.Getenv(ackSamplesEnv); v != "" {
+		var err error
+		if n, err = strconv.Atoi(v); err != nil || n < 1 {
+			t.Fatalf("%s=%q: want a count ≥ 1", ackSamplesEnv, v)
+		}
+	}
+	type side struct {
+		name    string
+		w       *world
+		s       *session
+		sid     string
+		confirm string
+		took    []time.Duration
+	}
+	sides := []*side{{name: "confirmed", confirm: "transcript"}, {name: "settle", confirm: "settle"}}
+	for _, sd := range sides {
+		sd.w = newWorld(t, fakemodel.WithReplies(fakemodel.Bash("for i in $(seq 60); do sleep 1; done"), fakemodel.Text("done")))
+		if sd.confirm == "settle" {
+			sd.w.doormanKnobs = map[string]string{"OO_CLAUDE_DOOR_CONFIRM_S": "0"}
+		} else {
+			sd.w.doormanKnobs = map[string]string{"OO_CLAUDE_DOOR_CONFIRM_S": "2"} // the default
+		}
+		sd.s = sd.w.start(sd.w.withDoorman(pargs("take lines", "--allowedTools", "Bash")...))
+	}
+	for _, sd := range sides {
+		sd.s.waitModel(30*time.Second, "the first time", nil)
+		sd.sid = sd.s.waitRow(30 * time.Second).SessionID
+		sd.s.waitHeartbeat(sd.sid, 30*time.Second, "a following doorman", following(sd.sid))
+	}
+	for i := range n {
+		for _, sd := range sides {
+			line := fmt.Sprintf("ack latency %d %s", i, uuid.NewString())
+			landed := make(chan time.Duration, 1)
+			if os.Getenv("OO_CLAUDE_E2E_ACK_SPANS") != "" {
+				tp := sd.w.transcriptPath(sd.w.cwd, sd.sid)
+				fi, _ := os.Stat(tp)
+				f := transcript.Follow(context.Background(), tp, fi.Size(), transcript.FollowOptions{Poll: time.Millisecond})
+				t0 := time.Now()
+				go func() {
+					defer f.Close()
+					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+					defer cancel()
+					for {
+						l, err := f.Next(ctx)
+						if err != nil {
+							landed <- -1
+							return
+						}
+						if strings.Contains(string(l.Raw), line) && strings.Contains(string(l.Raw), `"enqueue"`) {
+							landed <- time.Since(t0)
+							return
+						}
+					}
+				}()
+			}
+			start := time.Now()
+			rc, r := sd.w.ooJSON([]string{"send", sd.sid, line, "--from", "e2e"})
+			took := time.Since(start)
+			if r.code != 0 || str(rc, "confirm") != sd.confirm {
+				sd.s.fatalf("%s send %d: class %s confirm %v, want delivered with confirm %s\n%s", sd.name, i, str(rc, "class"), rc["confirm"], sd.confirm, r)
+			}
+			sd.took = append(sd.took, took)
+			if os.Getenv("OO_CLAUDE_E2E_ACK_SPANS") != "" {
+				var a struct {
+					TS       string  `json:"ts"`
+					QueuedAt *string `json:"queued_at"`
+				}
+				if b, ok := rc["ack"].(map[string]any); ok {
+					a.TS, _ = b["ts"].(string)
+					if q, ok := b["queued_at"].(string); ok {
+						a.QueuedAt = &q
+					}
+				}
+				at, _ := time.Parse(time.RFC3339Nano, a.TS)
+				q := "-"
+				if a.QueuedAt != nil {
+					qt, _ := time.Parse(time.RFC3339Nano, *a.QueuedAt)
+					q = qt.Sub(start).String()
+				}
+				t.Logf("%s %d: queued +%s, row in the file +%s, acked +%s, exit +%s", sd.name, i, q, <-landed, at.Sub(start), took)
+			}
+		}
+	}
+	med := func(d []time.Duration) time.Duration {
+		d = slices.Clone(d)
+		slices.Sort(d)
+		return d[len(d)/2]
+	}
+	for _, sd := range sides {
+		t.Logf("send → ack (%s): %v", sd.name, sd.took)
+	}
+	c, st := med(sides[0].took), med(sides[1].took)
+	t.Logf("send → ack, median of %d: confirmed %.1f ms, settle %.1f ms (%.1fx)", n, float64(c.Microseconds())/1000, float64(st.Microseconds())/1000, float64(st)/float64(c))
+	if c >= st {
+		t.Errorf("confirmed median %v not below the settle's %v", c, st)
 	}
 }

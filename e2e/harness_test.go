@@ -52,6 +52,8 @@ type world struct {
 	model   *fakemodel.Server
 	// extraEnv is added to every claude command's environment.
 	extraEnv []string
+	// doormanKnobs are added to the knobs the injected doorman runs with.
+	doormanKnobs map[string]string
 }
 
 // newWorld builds a world; opts configure its fake model. Everything is

@@ -28,8 +28,8 @@ func (w *world) stateDir() string { return filepath.Join(w.root, "s") }
 func (w *world) obsDir() string   { return filepath.Join(w.root, "o") }
 
 // knobs are the oo-claude environment knobs of the world: every dir inside
-// it, the real claude as OO_CLAUDE_BIN, and no throttle (tests send
-// several lines to one session quickly).
+// it, the real claude as OO_CLAUDE_BIN, no throttle (tests send several
+// lines to one session quickly) and a 10 s confirmation bound.
 func (w *world) knobs() map[string]string {
 	return map[string]string{
 		"OO_CLAUDE_INBOX_DIR":       w.inboxDir(),
@@ -37,6 +37,10 @@ func (w *world) knobs() map[string]string {
 		"OO_CLAUDE_OBSERVATORY_DIR": w.obsDir(),
 		"OO_CLAUDE_BIN":             w.claude,
 		"OO_CLAUDE_MIN_INTERVAL_S":  "0",
+		// A generous bound for the receiver's enqueue row: the suite runs
+		// many real sessions at once on small machines, and the bound
+		// only caps the wait (the ack comes as soon as the row does).
+		"OO_CLAUDE_DOOR_CONFIRM_S": "10",
 	}
 }
 
@@ -54,9 +58,13 @@ func (w *world) knobEnv() []string {
 // returns its path for --mcp-config with --strict-mcp-config.
 func (w *world) doormanConfig() string {
 	w.t.Helper()
+	env := w.knobs()
+	for k, v := range w.doormanKnobs {
+		env[k] = v
+	}
 	cfg := map[string]any{"mcpServers": map[string]any{
 		"claude-inbox": map[string]any{
-			"type": "stdio", "command": ooClaude(w.t), "args": []string{"doorman", "--mcp"}, "env": w.knobs(),
+			"type": "stdio", "command": ooClaude(w.t), "args": []string{"doorman", "--mcp"}, "env": env,
 		},
 	}}
 	b, err := json.Marshal(cfg)

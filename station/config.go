@@ -95,7 +95,7 @@ type Config struct {
 	DoormanPoll      time.Duration // OO_CLAUDE_DOORMAN_POLL_S: the doorman's safety poll (file events do the work)
 	DoormanHeartbeat time.Duration // OO_CLAUDE_DOORMAN_HEARTBEAT_S
 	DoorSettle       time.Duration // OO_CLAUDE_DOOR_SETTLE_S: the settle of a delivery whose transcript cannot be located
-	DoorConfirm      time.Duration // OO_CLAUDE_DOOR_CONFIRM_S: how long the doorman waits for the receiver's enqueue row
+	DoorConfirm      time.Duration // OO_CLAUDE_DOOR_CONFIRM_S: how long the doorman waits for the receiver's enqueue row; 0 turns confirmation off (every ack rests on the settle)
 	DoormanPython    string        // OO_CLAUDE_DOORMAN_PYTHON: kept for v0.1 compatibility; the Go doorman needs no interpreter
 
 	Wait        time.Duration // OO_CLAUDE_WAIT_S: how long send waits for the ack
@@ -199,7 +199,7 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	secs("OO_CLAUDE_DOORMAN_POLL_S", &c.DoormanPoll, false)
 	secs("OO_CLAUDE_DOORMAN_HEARTBEAT_S", &c.DoormanHeartbeat, false)
 	secs("OO_CLAUDE_DOOR_SETTLE_S", &c.DoorSettle, true)
-	secs("OO_CLAUDE_DOOR_CONFIRM_S", &c.DoorConfirm, false)
+	secs("OO_CLAUDE_DOOR_CONFIRM_S", &c.DoorConfirm, true)
 	secs("OO_CLAUDE_WAIT_S", &c.Wait, true)
 	secs("OO_CLAUDE_MIN_INTERVAL_S", &c.MinInterval, true)
 	str("OO_CLAUDE_RESUME_MODEL", &c.ResumeModel)

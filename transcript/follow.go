@@ -150,7 +150,11 @@ func (f *Follower) Next(ctx context.Context) (Line, error) {
 		if err := f.ctx.Err(); err != nil {
 			return Line{}, err
 		}
-		f.watch()
+		if f.watch() {
+			// A row appended between the read above and the watch sent
+			// no event this Follower saw: read again before waiting.
+			continue
+		}
 		var events chan fsnotify.Event
 		var errs chan error
 		poll := f.poll
@@ -202,15 +206,16 @@ func (f *Follower) wait(ctx context.Context, tick *time.Ticker, events chan fsno
 }
 
 // watch sets up (or moves) the file watch: on the transcript's directory,
-// or on its parent while the directory does not exist.
-func (f *Follower) watch() {
+// or on its parent while the directory does not exist. It reports whether
+// the watch changed: what was written before it began must be read again.
+func (f *Follower) watch() bool {
 	if f.watched == f.dir || f.closed {
-		return
+		return false
 	}
 	if f.w == nil {
 		w, err := fsnotify.NewWatcher()
 		if err != nil {
-			return // poll instead
+			return false // poll instead
 		}
 		f.w = w
 	}
@@ -219,14 +224,16 @@ func (f *Follower) watch() {
 			f.w.Remove(f.watched)
 		}
 		f.watched = f.dir
-		return
+		return true
 	}
 	parent := filepath.Dir(f.dir)
 	if f.watched != parent {
 		if err := f.w.Add(parent); err == nil {
 			f.watched = parent
+			return true
 		}
 	}
+	return false
 }
 
 func (f *Follower) dropWatch() {
