@@ -26,7 +26,7 @@ const (
 	EventStatus         = "status"          // the registry status changed (status: busy, idle, waiting)
 	EventDoorman        = "doorman"         // the doorman's state changed (doorman: up, stopped, not-fresh)
 	EventLineQueued     = "line-queued"     // a line was appended to the session's inbox (line, line_offset)
-	EventLineDelivered  = "line-delivered"  // the doorman acked a line (msg_id, class, line_offset)
+	EventLineDelivered  = "line-delivered"  // the doorman acked a line (msg_id, class, line_offset; class refused when it refused it)
 	EventLineSeen       = "line-seen"       // the transcript shows the row with the line's msg_id
 	EventTurnEnded      = "turn-ended"      // a main-chain final answer (text: its first 200 characters)
 	EventRiderStarted   = "rider-started"   // a sub-agent transcript appeared (agent, description)
@@ -486,6 +486,8 @@ func (w *watcher) watchProject(s *wsession) {
 }
 
 func (w *watcher) unwatchProject(s *wsession) {
+	s.close()
+	s.follower, s.riders = nil, map[string]*wrider{}
 	ss := w.projects[s.projDir]
 	for i, x := range ss {
 		if x == s {

@@ -232,3 +232,20 @@ func TestWatchStationNotThereYet(t *testing.T) {
 		t.Errorf("turn-ended %+v", e)
 	}
 }
+
+// TestWatchCWDChange: a session whose registry row moves to another cwd
+// (cd inside the app) is followed in its new project directory.
+func TestWatchCWDChange(t *testing.T) {
+	fs := fakestation.New(t)
+	ev := startWatch(t, fs, "")
+	row := fs.AddSession(fakestation.Session{Name: "mover", CWD: "/home/u/a"})
+	ev.next("session-started", is(observatory.EventSessionStarted, row.SessionID))
+	row.CWD = "/home/u/b"
+	fs.WriteRow(row)
+	time.Sleep(100 * time.Millisecond)
+	tp := filepath.Join(fs.Paths.ProjectsDir, transcript.EncodeProjectDir("/home/u/b"), row.SessionID+transcript.Ext)
+	appendRow(t, tp, `{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"moved"}],"stop_reason":"end_turn"}}`)
+	if e := ev.next("turn-ended in the new directory", is(observatory.EventTurnEnded, row.SessionID)); e.Text != "moved" {
+		t.Errorf("turn-ended %+v", e)
+	}
+}
