@@ -143,6 +143,9 @@ func hostileCases() []hostileCase {
 		{verb: "doorman", file: ".offset", setup: doormanSetup(".offset"), want: all(3), owner: true},
 		{verb: "doorman", file: ".doorman.lock", setup: doormanSetup(".doorman.lock"), want: all(3), owner: true},
 		{verb: "doorman", file: "registry row", setup: doormanSetup("ROW"), want: all(3), owner: true},
+		// The doorman has the token its session handed it and never needs
+		// the key file: the line is delivered (0), the key left as it is.
+		{verb: "doorman", file: "key file", setup: doormanSetup("KEY"), want: all(0), owner: true},
 		{verb: "doorman", file: ".doorman.json", setup: doormanSetup(".doorman.json"), want: byKind(0, 0), owner: true, replaces: true},
 
 		// The observers answer 0 and leave out what they cannot trust.
@@ -246,9 +249,14 @@ func runHostileCell(t *testing.T, c hostileCase, k hostile.Kind) {
 		o = fakeowner.New(t, fakeowner.Options{})
 		suffix, _, _ := c.setup(t)
 		path = o.Files().Inbox + suffix
-		if suffix == "ROW" { // the owner's own registry row
+		switch suffix {
+		case "ROW": // the owner's own registry row
 			path = filepath.Join(o.Station.Paths.SessionsDir, strconv.Itoa(o.Row.PID)+".json")
 			os.Remove(path)
+		case "KEY": // the owner's key file, with a line waiting to be delivered
+			path = o.Station.Station().KeyFile(o.Row)
+			os.Remove(path)
+			o.Append("[a 📡] delivered without the key file")
 		}
 		args = []string{"doorman", "--allow-foreground", "--once", "--json"}
 	} else {
