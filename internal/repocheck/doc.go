@@ -1,4 +1,6 @@
 // Package repocheck holds tests that guard the shape of the whole
-// repository: one package doc per package, and a binary that links neither
-// the testing package nor the fakes.
+// repository: one package doc per package, a binary that links neither the
+// testing package nor the fakes, the README's commands and Go blocks, and
+// the floors of the import graph (TestFloors: a package imports only
+// packages on lower floors; its table and rules are in floors_test.go).
 package repocheck
