@@ -25,13 +25,17 @@ const sendSamplesEnv = "OO_CLAUDE_E2E_SEND_SAMPLES"
 // it to its exit with the ack) on a station of 1, 50 and 500 registry rows,
 // side by side in one run. Every row but the targets' is an unrelated live
 // session (a sleep process of its own with its real procStart, the row
-// shaped as the CLI writes it). Two targets: a session whose doorman is
+// shaped as the CLI writes it). The targets: a session whose doorman is
 // fakes/fakedoorman in this process, acking at once (the sender's own cost,
-// addressed by full id, name and pid), and a real interactive session
-// under tmux with the injected doorman (the real path, addressed by full
-// id). Each sample uses a sender of its own, so the throttle runs (30 s,
-// the default) and admits it. It logs the medians; every send must be
-// delivered with exit 0.
+// addressed by full id, name and pid), and two real sessions with the
+// injected doorman, each addressed by full id: an interactive one under
+// tmux, idle between lines, and a headless one (claude -p) whose tool runs
+// all along (the real path). Each target has a registry of its own, so
+// each holds exactly the target and the unrelated rows. Each sample uses a
+// sender of its own, so the throttle runs (30 s, the default) and admits
+// it. It logs the medians, and for the real targets how long after the
+// enqueue row's timestamp the ack came; every send must be delivered with
+// exit 0.
 func TestSendCost(t *testing.T) {
 	t.Parallel()
 	n := 3
@@ -41,7 +45,41 @@ func TestSendCost(t *testing.T) {
 			t.Fatalf("%s=%q: want a count ≥ 1", sendSamplesEnv, v)
 		}
 	}
-	w := newWorld(t, fakemodel.WithDefaultReply(fakemodel.Text("noted")))
+	// The headless session runs one short tool round after another until
+	// the test ends, so every line reaches it busy and is enqueued at once,
+	// and each round's end drains the receiver's queue (it holds only so
+	// many queued lines). The interactive session's requests get the
+	// default answer.
+	const headlessPrompt = "take lines while the tool runs"
+	stop := make(chan struct{})
+	w := newWorld(t, fakemodel.WithDefaultReply(fakemodel.Text("noted")), fakemodel.WithHandler(func(q *fakemodel.Request) fakemodel.Reply {
+		if !q.MessagesContain(headlessPrompt) {
+			return fakemodel.Reply{}
+		}
+		select {
+		case <-stop:
+			return fakemodel.Text("done")
+		default:
+			return fakemodel.Bash("sleep 1")
+		}
+	}))
+	t.Cleanup(func() { close(stop) })
+	// It keeps its config, and so its registry, apart from the
+	// interactive session's, so that each registry holds one target.
+	headlessConfig := filepath.Join(w.root, "c2")
+	if err := os.MkdirAll(headlessConfig, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	headless := w.start(w.withDoorman(pargs(headlessPrompt, "--allowedTools", "Bash")...), "CLAUDE_CONFIG_DIR="+headlessConfig)
+	headless.waitModel(30*time.Second, "with its prompt", func(q *fakemodel.Request) bool {
+		return !fakemodel.IsSideRequest(q) && q.MessagesContain(headlessPrompt)
+	})
+	headlessDir := filepath.Join(headlessConfig, "sessions")
+	headlessSID, err := waitRegistryRow(filepath.Join(headlessDir, strconv.Itoa(headless.pid())+".json"), 30*time.Second, headless.exited)
+	if err != nil {
+		headless.fatalf("registry row: %v", err)
+	}
+	headless.waitHeartbeat(headlessSID.SessionID, 30*time.Second, "a following doorman", following(headlessSID.SessionID))
 	real := w.startInteractive(interactiveOpts{})
 	real.waitStatus(10*time.Second, "idle")
 
@@ -67,16 +105,19 @@ func TestSendCost(t *testing.T) {
 		{"fake name", fakeName, fakeEnv},
 		{"fake pid", strconv.Itoa(fake), fakeEnv},
 		{"real id", real.SessionID, nil},
+		{"real -p id", headlessSID.SessionID, []string{"OO_CLAUDE_SESSIONS_DIR=" + headlessDir}},
 	}
 	sizes := []int{1, 50, 500}
 	results := map[string]map[int]time.Duration{}
-	rows, sample := 1, 0 // each registry holds its target
+	lags := map[string][]time.Duration{} // ack ts − queued_at, confirmed acks
+	rows, sample := 1, 0                 // each registry holds its target
 	for _, want := range sizes {
 		for ; rows < want; rows++ {
 			pid, sid, name := sleeper(t), uuid.NewString(), fmt.Sprintf("other-%03d", rows)
 			started := time.Now().Add(-time.Duration(rows) * time.Minute)
-			writeRowFor(t, realDir, pid, sid, name, started)
-			writeRowFor(t, fakeDir, pid, sid, name, started)
+			for _, dir := range []string{realDir, fakeDir, headlessDir} {
+				writeRowFor(t, dir, pid, sid, name, started)
+			}
 		}
 		for _, c := range cases {
 			var took []time.Duration
@@ -85,10 +126,19 @@ func TestSendCost(t *testing.T) {
 				r := w.oo([]string{"send", c.target, fmt.Sprintf("cost sample %d", sample), "--from", fmt.Sprintf("cost-%d", sample), "--min-interval", "30", "--wait", interactiveWait, "--json"}, c.env...)
 				var rc map[string]any
 				if r.code != 0 || json.Unmarshal([]byte(strings.TrimSpace(r.stdout)), &rc) != nil || !strings.HasPrefix(str(rc, "class"), "delivered-") {
-					real.fatalf("send to %s at %d rows: want delivered-*, exit 0\n%s", c.name, want, r)
+					real.fatalf("send to %s at %d rows: want delivered-*, exit 0\n%s\nheadless session: %s", c.name, want, r, headless.diag())
 				}
 				if i >= 0 {
 					took = append(took, r.took)
+				}
+				if a, _ := rc["ack"].(map[string]any); i >= 0 && a["confirm"] == "transcript" {
+					// How long after the receiver stamped its enqueue row
+					// the doorman acked it: the row's way to the file.
+					q, qerr := time.Parse(time.RFC3339Nano, str(a, "queued_at"))
+					at, aerr := time.Parse(time.RFC3339Nano, str(a, "ts"))
+					if qerr == nil && aerr == nil {
+						lags[c.name] = append(lags[c.name], at.Sub(q))
+					}
 				}
 			}
 			slices.Sort(took)
@@ -99,11 +149,17 @@ func TestSendCost(t *testing.T) {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "whole oo-claude send process, median of %d (ms), by registry rows:\n%-10s %8s %8s %8s", n, "target", "1 row", "50", "500")
+	fmt.Fprintf(&b, "whole oo-claude send process, median of %d (ms), by registry rows:\n%-11s %8s %8s %8s", n, "target", "1 row", "50", "500")
 	for _, c := range cases {
-		fmt.Fprintf(&b, "\n%-10s", c.name)
+		fmt.Fprintf(&b, "\n%-11s", c.name)
 		for _, rows := range sizes {
 			fmt.Fprintf(&b, " %8.1f", float64(results[c.name][rows].Microseconds())/1000)
+		}
+	}
+	for _, c := range cases {
+		if l := lags[c.name]; len(l) > 0 {
+			slices.Sort(l)
+			fmt.Fprintf(&b, "\n%s: the ack came %.1f ms (median of %d) after the enqueue row's timestamp", c.name, float64(l[len(l)/2].Microseconds())/1000, len(l))
 		}
 	}
 	t.Log(b.String())
