@@ -576,7 +576,7 @@ func joinErr(a, b error) error {
 func (s *Sender) refuseFile(v *Verdict, inbox string, err error) error {
 	switch {
 	case errors.Is(err, fsx.ErrSymlink):
-		v.refuse(ReasonSymlink, fmt.Sprintf("a symlink sits at the inbox %s: refusing to write through it", inbox))
+		v.refuse(ReasonSymlink, fmt.Sprintf("%v: a symlink sits where the inbox %s or one of its files should be; remove it and send again", err, inbox))
 	case errors.Is(err, fsx.ErrNotRegular):
 		v.refuse(ReasonNotRegular, fmt.Sprintf("%v: a FIFO, socket, device or directory sits where the inbox %s or its files should be; remove it and send again", err, inbox))
 	case errors.Is(err, fsx.ErrUntrusted):
