@@ -80,7 +80,8 @@
 //     is dropped as if it were a notification.
 //
 // The start-up to the initialize answer and the memory of both are in
-// BENCHMARKS.md.
+// BENCHMARKS.md; the files the doorman writes (heartbeat, acks, offset) are
+// v0.1's, listed in COMPATIBILITY.md.
 //
 // Nothing here reads the process environment, the clock or /proc on its own:
 // every input comes through [Host] and [Options].

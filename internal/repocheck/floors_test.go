@@ -230,3 +230,25 @@ func TestCheckFloors(t *testing.T) {
 		})
 	}
 }
+
+// TestRootDocMap: `go doc github.com/oo-family/oo-claude` prints the
+// package map, and the map names every package on a floor.
+func TestRootDocMap(t *testing.T) {
+	cmd := exec.Command("go", "doc", "github.com/oo-family/oo-claude")
+	cmd.Dir = moduleRoot(t)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("go doc: %v\n%s", err, out)
+	}
+	for p := range floors {
+		if strings.HasPrefix(p, "internal/") || p == "observatory/inboxstate" {
+			continue // plumbing, named as internal/...; inboxstate is to move into claudeinbox
+		}
+		if !strings.Contains(string(out), " "+p+" ") {
+			t.Errorf("the package map does not name %s:\n%s", p, out)
+		}
+	}
+	if !strings.Contains(string(out), "COMPATIBILITY.md") {
+		t.Errorf("the package map does not point to COMPATIBILITY.md")
+	}
+}
