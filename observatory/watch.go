@@ -201,6 +201,8 @@ type wsession struct {
 type wrider struct {
 	started, finished bool
 	follower          *transcript.Follower
+	meta              transcript.RiderMeta // as last read (on its own file's events)
+	hasMeta           bool
 }
 
 // winbox is where the watcher has read an inbox and its ack file to.
@@ -563,17 +565,23 @@ func (w *watcher) riderFile(s *wsession, name string, old bool) {
 		r = &wrider{}
 		s.riders[id] = r
 	}
-	meta, merr := transcript.ReadRiderMeta(base + ".meta.json")
+	if !r.hasMeta || strings.HasSuffix(name, ".meta.json") {
+		// The meta file is read when it changes, not on every row.
+		if m, err := transcript.ReadRiderMeta(base + ".meta.json"); err == nil {
+			r.meta, r.hasMeta = m, true
+		}
+	}
+	meta := r.meta
 	if !r.started {
 		fi, err := os.Lstat(base + transcript.Ext)
-		if err != nil && merr != nil {
+		if err != nil && !r.hasMeta {
 			return // neither file yet
 		}
 		r.started = true
 		var from int64
 		if old && err == nil {
 			rd, rerr := transcript.ReadRider(base+transcript.Ext, w.now(), 0)
-			if rerr == nil && rd.State == transcript.QuietFinished || merr == nil && meta.Finished {
+			if rerr == nil && rd.State == transcript.QuietFinished || meta.Finished {
 				r.finished = true
 				return
 			}
@@ -585,7 +593,7 @@ func (w *watcher) riderFile(s *wsession, name string, old bool) {
 	if r.finished {
 		return
 	}
-	final := merr == nil && meta.Finished
+	final := meta.Finished
 	if r.follower != nil {
 		for {
 			l, err := r.follower.Next(w.done)
