@@ -18,6 +18,12 @@
 // returns a *[RefusedError] that wraps its cause for errors.Is and
 // errors.As.
 //
+// Send refuses, before it writes anything, an inbox that fails [CheckTrust]
+// ([ReasonUntrusted]: another user's, or writable by others) or holds a
+// FIFO, socket, device or directory ([ReasonNotRegular]) or a symlink
+// ([ReasonSymlink]); every file is opened without following a symlink or
+// blocking.
+//
 // The line rules ([CheckLine], [CheckFrom]), sender tags ([SenderTag],
 // [Tagged]), the structured form ([ParseStructured], [Decode]), the
 // heartbeat ([Heartbeat], [CheckFreshness]) and the ack ([Ack]) are the

@@ -19,7 +19,7 @@ var ErrUntrusted = fsx.ErrUntrusted
 // CheckTrust reports whether the inbox of files may be trusted by user uid
 // (pass os.Geteuid()): its directory owned by uid and not writable by group
 // or others, and each of its files whose content is believed (the inbox, the
-// ack, the offset and the lock) a regular file owned by uid and not writable
+// ack, the offset, the lock and the attempt) a regular file owned by uid and not writable
 // by others. What does not exist yet is trusted (oo-claude creates it
 // 0700/0600). The error matches [ErrUntrusted], or fsx's sentinels for a
 // symlink or a file that is not regular; its text names the fix.
@@ -28,7 +28,7 @@ func CheckTrust(files Files, uid int) error {
 	if err := fsx.CheckDirTrust(dir, uid); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err
 	}
-	for _, p := range []string{files.Inbox, files.Ack, files.Offset, files.Lock} {
+	for _, p := range []string{files.Inbox, files.Ack, files.Offset, files.Lock, files.Attempt} {
 		fi, err := os.Lstat(p)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):

@@ -51,6 +51,13 @@
 //     line's ack carries paced_ms and the heartbeat carries pacing. The
 //     receiver's 50-message queue cannot be observed from outside and is
 //     not modelled.
+//   - Trust by ownership: before it follows, the inbox must pass
+//     [claudeinbox.CheckTrust] (its directory the user's and not writable by
+//     group or others; the inbox, ack, offset, lock and attempt files the
+//     user's regular files, not writable by others). Otherwise nothing is
+//     delivered: the heartbeat says [claudeinbox.StateUntrusted] with the
+//     reason and the fix in last_error; an MCP doorman checks again every
+//     [IdentityEvery], the foreground one returns an [*IdentityError].
 //   - Stop (context cancelled, stdin EOF in MCP mode): the heartbeat says
 //     stopped and the lock is released before [Doorman.Run] returns.
 //

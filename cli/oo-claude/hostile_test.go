@@ -142,6 +142,8 @@ func hostileCases() []hostileCase {
 		{verb: "doorman", file: ".ack", setup: doormanSetup(".ack"), want: all(3), owner: true},
 		{verb: "doorman", file: ".offset", setup: doormanSetup(".offset"), want: all(3), owner: true},
 		{verb: "doorman", file: ".doorman.lock", setup: doormanSetup(".doorman.lock"), want: all(3), owner: true},
+		{verb: "doorman", file: ".doorman.attempt", setup: doormanSetup(".doorman.attempt"), want: all(3), owner: true},
+		{verb: "send", file: ".doorman.attempt", setup: sendSetup(inbox(".doorman.attempt")), want: all(1)},
 		{verb: "doorman", file: "registry row", setup: doormanSetup("ROW"), want: all(3), owner: true},
 		// The doorman has the token its session handed it and never needs
 		// the key file: the line is delivered (0), the key left as it is.
