@@ -29,14 +29,14 @@ const ToolName = "claude_inbox_status"
 // initialize.
 const LatestProtocol = "2025-11-25"
 
-// ModernProtocol is the revision without initialize (2026-07-28): a client
+// modernProtocol is the revision without initialize (2026-07-28): a client
 // probes with server/discover, and every request carries the protocol
 // version, client info and client capabilities in its _meta.
-const ModernProtocol = "2026-07-28"
+const modernProtocol = "2026-07-28"
 
 // Protocols are the MCP versions the server answers with as asked, newest
 // first: server/discover lists them all, initialize negotiates the others.
-var Protocols = []string{ModernProtocol, "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+var Protocols = []string{modernProtocol, "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
 // The _meta keys of the 2026-07-28 revision.
 const (
@@ -45,16 +45,18 @@ const (
 	metaServerInfo         = "io.modelcontextprotocol/serverInfo"
 )
 
-// JSON-RPC error codes, and the 2026-07-28 revision's code for a
-// protocol version the server does not speak.
+// JSON-RPC error codes.
 const (
-	CodeParseError                 = -32700
-	CodeInvalidRequest             = -32600
-	CodeMethodNotFound             = -32601
-	CodeInvalidParams              = -32602
-	CodeInternalError              = -32603
-	CodeUnsupportedProtocolVersion = -32022
+	CodeParseError     = -32700
+	CodeInvalidRequest = -32600
+	CodeMethodNotFound = -32601
+	CodeInvalidParams  = -32602
+	CodeInternalError  = -32603
 )
+
+// codeUnsupportedProtocolVersion is the 2026-07-28 revision's error for a
+// protocol version the server does not speak.
+const codeUnsupportedProtocolVersion = -32022
 
 // maxMessage bounds one incoming line.
 const maxMessage = 4 << 20
@@ -342,12 +344,12 @@ func modern(params json.RawMessage) (version string, rerr *rpcError) {
 	if json.Unmarshal(params, &p) != nil || p.Meta == nil {
 		return "", nil
 	}
-	if json.Unmarshal(p.Meta[metaProtocolVersion], &version) != nil || version < ModernProtocol {
+	if json.Unmarshal(p.Meta[metaProtocolVersion], &version) != nil || version < modernProtocol {
 		return "", nil // an older client's _meta (progress tokens and the like)
 	}
 	if !slices.Contains(Protocols, version) {
 		data, _ := json.Marshal(map[string]any{"supported": Protocols, "requested": version})
-		return version, &rpcError{Code: CodeUnsupportedProtocolVersion, Message: "unsupported protocol version", Data: data}
+		return version, &rpcError{Code: codeUnsupportedProtocolVersion, Message: "unsupported protocol version", Data: data}
 	}
 	var caps map[string]json.RawMessage
 	if json.Unmarshal(p.Meta[metaClientCapabilities], &caps) != nil || caps == nil {
@@ -380,7 +382,7 @@ func (s *Server) dispatch(method string, params json.RawMessage) (any, *rpcError
 		}
 		json.Unmarshal(params, &p)
 		v := LatestProtocol
-		if p.ProtocolVersion < ModernProtocol && slices.Contains(Protocols, p.ProtocolVersion) {
+		if p.ProtocolVersion < modernProtocol && slices.Contains(Protocols, p.ProtocolVersion) {
 			v = p.ProtocolVersion
 		}
 		s.negotiated = v
