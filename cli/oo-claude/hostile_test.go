@@ -554,3 +554,41 @@ func TestForegroundDoormanExitCodes(t *testing.T) {
 		}
 	}
 }
+
+// TestWatchHostileFiles: watch over a station whose inbox, transcript and
+// registry row are FIFOs keeps answering and stops at SIGINT within the
+// bound (exit 0), the FIFOs untouched.
+func TestWatchHostileFiles(t *testing.T) {
+	o := newObsStation(t)
+	inbox := claudeinbox.FilesFor(o.fs.Paths.InboxDir, o.sidA).Inbox
+	row := filepath.Join(o.fs.Paths.SessionsDir, "4242.json")
+	for _, p := range []string{inbox, o.transcriptA, row} {
+		os.Remove(p)
+		if err := hostile.Plant(p, hostile.FIFO, nil, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), hostileKill)
+	defer cancel()
+	cmd := command(ctx, t, o.fs.Env(), "watch", "--json")
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	start := time.Now()
+	cmd.Process.Signal(os.Interrupt)
+	cmd.Wait()
+	if took := time.Since(start); took > hostileBound || ctx.Err() != nil {
+		t.Fatalf("watch took %v to stop after SIGINT (hung?)", took)
+	}
+	if code := cmd.ProcessState.ExitCode(); code != 0 {
+		t.Errorf("exit %d; stderr: %s", code, errb.String())
+	}
+	for _, p := range []string{inbox, o.transcriptA, row} {
+		if fi, err := os.Lstat(p); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
+			t.Errorf("%s is no longer the planted FIFO: %v %v", p, fi, err)
+		}
+	}
+}
