@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -299,4 +300,62 @@ func TestSendAckLatency(t *testing.T) {
 	if c >= st {
 		t.Errorf("confirmed median %v not below the settle's %v", c, st)
 	}
+}
+
+// TestConfirmedWhereTheTranscriptIs measures, on the real CLI, what moves a
+// session's transcript, and holds the doorman's confirmation to it: a `cd`
+// in the session's Bash tool (measured on 2.1.332 in -p mode: the registry
+// row's cwd stays, and the transcript stays where the session began; the
+// doorman would find it by its session id in any project directory if the
+// row's cwd moved), and CLAUDE_CODE_PROJECT_DIR_NAME (with
+// CLAUDE_CONFIG_DIR set, it names the project directory instead of the
+// encoded cwd). In both, a line sent while the session works is acked
+// delivered with confirm "transcript" on its enqueue row.
+func TestConfirmedWhereTheTranscriptIs(t *testing.T) {
+	t.Parallel()
+	t.Run("cd inside the session", func(t *testing.T) {
+		t.Parallel()
+		w := newWorld(t, fakemodel.WithReplies(fakemodel.Bash("mkdir -p sub && cd sub && pwd"), fakemodel.Bash("for i in $(seq 8); do sleep 1; done"), fakemodel.Text("done")))
+		s := w.start(w.withDoorman(pargs("cd, then wait", "--allowedTools", "Bash")...))
+		sid := s.waitRow(30 * time.Second).SessionID
+		s.waitModel(30*time.Second, "after the cd", func(q *fakemodel.Request) bool { return len(q.ToolResults()) > 0 })
+		s.waitHeartbeat(sid, 15*time.Second, "a following doorman", following(sid))
+		time.Sleep(500 * time.Millisecond) // the second tool runs
+		row := s.waitRow(5 * time.Second)
+		t.Logf("registry cwd after the cd: %s (session began in %s)", row.Cwd, w.cwd)
+		rc, r := w.send(sid, "after the cd "+uuid.NewString())
+		if r.code != 0 || str(rc, "confirm") != "transcript" {
+			s.fatalf("send after the cd: class %s confirm %v; want delivered, confirm transcript\n%s", str(rc, "class"), rc["confirm"], r)
+		}
+		s.mustSucceed(60 * time.Second)
+		if _, err := os.Stat(w.transcriptPath(w.cwd, sid)); err != nil {
+			t.Errorf("the transcript is not where the session began: %v", err)
+		}
+		w.checkConfirmed(t, sid)
+	})
+	t.Run("CLAUDE_CODE_PROJECT_DIR_NAME", func(t *testing.T) {
+		t.Parallel()
+		w := newWorld(t, fakemodel.WithReplies(fakemodel.Bash("for i in $(seq 6); do sleep 1; done"), fakemodel.Text("done")))
+		const name = "oo-custom-project"
+		s := w.start(w.withDoorman(pargs("wait", "--allowedTools", "Bash")...), "CLAUDE_CODE_PROJECT_DIR_NAME="+name)
+		s.waitModel(30*time.Second, "the first time", nil)
+		sid := s.waitRow(30 * time.Second).SessionID
+		s.waitHeartbeat(sid, 15*time.Second, "a following doorman", following(sid))
+		line := "renamed project " + uuid.NewString()
+		rc, r := w.send(sid, line)
+		if r.code != 0 || str(rc, "confirm") != "transcript" {
+			s.fatalf("send: class %s confirm %v; want delivered, confirm transcript\n%s", str(rc, "class"), rc["confirm"], r)
+		}
+		s.mustSucceed(60 * time.Second)
+		p := filepath.Join(w.config, "projects", name, sid+".jsonl")
+		if _, err := os.Stat(p); err != nil {
+			t.Fatalf("the transcript is not in the named project directory: %v", err)
+		}
+		if _, err := os.Stat(w.transcriptPath(w.cwd, sid)); err == nil {
+			t.Errorf("a transcript also under the encoded cwd")
+		}
+		if got := enqueueRows(t, p)["[e2e 📡] "+line]; len(got) != 1 || got[0] != str(rc, "queued_at") {
+			t.Errorf("enqueue rows %q, want one with the receipt's queued_at %v", got, rc["queued_at"])
+		}
+	})
 }
