@@ -390,3 +390,44 @@ func TestDoormanSpeaks20260728(t *testing.T) {
 		t.Errorf("requests never answered: %v", asked)
 	}
 }
+
+// TestDoormanStopTiming: Claude Code's own stop sequence (SIGINT, SIGTERM
+// 100 ms later, SIGKILL 400 ms after that) reaches the real doorman and a
+// probe beside it at once; the probe stamps the signals, and the doorman's
+// stopped heartbeat is on disk before the SIGTERM. The time from SIGINT is
+// logged (the CLI's TestDoormanSIGINT holds it to 50 ms).
+func TestDoormanStopTiming(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, fakemodel.WithReplies(fakemodel.Bash("sleep 2"), fakemodel.Text("done")))
+	probeCfg, p := w.mcpProbe("probe", false)
+	s := w.start(pargs("stop with a probe beside", "--allowedTools", "Bash", "--mcp-config", w.doormanConfig(), probeCfg, "--strict-mcp-config"))
+	sid := s.waitRow(30 * time.Second).SessionID
+	hb := s.waitHeartbeat(sid, 15*time.Second, "a following doorman", following(sid))
+	s.mustSucceed(60 * time.Second)
+	if _, err := p.waitEvent(5*time.Second, func(ev probeEvent) bool { return ev.Ev == "signal" && ev.Signal == "SIGTERM" }); err != nil {
+		s.fatalf("the probe never saw SIGTERM: %v\nevents: %s", err, summarize(p.events()))
+	}
+	var sigint, sigterm int64
+	for _, ev := range p.events() {
+		switch {
+		case ev.Ev == "signal" && ev.Signal == "SIGINT" && sigint == 0:
+			sigint = ev.T
+		case ev.Ev == "signal" && ev.Signal == "SIGTERM" && sigterm == 0:
+			sigterm = ev.T
+		}
+	}
+	h := s.waitHeartbeat(sid, 5*time.Second, "state stopped", func(h heartbeat) bool { return h.State == "stopped" })
+	if h.PID != hb.PID {
+		t.Errorf("stopped heartbeat of pid %d, want the doorman %d", h.PID, hb.PID)
+	}
+	at, err := time.Parse(time.RFC3339Nano, h.StoppedAt)
+	if err != nil || sigint == 0 {
+		t.Fatalf("stopped_at %q (%v), probe's SIGINT at %d", h.StoppedAt, err, sigint)
+	}
+	// stopped_at has millisecond precision: allow one.
+	fromInt := at.Sub(time.Unix(0, sigint))
+	t.Logf("stopped heartbeat %v after the probe's SIGINT; SIGTERM %v after it", fromInt, time.Duration(sigterm-sigint))
+	if at.After(time.Unix(0, sigterm).Add(time.Millisecond)) {
+		t.Errorf("stopped heartbeat at %s, after the SIGTERM (%v after SIGINT)", h.StoppedAt, fromInt)
+	}
+}
