@@ -102,13 +102,12 @@ func TestReplyLatency(t *testing.T) {
 	for i := 1; i <= n; i++ {
 		s.waitStatus(10*time.Second, "idle")
 		time.Sleep(200 * time.Millisecond) // settled: the TUI's own writes are done
-		r := w.oo([]string{"send", s.SessionID, fmt.Sprintf("ask %d %s", i, uuid.NewString()), "--from", "e2e", "--reply", "30", "--min-interval", "0"})
-		out := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
-		if r.code != 0 || len(out) != 2 || out[1] != fmt.Sprintf("answer %d", i) {
+		rc, r := w.ooJSON([]string{"send", s.SessionID, fmt.Sprintf("ask %d %s", i, uuid.NewString()), "--from", "e2e", "--reply", "30", "--min-interval", "0"})
+		if rep := replyOf(t, rc); r.code != 0 || rep == nil || rep["text"] != fmt.Sprintf("answer %d", i) {
 			s.fatalf("ask %d: %s", i, r)
 		}
 		took = append(took, r.took)
-		t.Logf("sample %d: send → reply printed %v", i, r.took.Round(time.Millisecond))
+		t.Logf("sample %d: send → reply printed %v (ack after %vs, then seen %vs, reply %vs after the ack)", i, r.took.Round(time.Millisecond), rc["waited_s"], rc["seen_s"], rc["reply_s"])
 	}
 	slices.Sort(took)
 	t.Logf("send → reply printed: median %v of %d (min %v, max %v)", took[len(took)/2].Round(time.Millisecond), n, took[0].Round(time.Millisecond), took[n-1].Round(time.Millisecond))
