@@ -222,6 +222,11 @@ func run(ctx context.Context, bin string, out io.Writer) (err error) {
 	env := []string{
 		"PATH=" + os.Getenv("PATH"), "USER=" + os.Getenv("USER"), "LANG=C.UTF-8",
 		"OO_CLAUDE_BIN=" + bin,
+		// Generous bounds, so a loaded machine slows the demo down
+		// instead of failing it: how long the doorman looks for Claude
+		// Code's record of a line it wrote, and how long send waits for
+		// the doorman's ack.
+		"OO_CLAUDE_DOOR_CONFIRM_S=10", "OO_CLAUDE_WAIT_S=30",
 		// The model is the fake one; nothing else leaves the machine.
 		"ANTHROPIC_BASE_URL=" + m.URL, "ANTHROPIC_API_KEY=sk-ant-offline",
 		"DISABLE_TELEMETRY=1", "DISABLE_ERROR_REPORTING=1", "DISABLE_AUTOUPDATER=1",
