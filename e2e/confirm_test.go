@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -203,13 +202,7 @@ func TestSendAckLatency(t *testing.T) {
 		t.Skip("a measurement")
 	}
 	t.Parallel()
-	n := 10
-	if v := os.Getenv(ackSamplesEnv); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil || n < 1 {
-			t.Fatalf("%s=%q: want a count ≥ 1", ackSamplesEnv, v)
-		}
-	}
+	n := sampleCount(t, ackSamplesEnv, 10)
 	type side struct {
 		name    string
 		w       *world

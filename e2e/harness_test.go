@@ -574,3 +574,19 @@ func (p *probe) send(auth bool, lines ...string) error {
 	}
 	return nil
 }
+
+// sampleCount is how many samples a measuring test takes: the count in the
+// environment variable env, else def. A value that is not a count ≥ 1
+// fails the test.
+func sampleCount(t *testing.T, env string, def int) int {
+	t.Helper()
+	v := os.Getenv(env)
+	if v == "" {
+		return def
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 1 {
+		t.Fatalf("%s=%q: want a count ≥ 1", env, v)
+	}
+	return n
+}

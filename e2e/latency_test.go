@@ -2,9 +2,7 @@ package e2e
 
 import (
 	"fmt"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -26,13 +24,7 @@ const samplesEnv = "OO_CLAUDE_E2E_STEER_SAMPLES"
 // It logs every sample and the median; BENCHMARKS.md records them.
 func TestSteerLatency(t *testing.T) {
 	t.Parallel()
-	n := 5
-	if v := os.Getenv(samplesEnv); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil || n < 1 {
-			t.Fatalf("%s=%q: want a count ≥ 1", samplesEnv, v)
-		}
-	}
+	n := sampleCount(t, samplesEnv, 5)
 	sid := uuid.NewString()
 	w := newWorld(t)
 	ackFile := w.inbox(sid) + ".ack"

@@ -2,9 +2,7 @@ package e2e
 
 import (
 	"fmt"
-	"os"
 	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -79,13 +77,7 @@ const replySamplesEnv = "OO_CLAUDE_E2E_REPLY_SAMPLES"
 // sample and the median; BENCHMARKS.md records them.
 func TestReplyLatency(t *testing.T) {
 	t.Parallel()
-	n := 5
-	if v := os.Getenv(replySamplesEnv); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil || n < 1 {
-			t.Fatalf("%s=%q: want a count ≥ 1", replySamplesEnv, v)
-		}
-	}
+	n := sampleCount(t, replySamplesEnv, 5)
 	answers := []fakemodel.Reply{fakemodel.Text("warm")}
 	for i := 1; i <= n; i++ {
 		answers = append(answers, fakemodel.Text(fmt.Sprintf("answer %d", i)))

@@ -38,13 +38,7 @@ const sendSamplesEnv = "OO_CLAUDE_E2E_SEND_SAMPLES"
 // exit 0.
 func TestSendCost(t *testing.T) {
 	t.Parallel()
-	n := 3
-	if v := os.Getenv(sendSamplesEnv); v != "" {
-		var err error
-		if n, err = strconv.Atoi(v); err != nil || n < 1 {
-			t.Fatalf("%s=%q: want a count ≥ 1", sendSamplesEnv, v)
-		}
-	}
+	n := sampleCount(t, sendSamplesEnv, 3)
 	// The headless session runs one short tool round after another until
 	// the test ends, so every line reaches it busy and is enqueued at once,
 	// and each round's end drains the receiver's queue (it holds only so
