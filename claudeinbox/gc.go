@@ -102,6 +102,8 @@ func samePath(f *os.File, path string) (bool, error) {
 // inbox itself does not exist, only the other files are removed (an inbox
 // created after the judgement is never removed unjudged).
 func RemoveInbox(files Files, judge func() (bool, error)) ([]string, error) {
+	_, lerr := os.Lstat(files.Lock)
+	hadLock := lerr == nil // else TryLock creates it: ours, not a doorman's file
 	dl, err := fsx.TryLock(files.Lock)
 	if errors.Is(err, fsx.ErrLocked) {
 		return nil, fmt.Errorf("%s: %w: a doorman holds %s", files.Inbox, ErrInUse, files.Lock)
@@ -135,6 +137,9 @@ func RemoveInbox(files Files, judge func() (bool, error)) ([]string, error) {
 	}
 	ok, err := judge()
 	if err != nil || !ok {
+		if !hadLock {
+			_ = os.Remove(files.Lock)
+		}
 		return nil, err
 	}
 	var removed []string
@@ -154,7 +159,12 @@ func RemoveInbox(files Files, judge func() (bool, error)) ([]string, error) {
 	if inbox != nil {
 		paths = append(paths, files.Inbox)
 	}
-	paths = append(paths, files.Heartbeat, files.Lock)
+	paths = append(paths, files.Heartbeat)
+	if hadLock {
+		paths = append(paths, files.Lock)
+	} else {
+		_ = os.Remove(files.Lock)
+	}
 	var errs []error
 	for _, p := range paths {
 		if err := rm(p); err != nil {

@@ -210,24 +210,25 @@ func TestRunUnitRunsClaudeOnce(t *testing.T) {
 // starts nothing fails the start; neither registers a lineage link.
 func TestDetachBoundsSystemdRun(t *testing.T) {
 	tests := []struct {
-		name   string
-		script fakeclaude.Script
-		reason string
+		name          string
+		script        fakeclaude.Script
+		limit, unitIn time.Duration
+		reason        string
 	}{
-		{"hangs", fakeclaude.Script{DelayMS: 60_000}, "did not finish within"},
-		{"starts nothing", fakeclaude.Script{}, "did not start within"},
+		{"hangs", fakeclaude.Script{DelayMS: 60_000}, 500 * time.Millisecond, 20 * time.Second, "did not finish within"},
+		{"starts nothing", fakeclaude.Script{}, 20 * time.Second, 500 * time.Millisecond, "did not start within"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			r, fs, fk := newRunner(t)
-			r.SystemdRunTimeout, r.UnitStartWait = 500*time.Millisecond, 500*time.Millisecond
+			r.SystemdRunTimeout, r.UnitStartWait = tt.limit, tt.unitIn
 			parent := uuid.NewString()
 			env := append(r.Environ(), "CLAUDE_CODE_SESSION_ID="+parent)
 			r.Environ = func() []string { return env }
 			fk.ScriptFor(fakeclaude.NameSystemdRun, tt.script)
 			begin := time.Now()
 			res, err := r.Start(context.Background(), headless.StartRequest{Prompt: "go", CWD: t.TempDir(), Systemd: true, Self: self})
-			if took := time.Since(begin); took > 20*time.Second {
+			if took := time.Since(begin); took > 15*time.Second {
 				t.Errorf("took %v", took)
 			}
 			if err == nil || res.Class != headless.Failed || !strings.Contains(res.Reason, tt.reason) {

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/oo-family/oo-claude/observatory"
 	"github.com/oo-family/oo-claude/station"
@@ -99,4 +100,34 @@ func ExampleWatch() {
 	// session-started demo
 	// doorman  not-fresh missing
 	// line-queued    [mama 📡] hello
+}
+
+// GC on a station where one finished session left an empty inbox a month
+// ago and another still has a line waiting.
+func ExampleGC() {
+	root, err := os.MkdirTemp("", "gc-example")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(root)
+	paths := station.Paths{SessionsDir: filepath.Join(root, "sessions"), InboxDir: filepath.Join(root, "inbox")}
+	os.MkdirAll(paths.InboxDir, 0o700)
+	const gone, waiting = "0e0e0e0e-0000-4000-8000-00000000000a", "0e0e0e0e-0000-4000-8000-00000000000b"
+	os.WriteFile(filepath.Join(paths.InboxDir, gone+".inbox"), nil, 0o600)
+	os.WriteFile(filepath.Join(paths.InboxDir, waiting+".inbox"), []byte("[mama 📡] still there?\n"), 0o600)
+	month := time.Now().Add(-30 * 24 * time.Hour)
+	for _, sid := range []string{gone, waiting} {
+		os.Chtimes(filepath.Join(paths.InboxDir, sid+".inbox"), month, month)
+	}
+
+	items, err := observatory.GC(observatory.GCOptions{Station: station.New(paths)})
+	if err != nil {
+		panic(err)
+	}
+	for _, it := range items {
+		fmt.Println(it.Session[len(it.Session)-1:], it.Why, len(it.Files), "file(s)")
+	}
+	// Output:
+	// a removed 1 file(s)
+	// b pending 0 file(s)
 }

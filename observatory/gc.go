@@ -122,15 +122,15 @@ func GC(opts GCOptions) ([]GCItem, error) {
 				return false, nil
 			}
 			it.Files = existing(files)
-			if opts.DryRun {
-				it.Why = GCWouldRm
-				return false, nil
-			}
 			it.Why = GCRemoved
 			return true, nil
 		}
-		if opts.DryRun { // judge without taking (or creating) any lock
-			_, _ = judge()
+		// A first judgement without locks: only a candidate is locked (and
+		// its lock file created), and a dry run takes no lock at all.
+		if ok, _ := judge(); !ok || opts.DryRun {
+			if ok && opts.DryRun {
+				it.Why = GCWouldRm
+			}
 			items = append(items, it)
 			continue
 		}

@@ -1,0 +1,50 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/oo-family/oo-claude/fakes/fakestation"
+)
+
+func TestGCVerb(t *testing.T) {
+	fs := fakestation.New(t)
+	const gone = "6c0d0000-1111-4222-8333-444455556666"
+	inbox := fs.InboxPath(gone)
+	if err := os.MkdirAll(strings.TrimSuffix(inbox, gone+".inbox"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(inbox, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-10 * 24 * time.Hour)
+	os.Chtimes(inbox, old, old)
+
+	for _, args := range [][]string{{"gc", "--older-than", "soon"}, {"gc", "--older-than", "-1h"}, {"gc", "extra"}} {
+		if r := runBinary(t, fs.Env(), "", args...); r.code != 2 {
+			t.Errorf("%v: exit %d, want 2 (usage)\n%s", args, r.code, r.stderr)
+		}
+	}
+	r := runBinary(t, fs.Env(), "", "gc", "--older-than", "30d", "--json")
+	var items []struct{ Why string }
+	if err := json.Unmarshal([]byte(r.stdout), &items); r.code != 0 || err != nil || len(items) != 1 || items[0].Why != "fresh" {
+		t.Errorf("--older-than 30d: exit %d items %v (%v)", r.code, r.stdout, err)
+	}
+	r = runBinary(t, fs.Env(), "", "gc", "--dry-run")
+	if r.code != 0 || !strings.Contains(r.stdout, "would-remove "+inbox) {
+		t.Errorf("--dry-run: exit %d stdout %q", r.code, r.stdout)
+	}
+	if _, err := os.Stat(inbox); err != nil {
+		t.Fatalf("--dry-run removed the inbox: %v", err)
+	}
+	r = runBinary(t, fs.Env(), "", "gc")
+	if r.code != 0 || !strings.Contains(r.stdout, "removed "+inbox) {
+		t.Errorf("gc: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(inbox); !os.IsNotExist(err) {
+		t.Errorf("gc kept the empty inbox of a gone session: %v", err)
+	}
+}
