@@ -68,20 +68,29 @@ func newGCCmd(e *env) *ffcli.Command {
 			if err != nil {
 				return err
 			}
+			failed := false
 			if *asJSON {
 				if items == nil {
 					items = []observatory.GCItem{}
 				}
-				return printJSONLine(e, items)
+				if err := printJSONLine(e, items); err != nil {
+					return err
+				}
+				for _, it := range items {
+					failed = failed || it.Why == observatory.GCRmFailed || it.Why == observatory.GCUnread
+				}
+				if failed {
+					return exitWith(exitFail)
+				}
+				return nil
 			}
-			failed := false
 			for _, it := range items {
 				switch it.Why {
 				case observatory.GCRemoved, observatory.GCWouldRm:
 					for _, f := range it.Files {
 						fmt.Fprintf(e.stdout, "%s %s\n", it.Why, f)
 					}
-				case observatory.GCRmFailed:
+				case observatory.GCRmFailed, observatory.GCUnread:
 					failed = true
 					fmt.Fprintf(e.stderr, "oo-claude: %s: %s\n", it.Session, it.Detail)
 				}
