@@ -101,17 +101,9 @@ func newRidersCmd(e *env) *ffcli.Command {
 			if len(pos) > 1 {
 				return usagef("riders takes at most one session")
 			}
-			only := ""
-			if len(pos) == 1 {
-				cfg, err := e.config()
-				if err != nil {
-					return err
-				}
-				t, err := station.New(cfg.Paths).Resolve(pos[0])
-				if err != nil {
-					return &exitError{code: exitFail, err: readMessage(err, "", "")}
-				}
-				only = t.SessionID
+			only, err := onlySession(e, pos)
+			if err != nil {
+				return err
 			}
 			doc, err := buildDocument(ctx, e, &f, only)
 			if err != nil {
@@ -120,4 +112,21 @@ func newRidersCmd(e *env) *ffcli.Command {
 			return emit(e, &f, doc, func() error { return observatory.WriteRiders(e.human(), doc) })
 		},
 	}
+}
+
+// onlySession resolves the optional SESSION argument of riders and watch to
+// a session id; "" when there is none.
+func onlySession(e *env, pos []string) (string, error) {
+	if len(pos) == 0 {
+		return "", nil
+	}
+	cfg, err := e.config()
+	if err != nil {
+		return "", err
+	}
+	t, err := station.New(cfg.Paths).Resolve(pos[0])
+	if err != nil {
+		return "", &exitError{code: exitFail, err: readMessage(err, "", "")}
+	}
+	return t.SessionID, nil
 }

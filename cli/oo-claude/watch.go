@@ -28,20 +28,15 @@ func newWatchCmd(e *env) *ffcli.Command {
 			if len(pos) > 1 {
 				return usagef("watch takes at most one session")
 			}
+			only, err := onlySession(e, pos)
+			if err != nil {
+				return err
+			}
 			cfg, err := e.config()
 			if err != nil {
 				return err
 			}
-			st := station.New(cfg.Paths)
-			only := ""
-			if len(pos) == 1 {
-				t, err := st.Resolve(pos[0])
-				if err != nil {
-					return &exitError{code: exitFail, err: readMessage(err, "", "")}
-				}
-				only = t.SessionID
-			}
-			ch, err := observatory.Watch(ctx, observatory.WatchOptions{Station: st, Only: only})
+			ch, err := observatory.Watch(ctx, observatory.WatchOptions{Station: station.New(cfg.Paths), Only: only})
 			if err != nil {
 				return &exitError{code: exitFail, err: err}
 			}
