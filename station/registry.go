@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -132,32 +131,15 @@ func ReadRow(path string) (Row, error) {
 	return parseRow(path, b)
 }
 
-// readRowFile appends the content of the registry file at path to buf,
-// opened without following a symlink and refused when it is not a regular
-// file or exceeds maxRowBytes.
+// readRowFile appends the content of the registry file at path to buf
+// through fsx's checks (no symlink, regular and trusted, never blocking),
+// refused when it exceeds maxRowBytes.
 func readRowFile(path string, buf []byte) ([]byte, error) {
-	f, err := fsx.OpenRead(path)
-	if err != nil {
-		return buf, err
+	b, err := fsx.AppendFile(buf, path, maxRowBytes)
+	if errors.Is(err, fsx.ErrTooLarge) {
+		return b, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: larger than %d bytes", ErrBadRow, maxRowBytes)}
 	}
-	defer f.Close()
-	start := len(buf)
-	for {
-		if len(buf) == cap(buf) {
-			buf = append(buf, 0)[:len(buf)]
-		}
-		n, err := f.Read(buf[len(buf):cap(buf)])
-		buf = buf[:len(buf)+n]
-		if len(buf)-start > maxRowBytes {
-			return buf[:start], &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: larger than %d bytes", ErrBadRow, maxRowBytes)}
-		}
-		if err == io.EOF {
-			return buf, nil
-		}
-		if err != nil {
-			return buf[:start], &fs.PathError{Op: "read", Path: path, Err: err}
-		}
-	}
+	return b, err
 }
 
 // parseRow decodes and checks the content of one registry file.
@@ -192,7 +174,7 @@ func (s *Station) rawRows() ([]rawRow, error) {
 	}
 	var (
 		out []rawRow
-		buf = make([]byte, 0, 1024*len(ents))
+		buf = make([]byte, 0, 1024*len(ents)+maxRowBytes+1)
 	)
 	for _, e := range ents {
 		name := e.Name()

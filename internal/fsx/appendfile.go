@@ -1,0 +1,117 @@
+package fsx
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// ErrTooLarge reports a file larger than its reader's bound; nothing of it
+// is returned.
+var ErrTooLarge = errors.New("file larger than its bound")
+
+// AppendFile appends the content of the small regular file at path to buf
+// and returns the extended buffer. It makes the checks of the checked open
+// ([OpenRead]): a path that is not a regular file is refused before it is
+// opened, the open cannot follow a symlink or block, and fstat checks the
+// opened file again, regular and trusted by the effective uid
+// ([CheckTrust]). It takes fewer system calls, for a reader of many small
+// files (the registry's rows): the descriptor is never an *os.File (no
+// poller, no O_NONBLOCK to clear), is read into buf's spare room (grown
+// when short) until what fstat counted is there, and closed.
+// A file of more than max bytes is [ErrTooLarge]. On error buf is returned
+// as it was given.
+func AppendFile(buf []byte, path string, max int) ([]byte, error) {
+	return appendFileAs(buf, path, max, os.Geteuid())
+}
+
+func appendFileAs(buf []byte, path string, max, uid int) ([]byte, error) {
+	const op = "open"
+	if fi, err := os.Lstat(path); err == nil {
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return buf, &fs.PathError{Op: op, Path: path, Err: ErrSymlink}
+		}
+		if !fi.Mode().IsRegular() {
+			return buf, &fs.PathError{Op: op, Path: path, Err: ErrNotRegular}
+		}
+	}
+	var fd int
+	var err error
+	for {
+		fd, err = unix.Open(path, os.O_RDONLY|openFlags, 0)
+		if !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		return buf, wrapOpenErr(op, path, &fs.PathError{Op: op, Path: path, Err: err})
+	}
+	defer unix.Close(fd)
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return buf, &fs.PathError{Op: "stat", Path: path, Err: err}
+	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		return buf, &fs.PathError{Op: op, Path: path, Err: ErrNotRegular}
+	}
+	if err := CheckTrust(path, statInfo{st: &st, name: path}, uid); err != nil {
+		return buf, err
+	}
+	if st.Size > int64(max) {
+		return buf, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: %d bytes, at most %d", ErrTooLarge, st.Size, max)}
+	}
+	// Room for what fstat counted and one byte more, so that a file that
+	// grew since is seen to; past max it is refused.
+	start, want := len(buf), int(st.Size)+1
+	if cap(buf)-start < want {
+		buf = append(buf[:start:start], make([]byte, want)...)[:start]
+	}
+	room := buf[start : start+want]
+	n := 0
+	for {
+		m, err := unix.Read(fd, room[n:])
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return buf[:start], &fs.PathError{Op: "read", Path: path, Err: err}
+		}
+		n += m
+		// What fstat counted is read: a regular file has nothing more
+		// unless it grew since, so no read is spent to see its end. One
+		// that grew is read on, within max.
+		if m == 0 || int64(n) >= st.Size && n < len(room) {
+			break
+		}
+		if n == len(room) {
+			if n > max {
+				break
+			}
+			grown := min(2*len(room), max+1)
+			buf = append(buf[:start+n:start+n], make([]byte, grown-n)...)[:start]
+			room = buf[start : start+grown]
+		}
+	}
+	if n > max {
+		return buf[:start], &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: more than %d bytes", ErrTooLarge, max)}
+	}
+	return buf[:start+n], nil
+}
+
+// statInfo is the fs.FileInfo of a regular file's fstat, for CheckTrust.
+type statInfo struct {
+	st   *syscall.Stat_t
+	name string
+}
+
+func (s statInfo) Name() string       { return s.name }
+func (s statInfo) Size() int64        { return s.st.Size }
+func (s statInfo) Mode() fs.FileMode  { return fs.FileMode(s.st.Mode & 0o777) }
+func (s statInfo) ModTime() time.Time { return time.Unix(s.st.Mtim.Unix()) }
+func (s statInfo) IsDir() bool        { return false }
+func (s statInfo) Sys() any           { return s.st }
