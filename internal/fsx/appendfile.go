@@ -32,13 +32,8 @@ func AppendFile(buf []byte, path string, max int) ([]byte, error) {
 
 func appendFileAs(buf []byte, path string, max, uid int) ([]byte, error) {
 	const op = "open"
-	if fi, err := os.Lstat(path); err == nil {
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			return buf, &fs.PathError{Op: op, Path: path, Err: ErrSymlink}
-		}
-		if !fi.Mode().IsRegular() {
-			return buf, &fs.PathError{Op: op, Path: path, Err: ErrNotRegular}
-		}
+	if err := refuseBeforeOpen(op, path); err != nil {
+		return buf, err
 	}
 	var fd int
 	var err error

@@ -88,13 +88,8 @@ func openChecked(op, path string, flag int) (*os.File, error) {
 }
 
 func openCheckedAs(op, path string, flag, uid int) (*os.File, error) {
-	if fi, err := os.Lstat(path); err == nil {
-		if fi.Mode()&fs.ModeSymlink != 0 {
-			return nil, &fs.PathError{Op: op, Path: path, Err: ErrSymlink}
-		}
-		if !fi.Mode().IsRegular() {
-			return nil, &fs.PathError{Op: op, Path: path, Err: ErrNotRegular}
-		}
+	if err := refuseBeforeOpen(op, path); err != nil {
+		return nil, err
 	}
 	f, err := os.OpenFile(path, flag|openFlags, FileMode)
 	if err != nil {
@@ -113,6 +108,21 @@ func openCheckedAs(op, path string, flag, uid int) (*os.File, error) {
 		return nil, &fs.PathError{Op: op, Path: path, Err: err}
 	}
 	return f, nil
+}
+
+// refuseBeforeOpen refuses a path that exists and is not a regular file
+// (a symlink: ErrSymlink; anything else: ErrNotRegular), so that it is never
+// opened.
+func refuseBeforeOpen(op, path string) error {
+	if fi, err := os.Lstat(path); err == nil {
+		if fi.Mode()&fs.ModeSymlink != 0 {
+			return &fs.PathError{Op: op, Path: path, Err: ErrSymlink}
+		}
+		if !fi.Mode().IsRegular() {
+			return &fs.PathError{Op: op, Path: path, Err: ErrNotRegular}
+		}
+	}
+	return nil
 }
 
 // setBlocking clears O_NONBLOCK on f (a regular file, so this changes no
