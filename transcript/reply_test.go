@@ -215,3 +215,33 @@ func TestWaitReply(t *testing.T) {
 		t.Errorf("cancelled: %v, want context.Canceled", err)
 	}
 }
+
+// FuzzReadReply: any transcript bytes give a reply or one of the reply
+// errors, never a panic; a reply's Tools is never nil, and a reply without
+// a seen row is ErrNotSeen.
+func FuzzReadReply(f *testing.F) {
+	const id = "6c6c667d-dc66-465b-8e42-2811789dfb0b"
+	f.Add([]byte(absorbedRow(id) + assistant("end_turn", text("x"))))
+	f.Add([]byte(startedRow(id) + assistant("tool_use", toolUse("Bash")) + toolResult + userPrompt("next")))
+	f.Add([]byte(`{"type":"assistant","message":{"content":7,"stop_reason":[]}}` + "\n" + `{"type":"user","origin":{"kind":"peer","msg_id":"` + id + `"},"message":{"content":[1,"x"]}}` + "\n"))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		path := filepath.Join(t.TempDir(), "s.jsonl")
+		if err := os.WriteFile(path, data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		r, err := transcript.ReadReply(path, id, transcript.ReplyOptions{})
+		switch {
+		case err == nil, errors.Is(err, transcript.ErrReplyPending):
+			if r.Tools == nil {
+				t.Errorf("reply %+v has nil Tools", r)
+			}
+		case errors.Is(err, transcript.ErrNotSeen):
+			if r.Text != "" || len(r.Tools) != 0 {
+				t.Errorf("not seen, yet a reply %+v", r)
+			}
+		case errors.Is(err, transcript.ErrRowTooLong):
+		default:
+			t.Errorf("error %v", err)
+		}
+	})
+}
