@@ -675,6 +675,15 @@ func (fl *follower) deliver(ctx context.Context, msg claudeinbox.Message, sha st
 		case errors.Is(err, door.ErrInvalidMessage) || errors.Is(err, door.ErrTooLarge):
 			return fl.refuse(sha, off, RefuseUndeliverable)
 		}
+		if confirm {
+			// The write failed: it does not count against MaxWrites. The
+			// record stays, so the next try still looks for a row first
+			// (a frame may have gone out before the error).
+			att.Writes--
+			if err := claudeinbox.WriteAttempt(fl.files.Attempt, att); err == nil {
+				fl.attempt = &att
+			}
+		}
 		d.update(func(s *Status) { s.LastError = err.Error() })
 		d.logf("delivery of the line at offset %d failed: %v; it waits", off, err)
 		return &DeliveryError{Inbox: fl.files.Inbox, Offset: off, Err: fmt.Errorf("%w: %w", ErrDeliveryFailed, err)}
