@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -231,8 +233,12 @@ func TestDoormanStop(t *testing.T) {
 	if h.PID != hb.PID {
 		t.Errorf("stopped heartbeat of pid %d, want the doorman %d", h.PID, hb.PID)
 	}
+	// No offset file: the doorman handled no line before the session
+	// ended (a race the loaded machine sometimes loses), so all wait at 0.
 	b, err := os.ReadFile(w.inbox(sid) + ".offset")
-	if err != nil {
+	if errors.Is(err, fs.ErrNotExist) {
+		b = []byte("0")
+	} else if err != nil {
 		t.Fatal(err)
 	}
 	offset, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
