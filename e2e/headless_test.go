@@ -104,23 +104,9 @@ func TestStartSteered(t *testing.T) {
 	w := newWorld(t, fakemodel.WithReplies(fakemodel.Bash("sleep 3"), fakemodel.Text("done")))
 	sid := uuid.NewString()
 	out := filepath.Join(w.root, "start.json")
-	done := w.ooAsync([]string{"start", "work a little", "--tools", "Bash", "--allowed-tools", "Bash",
-		"--session-id", sid, "--out", out, "--name", "e2e-start", "--json"})
+	done, first := w.startSteerable(sid, "work a little", "--tools", "Bash", "--allowed-tools", "Bash",
+		"--session-id", sid, "--out", out, "--name", "e2e-start", "--json")
 	ctx := w.model
-	first, err := waitRequest(ctx, 30*time.Second, nil)
-	if err != nil {
-		t.Fatalf("the started session never asked the model: %v\nstart: %s", err, drain(done))
-	}
-	hbCtxDeadline := time.Now().Add(15 * time.Second)
-	for {
-		if h, ok := w.readHeartbeat(sid); ok && following(sid)(h) {
-			break
-		}
-		if time.Now().After(hbCtxDeadline) {
-			t.Fatalf("the injected doorman never followed: heartbeat %s\nstart: %s", w.heartbeatText(sid), drain(done))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 	line := "steer the start " + uuid.NewString()
 	rc, r := w.send(sid, line)
 	if r.code != 0 || !strings.HasPrefix(str(rc, "class"), "delivered-") {
@@ -131,18 +117,7 @@ func TestStartSteered(t *testing.T) {
 	}); err != nil {
 		t.Fatalf("the model never saw the steered line: %v\nstart: %s", err, drain(done))
 	}
-	sr := <-done
-	if sr.code != 0 {
-		t.Fatalf("start: want exit 0\n%s", sr)
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res map[string]any
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatalf("result file: %v\n%s", err, b)
-	}
+	res, b := w.startResult(done, out)
 	want := map[string]any{"state": "completed", "session_id": sid, "doorman": "injected", "doorman_delivered": 1.0, "name": "e2e-start"}
 	for k, v := range want {
 		if res[k] != v {
@@ -215,6 +190,46 @@ func noUserSystemd(env []string) string {
 		return "no " + filepath.Join(rt, "systemd", "private") + "; systemctl --user is-system-running: " + strings.TrimSpace(string(out))
 	}
 	return ""
+}
+
+// startSteerable runs `oo-claude start <prompt> args…` in the background
+// and waits until the started session (sid) has asked the model once and
+// its injected doorman follows it, so a line sent now steers it.
+func (w *world) startSteerable(sid, prompt string, args ...string) (<-chan ooRun, *fakemodel.Request) {
+	w.t.Helper()
+	done := w.ooAsync(append([]string{"start", prompt}, args...))
+	first, err := waitRequest(w.model, 30*time.Second, nil)
+	if err != nil {
+		w.t.Fatalf("the started session never asked the model: %v\nstart: %s", err, drain(done))
+	}
+	deadline := time.Now().Add(15 * time.Second)
+	for {
+		if h, ok := w.readHeartbeat(sid); ok && following(sid)(h) {
+			return done, first
+		}
+		if time.Now().After(deadline) {
+			w.t.Fatalf("the injected doorman never followed: heartbeat %s\nstart: %s", w.heartbeatText(sid), drain(done))
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// startResult waits for a background start to exit 0 and returns its
+// result file, decoded and raw.
+func (w *world) startResult(done <-chan ooRun, out string) (map[string]any, []byte) {
+	w.t.Helper()
+	if sr := <-done; sr.code != 0 {
+		w.t.Fatalf("start: want exit 0\n%s", sr)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	var res map[string]any
+	if err := json.Unmarshal(b, &res); err != nil {
+		w.t.Fatalf("result file: %v\n%s", err, b)
+	}
+	return res, b
 }
 
 // waitRequest waits for a model request matching match (nil: any).

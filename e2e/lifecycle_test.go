@@ -143,37 +143,13 @@ func TestStartSteeredRecordsBothTurns(t *testing.T) {
 	w := newWorld(t, fakemodel.WithReplies(fakemodel.Reply{Text: "FIRST", Delay: 3 * time.Second}, fakemodel.Text("SECOND")))
 	sid := uuid.NewString()
 	out := filepath.Join(w.root, "start.json")
-	done := w.ooAsync([]string{"start", "answer first", "--session-id", sid, "--out", out, "--json"})
-	if _, err := waitRequest(w.model, 30*time.Second, nil); err != nil {
-		t.Fatalf("the started session never asked the model: %v\nstart: %s", err, drain(done))
-	}
-	deadline := time.Now().Add(15 * time.Second)
-	for {
-		if h, ok := w.readHeartbeat(sid); ok && following(sid)(h) {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the injected doorman never followed: %s", w.heartbeatText(sid))
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	done, _ := w.startSteerable(sid, "answer first", "--session-id", sid, "--out", out, "--json")
 	line := "steered " + uuid.NewString()
 	rc, r := w.send(sid, line)
 	if !strings.HasPrefix(str(rc, "class"), "delivered-") {
 		t.Fatalf("send: want delivered-*\n%s", r)
 	}
-	sr := <-done
-	if sr.code != 0 {
-		t.Fatalf("start: want exit 0\n%s", sr)
-	}
-	b, err := os.ReadFile(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var res map[string]any
-	if err := json.Unmarshal(b, &res); err != nil {
-		t.Fatal(err)
-	}
+	res, b := w.startResult(done, out)
 	turns := turnsOf(res)
 	if len(turns) != 2 {
 		t.Fatalf("result file turns %v, want 2\n%s", res["turns"], b)

@@ -106,11 +106,7 @@ func ParseTurns(stdout []byte) []receipt.Turn {
 	for len(stdout) > 0 {
 		var line []byte
 		line, stdout, _ = bytes.Cut(stdout, []byte("\n"))
-		line = bytes.TrimSpace(line)
-		if !bytes.Contains(line, []byte(`"result"`)) {
-			continue
-		}
-		cr, ok := parseObject(line)
+		cr, ok := parseObject(bytes.TrimSpace(line))
 		if !ok || cr.Type != "result" {
 			continue
 		}

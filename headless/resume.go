@@ -350,9 +350,6 @@ type stdinCloser struct {
 }
 
 func (c *stdinCloser) line(b []byte) {
-	if !bytes.Contains(b, []byte(`"result"`)) {
-		return
-	}
 	cr, ok := parseObject(bytes.TrimSpace(b))
 	if !ok || cr.Type != "result" {
 		return
