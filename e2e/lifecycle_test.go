@@ -62,6 +62,17 @@ func TestResumeDeliversWaitingLines(t *testing.T) {
 			if str(rc, "class") != "queued-offline" {
 				t.Fatalf("send to a finished session: want queued-offline\n%s", r)
 			}
+			before, _ := w.ooJSON([]string{"sessions"})
+			listed := false
+			list, _ := before["offline_inboxes"].([]any)
+			for _, o := range list {
+				if m, _ := o.(map[string]any); m["session"] == sid && m["pending"] == 1.0 {
+					listed = true
+				}
+			}
+			if !listed {
+				t.Errorf("before the resume, sessions does not list the inbox offline with 1 pending: %v", before["offline_inboxes"])
+			}
 			hint := strings.Fields(str(rc, "hint"))
 			if len(hint) != 3 || hint[0] != "oo-claude" || hint[1] != "resume" || hint[2] != sid {
 				t.Fatalf("hint %q, want oo-claude resume %s", rc["hint"], sid)
@@ -101,10 +112,13 @@ func TestResumeDeliversWaitingLines(t *testing.T) {
 			if !saw {
 				t.Errorf("the fake model never received the waiting line")
 			}
+			// Before the resume the session's inbox is listed offline with
+			// the line pending; after it, it is not (nothing waits).
 			doc, sr := w.ooJSON([]string{"sessions"})
-			if s := findSession(doc, sid); s != nil {
-				if in, _ := s["inbox"].(map[string]any); in != nil && in["pending"] != 0.0 {
-					t.Errorf("sessions lists %v pending after the resume\n%s", in["pending"], sr)
+			list, _ = doc["offline_inboxes"].([]any)
+			for _, o := range list {
+				if m, _ := o.(map[string]any); m["session"] == sid {
+					t.Errorf("sessions lists the inbox offline with %v pending after the resume\n%s", m["pending"], sr)
 				}
 			}
 			turns := turnsOf(row)
