@@ -75,7 +75,7 @@
 // It is hand-written, not built on the official Go SDK
 // (github.com/modelcontextprotocol/go-sdk, whose client the tests use),
 // because SDK v1.8.0's stdio server breaks three of the doorman's
-// guarantees, measured by feeding its mcp.Server one line at a time:
+// guarantees (TestSDKServerDeviations holds each):
 //   - requests read right before stdin's EOF go unanswered (initialize,
 //     tools/list and ping written in one go, then EOF: answers missing in 19
 //     and 20 of 20 runs, often all three), where every request read before

@@ -128,7 +128,8 @@ func TestSDKServerDeviations(t *testing.T) {
 		})
 	}
 	t.Run("ids are not checked", func(t *testing.T) {
-		// 7.5 is answered as 7; invalid UTF-8 as U+FFFD: ids never sent.
+		// 7.5 is answered as 7; invalid UTF-8 as U+FFFD: ids never sent; a
+		// null id is not answered at all.
 		out, _ := run(initialize+`{"jsonrpc":"2.0","id":7.5,"method":"ping"}`+"\n", 2)
 		if !strings.Contains(out, `{"jsonrpc":"2.0","id":7,"result":{}}`) {
 			t.Errorf("the SDK checks number ids now: %q", out)
@@ -136,6 +137,10 @@ func TestSDKServerDeviations(t *testing.T) {
 		out, _ = run(initialize+"{\"jsonrpc\":\"2.0\",\"id\":\"\xff\",\"method\":\"ping\"}\n", 2)
 		if !strings.Contains(out, "\"id\":\"\uFFFD\"") {
 			t.Errorf("the SDK checks string ids now: %q", out)
+		}
+		out, _ = run(initialize+`{"jsonrpc":"2.0","id":null,"method":"ping"}`+"\n"+`{"jsonrpc":"2.0","id":8,"method":"ping"}`+"\n", 2)
+		if strings.Contains(out, `"id":null`) || !strings.Contains(out, `"id":8`) {
+			t.Errorf("the SDK answers a null id now: %q", out)
 		}
 	})
 }
