@@ -321,7 +321,10 @@ func (fl *follower) run(ctx context.Context) error {
 			}
 			backoff = min(max(2*backoff, BackoffMin), BackoffMax)
 			if de.RetryIn > 0 {
-				backoff = min(de.RetryIn, BackoffMax)
+				// A line waiting out the receiver's windows: look for a
+				// late enqueue row at the same growing intervals, but
+				// write no sooner than RetryIn.
+				backoff = min(backoff, de.RetryIn)
 			}
 			select {
 			case <-ctx.Done():

@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/doorman"
@@ -58,5 +59,35 @@ func TestConfirmFindsTheTranscript(t *testing.T) {
 				t.Errorf("enqueue rows %q, want one with queued_at %s", rows, *acks[0].QueuedAt)
 			}
 		})
+	}
+}
+
+// A transcript the doorman looked for in the wrong place (the session
+// writes it in a project directory nothing told the doorman of): the write
+// is unconfirmed, but before any retry the doorman looks again by the
+// session id, finds the receiver's row of that write and acks it. The line
+// goes to the door once.
+func TestLateRowInAnotherDirectory(t *testing.T) {
+	w := newWorld(t)
+	w.door.Close()
+	w.transcript = filepath.Join(w.fs.Paths.ProjectsDir, "unannounced", filepath.Base(w.transcript))
+	w.door = w.newDoor()
+	sid := w.owned("busy")
+	cfg := w.config()
+	cfg.DoorConfirm = 200 * time.Millisecond
+	dm, _, stop := w.running(doorman.Options{Host: w.host(nil), Config: cfg})
+	w.appendLine(sid, "[a 📡] somewhere else")
+	acks := w.waitAcks(sid, 1)
+	st := dm.Status()
+	stop()
+	if n := len(userFrames(w.door.Frames())); n != 1 {
+		t.Errorf("%d writes, want 1", n)
+	}
+	rows := enqueueTimes(t, w.transcript)["[a 📡] somewhere else"]
+	if len(rows) != 1 || acks[0].Confirm != claudeinbox.ConfirmTranscript || acks[0].QueuedAt == nil || *acks[0].QueuedAt != rows[0] {
+		t.Errorf("ack %+v, rows %q: want one row and an ack confirmed on it", acks[0], rows)
+	}
+	if st.Unconfirmed != 1 || st.Confirmed != 1 {
+		t.Errorf("unconfirmed %d confirmed %d, want 1 and 1", st.Unconfirmed, st.Confirmed)
 	}
 }
