@@ -68,8 +68,9 @@ func MkdirPrivate(dir string) error {
 
 // OpenAppend opens path for appending, creating it 0600 (and its directory
 // 0700) when absent. A symlink at path, anything but a regular file, or a
-// file that is not trusted ([CheckTrust] for the effective uid) is refused. The descriptor is also readable, so [AppendLineTo] can see whether
-// the file ends in a newline.
+// file that is not trusted ([CheckTrust] for the effective uid) is refused.
+// The descriptor is also readable, so [AppendLineTo] can see whether the
+// file ends in a newline.
 func OpenAppend(path string) (*os.File, error) {
 	if err := MkdirPrivate(filepath.Dir(path)); err != nil {
 		return nil, err
