@@ -174,7 +174,7 @@ func (s *Station) rawRows() ([]rawRow, error) {
 	}
 	var (
 		out []rawRow
-		buf = make([]byte, 0, 1024*len(ents)+maxRowBytes+1)
+		buf = make([]byte, 0, 1024*len(ents))
 	)
 	for _, e := range ents {
 		name := e.Name()
@@ -311,9 +311,11 @@ func (s *Station) liveWhere(may func(raw []byte) bool) ([]Session, error) {
 		}
 	}
 	// Rows of the same session ids: a newer live one replaces a candidate.
+	// Past a few ids, decoding the other rows is cheaper than looking for
+	// every id in each.
 	if len(ids) > 0 {
 		for i, raw := range raws {
-			if picked[i] || !mayName(raw.b, ids) {
+			if picked[i] || len(ids) <= maxIDScan && !mayName(raw.b, ids) {
 				continue
 			}
 			if x, ok := s.session(raw); ok && x.Live && slices.Contains(ids, x.SessionID) {
@@ -324,6 +326,10 @@ func (s *Station) liveWhere(may func(raw []byte) bool) ([]Session, error) {
 	sortSessions(out)
 	return liveOf(out), nil
 }
+
+// maxIDScan is how many session ids liveWhere looks for in a row's bytes
+// before it decodes the row instead.
+const maxIDScan = 4
 
 // plainJSON reports whether every string in the JSON text b decodes to its
 // own bytes: no escape sequence (no backslash at all) and valid UTF-8

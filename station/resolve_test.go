@@ -212,6 +212,9 @@ func FuzzResolveAgreesWithFullScan(f *testing.F) {
 		"escaped", "scap", "bad\uFFFDname", "bad\xffname", "\uFFFDnam", "1bcdef01-4444-4dc8-bfb6-5e9a5625a86a", "1bcdef01", "esc-id",
 		"2026", "202", "12345678", "123456783333", "12345678-3", "numbers", "ghost", "109", "deadbeef-1111-4dc8-bfb6-5e9a5625a86d",
 		"110", "111", "misfiled", "101", "102", "0101", "+101", "112", "113", "114", "abcdef01", "\"name\"", "\\u0065", "777", "", "../x",
+		// In every row's bytes: every row is decoded, and past maxIDScan
+		// candidates the rows of the same ids are found by decoding.
+		"procStart", "sessionId", "interactive", "4dc8-bfb6",
 	} {
 		f.Add(s)
 	}
