@@ -47,3 +47,28 @@ func TestParse(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParse: whatever it accepts is a duration in [0, Max] seconds, never 0
+// when zero is not allowed, and only from digits, one '.' and an exponent.
+func FuzzParse(f *testing.F) {
+	for _, s := range []string{"5", "0.5", "1e-300", "0x1p1", "NaN", "Inf", "-1", "1_0", ".", "1e"} {
+		f.Add(s, false)
+	}
+	f.Fuzz(func(t *testing.T, s string, allowZero bool) {
+		d, ok := Parse(s, allowZero)
+		if !ok {
+			if d != 0 {
+				t.Fatalf("Parse(%q) refused but returned %v", s, d)
+			}
+			return
+		}
+		if d < 0 || d > time.Duration(Max*float64(time.Second)) || (!allowZero && d == 0) {
+			t.Fatalf("Parse(%q, %v) = %v", s, allowZero, d)
+		}
+		for _, c := range s {
+			if !(c >= '0' && c <= '9' || c == '.' || c == 'e' || c == 'E' || c == '+' || c == '-') {
+				t.Fatalf("Parse(%q) accepted %q", s, c)
+			}
+		}
+	})
+}
