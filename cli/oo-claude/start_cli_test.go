@@ -272,6 +272,11 @@ func TestStartSystemd(t *testing.T) {
 	if _, err := os.Stat(headless.PromptFile(resultFile)); !os.IsNotExist(err) {
 		t.Errorf("prompt file left behind: %v", err)
 	}
+	// The unit's body still writes its receipt after the result file: let
+	// it end before the test's directories go.
+	for deadline := time.Now().Add(30 * time.Second); sr[0].UnitPID != 0 && (station.Proc{}).Alive(sr[0].UnitPID, "") && time.Now().Before(deadline); {
+		time.Sleep(20 * time.Millisecond)
+	}
 	// Neither systemd-run nor the unit's claude got a token, a door or the
 	// caller's identity.
 	for _, c := range []fakeclaude.Call{sr[0], calls[0]} {
