@@ -43,6 +43,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/transcript"
 )
 
@@ -350,20 +351,14 @@ func writeAcks(sid string, n int) {
 	if dir == "" || sid == "" {
 		return
 	}
-	inbox := filepath.Join(dir, sid+".inbox")
-	now := time.Now().UTC().Format("2006-01-02T15:04:05.000Z")
-	f, err := os.OpenFile(inbox+".ack", os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
-	if err == nil {
-		for i := range n {
-			b, _ := json.Marshal(map[string]any{"ts": now, "sha256": fmt.Sprintf("%064x", i+1), "session_id": sid,
-				"peer_status": "busy", "class": "delivered-steer", "msg_id": fmt.Sprintf("00000000-0000-4000-8000-%012d", i+1)})
-			f.Write(append(b, '\n'))
-		}
-		f.Close()
+	files := claudeinbox.FilesFor(dir, sid)
+	now := claudeinbox.FormatTime(time.Now())
+	for i := range n {
+		claudeinbox.AppendAck(files.Ack, claudeinbox.Ack{TS: now, SHA256: fmt.Sprintf("%064x", i+1), SessionID: sid,
+			PeerStatus: "busy", Class: claudeinbox.AckDeliveredSteer, MsgID: fmt.Sprintf("00000000-0000-4000-8000-%012d", i+1)})
 	}
-	hb, _ := json.Marshal(map[string]any{"pid": os.Getpid(), "session_id": sid, "since": now, "last_seen": now,
-		"delivered": n, "offset": 0, "state": "stopped", "mode": "mcp", "pending_bytes": 0, "stopped_at": now})
-	os.WriteFile(inbox+".doorman.json", hb, 0o600)
+	claudeinbox.WriteHeartbeat(files.Heartbeat, claudeinbox.Heartbeat{PID: os.Getpid(), SessionID: sid, Since: now, LastSeen: now,
+		Delivered: n, State: claudeinbox.StateStopped, Mode: "mcp", StoppedAt: now})
 }
 
 func runGrandchild() int {
