@@ -24,6 +24,12 @@
 // ([ReasonSymlink]); every file is opened without following a symlink or
 // blocking.
 //
+// An inbox is removed (by oo-claude gc, or a start that failed) only under
+// its removal protocol: every writer appends with [AppendInbox] (a shared
+// flock on the file it opened, and a check that the path still names it),
+// and [RemoveInbox] judges and removes under the doorman's lock and the
+// inbox's exclusive flock, so a line is never written into a removed file.
+//
 // The line rules ([CheckLine], [CheckFrom]), sender tags ([SenderTag],
 // [Tagged]), the structured form ([ParseStructured], [Decode]), the
 // heartbeat ([Heartbeat], [CheckFreshness]) and the ack ([Ack]) are the

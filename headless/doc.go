@@ -1,19 +1,35 @@
 // Package headless runs Claude Code headless for oo-claude: [Runner.Resume]
-// gives a session that is not running one more turn, [Runner.Start] starts a
-// new session (in the foreground, or detached as a systemd user unit) that
-// the family can steer through its injected doorman while it works.
+// gives a session that is not running one more run, delivering the lines
+// that waited in its inbox, [Runner.Start] starts a new session (in the
+// foreground, or detached as a systemd user unit) that the family can steer
+// through its injected doorman while it works.
 //
 // It guarantees:
 //
-//   - One driver per session: Resume refuses (held-by-session) a session
-//     that a live registry row names, whose doorman heartbeat is fresh, that
-//     a running process names on its command line (--resume, -r,
-//     --session-id), or whose resume lock (<state>/locks/resume-<sid>.lock)
-//     another resume holds; the lock is held from the check to the end of
-//     the turn.
+//   - One driver per session: Resume and Start refuse a session that a
+//     live registry row names, whose doorman heartbeat is fresh, that a
+//     running process names on its command line (every form the real CLI's
+//     parser reads, see [NamesSession]), or whose lock
+//     (<state>/locks/resume-<sid>.lock) another resume or start holds; the
+//     lock is held from the check to the end of the run. A registry or
+//     process table that cannot be read is a refusal, never a go-ahead.
+//   - Resume injects the doorman as Start does, so the lines waiting in the
+//     inbox are delivered into the resumed process; its line, when given,
+//     goes on stdin (stream-json), never into argv, and stdin stays open
+//     until that turn has its result and nothing is pending. Without a line
+//     and with nothing waiting it is refused: no line is ever made up.
+//   - Every turn is kept: claude runs with --output-format stream-json
+//     --verbose and each result event becomes a [receipt.Turn] (what started
+//     it, with a peer line's msg_id); the top-level keys stay the final
+//     turn's. An error result's own text is in the reason and the note.
+//   - claude dies with its supervisor (a parent-death SIGKILL), and a start's
+//     result file names claude's pid, the supervisor's pid and the deadline
+//     while it runs.
 //   - The claude binary is the configured absolute path (OO_CLAUDE_BIN),
-//     never looked up in PATH, and its argv is exactly v0.1's; a line or
-//     prompt that could be read as a flag (starting with "-") is refused.
+//     never looked up in PATH, and its argv is v0.1's plus the documented
+//     extensions; a line or prompt that could be read as a flag (starting
+//     with "-") is refused, and so is a budget that is not a finite number
+//     above 0.
 //   - The child's environment is ours minus every CLAUDE* variable except
 //     the 18 provider/auth names of [KeepEnv]; a descriptor named by
 //     CLAUDE_CODE_OAUTH_TOKEN_FILE_DESCRIPTOR or
@@ -23,10 +39,13 @@
 //   - A turn that outlives its timeout is stopped with its whole process
 //     group (SIGTERM, then SIGKILL after a grace period), grandchildren
 //     included.
-//   - Start creates the session's inbox before claude starts, and its result
-//     file (written atomically, 0600) moves from started to completed,
-//     failed or timeout; a detached start names its unit in the result file
-//     from the start.
+//   - Start creates the session's inbox before claude starts (and removes it
+//     again, while still empty, when the start fails), and its result file
+//     (written atomically, 0600) moves from started to completed, failed or
+//     timeout; a detached start names its unit in the result file from the
+//     start, returns only once the unit has claimed its prompt (one rename:
+//     a unit started twice runs claude once), and bounds systemd-run. The
+//     lineage link is registered once claude runs.
 //   - Results are parsed leniently ([ParseResult]); receipts carry argv with
 //     the line replaced by "<line>", never a token.
 package headless
