@@ -67,3 +67,23 @@ func TestStartKilledSupervisorTakesClaudeWithIt(t *testing.T) {
 		time.Sleep(20 * time.Millisecond)
 	}
 }
+
+// A budget that is not a finite number above 0 is a usage error (exit 2)
+// of resume and start, before anything runs.
+func TestBudgetNotFiniteIsUsage(t *testing.T) {
+	r := newHLRig(t)
+	r.transcriptFor(t, r.sid)
+	for _, b := range []string{"NaN", "nan", "Inf", "+Inf", "-Inf", "0", "-1", "1e400"} {
+		for _, args := range [][]string{
+			{"resume", r.sid, "hi", "--budget", b},
+			{"start", "hi", "--cwd", r.cwd, "--budget", b},
+		} {
+			if res := r.run(t, nil, args...); res.code != 2 {
+				t.Errorf("%v: exit %d, want 2 (usage)\nstderr %s", args, res.code, res.stderr)
+			}
+		}
+	}
+	if n := len(r.fk.Calls("claude")); n != 0 {
+		t.Errorf("claude ran %d times", n)
+	}
+}
