@@ -36,9 +36,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/doorman"
+	"github.com/oo-family/oo-claude/fakes"
 	"github.com/oo-family/oo-claude/fakes/fakedoor"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
-	"github.com/oo-family/oo-claude/internal/version"
 	"github.com/oo-family/oo-claude/station"
 	"github.com/oo-family/oo-claude/transcript"
 )
@@ -70,7 +70,7 @@ func runDoorman() int {
 	}
 	dm := doorman.New(doorman.Options{
 		Host:   doorman.ThisProcess(cfg, os.Getenv),
-		Config: cfg, Mode: doorman.ModeMCP, Log: os.Stderr, Version: version.Version,
+		Config: cfg, Mode: doorman.ModeMCP, Log: os.Stderr, Version: "roundtrip",
 	})
 	if err := dm.Run(ctx); err != nil {
 		log.Print(err)
@@ -79,31 +79,13 @@ func runDoorman() int {
 	return 0
 }
 
-// tb gives fakestation the temporary directory it needs outside a test.
-type tb struct{ dirs []string }
-
-func (t *tb) Helper()                      {}
-func (t *tb) Fatal(args ...any)            { log.Fatal(args...) }
-func (t *tb) Fatalf(f string, args ...any) { log.Fatalf(f, args...) }
-func (t *tb) TempDir() string {
-	d, err := os.MkdirTemp("", "oo-claude-roundtrip-")
-	if err != nil {
-		log.Fatal(err)
-	}
-	t.dirs = append(t.dirs, d)
-	return d
-}
-func (t *tb) cleanup() {
-	for _, d := range t.dirs {
-		os.RemoveAll(d)
-	}
-}
-
 func run(out io.Writer) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	t := &tb{}
-	defer t.cleanup()
+	// The fakes take a fakes.TB; outside a test a fakes.Program is one,
+	// and closing it removes what they made.
+	t := &fakes.Program{}
+	defer t.Close()
 
 	// The session: a registry row for this process, its door and its key.
 	// The door writes the receiver's enqueue row of each line it queues

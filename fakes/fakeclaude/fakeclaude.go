@@ -40,10 +40,10 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"testing"
 	"time"
 
 	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/fakes"
 	"github.com/oo-family/oo-claude/transcript"
 )
 
@@ -114,22 +114,22 @@ type Fakes struct {
 	Dir        string
 	Claude     string // absolute path of the fake claude
 	SystemdRun string // absolute path of the fake systemd-run
-	tb         testing.TB
+	tb         fakes.TB
 }
 
 // Install links the running test binary into a new temporary directory as
 // claude and systemd-run. The test binary's TestMain must call [Main].
-func Install(tb testing.TB) *Fakes {
+func Install(tb fakes.TB) *Fakes {
 	tb.Helper()
 	exe, err := os.Executable()
 	if err != nil {
-		tb.Fatal(err)
+		tb.Fatalf("fakeclaude: %v", err)
 	}
 	dir := tb.TempDir()
 	f := &Fakes{Dir: dir, Claude: filepath.Join(dir, NameClaude), SystemdRun: filepath.Join(dir, NameSystemdRun), tb: tb}
 	for _, p := range []string{f.Claude, f.SystemdRun} {
 		if err := os.Symlink(exe, p); err != nil {
-			tb.Fatal(err)
+			tb.Fatalf("fakeclaude: %v", err)
 		}
 	}
 	return f
@@ -143,7 +143,7 @@ func (f *Fakes) ScriptFor(name string, s Script) {
 	f.tb.Helper()
 	b, _ := json.Marshal(s)
 	if err := os.WriteFile(filepath.Join(f.Dir, name+".script.json"), b, 0o600); err != nil {
-		f.tb.Fatal(err)
+		f.tb.Fatalf("fakeclaude: %v", err)
 	}
 }
 
@@ -153,7 +153,7 @@ func (f *Fakes) Calls(name string) []Call {
 	f.tb.Helper()
 	b, err := os.ReadFile(filepath.Join(f.Dir, "calls.jsonl"))
 	if err != nil && !os.IsNotExist(err) {
-		f.tb.Fatal(err)
+		f.tb.Fatalf("fakeclaude: %v", err)
 	}
 	var out []Call
 	for _, line := range bytes.Split(b, []byte("\n")) {

@@ -31,10 +31,10 @@ import (
 	"path/filepath"
 	"sync"
 	"sync/atomic"
-	"testing"
 	"time"
 	"unicode/utf8"
 
+	"github.com/oo-family/oo-claude/fakes"
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/station"
 )
@@ -198,7 +198,7 @@ type bucket struct {
 
 // New starts a door in a fresh short temporary directory and closes it when
 // tb's test ends. It fails tb when the listener cannot start.
-func New(tb testing.TB, opts ...Option) *Door {
+func New(tb fakes.TB, opts ...Option) *Door {
 	tb.Helper()
 	d, err := Listen("", opts...)
 	if err != nil {

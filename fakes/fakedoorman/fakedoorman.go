@@ -26,17 +26,10 @@ import (
 	"github.com/google/uuid"
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/door"
+	"github.com/oo-family/oo-claude/fakes"
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/station"
 )
-
-// TB is the part of testing.TB the fake needs; *testing.T and *testing.B
-// satisfy it.
-type TB interface {
-	Helper()
-	Fatalf(format string, args ...any)
-	Cleanup(func())
-}
 
 // Options script the doorman. The zero value is a healthy doorman of a
 // busy session that acks every line at once (delivered-steer).
@@ -103,7 +96,7 @@ func DeadPID() int { return 1<<22 + 7 }
 // Start runs a fake doorman for session sessionID's inbox in dir (created
 // 0700 if absent). It writes its first heartbeat before it returns, then
 // replays the inbox from the start and follows it. Stop runs at cleanup.
-func Start(tb TB, dir, sessionID string, opts Options) *Doorman {
+func Start(tb fakes.TB, dir, sessionID string, opts Options) *Doorman {
 	tb.Helper()
 	if err := fsx.MkdirPrivate(dir); err != nil {
 		tb.Fatalf("fakedoorman: %v", err)

@@ -22,12 +22,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/fakes"
 	"github.com/oo-family/oo-claude/fakes/fakedoor"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
 	"github.com/oo-family/oo-claude/internal/fsx"
@@ -54,14 +54,14 @@ type Owner struct {
 	// Transcript is the session's transcript, where the door writes the
 	// receiver's enqueue row of each line it queues (fakedoor.WithTranscript).
 	Transcript string
-	tb         testing.TB
+	tb         fakes.TB
 }
 
 // CWD is the fake session's cwd.
 const CWD = "/home/u/proj"
 
 // New makes the test process a session on a fresh fake station.
-func New(tb testing.TB, o Options) *Owner {
+func New(tb fakes.TB, o Options) *Owner {
 	tb.Helper()
 	st := fakestation.New(tb)
 	sid := uuid.NewString()
@@ -113,7 +113,7 @@ func (o *Owner) Start(cmd *exec.Cmd) *Child {
 	cmd.Env = append(cmd.Env, o.Env()...)
 	in, err := cmd.StdinPipe()
 	if err != nil {
-		o.tb.Fatal(err)
+		o.tb.Fatalf("fakeowner: %v", err)
 	}
 	c.Stdin = in
 	if cmd.Stdout == nil {
@@ -123,7 +123,7 @@ func (o *Owner) Start(cmd *exec.Cmd) *Child {
 		cmd.Stderr = &c.stderr
 	}
 	if err := cmd.Start(); err != nil {
-		o.tb.Fatal(err)
+		o.tb.Fatalf("fakeowner: %v", err)
 	}
 	go func() {
 		c.err = cmd.Wait()
@@ -174,7 +174,7 @@ func (o *Owner) Append(line string) int64 {
 	o.tb.Helper()
 	off, err := claudeinbox.AppendInbox(o.Files().Inbox, []byte(line))
 	if err != nil {
-		o.tb.Fatal(err)
+		o.tb.Fatalf("fakeowner: %v", err)
 	}
 	return off
 }

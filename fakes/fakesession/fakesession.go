@@ -41,11 +41,11 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/fakes"
 	"github.com/oo-family/oo-claude/fakes/fakedoor"
 	"github.com/oo-family/oo-claude/fakes/fakedoorman"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
@@ -109,7 +109,7 @@ type Session struct {
 	Transcript string
 
 	opts   Options
-	tb     testing.TB
+	tb     fakes.TB
 	cancel context.CancelFunc
 	done   chan struct{}
 	once   sync.Once
@@ -122,7 +122,7 @@ type Session struct {
 }
 
 // Start runs a fake session and stops it when the test ends.
-func Start(tb testing.TB, o Options) *Session {
+func Start(tb fakes.TB, o Options) *Session {
 	tb.Helper()
 	if o.Station == nil {
 		o.Station = fakestation.New(tb)

@@ -28,33 +28,23 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/oo-family/oo-claude/fakes"
 	"github.com/oo-family/oo-claude/station"
 )
-
-// TB is the part of testing.TB the fake needs. *testing.T and *testing.B
-// satisfy it; a program that is not a test (examples/roundtrip) can supply
-// its own.
-type TB interface {
-	Helper()
-	Fatal(args ...any)
-	Fatalf(format string, args ...any)
-	TempDir() string
-}
 
 // Station is a fake station rooted in a temporary directory.
 type Station struct {
 	Root  string
 	Paths station.Paths
-	tb    TB
+	tb    fakes.TB
 
 	mu    sync.Mutex
 	procs map[int]*exec.Cmd // the session processes the fake owns, by pid
 }
 
-// New lays out a station under tb.TempDir(). Every directory is 0700. When
-// tb has a Cleanup method (every testing.TB does), the station is closed at
-// the end of the test.
-func New(tb TB) *Station {
+// New lays out a station under tb.TempDir(). Every directory is 0700. The
+// station is closed at tb's cleanup (the end of the test).
+func New(tb fakes.TB) *Station {
 	tb.Helper()
 	root := tb.TempDir()
 	cfg := filepath.Join(root, "claude")
@@ -68,13 +58,11 @@ func New(tb TB) *Station {
 	}
 	for _, d := range []string{cfg, p.SessionsDir, p.ProjectsDir, p.InboxDir, p.StateDir, p.ObservatoryDir} {
 		if err := os.MkdirAll(d, 0o700); err != nil {
-			tb.Fatal(err)
+			tb.Fatalf("fakestation: %v", err)
 		}
 	}
 	s := &Station{Root: root, Paths: p, tb: tb, procs: map[int]*exec.Cmd{}}
-	if c, ok := tb.(interface{ Cleanup(func()) }); ok {
-		c.Cleanup(s.Close)
-	}
+	tb.Cleanup(s.Close)
 	return s
 }
 
@@ -243,15 +231,15 @@ func (s *Station) WriteRow(row station.Row) {
 	s.tb.Helper()
 	b, err := json.Marshal(rowJSON(row))
 	if err != nil {
-		s.tb.Fatal(err)
+		s.tb.Fatalf("fakestation: %v", err)
 	}
 	path := s.rowPath(row.PID)
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		s.tb.Fatal(err)
+		s.tb.Fatalf("fakestation: %v", err)
 	}
 	if err := os.Rename(tmp, path); err != nil {
-		s.tb.Fatal(err)
+		s.tb.Fatalf("fakestation: %v", err)
 	}
 }
 
@@ -273,7 +261,7 @@ func (s *Station) SetStatus(pid int, status string) {
 	s.tb.Helper()
 	r, err := station.ReadRow(s.rowPath(pid))
 	if err != nil {
-		s.tb.Fatal(err)
+		s.tb.Fatalf("fakestation: %v", err)
 	}
 	now := time.Now().UnixMilli()
 	r.Status, r.UpdatedAt, r.StatusUpdatedAt = status, now, now
@@ -285,7 +273,7 @@ func (s *Station) SetStatus(pid int, status string) {
 func (s *Station) RemoveSession(pid int) {
 	s.tb.Helper()
 	if err := os.Remove(s.rowPath(pid)); err != nil {
-		s.tb.Fatal(err)
+		s.tb.Fatalf("fakestation: %v", err)
 	}
 	s.release(pid)
 }
@@ -310,7 +298,7 @@ func (s *Station) WriteKey(row station.Row, token string) {
 	path := filepath.Join(s.Paths.SessionsDir, strconv.Itoa(row.PID)+"."+hex.EncodeToString(sum[:])+".key")
 	b, _ := json.Marshal(map[string]string{"peerToken": token, "procStart": row.ProcStart, "pidDomain": row.PidDomain})
 	if err := os.WriteFile(path, b, 0o600); err != nil {
-		s.tb.Fatal(err)
+		s.tb.Fatalf("fakestation: %v", err)
 	}
 }
 

@@ -1,4 +1,4 @@
-package ask_test
+package dispatcher
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"example.com/ask"
 	"github.com/oo-family/oo-claude/fakes/fakesession"
 	"github.com/oo-family/oo-claude/station"
 )
@@ -21,11 +20,11 @@ func TestAsk(t *testing.T) {
 		}
 		return fakesession.Turn{Text: "no idea"}
 	}})
-	got, err := ask.Ask(context.Background(), s.Station.Paths, "builder", "what is the build status?", 10*time.Second)
+	got, err := Ask(context.Background(), s.Station.Paths, "builder", "what is the build status?", 10*time.Second)
 	if err != nil || got != "green: 412 tests passed" {
 		t.Fatalf("Ask = %q, %v; want the scripted answer", got, err)
 	}
-	if _, err := ask.Ask(context.Background(), s.Station.Paths, "nobody", "hi", time.Second); !errors.Is(err, station.ErrUnknownTarget) {
+	if _, err := Ask(context.Background(), s.Station.Paths, "nobody", "hi", time.Second); !errors.Is(err, station.ErrUnknownTarget) {
 		t.Errorf("Ask(nobody) = %v, want station.ErrUnknownTarget", err)
 	}
 }

@@ -1,9 +1,8 @@
-// Package ask is a dispatcher's ask-and-answer, as another project writes
-// it on top of oo-claude: send a question to a session and return its
-// answer. Its test runs it against a fake session (fakes/fakesession), with
-// no Claude Code on the machine. It is its own module, as a user's project
-// is, built against this checkout by a replace directive.
-package ask
+// Package dispatcher is a dispatcher's ask-and-answer, as another project
+// writes it on top of oo-claude: send a question to a session and return
+// its answer. Its test is the recipe: it tests this sender against a fake
+// session (fakes/fakesession), with no Claude Code on the machine.
+package dispatcher
 
 import (
 	"context"
@@ -17,7 +16,7 @@ import (
 )
 
 // ErrNoAnswer: the line was delivered but no complete answer came in time.
-var ErrNoAnswer = errors.New("ask: no answer in time")
+var ErrNoAnswer = errors.New("dispatcher: no answer in time")
 
 // Ask sends question to the session target names and waits up to wait for
 // its answer.
@@ -33,7 +32,7 @@ func Ask(ctx context.Context, paths station.Paths, target, question string, wait
 		return "", err
 	}
 	if !v.Class.Delivered() {
-		return "", fmt.Errorf("ask: %s (%s)", v.Class, v.Note)
+		return "", fmt.Errorf("dispatcher: %s (%s)", v.Class, v.Note)
 	}
 	if v.Reply == nil {
 		return "", ErrNoAnswer
