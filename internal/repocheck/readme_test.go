@@ -13,6 +13,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/google/go-cmp/cmp"
 )
 
 // readmeBlocks returns the code blocks of the README section whose heading
@@ -77,8 +79,9 @@ func readmeSection(t *testing.T, heading string) []readmeBlock {
 // scripts/install-claude-code.sh (its cache is the one the suite uses, so
 // nothing is downloaded). `scripts/test.sh` itself is left out: it is the
 // command that runs this test. Fenced blocks are sample output and must be
-// marked text; the sample of examples/offline must name the steps the
-// program prints, in its order.
+// marked text; the sample of examples/offline must show the step lines
+// the program prints, in its order, each of the same shape (stepShape:
+// the same words, with timings, ids and counts left free).
 func TestReadmeSetUp(t *testing.T) {
 	blocks := readmeSection(t, "Set up")
 	var script []string
@@ -155,21 +158,38 @@ func TestReadmeSetUp(t *testing.T) {
 			t.Errorf("the commands' output lacks %q:\n%s", want, got)
 		}
 	}
-	// The sample of the offline example: the same steps in the same order.
-	steps := regexp.MustCompile(`(?m)^ +[0-9.]+s  ([a-z]+) `)
+	// The sample of the offline example: the same step lines in the same
+	// order, each of the same shape (its words; timings, ids, pids, counts
+	// and the temporary directory aside).
+	steps := regexp.MustCompile(`(?m)^ +[0-9.]+s  [a-z]+ .*$`)
 	var sample []string
 	for _, s := range samples {
-		for _, m := range steps.FindAllStringSubmatch(strings.Join(s.lines, "\n"), -1) {
-			sample = append(sample, m[1])
+		for _, l := range steps.FindAllString(strings.Join(s.lines, "\n"), -1) {
+			sample = append(sample, stepShape(l))
 		}
 	}
 	var ran []string
-	for _, m := range steps.FindAllStringSubmatch(got, -1) {
-		ran = append(ran, m[1])
+	for _, l := range steps.FindAllString(got, -1) {
+		ran = append(ran, stepShape(l))
 	}
-	if strings.Join(sample, " ") != strings.Join(ran, " ") {
-		t.Errorf("the README's sample of examples/offline shows the steps %v; the program printed %v", sample, ran)
+	if d := cmp.Diff(sample, ran); d != "" {
+		t.Errorf("the README's sample of examples/offline is not what the program printed, in shape (-README +ran):\n%s", d)
 	}
+}
+
+// stepShape is a step line of examples/offline with what differs from
+// run to run written as placeholders: the temporary directory, UUIDs,
+// durations and other numbers.
+func stepShape(l string) string {
+	for _, r := range []struct{ re, with string }{
+		{`\S*/oo-offline-[0-9]+`, "<dir>"},
+		{`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`, "<uuid>"},
+		{`[0-9]+(\.[0-9]+)?s\b`, "<s>"},
+		{`\b[0-9]+\b`, "<n>"},
+	} {
+		l = regexp.MustCompile(r.re).ReplaceAllString(l, r.with)
+	}
+	return strings.TrimSpace(l)
 }
 
 func goEnv(t *testing.T, name string) string {
@@ -255,5 +275,25 @@ func TestReadmeGo(t *testing.T) {
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Errorf("a ```go block of the README does not compile: %v\n%s", err, out)
+	}
+}
+
+// TestStepShape: what differs between runs is left free, the words are not.
+func TestStepShape(t *testing.T) {
+	a := `   0.8s  steer    delivered-steer msg_id=244d2736-2539-4b1f-9c22-a806ccf13014, acked after 0.25s: "[steerer 📡] please also run the linter"`
+	b := `  12.1s  steer    delivered-steer msg_id=90d26019-dd00-4015-8522-8728abda09f5, acked after 1.5s: "[steerer 📡] please also run the linter"`
+	if stepShape(a) != stepShape(b) {
+		t.Errorf("two runs' steer lines differ in shape:\n%s\n%s", stepShape(a), stepShape(b))
+	}
+	for _, c := range []string{
+		`   0.8s  steer    delivered-steer msg_id=244d2736-2539-4b1f-9c22-a806ccf13014, acked after the settle: "[steerer 📡] please also run the linter"`,
+		`   0.8s  steer    delivered-start msg_id=244d2736-2539-4b1f-9c22-a806ccf13014, acked after 0.25s: "[steerer 📡] please also run the linter"`,
+	} {
+		if stepShape(a) == stepShape(c) {
+			t.Errorf("lines of other words have one shape:\n%s\n%s", a, c)
+		}
+	}
+	if got, want := stepShape(`   7.2s  cleanup  claude and its doorman exited; removing /tmp/oo-offline-3659868900`), "<s>  cleanup  claude and its doorman exited; removing <dir>"; got != want {
+		t.Errorf("stepShape = %q, want %q", got, want)
 	}
 }
