@@ -82,7 +82,7 @@ func newResumeCmd(e *env) *ffcli.Command {
 					return err
 				}
 				if res.Class == headless.Error || res.Class == headless.Timeout {
-					fmt.Fprintf(e.stderr, "%s: %s\n", res.Class, res.Reason) // why, also beside the JSON
+					fmt.Fprintf(e.stderr, "oo-claude: %s: %s\n", res.Class, res.Reason) // why, also beside the JSON
 				}
 			} else {
 				printResume(e, res, rerr)
@@ -98,9 +98,9 @@ func printResume(e *env, res headless.ResumeResult, err error) {
 		if res.Claude.Result != nil {
 			fmt.Fprintln(e.human(), strings.TrimRight(*res.Claude.Result, "\n"))
 		}
-		fmt.Fprintf(e.stderr, "delivered-resume: %s (%d turn(s), %.4f USD)\n", res.SessionID, max(len(res.Turns), 1), res.Claude.TotalCostUSD)
+		fmt.Fprintf(e.stderr, "oo-claude: delivered-resume: %s (%d turn(s), %.4f USD)\n", res.SessionID, max(len(res.Turns), 1), res.Claude.TotalCostUSD)
 	case headless.HeldBySession:
-		fmt.Fprintf(e.stderr, "held-by-session (%s): %s\n", res.HeldBy, res.Reason)
+		fmt.Fprintf(e.stderr, "oo-claude: held-by-session (%s): %s\n", res.HeldBy, res.Reason)
 	case headless.Refused:
 		cfg, _ := e.config()
 		fmt.Fprintf(e.stderr, "oo-claude: %s\n", refusedMessage(err, res.SessionID, cfg.ProjectsDir))
@@ -109,12 +109,12 @@ func printResume(e *env, res headless.ResumeResult, err error) {
 		if res.Parsed && res.Claude.Subtype != "" {
 			msg += fmt.Sprintf(" (subtype %s, terminal_reason %s, %.4f USD)", res.Claude.Subtype, res.Claude.TerminalReason, res.Claude.TotalCostUSD)
 		}
-		fmt.Fprintf(e.stderr, "%s: %s\n", res.Class, msg)
+		fmt.Fprintf(e.stderr, "oo-claude: %s: %s\n", res.Class, msg)
 		if res.StderrTail != "" {
-			fmt.Fprintf(e.stderr, "claude stderr:\n%s\n", res.StderrTail)
+			fmt.Fprintf(e.stderr, "oo-claude: claude stderr:\n%s\n", res.StderrTail)
 		}
 	}
 	if res.Note != "" {
-		fmt.Fprintf(e.stderr, "note: %s\n", res.Note)
+		fmt.Fprintf(e.stderr, "oo-claude: note: %s\n", res.Note)
 	}
 }

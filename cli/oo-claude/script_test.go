@@ -7,12 +7,14 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/oo-family/oo-claude/transcript"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
 // TestScript runs testdata/script/*.txtar: each is a session at a terminal
 // (the oo-claude binary, its exact stdout, stderr and exit code) in a fresh
-// HOME with no OO_CLAUDE_* knob set.
+// HOME with no OO_CLAUDE_* knob set; $PROJ is a project directory (not
+// made) and $PROJDIR the directory of its transcripts under HOME.
 //
 // Besides testscript's own commands, a script has
 //
@@ -28,6 +30,11 @@ func TestScript(t *testing.T) {
 			home := filepath.Join(env.WorkDir, "home")
 			env.Setenv("HOME", home)
 			env.Setenv("XDG_RUNTIME_DIR", filepath.Join(env.WorkDir, "run"))
+			// A project directory, and where Claude Code keeps its
+			// transcripts, for scripts that write a session's.
+			proj := filepath.Join(env.WorkDir, "proj")
+			env.Setenv("PROJ", proj)
+			env.Setenv("PROJDIR", filepath.Join(home, ".claude", "projects", transcript.EncodeProjectDir(proj)))
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

@@ -107,7 +107,7 @@ func finishStart(e *env, res headless.StartResult, err error, asJSON bool) error
 		}
 		fmt.Fprintln(e.stdout, string(b))
 		if res.Class == headless.Failed || res.Class == headless.Timeout {
-			fmt.Fprintf(e.stderr, "%s: %s\n", res.Class, res.Reason) // why, also beside the JSON
+			fmt.Fprintf(e.stderr, "oo-claude: %s: %s\n", res.Class, res.Reason) // why, also beside the JSON
 		}
 	case res.Class == headless.Started:
 		d := res.Detached()
@@ -116,18 +116,18 @@ func finishStart(e *env, res headless.StartResult, err error, asJSON bool) error
 		if f.Result != nil {
 			fmt.Fprintln(e.human(), strings.TrimRight(*f.Result, "\n"))
 		}
-		fmt.Fprintf(e.stderr, "completed: %s; result file %s\n", f.SessionID, f.ResultFile)
+		fmt.Fprintf(e.stderr, "oo-claude: completed: %s; result file %s\n", f.SessionID, f.ResultFile)
 	case res.Class == headless.Refused:
 		fmt.Fprintf(e.stderr, "oo-claude: %s\n", refusedMessage(err, "", ""))
 	default:
-		fmt.Fprintf(e.stderr, "%s: %s", res.Class, res.Reason)
+		fmt.Fprintf(e.stderr, "oo-claude: %s: %s", res.Class, res.Reason)
 		if f.ResultFile != "" {
 			fmt.Fprintf(e.stderr, "; result file %s", f.ResultFile)
 		}
 		fmt.Fprintln(e.stderr)
 	}
 	if f.Note != nil && !asJSON {
-		fmt.Fprintf(e.stderr, "note: %s\n", *f.Note)
+		fmt.Fprintf(e.stderr, "oo-claude: note: %s\n", *f.Note)
 	}
 	return exitWith(res.Class.ExitCode())
 }
