@@ -7,7 +7,8 @@ import (
 	"io"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/oo-family/oo-claude/internal/jsonscan"
 )
 
 // smallRiderBytes is the largest rider transcript ReadRider reads whole:
@@ -260,432 +261,140 @@ func finalAnswer(typ RowType, stopReason string, blocks []tailBlock) bool {
 	return true
 }
 
-// maxScanDepth is how deeply nested a row scanRow reads itself; deeper
-// rows are left to encoding/json.
-const maxScanDepth = 64
-
 // scanRow is decodeRow into a tailRow (and the row's timestamp) in one pass
 // over the line, without encoding/json, for the rows Claude Code writes. It
 // reports handled false, and the caller decodes the line with encoding/json,
 // for every line it is not sure to read exactly as encoding/json does: a
 // line that is not valid JSON, a key of the row, its message, origin or a
 // content block that is escaped, not ASCII, repeated, or equal to a field
-// name but for case, and a row nested deeper than maxScanDepth.
+// name but for case, and a row nested deeper than jsonscan.MaxDepth.
 func scanRow(line []byte) (row tailRow, ts string, ok, handled bool) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 || line[0] != '{' {
 		return tailRow{}, "", false, true
 	}
-	s := rowScanner{b: line}
+	s := jsonscan.New(line)
 	var seen [5]bool
-	s.object(0, func(key []byte) bool {
-		switch k := fieldIndex(key, seen[:], "type", "isMeta", "origin", "message", "timestamp"); k {
+	s.Object(0, func(key []byte) bool {
+		switch k := jsonscan.FieldIndex(key, seen[:], "type", "isMeta", "origin", "message", "timestamp"); k {
 		case 0:
-			row.Type = RowType(s.stringField())
+			row.Type = RowType(s.String())
 		case 1:
-			row.IsMeta = s.boolField()
+			row.IsMeta = s.Bool()
 		case 2:
-			row.Origin = s.origin()
+			row.Origin = origin(s)
 		case 3:
-			row.Message = s.message()
+			row.Message = message(s)
 		case 4:
-			ts = s.stringField()
+			ts = s.String()
 		case -1:
-			s.skip(1)
+			s.Skip(1)
 		default:
 			return false
 		}
 		return true
 	})
-	if s.bail || s.i != len(s.b) {
+	if !s.Done() {
 		return tailRow{}, "", false, false
 	}
 	return row, ts, true, true
 }
 
-// fieldIndex is the index of key among names, -1 when it is none of them,
-// or -2 when encoding/json might match it differently than by bytes: it is
-// escaped, not ASCII, a name seen before, or a name but for case.
-func fieldIndex(key []byte, seen []bool, names ...string) int {
-	for _, c := range key {
-		if c == '\\' || c >= utf8.RuneSelf {
-			return -2
-		}
-	}
-	for i, n := range names {
-		if len(key) != len(n) {
-			continue // ASCII keys fold to names of their own length only
-		}
-		if string(key) == n {
-			if seen[i] {
-				return -2
-			}
-			seen[i] = true
-			return i
-		}
-		if strings.EqualFold(string(key), n) {
-			return -2
-		}
-	}
-	return -1
-}
-
-// rowScanner validates JSON as encoding/json does while reading the fields
-// scanRow wants; bail is set on anything it leaves to encoding/json.
-type rowScanner struct {
-	b    []byte
-	i    int
-	bail bool
-}
-
-func (s *rowScanner) ws() {
-	for s.i < len(s.b) {
-		switch s.b[s.i] {
-		case ' ', '\t', '\n', '\r':
-			s.i++
-		default:
-			return
-		}
-	}
-}
-
-// object reads an object at s.i; member is called with each key, s.i at
-// the start of its value, and reads the value (or returns false to bail).
-// A nil member skips every value.
-func (s *rowScanner) object(depth int, member func(key []byte) bool) {
-	if depth > maxScanDepth || s.i >= len(s.b) || s.b[s.i] != '{' {
-		s.bail = true
-		return
-	}
-	s.i++
-	s.ws()
-	if s.i < len(s.b) && s.b[s.i] == '}' {
-		s.i++
-		return
-	}
-	for !s.bail {
-		key, _ := s.str()
-		if s.bail {
-			return
-		}
-		s.ws()
-		if s.i >= len(s.b) || s.b[s.i] != ':' {
-			s.bail = true
-			return
-		}
-		s.i++
-		s.ws()
-		if member == nil {
-			s.skip(depth + 1)
-		} else if !member(key) {
-			s.bail = true
-		}
-		if s.bail {
-			return
-		}
-		s.ws()
-		if s.i >= len(s.b) {
-			s.bail = true
-			return
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-			s.ws()
-		case '}':
-			s.i++
-			return
-		default:
-			s.bail = true
-		}
-	}
-}
-
-// skip reads any value at s.i.
-func (s *rowScanner) skip(depth int) {
-	if depth > maxScanDepth || s.i >= len(s.b) {
-		s.bail = true
-		return
-	}
-	switch c := s.b[s.i]; {
-	case c == '{':
-		s.object(depth, nil)
-	case c == '[':
-		s.array(depth, func(int) { s.skip(depth + 1) })
-	case c == '"':
-		s.str()
-	case c == '-' || c >= '0' && c <= '9':
-		s.number()
-	default:
-		s.literal()
-	}
-}
-
-// array reads an array at s.i, calling item for each element with s.i at
-// its start.
-func (s *rowScanner) array(depth int, item func(depth int)) {
-	if depth > maxScanDepth || s.b[s.i] != '[' {
-		s.bail = true
-		return
-	}
-	s.i++
-	s.ws()
-	if s.i < len(s.b) && s.b[s.i] == ']' {
-		s.i++
-		return
-	}
-	for !s.bail {
-		item(depth + 1)
-		if s.bail {
-			return
-		}
-		s.ws()
-		if s.i >= len(s.b) {
-			s.bail = true
-			return
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-			s.ws()
-		case ']':
-			s.i++
-			return
-		default:
-			s.bail = true
-		}
-	}
-}
-
-// str reads a string at s.i and returns its bytes between the quotes and
-// whether it holds an escape.
-func (s *rowScanner) str() (raw []byte, escaped bool) {
-	if s.i >= len(s.b) || s.b[s.i] != '"' {
-		s.bail = true
-		return nil, false
-	}
-	start := s.i + 1
-	for i := start; i < len(s.b); i++ {
-		switch c := s.b[i]; {
-		case c == '"':
-			s.i = i + 1
-			return s.b[start:i], escaped
-		case c < 0x20:
-			s.bail = true
-			return nil, false
-		case c == '\\':
-			escaped = true
-			i++
-			if i >= len(s.b) {
-				s.bail = true
-				return nil, false
-			}
-			switch s.b[i] {
-			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
-			case 'u':
-				if i+4 >= len(s.b) {
-					s.bail = true
-					return nil, false
-				}
-				for _, h := range s.b[i+1 : i+5] {
-					if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
-						s.bail = true
-						return nil, false
-					}
-				}
-				i += 4
-			default:
-				s.bail = true
-				return nil, false
-			}
-		}
-	}
-	s.bail = true
-	return nil, false
-}
-
-// number reads a JSON number at s.i.
-func (s *rowScanner) number() {
-	b, i := s.b, s.i
-	digits := func() bool {
-		j := i
-		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
-			i++
-		}
-		return i > j
-	}
-	if i < len(b) && b[i] == '-' {
-		i++
-	}
-	switch {
-	case i < len(b) && b[i] == '0':
-		i++
-	case !digits():
-		s.bail = true
-		return
-	}
-	if i < len(b) && b[i] == '.' {
-		i++
-		if !digits() {
-			s.bail = true
-			return
-		}
-	}
-	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
-		i++
-		if i < len(b) && (b[i] == '+' || b[i] == '-') {
-			i++
-		}
-		if !digits() {
-			s.bail = true
-			return
-		}
-	}
-	s.i = i
-}
-
-// literal reads true, false or null at s.i and returns its first byte.
-func (s *rowScanner) literal() byte {
-	for _, lit := range [...]string{"true", "false", "null"} {
-		if bytes.HasPrefix(s.b[s.i:], []byte(lit)) {
-			s.i += len(lit)
-			return lit[0]
-		}
-	}
-	s.bail = true
-	return 0
-}
-
-// stringField reads a value into a string field as encoding/json does: a
-// string is decoded, anything else leaves the field "".
-func (s *rowScanner) stringField() string {
-	if s.i >= len(s.b) || s.b[s.i] != '"' {
-		s.skip(1)
-		return ""
-	}
-	start := s.i
-	raw, escaped := s.str()
-	if s.bail {
-		return ""
-	}
-	if !escaped && utf8.Valid(raw) {
-		return string(raw)
-	}
-	var v string
-	if json.Unmarshal(s.b[start:s.i], &v) != nil {
-		s.bail = true
-	}
-	return v
-}
-
-// boolField reads a value into a bool field: true is true, anything else
-// leaves it false.
-func (s *rowScanner) boolField() bool {
-	if s.i < len(s.b) && s.b[s.i] == 't' {
-		return s.literal() == 't'
-	}
-	s.skip(1)
-	return false
-}
-
 // origin reads a value into Row.Origin's place: null is nil, an object its
 // kind, anything else an empty origin (encoding/json allocates it).
-func (s *rowScanner) origin() *tailOrigin {
-	switch {
-	case s.i < len(s.b) && s.b[s.i] == '{':
+func origin(s *jsonscan.Scanner) *tailOrigin {
+	switch s.Peek() {
+	case '{':
 		o := &tailOrigin{}
 		var seen [1]bool
-		s.object(1, func(key []byte) bool {
-			switch k := fieldIndex(key, seen[:], "kind"); k {
+		s.Object(1, func(key []byte) bool {
+			switch k := jsonscan.FieldIndex(key, seen[:], "kind"); k {
 			case 0:
-				o.Kind = s.stringField()
+				o.Kind = s.String()
 			case -1:
-				s.skip(2)
+				s.Skip(2)
 			default:
 				return false
 			}
 			return true
 		})
 		return o
-	case s.i < len(s.b) && s.b[s.i] == 'n':
-		s.literal()
+	case 'n':
+		s.Null()
 		return nil
 	}
-	s.skip(1)
+	s.Skip(1)
 	return &tailOrigin{}
 }
 
 // message reads a value into Row.Message's place, as origin does.
-func (s *rowScanner) message() *tailMessage {
-	switch {
-	case s.i < len(s.b) && s.b[s.i] == '{':
+func message(s *jsonscan.Scanner) *tailMessage {
+	switch s.Peek() {
+	case '{':
 		m := &tailMessage{}
 		var seen [3]bool
-		s.object(1, func(key []byte) bool {
-			switch k := fieldIndex(key, seen[:], "id", "stop_reason", "content"); k {
+		s.Object(1, func(key []byte) bool {
+			switch k := jsonscan.FieldIndex(key, seen[:], "id", "stop_reason", "content"); k {
 			case 0:
-				m.ID = s.stringField()
+				m.ID = s.String()
 			case 1:
-				m.StopReason = s.stringField()
+				m.StopReason = s.String()
 			case 2:
-				m.Content = s.content()
+				m.Content = content(s)
 			case -1:
-				s.skip(2)
+				s.Skip(2)
 			default:
 				return false
 			}
 			return true
 		})
 		return m
-	case s.i < len(s.b) && s.b[s.i] == 'n':
-		s.literal()
+	case 'n':
+		s.Null()
 		return nil
 	}
-	s.skip(1)
+	s.Skip(1)
 	return &tailMessage{}
 }
 
 // content reads a message's content as contentBlocks does.
-func (s *rowScanner) content() tailContent {
-	if s.i >= len(s.b) {
-		s.bail = true
+func content(s *jsonscan.Scanner) tailContent {
+	switch s.Peek() {
+	case 0:
+		s.Bail()
 		return nil
-	}
-	switch s.b[s.i] {
 	case '"':
-		return tailContent{{Type: "text", Text: s.stringField()}}
+		return tailContent{{Type: "text", Text: s.String()}}
 	case '[':
 		blocks := tailContent{}
-		s.array(2, func(depth int) {
+		s.Array(2, func(depth int) {
 			var b tailBlock
-			if s.i < len(s.b) && s.b[s.i] == '{' {
+			if s.Peek() == '{' {
 				var seen [4]bool
-				s.object(depth, func(key []byte) bool {
-					switch k := fieldIndex(key, seen[:], "type", "text", "name", "input"); k {
+				s.Object(depth, func(key []byte) bool {
+					switch k := jsonscan.FieldIndex(key, seen[:], "type", "text", "name", "input"); k {
 					case 0:
-						b.Type = s.stringField()
+						b.Type = s.String()
 					case 1:
-						b.Text = s.stringField()
+						b.Text = s.String()
 					case 2:
-						b.Name = s.stringField()
+						b.Name = s.String()
 					case 3:
-						start := s.i
-						s.skip(depth + 1)
-						b.Input = json.RawMessage(bytes.Clone(s.b[start:s.i]))
+						b.Input = json.RawMessage(s.Raw(depth + 1))
 					case -1:
-						s.skip(depth + 1)
+						s.Skip(depth + 1)
 					default:
 						return false
 					}
 					return true
 				})
 			} else {
-				s.skip(depth)
+				s.Skip(depth)
 			}
 			blocks = append(blocks, b)
 		})
 		return blocks
 	}
-	s.skip(2)
+	s.Skip(2)
 	return nil
 }

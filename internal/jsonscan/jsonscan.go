@@ -1,0 +1,347 @@
+// Package jsonscan reads the few fields a caller wants out of one JSON
+// value in a single pass, without encoding/json, and validates the rest as
+// encoding/json does. It is for hot paths that decode one shape of row
+// many times (transcript's rider reader): the caller walks the value with
+// Object, Array and the field readers, and falls back to encoding/json
+// whenever the scanner bails.
+//
+// The scanner bails (Bailed reports true) on everything it is not sure to
+// read exactly as encoding/json does: input that is not valid JSON, a
+// value nested deeper than MaxDepth, and whatever a caller's member
+// function refuses (FieldIndex names the keys encoding/json might match
+// differently than by their bytes). A value read without bailing gives the
+// caller what encoding/json would give it (FuzzScanner holds that).
+package jsonscan
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"unicode/utf8"
+)
+
+// MaxDepth is how deeply nested a value the scanner reads itself; deeper
+// values are left to encoding/json.
+const MaxDepth = 64
+
+// Scanner reads one JSON text held in memory.
+type Scanner struct {
+	b    []byte
+	i    int
+	bail bool
+}
+
+// New returns a scanner at the start of b.
+func New(b []byte) *Scanner { return &Scanner{b: b} }
+
+// Bailed reports whether the scanner gave up; the caller decodes the text
+// with encoding/json instead.
+func (s *Scanner) Bailed() bool { return s.bail }
+
+// Bail makes the scanner give up.
+func (s *Scanner) Bail() { s.bail = true }
+
+// Done reports whether the text was read whole without bailing.
+func (s *Scanner) Done() bool { return !s.bail && s.i == len(s.b) }
+
+// Peek returns the byte at the scanner's position, 0 at the end.
+func (s *Scanner) Peek() byte {
+	if s.i < len(s.b) {
+		return s.b[s.i]
+	}
+	return 0
+}
+
+// FieldIndex is the index of key among names, -1 when it is none of them,
+// or -2 when encoding/json might match it differently than by bytes: it is
+// escaped, not ASCII, a name seen before (seen[i] is set for each name
+// matched), or a name but for case.
+func FieldIndex(key []byte, seen []bool, names ...string) int {
+	for _, c := range key {
+		if c == '\\' || c >= utf8.RuneSelf {
+			return -2
+		}
+	}
+	for i, n := range names {
+		if len(key) != len(n) {
+			continue // ASCII keys fold to names of their own length only
+		}
+		if string(key) == n {
+			if seen[i] {
+				return -2
+			}
+			seen[i] = true
+			return i
+		}
+		if strings.EqualFold(string(key), n) {
+			return -2
+		}
+	}
+	return -1
+}
+
+func (s *Scanner) ws() {
+	for s.i < len(s.b) {
+		switch s.b[s.i] {
+		case ' ', '\t', '\n', '\r':
+			s.i++
+		default:
+			return
+		}
+	}
+}
+
+// Object reads an object at the scanner's position, nested depth levels
+// deep; member is called with each key, the position at the start of its
+// value, and reads the value (or returns false to bail). A nil member
+// skips every value.
+func (s *Scanner) Object(depth int, member func(key []byte) bool) {
+	if depth > MaxDepth || s.i >= len(s.b) || s.b[s.i] != '{' {
+		s.bail = true
+		return
+	}
+	s.i++
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == '}' {
+		s.i++
+		return
+	}
+	for !s.bail {
+		key, _ := s.str()
+		if s.bail {
+			return
+		}
+		s.ws()
+		if s.i >= len(s.b) || s.b[s.i] != ':' {
+			s.bail = true
+			return
+		}
+		s.i++
+		s.ws()
+		if member == nil {
+			s.Skip(depth + 1)
+		} else if !member(key) {
+			s.bail = true
+		}
+		if s.bail {
+			return
+		}
+		s.ws()
+		if s.i >= len(s.b) {
+			s.bail = true
+			return
+		}
+		switch s.b[s.i] {
+		case ',':
+			s.i++
+			s.ws()
+		case '}':
+			s.i++
+			return
+		default:
+			s.bail = true
+		}
+	}
+}
+
+// Skip reads any value at the scanner's position.
+func (s *Scanner) Skip(depth int) {
+	if depth > MaxDepth || s.i >= len(s.b) {
+		s.bail = true
+		return
+	}
+	switch c := s.b[s.i]; {
+	case c == '{':
+		s.Object(depth, nil)
+	case c == '[':
+		s.Array(depth, func(int) { s.Skip(depth + 1) })
+	case c == '"':
+		s.str()
+	case c == '-' || c >= '0' && c <= '9':
+		s.number()
+	default:
+		s.literal()
+	}
+}
+
+// Raw reads any value at the scanner's position and returns a copy of its
+// bytes.
+func (s *Scanner) Raw(depth int) []byte {
+	start := s.i
+	s.Skip(depth)
+	return bytes.Clone(s.b[start:s.i])
+}
+
+// Array reads an array at the scanner's position, calling item for each
+// element with the position at its start and the element's depth.
+func (s *Scanner) Array(depth int, item func(depth int)) {
+	if depth > MaxDepth || s.i >= len(s.b) || s.b[s.i] != '[' {
+		s.bail = true
+		return
+	}
+	s.i++
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == ']' {
+		s.i++
+		return
+	}
+	for !s.bail {
+		item(depth + 1)
+		if s.bail {
+			return
+		}
+		s.ws()
+		if s.i >= len(s.b) {
+			s.bail = true
+			return
+		}
+		switch s.b[s.i] {
+		case ',':
+			s.i++
+			s.ws()
+		case ']':
+			s.i++
+			return
+		default:
+			s.bail = true
+		}
+	}
+}
+
+// str reads a string at s.i and returns its bytes between the quotes and
+// whether it holds an escape.
+func (s *Scanner) str() (raw []byte, escaped bool) {
+	if s.i >= len(s.b) || s.b[s.i] != '"' {
+		s.bail = true
+		return nil, false
+	}
+	start := s.i + 1
+	for i := start; i < len(s.b); i++ {
+		switch c := s.b[i]; {
+		case c == '"':
+			s.i = i + 1
+			return s.b[start:i], escaped
+		case c < 0x20:
+			s.bail = true
+			return nil, false
+		case c == '\\':
+			escaped = true
+			i++
+			if i >= len(s.b) {
+				s.bail = true
+				return nil, false
+			}
+			switch s.b[i] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+			case 'u':
+				if i+4 >= len(s.b) {
+					s.bail = true
+					return nil, false
+				}
+				for _, h := range s.b[i+1 : i+5] {
+					if !('0' <= h && h <= '9' || 'a' <= h && h <= 'f' || 'A' <= h && h <= 'F') {
+						s.bail = true
+						return nil, false
+					}
+				}
+				i += 4
+			default:
+				s.bail = true
+				return nil, false
+			}
+		}
+	}
+	s.bail = true
+	return nil, false
+}
+
+// number reads a JSON number at s.i.
+func (s *Scanner) number() {
+	b, i := s.b, s.i
+	digits := func() bool {
+		j := i
+		for i < len(b) && b[i] >= '0' && b[i] <= '9' {
+			i++
+		}
+		return i > j
+	}
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(b) && b[i] == '0':
+		i++
+	case !digits():
+		s.bail = true
+		return
+	}
+	if i < len(b) && b[i] == '.' {
+		i++
+		if !digits() {
+			s.bail = true
+			return
+		}
+	}
+	if i < len(b) && (b[i] == 'e' || b[i] == 'E') {
+		i++
+		if i < len(b) && (b[i] == '+' || b[i] == '-') {
+			i++
+		}
+		if !digits() {
+			s.bail = true
+			return
+		}
+	}
+	s.i = i
+}
+
+// literal reads true, false or null at s.i and returns its first byte.
+func (s *Scanner) literal() byte {
+	for _, lit := range [...]string{"true", "false", "null"} {
+		if bytes.HasPrefix(s.b[s.i:], []byte(lit)) {
+			s.i += len(lit)
+			return lit[0]
+		}
+	}
+	s.bail = true
+	return 0
+}
+
+// Null reads the null at the scanner's position; anything else bails.
+func (s *Scanner) Null() {
+	if s.Peek() != 'n' || s.literal() != 'n' {
+		s.bail = true
+	}
+}
+
+// String reads a value into a string field as encoding/json does: a
+// string is decoded, anything else leaves the field "".
+func (s *Scanner) String() string {
+	if s.i >= len(s.b) || s.b[s.i] != '"' {
+		s.Skip(1)
+		return ""
+	}
+	start := s.i
+	raw, escaped := s.str()
+	if s.bail {
+		return ""
+	}
+	if !escaped && utf8.Valid(raw) {
+		return string(raw)
+	}
+	var v string
+	if json.Unmarshal(s.b[start:s.i], &v) != nil {
+		s.bail = true
+	}
+	return v
+}
+
+// Bool reads a value into a bool field as encoding/json does: true is
+// true, anything else leaves it false.
+func (s *Scanner) Bool() bool {
+	if s.i < len(s.b) && s.b[s.i] == 't' {
+		return s.literal() == 't'
+	}
+	s.Skip(1)
+	return false
+}
