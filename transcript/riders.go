@@ -11,6 +11,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/oo-family/oo-claude/internal/riderwalk"
 )
 
 // RiderState is a rider's state in the observatory schema.
@@ -37,11 +39,7 @@ const MaxRiderText = 200
 
 // SubagentsDir is the directory under a session's directory that holds its
 // riders' transcripts.
-const SubagentsDir = "subagents"
-
-// maxRiderDepth is how deep under subagents/ rider transcripts are looked
-// for: subagents/agent-*.jsonl and subagents/workflows/<run>/agent-*.jsonl.
-const maxRiderDepth = 3
+const SubagentsDir = riderwalk.Dir
 
 // Rider is a sub-agent of a session, as the observatory schema
 // oo-claude/sessions/v0 shows it (field names are the schema's).
@@ -96,28 +94,9 @@ func Riders(sessionDir string, now time.Time, window time.Duration) ([]Rider, er
 	if window <= 0 {
 		window = DefaultRidingWindow
 	}
-	root := filepath.Join(sessionDir, SubagentsDir)
 	var paths []string
-	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == root && errors.Is(err, fs.ErrNotExist) {
-				return fs.SkipAll
-			}
-			return err
-		}
-		if d.IsDir() {
-			if rel, _ := filepath.Rel(root, p); rel != "." && strings.Count(rel, string(filepath.Separator)) >= maxRiderDepth-1 {
-				return fs.SkipDir
-			}
-			return nil
-		}
-		if d.Type().IsRegular() && isAgentTranscript(d.Name()) {
-			paths = append(paths, p)
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, &Error{Op: "riders", Path: root, Err: err}
+	if err := riderwalk.Walk(sessionDir, func(p string, _ fs.DirEntry) { paths = append(paths, p) }, nil); err != nil {
+		return nil, &Error{Op: "riders", Path: filepath.Join(sessionDir, SubagentsDir), Err: err}
 	}
 	var riders []Rider
 	var errs []error
@@ -138,10 +117,6 @@ func Riders(sessionDir string, now time.Time, window time.Duration) ([]Rider, er
 		return riders[i].Path < riders[j].Path
 	})
 	return riders, errors.Join(errs...)
-}
-
-func isAgentTranscript(name string) bool {
-	return strings.HasPrefix(name, "agent-") && strings.HasSuffix(name, Ext) && len(name) > len("agent-")+len(Ext)
 }
 
 // ReadRider reads one rider transcript (agent-<id>.jsonl) and its meta file.

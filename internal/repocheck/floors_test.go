@@ -42,10 +42,12 @@ var floors = map[string]int{
 	"station": 1,
 	"receipt": 1, // a leaf: only plumbing below it
 
-	"internal/fsx":      0,
-	"internal/seconds":  0,
-	"internal/termsafe": 0,
-	"internal/version":  0,
+	"internal/fsx":       0,
+	"internal/jsonscan":  0,
+	"internal/riderwalk": 0,
+	"internal/seconds":   0,
+	"internal/termsafe":  0,
+	"internal/version":   0,
 }
 
 // binaryFloor is the floor of the binary, cli/oo-claude.
