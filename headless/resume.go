@@ -203,6 +203,14 @@ func (r *Runner) resume(ctx context.Context, req ResumeRequest) (ResumeResult, e
 		return refuse("bad-binary", fmt.Errorf("oo-claude binary %q: %w", req.Self, ErrNotAbsolute))
 	}
 	sid := req.SessionID
+	files := claudeinbox.FilesFor(r.Config.InboxDir, sid)
+	// An inbox the doorman would not trust (not a regular file, another
+	// user's, writable by others) is refused before the lock and before
+	// claude runs: the injected doorman would deliver nothing from it, and
+	// "none waits" would be a guess.
+	if err := checkInbox(files); err != nil {
+		return refuse("bad-inbox", err)
+	}
 
 	// One driver per session: the lock first, held to the end of the turn,
 	// so two resumes racing past the other checks cannot both run.
@@ -262,7 +270,6 @@ func (r *Runner) resume(ctx context.Context, req ResumeRequest) (ResumeResult, e
 		res.CWD = cwd
 	}
 
-	files := claudeinbox.FilesFor(r.Config.InboxDir, sid)
 	res.Waiting = r.pending(sid)
 	if req.Line == "" && res.Waiting == 0 {
 		return refuse("nothing-to-deliver", ErrNothingToDeliver)

@@ -333,7 +333,7 @@ func (r *Runner) start(ctx context.Context, req StartRequest) (StartResult, erro
 	if err := fsx.CheckReplaceable(PromptFile(f.ResultFile)); req.Systemd && err != nil {
 		return refuse("bad-out", fmt.Errorf("--out %q: %w", f.ResultFile, err))
 	}
-	if err := claudeinbox.CheckTrust(claudeinbox.FilesFor(r.Config.InboxDir, sid), os.Geteuid()); err != nil {
+	if err := checkInbox(claudeinbox.FilesFor(r.Config.InboxDir, sid)); err != nil {
 		return refuse("bad-inbox", err)
 	}
 	if f.Doorman == DoormanInjected {
@@ -393,6 +393,17 @@ func (r *Runner) failEarly(res *StartResult, what string, err error) (StartResul
 	res.File.EndedAt = receipt.Ptr(r.now().UTC().Format(receipt.TimeFormat))
 	_ = writeFile(&res.File)
 	return *res, err
+}
+
+// checkInbox is [claudeinbox.CheckTrust] for the user, its error naming
+// the fix when a symlink or a file that is not regular sits at the inbox or
+// one of its files (a [claudeinbox.ErrUntrusted] names its own).
+func checkInbox(files claudeinbox.Files) error {
+	err := claudeinbox.CheckTrust(files, os.Geteuid())
+	if errors.Is(err, fsx.ErrSymlink) || errors.Is(err, fsx.ErrNotRegular) {
+		return fmt.Errorf("%w (fix: remove it; oo-claude creates the session's inbox files itself)", err)
+	}
+	return err
 }
 
 func createInbox(path string) error {

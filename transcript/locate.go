@@ -26,16 +26,28 @@ func IsSessionID(s string) bool { return station.IsSessionID(s) }
 // <projectsDir>/<EncodeProjectDir(cwd)>/<sessionID>.jsonl; otherwise, or
 // when that file does not exist, it looks for <sessionID>.jsonl in every
 // project directory: one match is the answer, none is ErrNotFound, several
-// are ErrAmbiguous. Only regular files count (a symlink is never returned).
+// are ErrAmbiguous. Only regular files count (a symlink is never returned):
+// when no regular file matches but a symlink, FIFO, socket, device or
+// directory sits at a candidate path, the error is ErrNotRegular naming that
+// path (it does not match ErrNotFound: something is there, and it must be
+// removed before Claude Code can write the transcript).
 // A sessionID that is not a UUID is ErrBadSessionID.
 func Locate(projectsDir, sessionID, cwd string) (string, error) {
 	if !IsSessionID(sessionID) {
 		return "", &Error{Op: "locate", Path: projectsDir, Err: ErrBadSessionID}
 	}
 	name := sessionID + Ext
+	hostile := "" // the first candidate that exists and is not regular
+	regular := func(p string) bool {
+		fi, err := os.Lstat(p)
+		if err == nil && !fi.Mode().IsRegular() && hostile == "" {
+			hostile = p
+		}
+		return err == nil && fi.Mode().IsRegular()
+	}
 	if cwd != "" {
 		p := filepath.Join(projectsDir, EncodeProjectDir(cwd), name)
-		if isRegular(p) {
+		if regular(p) {
 			return p, nil
 		}
 	}
@@ -52,23 +64,20 @@ func Locate(projectsDir, sessionID, cwd string) (string, error) {
 			continue
 		}
 		p := filepath.Join(projectsDir, e.Name(), name)
-		if isRegular(p) {
+		if regular(p) {
 			found = append(found, p)
 		}
 	}
-	switch len(found) {
-	case 0:
+	switch {
+	case len(found) == 0 && hostile != "":
+		return "", &Error{Op: "locate", Path: hostile, Err: ErrNotRegular}
+	case len(found) == 0:
 		return "", &Error{Op: "locate", Path: filepath.Join(projectsDir, "*", name), Err: ErrNotFound}
-	case 1:
+	case len(found) == 1:
 		return found[0], nil
 	}
 	sort.Strings(found)
 	return "", &Error{Op: "locate", Path: filepath.Join(projectsDir, "*", name), Err: ErrAmbiguous}
-}
-
-func isRegular(p string) bool {
-	fi, err := os.Lstat(p)
-	return err == nil && fi.Mode().IsRegular()
 }
 
 // openTranscript opens a transcript with the checked open (no symlink

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"syscall"
 	"testing"
 )
 
@@ -19,10 +20,11 @@ func writeFile(t *testing.T, p, content string) {
 
 func TestLocate(t *testing.T) {
 	const (
-		sidA   = "aaaaaaaa-1111-4111-8111-111111111111"
-		sidDup = "bbbbbbbb-2222-4222-8222-222222222222"
-		sidLnk = "cccccccc-3333-4333-8333-333333333333"
-		sidNo  = "dddddddd-4444-4444-8444-444444444444"
+		sidA    = "aaaaaaaa-1111-4111-8111-111111111111"
+		sidDup  = "bbbbbbbb-2222-4222-8222-222222222222"
+		sidLnk  = "cccccccc-3333-4333-8333-333333333333"
+		sidNo   = "dddddddd-4444-4444-8444-444444444444"
+		sidFifo = "ffffffff-6666-4666-8666-666666666666"
 	)
 	projects := t.TempDir()
 	work := filepath.Join(projects, EncodeProjectDir("/home/u/proj"))
@@ -33,6 +35,10 @@ func TestLocate(t *testing.T) {
 	writeFile(t, filepath.Join(other, sidDup+Ext), "{}\n")
 	writeFile(t, filepath.Join(renamed, "eeeeeeee-5555-4555-8555-555555555555"+Ext), "{}\n")
 	if err := os.Symlink(filepath.Join(work, sidA+Ext), filepath.Join(other, sidLnk+Ext)); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := syscall.Mkfifo(filepath.Join(other, sidFifo+Ext), 0o600); err != nil {
 		t.Fatal(err)
 	}
 
@@ -48,7 +54,11 @@ func TestLocate(t *testing.T) {
 		{name: "cwd decides between duplicates", sid: sidDup, cwd: "/home/u/other", want: filepath.Join(other, sidDup+Ext)},
 		{name: "duplicates are ambiguous", sid: sidDup, wantErr: ErrAmbiguous},
 		{name: "missing", sid: sidNo, wantErr: ErrNotFound},
-		{name: "a symlink is not a transcript", sid: sidLnk, wantErr: ErrNotFound},
+		// Something that is not a regular file sits where the transcript
+		// should be: said as such (it was "not found"), naming the path.
+		{name: "a symlink is not a transcript", sid: sidLnk, wantErr: ErrNotRegular},
+		{name: "a FIFO is not a transcript", sid: sidFifo, wantErr: ErrNotRegular},
+		{name: "a FIFO at the cwd's path", sid: sidFifo, cwd: "/home/u/other", wantErr: ErrNotRegular},
 		{name: "path traversal", sid: "../../etc/passwd", wantErr: ErrBadSessionID},
 		{name: "glob characters", sid: "*", wantErr: ErrBadSessionID},
 		{name: "uuid with a slash", sid: "aaaaaaaa-1111-4111-8111/11111111111", wantErr: ErrBadSessionID},
@@ -64,6 +74,9 @@ func TestLocate(t *testing.T) {
 				var e *Error
 				if !errors.As(err, &e) || e.Op != "locate" {
 					t.Errorf("err = %#v, want an *Error with Op locate", err)
+				}
+				if errors.Is(tt.wantErr, ErrNotRegular) && (errors.Is(err, ErrNotFound) || filepath.Base(e.Path) != tt.sid+Ext) {
+					t.Errorf("err = %v, want one naming the file and not matching ErrNotFound", err)
 				}
 				return
 			}

@@ -22,6 +22,7 @@ import (
 	"github.com/oo-family/oo-claude/fakes/fakestation"
 	"github.com/oo-family/oo-claude/internal/hostile"
 	"github.com/oo-family/oo-claude/receipt"
+	"github.com/oo-family/oo-claude/transcript"
 )
 
 // hostileBound is how soon a verb must answer when a hostile file sits at a
@@ -44,10 +45,44 @@ type hostileCase struct {
 	// replaces: the verb writes the file atomically, so another user's
 	// regular file there is replaced (not written through).
 	replaces bool
+	// says, when set, gives for each kind a text the verb's output must
+	// hold ("" for none).
+	says func(k hostile.Kind) string
+}
+
+// notRegular says text for the kinds that are not a regular file (a
+// symlink included) and nothing for the regular ones.
+func notRegular(text string) func(hostile.Kind) string {
+	return func(k hostile.Kind) string {
+		if k == hostile.Foreign || k == hostile.WorldWritable {
+			return ""
+		}
+		return text
+	}
+}
+
+// resumeSetup resumes a finished session of a rig (its transcript
+// written) with line ("" for none) and plants at the path file names.
+func resumeSetup(file func(r *hlRig) string, line string) func(t *testing.T) (string, []string, []string) {
+	return func(t *testing.T) (string, []string, []string) {
+		r := newHLRig(t)
+		r.fk.Script(fakeclaude.Script{Result: "OK"})
+		r.transcriptFor(t, r.sid)
+		p := file(r)
+		os.Remove(p)
+		args := []string{"resume", r.sid}
+		if line != "" {
+			args = append(args, line)
+		}
+		return p, args, r.env
+	}
 }
 
 // all returns code for every kind.
 func all(code int) func(hostile.Kind) int { return func(hostile.Kind) int { return code } }
+
+// all1 says text for every kind.
+func all1(text string) func(hostile.Kind) string { return func(hostile.Kind) string { return text } }
 
 // byTrust returns bad for a kind that is not a regular file of the user, and
 // good for the regular kinds another user planted (which the verb may use,
@@ -215,6 +250,18 @@ func hostileCases() []hostileCase {
 		{verb: "doctor", file: "inbox", setup: doctorSetup(""), want: all(1)},
 		{verb: "doctor", file: ".doorman.json", setup: doctorSetup(".doorman.json"), want: all(1)},
 		{verb: "doctor", file: ".ack", setup: doctorSetup(".ack"), want: all(1)},
+		// resume: a hostile inbox or inbox file is refused (bad-inbox, 1)
+		// before the lock and before claude runs, with or without a line;
+		// a transcript that is not a regular file is said as such. Before,
+		// resume ran claude past a FIFO inbox, and without a line said none
+		// waits in it.
+		{verb: "resume", file: "inbox", setup: resumeSetup(func(r *hlRig) string { return r.fs.InboxPath(r.sid) }, "hi"), want: all(1), says: all1("bad-inbox")},
+		{verb: "resume (no line)", file: "inbox", setup: resumeSetup(func(r *hlRig) string { return r.fs.InboxPath(r.sid) }, ""), want: all(1), says: all1("bad-inbox")},
+		{verb: "resume", file: ".ack", setup: resumeSetup(func(r *hlRig) string { return r.fs.InboxPath(r.sid) + ".ack" }, "hi"), want: all(1), says: all1("bad-inbox")},
+		{verb: "resume (no line)", file: ".offset", setup: resumeSetup(func(r *hlRig) string { return r.fs.InboxPath(r.sid) + ".offset" }, ""), want: all(1), says: all1("bad-inbox")},
+		{verb: "resume", file: "transcript", setup: resumeSetup(func(r *hlRig) string {
+			return filepath.Join(r.fs.Paths.ProjectsDir, transcript.EncodeProjectDir(r.cwd), r.sid+".jsonl")
+		}, "hi"), want: all(1), says: notRegular("is not a regular file")},
 		// resume: its lock is refused (1).
 		{verb: "resume", file: "resume lock", setup: func(t *testing.T) (string, []string, []string) {
 			r := newHLRig(t)
@@ -308,6 +355,11 @@ func runHostileCell(t *testing.T, c hostileCase, k hostile.Kind) {
 	}
 	if want := c.want(k); r.code != want {
 		t.Errorf("exit %d, want %d\nstdout: %s\nstderr: %s", r.code, want, r.stdout, r.stderr)
+	}
+	if c.says != nil {
+		if want := c.says(k); !strings.Contains(r.stdout+r.stderr, want) {
+			t.Errorf("the output does not say %q\nstdout: %s\nstderr: %s", want, r.stdout, r.stderr)
+		}
 	}
 	after, err := os.Lstat(path)
 	replaced := c.replaces && (k == hostile.Foreign || k == hostile.WorldWritable)

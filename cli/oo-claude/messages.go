@@ -37,9 +37,24 @@ func noTranscriptMessage(sessionID, projectsDir string) string {
 		sessionID, projectsDir)
 }
 
+// notRegularTranscriptMessage is the one line for a session whose
+// transcript path holds something that is not a regular file; "" when err
+// is not that.
+func notRegularTranscriptMessage(err error, sessionID string) string {
+	var te *transcript.Error
+	if !errors.Is(err, transcript.ErrNotRegular) || !errors.As(err, &te) || sessionID == "" {
+		return ""
+	}
+	return fmt.Sprintf("the transcript of session %s, %s, is not a regular file (a FIFO, socket, device, directory or symlink): remove it; Claude Code writes the transcript itself",
+		sessionID, te.Path)
+}
+
 // readMessage is read's one line for a failed ReadSession.
 func readMessage(err error, sessionID, projectsDir string) error {
 	if m := targetMessage(err); m != "" {
+		return errors.New(m)
+	}
+	if m := notRegularTranscriptMessage(err, sessionID); m != "" {
 		return errors.New(m)
 	}
 	if errors.Is(err, transcript.ErrNotFound) && sessionID != "" {
@@ -54,6 +69,9 @@ func refusedMessage(err error, sessionID, projectsDir string) string {
 	var re *headless.RefusedError
 	if !errors.As(err, &re) {
 		return "refused: " + oneLine(err)
+	}
+	if m := notRegularTranscriptMessage(err, sessionID); m != "" && errors.Is(err, headless.ErrNoTranscript) {
+		return fmt.Sprintf("%s refused (%s): %s", re.Op, re.Reason, m)
 	}
 	if errors.Is(err, headless.ErrNoTranscript) && sessionID != "" {
 		return fmt.Sprintf("%s refused (%s): %s", re.Op, re.Reason, noTranscriptMessage(sessionID, projectsDir))

@@ -2,9 +2,11 @@ package main
 
 import (
 	"errors"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"testing"
 
 	"github.com/oo-family/oo-claude/transcript"
@@ -21,7 +23,12 @@ import (
 //	exits N oo-claude ARGS...
 //
 // which runs oo-claude and fails unless it exits with code N; its stdout
-// and stderr are then checked with stdout, stderr and cmp as after exec.
+// and stderr are then checked with stdout, stderr and cmp as after exec;
+// and
+//
+//	mkfifo PATH
+//
+// which makes a FIFO (and its parent directories) at PATH under $WORK.
 func TestScript(t *testing.T) {
 	testscript.Run(t, testscript.Params{
 		Dir:                 filepath.Join("testdata", "script"),
@@ -38,7 +45,8 @@ func TestScript(t *testing.T) {
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
-			"exits": exits,
+			"exits":  exits,
+			"mkfifo": mkfifo,
 		},
 	})
 }
@@ -67,4 +75,14 @@ func exits(ts *testscript.TestScript, neg bool, args []string) {
 	if got != want {
 		ts.Fatalf("%s exited %d, want %d", args[1], got, want)
 	}
+}
+
+// mkfifo is the script command "mkfifo path".
+func mkfifo(ts *testscript.TestScript, neg bool, args []string) {
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: mkfifo path")
+	}
+	p := ts.MkAbs(args[0])
+	ts.Check(os.MkdirAll(filepath.Dir(p), 0o700))
+	ts.Check(syscall.Mkfifo(p, 0o600))
 }
