@@ -3,10 +3,14 @@ package main
 import (
 	"flag"
 	"fmt"
+	"maps"
 	"regexp"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/headless"
 	"github.com/peterbourgon/ff/v3/ffcli"
 )
 
@@ -103,7 +107,48 @@ func usage(c *ffcli.Command) string {
 		}
 		tw.Flush()
 	}
+	if codes := exitCodes(c.Name); len(codes) > 0 {
+		fmt.Fprintf(&b, "\nEXIT CODES\n")
+		for _, l := range codes {
+			fmt.Fprintf(&b, "  %s\n", l)
+		}
+	}
 	return b.String()
+}
+
+// exitCodes lists the exit codes of a verb whose result is a verdict
+// class, one line a code ("3  queued-no-doorman, queued-offline"), from
+// the library's Class.ExitCode (the one mapping the verbs exit by), with
+// the usage code; nil for the other verbs.
+func exitCodes(verb string) []string {
+	byCode := map[int][]string{}
+	add := func(class string, code int) {
+		byCode[code] = append(byCode[code], class)
+	}
+	switch verb {
+	case "send":
+		for _, c := range []claudeinbox.Class{claudeinbox.DeliveredSteer, claudeinbox.DeliveredStart, claudeinbox.Refused,
+			claudeinbox.QueuedNoDoorman, claudeinbox.QueuedOffline, claudeinbox.Timeout, claudeinbox.Dropped} {
+			add(string(c), c.ExitCode())
+		}
+	case "resume":
+		for _, c := range []headless.Class{headless.DeliveredResume, headless.Refused, headless.HeldBySession, headless.Error, headless.Timeout} {
+			add(string(c), c.ExitCode())
+		}
+	case "start":
+		for _, c := range []headless.Class{headless.Completed, headless.Started, headless.Refused, headless.Failed, headless.Timeout} {
+			add(string(c), c.ExitCode())
+		}
+	default:
+		return nil
+	}
+	add("usage (a bad flag or argument)", exitUsage)
+	codes := slices.Sorted(maps.Keys(byCode))
+	lines := make([]string, 0, len(codes))
+	for _, code := range codes {
+		lines = append(lines, fmt.Sprintf("%d  %s", code, strings.Join(byCode[code], ", ")))
+	}
+	return lines
 }
 
 // rootUsage lists the verbs.
