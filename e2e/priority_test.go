@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"encoding/json"
+	"fmt"
+	"strings"
 	"testing"
 	"time"
 
@@ -70,13 +72,21 @@ func TestPriorityLater(t *testing.T) {
 	}
 }
 
-// TestPriorityNow: a `now` line sent while a tool runs reaches the model in
-// the same request as the running tool's result. Measured on 2.1.332: the
-// line aborts the running tool (its result says so), unlike the facts
-// file's "the tool is not interrupted"; the README says so.
+// TestPriorityNow: a `now` line sent while a tool runs aborts the running
+// tool and reaches the model at once, with the aborted tool's result, as
+// the user row of the interrupting turn. Measured on 2.1.332, unlike the
+// facts file's "the tool is not interrupted"; the README says so. Each
+// assertion is one a `next` line in the same scenario fails: it waits for
+// the tool (its result is the command's own, the request comes after the
+// sleep) and is absorbed as a queued_command attachment.
 func TestPriorityNow(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, fakemodel.WithReplies(fakemodel.Bash("sleep 4"), fakemodel.Text("done")))
+	// The sleep is long so the line surely lands while it runs, however
+	// slowly a loaded machine brings the doorman up, and so a request
+	// that waited for it is told apart from one that did not. (The Bash
+	// tool refuses a standalone long sleep; a loop of short ones runs.)
+	const sleep = 30 * time.Second
+	w := newWorld(t, fakemodel.WithReplies(fakemodel.Bash(fmt.Sprintf("for i in $(seq %d); do sleep 1; done", int(sleep.Seconds()))), fakemodel.Text("done")))
 	s := w.start(w.withDoorman(pargs("work", "--allowedTools", "Bash")...))
 	first := s.waitModel(30*time.Second, "the first time", nil)
 	sid := s.waitRow(30 * time.Second).SessionID
@@ -86,13 +96,33 @@ func TestPriorityNow(t *testing.T) {
 	if r.code != 0 || str(rc, "priority") != "now" || rc["seen"] != true {
 		s.fatalf("send --priority now --seen 30: %s", r)
 	}
-	q := s.waitModel(30*time.Second, "with the now line", func(q *fakemodel.Request) bool {
+	q := s.waitModel(sleep+30*time.Second, "with the now line", func(q *fakemodel.Request) bool {
 		return q.Seq > first.Seq && q.MessagesContain(line)
 	})
-	t.Logf("request #%d (%v after the first): tool results %+v", q.Seq, q.Time.Sub(first.Time), q.ToolResults())
-	if len(q.ToolResults()) == 0 {
-		t.Errorf("the now line reached the model in request #%d without the running tool's result", q.Seq)
+	took := q.Time.Sub(first.Time)
+	t.Logf("request #%d (%v after the first): tool results %+v", q.Seq, took, q.ToolResults())
+	if took > sleep*3/4 {
+		t.Errorf("the now line reached the model %v after the tool began, not before its %v sleep would end", took, sleep)
+	}
+	trs := q.ToolResults()
+	if len(trs) != 1 {
+		s.fatalf("request #%d carries %d tool results, want the running tool's one", q.Seq, len(trs))
+	}
+	if tr := trs[0]; !tr.IsError || !strings.Contains(toolResultText(tr), "aborted") {
+		t.Errorf("the running tool's result is %+v, want the error that says it was aborted", tr)
 	}
 	s.mustSucceed(60 * time.Second)
-	t.Logf("the now line's row: %s", peerRowKind(t, w.transcriptPath(w.cwd, sid), str(rc, "msg_id")))
+	if k := peerRowKind(t, w.transcriptPath(w.cwd, sid), str(rc, "msg_id")); k != "user" {
+		t.Errorf("the now line's row is %q, want the user row of the turn it interrupts (a queued_command is how next is absorbed)", k)
+	}
+}
+
+// toolResultText is the text of a tool_result block's content.
+func toolResultText(b fakemodel.Block) string {
+	var sb strings.Builder
+	sb.WriteString(b.Text)
+	for _, c := range b.Content {
+		sb.WriteString(c.Text)
+	}
+	return sb.String()
 }
