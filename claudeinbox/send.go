@@ -1,6 +1,7 @@
 package claudeinbox
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -534,9 +535,13 @@ func (s *Sender) send(ctx context.Context, req Request) (Verdict, error) {
 }
 
 // withPriority returns line carrying priority p: a now or later line in
-// the structured form with the extension key (a structured line keeps its
-// from, id and ts), anything else as it is. It also returns the priority
-// the line now carries.
+// the structured form with the extension key, anything else as it is. A
+// structured line keeps every key it has, unknown ones included, in its
+// order and with its values as written; only the priority key is set (in
+// the place of the first when the line has some: keys are matched without
+// regard to case, as the reader does) and, when the line has no version or
+// a null one, the contract's is put first. It also returns the priority the line now
+// carries.
 func withPriority(line, p string) (string, string) {
 	st, structured := ParseStructured([]byte(line))
 	if p == "" || p == PriorityNext {
@@ -545,11 +550,14 @@ func withPriority(line, p string) (string, string) {
 		}
 		return line, PriorityNext
 	}
-	if !structured {
-		st = Structured{V: Version, Line: line}
-		if tf, ok := SenderTag(line); ok {
-			st.From = SanitizeFrom(tf)
+	if structured {
+		if out, ok := setPriority(line, p); ok {
+			return out, p
 		}
+	}
+	st = Structured{V: Version, Line: line}
+	if tf, ok := SenderTag(line); ok {
+		st.From = SanitizeFrom(tf)
 	}
 	st.Priority = p
 	var b strings.Builder
@@ -557,6 +565,86 @@ func withPriority(line, p string) (string, string) {
 	enc.SetEscapeHTML(false)
 	enc.Encode(st)
 	return strings.TrimSuffix(b.String(), "\n"), p
+}
+
+// setPriority rewrites the JSON object line with its priority key set to
+// p, every other member kept as written (see withPriority). It reports
+// false when line is not one JSON object.
+func setPriority(line, p string) (string, bool) {
+	dec := json.NewDecoder(strings.NewReader(line))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return "", false
+	}
+	type member struct {
+		key string
+		val json.RawMessage
+	}
+	var members []member
+	hasV := false
+	for dec.More() {
+		tok, err := dec.Token()
+		key, isKey := tok.(string)
+		if err != nil || !isKey {
+			return "", false
+		}
+		var val json.RawMessage
+		if err := dec.Decode(&val); err != nil {
+			return "", false
+		}
+		if strings.EqualFold(key, "v") && string(val) != "null" {
+			hasV = true
+		}
+		members = append(members, member{key, val})
+	}
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('}') {
+		return "", false
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return "", false
+	}
+	prio := jsonString(p)
+	var b strings.Builder
+	b.WriteByte('{')
+	sep := func() {
+		if b.Len() > 1 {
+			b.WriteByte(',')
+		}
+	}
+	if !hasV {
+		fmt.Fprintf(&b, `"v":%d`, Version)
+	}
+	wrote := false
+	for _, m := range members {
+		switch {
+		case strings.EqualFold(m.key, "v") && !hasV:
+			continue // a null version: the contract's is written first
+		case strings.EqualFold(m.key, "priority"):
+			if wrote {
+				continue
+			}
+			m.val, wrote = prio, true
+		}
+		sep()
+		b.Write(jsonString(m.key))
+		b.WriteByte(':')
+		b.Write(m.val)
+	}
+	if !wrote {
+		sep()
+		b.WriteString(`"priority":`)
+		b.Write(prio)
+	}
+	b.WriteByte('}')
+	return b.String(), true
+}
+
+// jsonString is s as a JSON string, HTML characters not escaped.
+func jsonString(s string) []byte {
+	var buf bytes.Buffer
+	enc := json.NewEncoder(&buf)
+	enc.SetEscapeHTML(false)
+	enc.Encode(s)
+	return bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 }
 
 // joinErr is errors.Join that hands a lone error back as it is, so a

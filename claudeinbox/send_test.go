@@ -772,7 +772,9 @@ func TestSendPriority(t *testing.T) {
 		{"next", "hello", "[mama 📡] hello", "next"},
 		{"later", "hello", `{"v":1,"from":"mama","line":"[mama 📡] hello","priority":"later"}`, "later"},
 		{"now", "[omi 📡] <b>", `{"v":1,"from":"omi","line":"[omi 📡] <b>","priority":"now"}`, "now"},
-		{"later", `{"from":"luna","line":"x"}`, `{"v":0,"from":"luna","line":"x","priority":"later"}`, "later"},
+		{"later", `{"from":"luna","line":"x"}`, `{"v":1,"from":"luna","line":"x","priority":"later"}`, "later"},
+		{"later", `{"from":"luna","x-trace":{"span":[1, 2]},"line":"<x>","priority":"now","v":1}`, `{"from":"luna","x-trace":{"span":[1, 2]},"line":"<x>","priority":"later","v":1}`, "later"},
+		{"now", `{"v":null,"line":"x","id":"7"}`, `{"v":1,"line":"x","id":"7","priority":"now"}`, "now"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.priority+" "+tt.line, func(t *testing.T) {
