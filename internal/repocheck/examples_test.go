@@ -61,9 +61,17 @@ func TestExamplesOutsideTheModule(t *testing.T) {
 			}
 		})
 	}
-	for _, want := range []string{"ask", "dispatcher", "roundtrip", "send", "watch"} {
-		if _, err := os.Stat(filepath.Join(root, "examples", want)); err != nil {
-			t.Errorf("examples/%s: %v", want, err)
+	// The recipes stay short enough to copy whole; roundtrip and offline
+	// are the README's demos, whole programs.
+	for _, recipe := range []string{"ask", "dispatcher", "send", "watch"} {
+		files, _ := filepath.Glob(filepath.Join(root, "examples", recipe, "*.go"))
+		if len(files) == 0 {
+			t.Errorf("examples/%s: no recipe there", recipe)
+		}
+		for _, f := range files {
+			if b, err := os.ReadFile(f); err != nil || bytes.Count(b, []byte("\n")) > maxRecipeLines {
+				t.Errorf("%s: %d lines (%v), want at most %d", f, bytes.Count(b, []byte("\n")), err, maxRecipeLines)
+			}
 		}
 	}
 	if t.Failed() {
@@ -132,6 +140,9 @@ func TestExamplesOutsideTheModule(t *testing.T) {
 		}
 	})
 }
+
+// maxRecipeLines is the most lines of a recipe's file.
+const maxRecipeLines = 60
 
 // goDirective is the go line of the go.mod at path.
 func goDirective(t *testing.T, path string) string {
