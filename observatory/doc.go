@@ -25,4 +25,8 @@
 //     only the file that changed, from where the last look ended, and an
 //     idle station wakes the watcher for nothing. Riders are watched in
 //     <session>/subagents/ itself (not in nested directories under it).
+//     Its memory is bounded: past WatchOptions.MaxQueued events waiting for
+//     a reader it drops and counts them, then hands the reader one overflow
+//     event and the station as it is (Initial events), so a reader knows
+//     what it missed and where things stand.
 package observatory

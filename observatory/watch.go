@@ -5,8 +5,10 @@ import (
 	"context"
 	"errors"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -32,7 +34,12 @@ const (
 	EventRiderStarted   = "rider-started"   // a sub-agent transcript appeared (agent, description)
 	EventRiderFinished  = "rider-finished"  // a sub-agent gave its final answer or its meta says finished
 	EventWarning        = "warning"         // something could not be read (text); the stream goes on
+	EventOverflow       = "overflow"        // the reader fell behind: dropped events were left out; Initial events of the station as it is follow
 )
+
+// DefaultMaxQueued is how many events wait for a reader that does not
+// take them when WatchOptions.MaxQueued is 0.
+const DefaultMaxQueued = 10000
 
 // Doorman states of a doorman event.
 const (
@@ -73,6 +80,9 @@ type Event struct {
 
 	Agent       string `json:"agent,omitempty"`
 	Description string `json:"description,omitempty"`
+
+	// Dropped is how many events an overflow event stands for.
+	Dropped int `json:"dropped,omitempty"`
 }
 
 // WatchOptions are the inputs of [Watch]. Station is required.
@@ -86,6 +96,9 @@ type WatchOptions struct {
 	Only string
 	// Now is the clock of the events' ts; nil means the station's clock.
 	Now func() time.Time
+	// MaxQueued bounds the events that wait for the reader; 0 means
+	// DefaultMaxQueued. See [Watch] for what happens past it.
+	MaxQueued int
 }
 
 // Watch streams the station's events until ctx ends, then closes the
@@ -108,10 +121,17 @@ type WatchOptions struct {
 // heartbeat, usually at once). When the kernel drops events (a full inotify
 // queue) the watcher reads the registry again and emits a warning.
 //
-// Events are queued in memory until the reader takes them: a reader that
-// falls behind delays nothing and loses nothing (the watcher reads each
-// change as it happens). Setup errors (no station, the registry
-// unreadable, no inotify) are returned at once.
+// Events are queued in memory until the reader takes them, so a reader
+// that falls behind delays nothing (the watcher reads each change as it
+// happens), up to MaxQueued events. Past that the watcher keeps following
+// the station but drops events, counting them, so a reader that stops
+// costs bounded memory. Once the reader has taken every queued event it
+// gets one overflow event (Dropped: how many were left out), then, marked
+// Initial, a session-started and a doorman event for every session running
+// then and a rider-started for each of its riders still riding: the
+// station as it is, as at the start of a watch. A session the reader knew
+// and that is not among them ended meanwhile. Setup errors (no station,
+// the registry unreadable, no inotify) are returned at once.
 func Watch(ctx context.Context, opts WatchOptions) (<-chan Event, error) {
 	if opts.Station == nil {
 		return nil, ErrNoStation
@@ -130,8 +150,12 @@ func Watch(ctx context.Context, opts WatchOptions) (<-chan Event, error) {
 	}
 	done, cancel := context.WithCancel(context.Background())
 	cancel() // a done context: a Follower's Next reads what is there, never waits
+	max := opts.MaxQueued
+	if max <= 0 {
+		max = DefaultMaxQueued
+	}
 	w := &watcher{
-		st: &st, now: now, only: opts.Only, fw: fw,
+		st: &st, now: now, only: opts.Only, fw: fw, maxQueued: max,
 		out:       make(chan Event),
 		ctx:       ctx,
 		done:      done,
@@ -170,8 +194,9 @@ type watcher struct {
 	out  chan Event
 	ctx  context.Context
 
-	emitTo func(Event) // where events go; during setup the initial list
-	done   context.Context
+	emitTo    func(Event) // where events go; during setup the initial list
+	done      context.Context
+	maxQueued int // events that wait for the reader, at most
 
 	byPID     map[int]*wsession
 	bySID     map[string]*wsession
@@ -216,9 +241,18 @@ func (w *watcher) run(initial []Event) {
 	defer w.closeAll()
 	// Events wait in a queue while the reader is busy, so the watcher
 	// reads each file change at once (what it reads is the state of that
-	// moment) however slow the reader is.
+	// moment) however slow the reader is; past maxQueued they are counted
+	// and dropped until the reader has emptied the queue, which then gets
+	// the overflow event and the station as it is.
 	queue := initial
-	w.emitTo = func(e Event) { queue = append(queue, e) }
+	dropped := 0
+	w.emitTo = func(e Event) {
+		if dropped > 0 || len(queue) >= w.maxQueued {
+			dropped++
+			return
+		}
+		queue = append(queue, e)
+	}
 	for {
 		var staleC <-chan time.Time
 		if w.stale != nil {
@@ -235,6 +269,10 @@ func (w *watcher) run(initial []Event) {
 		case out <- head:
 			queue[0] = Event{}
 			queue = queue[1:]
+			if len(queue) == 0 && dropped > 0 {
+				queue = w.snapshot()
+				queue[0].Dropped, dropped = dropped, 0
+			}
 		case ev, ok := <-w.fw.Events:
 			if !ok {
 				return
@@ -256,6 +294,32 @@ func (w *watcher) run(initial []Event) {
 			w.armStale()
 		}
 	}
+}
+
+// snapshot is the overflow event (its Dropped left for the caller) and the
+// station as the watcher holds it: a session-started and a doorman event
+// per live session and a rider-started per rider still riding, all Initial.
+func (w *watcher) snapshot() []Event {
+	ts := formatTime(w.now())
+	out := []Event{{Event: EventOverflow, TS: ts, Text: "the reader fell behind: events were dropped; the station as it is follows"}}
+	pids := make([]int, 0, len(w.byPID))
+	for pid := range w.byPID {
+		pids = append(pids, pid)
+	}
+	slices.Sort(pids)
+	for _, pid := range pids {
+		s := w.byPID[pid]
+		r := s.row
+		out = append(out,
+			Event{Event: EventSessionStarted, TS: ts, Session: r.SessionID, Initial: true, Name: r.Name, PID: r.PID, Status: r.Status},
+			Event{Event: EventDoorman, TS: ts, Session: r.SessionID, Initial: true, Doorman: s.doorman})
+		for _, id := range slices.Sorted(maps.Keys(s.riders)) {
+			if rd := s.riders[id]; rd.started && !rd.finished {
+				out = append(out, Event{Event: EventRiderStarted, TS: ts, Session: r.SessionID, Initial: true, Agent: id, Description: rd.meta.Description})
+			}
+		}
+	}
+	return out
 }
 
 func (w *watcher) closeAll() {

@@ -2,8 +2,10 @@ package observatory_test
 
 import (
 	"context"
+	"maps"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -247,5 +249,65 @@ func TestWatchCWDChange(t *testing.T) {
 	appendRow(t, tp, `{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"moved"}],"stop_reason":"end_turn"}}`)
 	if e := ev.next("turn-ended in the new directory", is(observatory.EventTurnEnded, row.SessionID)); e.Text != "moved" {
 		t.Errorf("turn-ended %+v", e)
+	}
+}
+
+// TestWatchOverflow: a reader that stops holds at most MaxQueued events;
+// the rest are counted, and once it has taken the queued ones it gets one
+// overflow event with the count and the station as it is now (a session
+// that started meanwhile, not the one that ended), then the stream goes on.
+func TestWatchOverflow(t *testing.T) {
+	const max, lines = 5, 50
+	fs := fakestation.New(t)
+	a := fs.AddSession(fakestation.Session{Name: "a"})
+	ctx, cancel := context.WithCancel(context.Background())
+	ch, err := observatory.Watch(ctx, observatory.WatchOptions{Station: fs.Station(), MaxQueued: max})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		cancel()
+		for range ch {
+		}
+	})
+	// The reader stops: lines are queued, a session starts, one ends.
+	for i := range lines {
+		if _, err := fsx.AppendLine(fs.InboxPath(a.SessionID), []byte("line "+strconv.Itoa(i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := fs.AddSession(fakestation.Session{Name: "b"})
+	time.Sleep(time.Second)
+	fs.RemoveSession(a.PID)
+	time.Sleep(2 * time.Second) // the watcher reads it all meanwhile
+
+	ev := &events{t: t, ch: ch}
+	over := ev.next("overflow", func(e observatory.Event) bool { return e.Event == observatory.EventOverflow })
+	if n := len(ev.got) - 1; n != max {
+		t.Errorf("%d events before the overflow, want MaxQueued %d: %+v", n, max, ev.got)
+	}
+	// 2 initial events and 3 lines were queued; 47 lines, b's start and
+	// doorman state and a's end were dropped.
+	if want := lines - (max - 2) + 3; over.Dropped != want {
+		t.Errorf("overflow %+v, want dropped %d", over, want)
+	}
+	got := map[string]bool{}
+	for range 2 {
+		e := ev.next("the station as it is", func(observatory.Event) bool { return true })
+		if !e.Initial {
+			t.Errorf("after the overflow %+v, want the Initial events of the station as it is", e)
+		}
+		got[e.Event+" "+e.Session] = true
+	}
+	want := map[string]bool{"session-started " + b.SessionID: true, "doorman " + b.SessionID: true}
+	if !maps.Equal(got, want) {
+		t.Errorf("after the overflow %v, want %v", got, want)
+	}
+	// The stream goes on.
+	if _, err := fsx.AppendLine(fs.InboxPath(b.SessionID), []byte("after")); err != nil {
+		t.Fatal(err)
+	}
+	if e := ev.next("line-queued", is(observatory.EventLineQueued, b.SessionID)); e.Line != "after" || e.Initial {
+		t.Errorf("after the overflow: %+v", e)
 	}
 }

@@ -79,6 +79,9 @@ func humanEvent(ev observatory.Event) string {
 	if ev.LineOffset != nil {
 		kv("line_offset", fmt.Sprint(*ev.LineOffset))
 	}
+	if ev.Dropped > 0 {
+		kv("dropped", fmt.Sprint(ev.Dropped))
+	}
 	for _, x := range []struct{ k, v string }{{"description", ev.Description}, {"line", ev.Line}, {"text", ev.Text}} {
 		if x.v != "" {
 			fmt.Fprintf(&b, " %s=%q", x.k, x.v)
