@@ -95,7 +95,7 @@ func samePath(f *os.File, path string) (bool, error) {
 }
 
 // RemoveInbox removes one session's inbox files (the inbox, .ack, .offset,
-// .doorman.json and .doorman.lock) when judge, called while nothing can be
+// .doorman.attempt, .doorman.json and .doorman.lock) when judge, called while nothing can be
 // appended to the inbox and no doorman runs for it, returns true. It returns
 // the paths it removed. An inbox a doorman holds or that a sender is
 // appending to is [ErrInUse]; a file that is not there is skipped. When the
@@ -155,7 +155,7 @@ func RemoveInbox(files Files, judge func() (bool, error)) ([]string, error) {
 	}
 	// The bookkeeping first, then the inbox: a sender that waited for our
 	// lock creates a new inbox that no stale offset or ack describes.
-	paths := []string{files.Offset, files.Ack}
+	paths := []string{files.Offset, files.Ack, files.Attempt}
 	if inbox != nil {
 		paths = append(paths, files.Inbox)
 	}

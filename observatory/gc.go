@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/observatory/inboxstate"
 	"github.com/oo-family/oo-claude/station"
 )
@@ -55,14 +56,18 @@ type GCItem struct {
 }
 
 // GC collects the inbox files (.inbox, .ack, .offset, .doorman.lock,
-// .doorman.json) of sessions that do not run, hold no pending line and have
+// .doorman.json, .doorman.attempt) of sessions that do not run, hold no pending line and have
 // been quiet longer than OlderThan: the doorman's last beat, else the newest
 // change of the session's files. An empty inbox (no line ever written) of a
 // session that does not run is removed once quiet too. It never removes an
 // inbox with a pending line, one a doorman holds, or a line a concurrent
 // send appends: the final judgement is made under the inbox's removal
-// protocol ([claudeinbox.RemoveInbox]). Items come sorted by session id; an
-// unreadable registry is an error and removes nothing.
+// protocol ([claudeinbox.RemoveInbox]). An inbox one of whose files is not
+// a regular file of the user (a FIFO, socket, device, directory or symlink,
+// another user's file, one others can write) or whose directory others can
+// write is kept as [GCUnread], the detail naming the file and the fix.
+// Items come sorted by session id; an unreadable registry is an error and
+// removes nothing.
 func GC(opts GCOptions) ([]GCItem, error) {
 	if opts.Station == nil {
 		return nil, ErrNoStation
@@ -99,6 +104,10 @@ func GC(opts GCOptions) ([]GCItem, error) {
 			it.Why, it.Detail, it.Files = "", "", nil
 			if running[strings.ToLower(sid)] {
 				it.Why = GCRunning
+				return false, nil
+			}
+			if err := gcTrust(files); err != nil {
+				it.Why, it.Detail = GCUnread, err.Error()
 				return false, nil
 			}
 			in, err := inboxstate.Read(dir, sid, t, alive)
@@ -162,12 +171,12 @@ func inboxSessions(dir string) ([]string, error) {
 	for _, e := range ents {
 		name := e.Name()
 		i := strings.Index(name, ".inbox")
-		if i <= 0 || !e.Type().IsRegular() {
+		if i <= 0 { // any type: one that is not a regular file is reported
 			continue
 		}
 		sid := name[:i]
 		switch name[i:] {
-		case ".inbox", ".inbox.ack", ".inbox.offset", ".inbox.doorman.json", ".inbox.doorman.lock":
+		case ".inbox", ".inbox.ack", ".inbox.offset", ".inbox.doorman.json", ".inbox.doorman.lock", ".inbox.doorman.attempt":
 		default:
 			continue
 		}
@@ -192,7 +201,7 @@ func lastActivity(files claudeinbox.Files) time.Time {
 			last = t
 		}
 	}
-	for _, p := range []string{files.Inbox, files.Ack, files.Offset, files.Heartbeat} {
+	for _, p := range []string{files.Inbox, files.Ack, files.Offset, files.Heartbeat, files.Attempt} {
 		if fi, err := os.Lstat(p); err == nil && fi.ModTime().After(last) {
 			last = fi.ModTime()
 		}
@@ -203,10 +212,37 @@ func lastActivity(files claudeinbox.Files) time.Time {
 // existing lists the session's inbox files that exist.
 func existing(files claudeinbox.Files) []string {
 	var out []string
-	for _, p := range []string{files.Offset, files.Ack, files.Inbox, files.Heartbeat, files.Lock} {
+	for _, p := range []string{files.Offset, files.Ack, files.Attempt, files.Inbox, files.Heartbeat, files.Lock} {
 		if _, err := os.Lstat(p); err == nil {
 			out = append(out, p)
 		}
 	}
 	return out
+}
+
+// gcTrust reports whether gc may judge and remove the inbox of files:
+// [claudeinbox.CheckTrust] for the user, and the heartbeat (which gc reads
+// for the last activity and removes) a regular file of the user too. Its
+// error names the file and the fix.
+func gcTrust(files claudeinbox.Files) error {
+	uid := os.Geteuid()
+	err := claudeinbox.CheckTrust(files, uid)
+	if err == nil {
+		fi, lerr := os.Lstat(files.Heartbeat)
+		switch {
+		case errors.Is(lerr, fs.ErrNotExist):
+		case lerr != nil:
+			err = lerr
+		case fi.Mode()&fs.ModeSymlink != 0:
+			err = &fs.PathError{Op: "check", Path: files.Heartbeat, Err: fsx.ErrSymlink}
+		case !fi.Mode().IsRegular():
+			err = &fs.PathError{Op: "check", Path: files.Heartbeat, Err: fsx.ErrNotRegular}
+		default:
+			err = fsx.CheckTrust(files.Heartbeat, fi, uid)
+		}
+	}
+	if errors.Is(err, fsx.ErrSymlink) || errors.Is(err, fsx.ErrNotRegular) {
+		err = fmt.Errorf("%w (fix: remove it; gc collects the inbox on a later run)", err)
+	}
+	return err
 }

@@ -1,6 +1,7 @@
 package observatory_test
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
+	"github.com/oo-family/oo-claude/internal/hostile"
 	"github.com/oo-family/oo-claude/observatory"
 )
 
@@ -24,11 +26,15 @@ type gcKind struct {
 	ack     string
 	offset  string
 	hb      string // heartbeat's last_seen: "" none, "old", "now"
+	attempt string // .doorman.attempt's content; "" for none
 	running bool
 	mtime   time.Duration // age of the files
 	want    string
 	kept    []string // suffixes that must remain ("" = the inbox)
 }
+
+// attemptRow is a .doorman.attempt file's content.
+const attemptRow = `{"line_offset":0,"sha256":"00000000000000000000000000000000000000000000000000000000000000aa","msg_id":"m","at":"2026-11-01T00:00:00.000Z","writes":1}` + "\n"
 
 func TestGCEveryKindOfInbox(t *testing.T) {
 	const day = 24 * time.Hour
@@ -50,6 +56,13 @@ func TestGCEveryKindOfInbox(t *testing.T) {
 		{name: "empty", inbox: "", ack: "-", offset: "-", mtime: 30 * day, want: observatory.GCRemoved},
 		{name: "empty but new", inbox: "", ack: "-", offset: "-", mtime: time.Minute, want: observatory.GCFresh, kept: []string{""}},
 		{name: "leftovers without inbox", inbox: "-", ack: ack(1), offset: "2", mtime: 30 * day, want: observatory.GCRemoved},
+		// The attempt file is one of the session's files: listed alone,
+		// removed with the rest, its change is activity. Before, an
+		// attempt-only leftover was never listed and a collected session
+		// left its attempt file behind.
+		{name: "attempt-only leftover", inbox: "-", ack: "-", offset: "-", attempt: attemptRow, mtime: 30 * day, want: observatory.GCRemoved},
+		{name: "stale with an attempt", inbox: "a\n", ack: ack(1), offset: "2", attempt: attemptRow, mtime: 30 * day, want: observatory.GCRemoved},
+		{name: "fresh attempt", inbox: "-", ack: "-", offset: "-", attempt: attemptRow, mtime: time.Hour, want: observatory.GCFresh, kept: []string{".doorman.attempt"}},
 	}
 	fs := fakestation.New(t)
 	now := time.Now()
@@ -79,6 +92,9 @@ func TestGCEveryKindOfInbox(t *testing.T) {
 		write(base, k.inbox)
 		write(base+".ack", k.ack)
 		write(base+".offset", k.offset)
+		if k.attempt != "" {
+			write(base+".doorman.attempt", k.attempt)
+		}
 		switch k.hb {
 		case "old":
 			seen := now.Add(-k.mtime).UTC().Format("2006-01-02T15:04:05.000Z")
@@ -229,4 +245,60 @@ func TestGCRacesSendersLosesNothing(t *testing.T) {
 		}
 	}
 	t.Logf("%d runs: gc removed the inbox first in %d, the line always survived", n, removedRuns)
+}
+
+// TestGCKeepsWhatItCannotTrust: an old inbox one of whose files is a FIFO,
+// socket, directory, symlink, another user's file or one others can write
+// is kept as unreadable, the detail naming the file and the fix, and the
+// planted file is left as it is. Before, a FIFO at .ack, .offset or
+// .doorman.json of an old inbox was removed silently.
+func TestGCKeepsWhatItCannotTrust(t *testing.T) {
+	for _, suffix := range []string{"", ".ack", ".offset", ".doorman.json", ".doorman.attempt", ".doorman.lock"} {
+		for _, k := range hostile.Kinds() {
+			t.Run(strings.TrimPrefix(suffix, ".")+"/"+string(k), func(t *testing.T) {
+				fs := fakestation.New(t)
+				sid := "9c0d0000-1111-4222-8333-444455556666"
+				base := fs.InboxPath(sid)
+				if err := os.MkdirAll(filepath.Dir(base), 0o700); err != nil {
+					t.Fatal(err)
+				}
+				for _, s := range []string{"", ".ack", ".offset"} {
+					if s != suffix {
+						content := map[string]string{"": "a\n", ".ack": "", ".offset": "2"}[s]
+						if err := os.WriteFile(base+s, []byte(content), 0o600); err != nil {
+							t.Fatal(err)
+						}
+					}
+				}
+				path := base + suffix
+				decoy := filepath.Join(t.TempDir(), "decoy")
+				if err := hostile.Plant(path, k, []byte("planted\n"), decoy); errors.Is(err, hostile.ErrNeedRoot) {
+					t.Skip(err)
+				} else if err != nil {
+					t.Fatal(err)
+				}
+				before, _ := os.Lstat(path)
+				later := time.Now().Add(30 * 24 * time.Hour)
+				for _, dry := range []bool{true, false} {
+					items, err := observatory.GC(observatory.GCOptions{Station: fs.Station(), Now: func() time.Time { return later }, DryRun: dry})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if len(items) != 1 || items[0].Why != observatory.GCUnread || len(items[0].Files) != 0 {
+						t.Fatalf("dry run %v: items %+v, want one unreadable", dry, items)
+					}
+					if d := items[0].Detail; !strings.Contains(d, path) || !strings.Contains(d, "fix:") {
+						t.Errorf("the detail does not name %s and the fix: %q", path, d)
+					}
+				}
+				after, err := os.Lstat(path)
+				if err != nil || after.Mode() != before.Mode() {
+					t.Errorf("the planted %s is gone or changed: %v %v", k, after, err)
+				}
+				if _, err := os.Lstat(base + ".ack"); suffix != ".ack" && err != nil {
+					t.Errorf("the inbox's other files were removed: %v", err)
+				}
+			})
+		}
+	}
 }

@@ -111,6 +111,20 @@ func doctorSetup(suffix string) func(t *testing.T) (string, []string, []string) 
 	}
 }
 
+// gcSetup runs gc (with args) over a session that does not run, whose
+// inbox is empty and the inbox file named by suffix planted; --older-than
+// 1s, so that only what is planted keeps it.
+func gcSetup(suffix string, args ...string) func(t *testing.T) (string, []string, []string) {
+	return func(t *testing.T) (string, []string, []string) {
+		fs := fakestation.New(t)
+		sid := uuid.NewString()
+		writeT(t, fs.InboxPath(sid), "")
+		old := time.Now().Add(-time.Hour)
+		os.Chtimes(fs.InboxPath(sid), old, old)
+		return fs.InboxPath(sid) + suffix, append([]string{"gc", "--older-than", "1s"}, args...), fs.Env()
+	}
+}
+
 func hostileCases() []hostileCase {
 	sendSetup := func(file func(fs *fakestation.Station, sid string) string, extra ...string) func(t *testing.T) (string, []string, []string) {
 		return func(t *testing.T) (string, []string, []string) {
@@ -233,18 +247,20 @@ func hostileCases() []hostileCase {
 			sid := uuid.NewString()
 			return r.fs.InboxPath(sid), []string{"start", "hi", "--cwd", r.cwd, "--session-id", sid, "--no-lineage"}, r.env
 		}, want: all(1)},
-		// gc keeps what is fresh (0), reports what it cannot trust (1) and
-		// never hangs on what it finds.
+		// gc keeps and reports (1) an inbox one of whose files it cannot
+		// trust, the fix named, and never hangs on what it finds. Before, a
+		// FIFO at an old inbox's .ack, .offset or .doorman.json was removed
+		// silently (0), and a lone hostile inbox was not listed.
 		{verb: "gc", file: "inbox", setup: func(t *testing.T) (string, []string, []string) {
 			fs := fakestation.New(t)
 			return fs.InboxPath(uuid.NewString()), []string{"gc"}, fs.Env()
-		}, want: byKind(0, 1)}, // an inbox it cannot trust is reported with the fix
-		{verb: "gc", file: ".doorman.lock", setup: func(t *testing.T) (string, []string, []string) {
-			fs := fakestation.New(t)
-			sid := uuid.NewString()
-			writeT(t, fs.InboxPath(sid), "")
-			return fs.InboxPath(sid) + ".doorman.lock", []string{"gc", "--dry-run"}, fs.Env()
-		}, want: all(0)},
+		}, want: all(1), says: all1("fix:")},
+		{verb: "gc --dry-run", file: ".doorman.lock", setup: gcSetup(".doorman.lock", "--dry-run"), want: all(1), says: all1("fix:")},
+		{verb: "gc", file: ".doorman.lock", setup: gcSetup(".doorman.lock"), want: all(1), says: all1("fix:")},
+		{verb: "gc", file: ".ack", setup: gcSetup(".ack"), want: all(1), says: all1("fix:")},
+		{verb: "gc", file: ".offset", setup: gcSetup(".offset"), want: all(1), says: all1("fix:")},
+		{verb: "gc", file: ".doorman.json", setup: gcSetup(".doorman.json"), want: all(1), says: all1("fix:")},
+		{verb: "gc", file: ".doorman.attempt", setup: gcSetup(".doorman.attempt"), want: all(1), says: all1("fix:")},
 		// doctor inside a session: a hostile inbox file or heartbeat is a
 		// finding (1), answered at once.
 		{verb: "doctor", file: "inbox", setup: doctorSetup(""), want: all(1)},
