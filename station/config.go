@@ -172,11 +172,12 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 		if v == "" {
 			return
 		}
-		// A plain decimal only: a hex float ("0x1p1") or an exponent is
-		// not a number of seconds anyone means.
+		// A plain decimal (an exponent as in "1e-3" is one) up to
+		// seconds.Max: a hex float ("0x1p1"), an infinity, NaN or a sign
+		// is not a number of seconds anyone means.
 		d, ok := seconds.Parse(v, allowZero)
 		if !ok {
-			errs = append(errs, &KnobError{knob, v, fmt.Errorf("%w: want seconds", ErrBadKnob)})
+			errs = append(errs, &KnobError{knob, v, fmt.Errorf("%w: want %s", ErrBadKnob, seconds.Want(allowZero))})
 			return
 		}
 		*dst = d

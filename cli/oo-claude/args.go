@@ -97,10 +97,7 @@ func (s *secondsFlag) Set(v string) error {
 	// A plain decimal only: "0x1p1" (a hex float) was read as 2 s.
 	d, ok := seconds.Parse(v, !s.positive)
 	if !ok {
-		if s.positive {
-			return fmt.Errorf("want seconds > 0, got %q", v)
-		}
-		return fmt.Errorf("want seconds ≥ 0, got %q", v)
+		return fmt.Errorf("want %s, got %q", seconds.Want(!s.positive), v)
 	}
 	*s.d, s.set = d, true
 	return nil

@@ -660,3 +660,32 @@ func TestWatchHostileFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestSecondsBoundNamed: a seconds value past the bound is a usage error
+// that names the bound, in a flag and a knob alike; an exponent within it
+// is a number of seconds. Before, "--wait 1e20" was refused with "want
+// seconds ≥ 0", which it is.
+func TestSecondsBoundNamed(t *testing.T) {
+	fs := fakestation.New(t)
+	sid := uuid.NewString()
+	env := append(fs.Env(), "CLAUDE_CODE_MESSAGING_TOKEN="+testToken)
+	for _, c := range []struct {
+		name string
+		env  []string
+		args []string
+		code int
+		says string
+	}{
+		{"--wait 1e20", nil, []string{"send", sid, "hi", "--from", "t", "--wait", "1e20"}, 2, `want seconds ≥ 0 and ≤ 10000000 (a decimal such as 5, 0.5 or 1e-3), got "1e20"`},
+		{"--timeout 0", nil, []string{"resume", sid, "hi", "--timeout", "0"}, 2, `want seconds > 0 and ≤ 10000000`},
+		{"OO_CLAUDE_WAIT_S=1e20", []string{"OO_CLAUDE_WAIT_S=1e20"}, []string{"send", sid, "hi", "--from", "t"}, 2, `want seconds ≥ 0 and ≤ 10000000`},
+		{"--wait 1e-3", nil, []string{"send", sid, "hi", "--from", "t", "--wait", "1e-3"}, 3, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := runBinary(t, append(append([]string(nil), env...), c.env...), "", c.args...)
+			if r.code != c.code || !strings.Contains(r.stderr, c.says) {
+				t.Errorf("exit %d, want %d, saying %q\nstderr: %s", r.code, c.code, c.says, r.stderr)
+			}
+		})
+	}
+}

@@ -1,9 +1,10 @@
 // Package seconds parses the seconds that knobs and flags take: a plain
-// decimal number ("5", "0.5", ".25", "1e-3"), never a hex float, an
-// infinity, NaN or a sign.
+// decimal number, an exponent allowed ("5", "0.5", ".25", "1e-3", "1e3"),
+// never a hex float, an infinity, NaN or a sign, and at most Max.
 package seconds
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -25,6 +26,17 @@ func Parse(v string, allowZero bool) (d time.Duration, ok bool) {
 		return 0, false
 	}
 	return d, true
+}
+
+// Want says what Parse accepts, for the message of a refused value:
+// "seconds ≥ 0 and ≤ 10000000 (a decimal such as 5, 0.5 or 1e-3)", with
+// "> 0" when zero is not allowed.
+func Want(allowZero bool) string {
+	low := "> 0"
+	if allowZero {
+		low = "≥ 0"
+	}
+	return fmt.Sprintf("seconds %s and ≤ %s (a decimal such as 5, 0.5 or 1e-3)", low, strconv.FormatFloat(Max, 'f', -1, 64))
 }
 
 // plainDecimal reports whether v is a decimal number: digits with at most

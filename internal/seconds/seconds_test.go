@@ -72,3 +72,19 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+// TestWant: the message names the bound; "1e20" was refused with "want
+// seconds ≥ 0" though it is ≥ 0.
+func TestWant(t *testing.T) {
+	for _, c := range []struct {
+		allowZero bool
+		want      string
+	}{
+		{true, "seconds ≥ 0 and ≤ 10000000 (a decimal such as 5, 0.5 or 1e-3)"},
+		{false, "seconds > 0 and ≤ 10000000 (a decimal such as 5, 0.5 or 1e-3)"},
+	} {
+		if got := Want(c.allowZero); got != c.want {
+			t.Errorf("Want(%v) = %q, want %q", c.allowZero, got, c.want)
+		}
+	}
+}
