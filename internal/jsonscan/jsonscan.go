@@ -96,17 +96,10 @@ func (s *Scanner) ws() {
 // value, and reads the value (or returns false to bail). A nil member
 // skips every value.
 func (s *Scanner) Object(depth int, member func(key []byte) bool) {
-	if depth > MaxDepth || s.i >= len(s.b) || s.b[s.i] != '{' {
-		s.bail = true
+	if !s.open(depth, '{', '}') {
 		return
 	}
-	s.i++
-	s.ws()
-	if s.i < len(s.b) && s.b[s.i] == '}' {
-		s.i++
-		return
-	}
-	for !s.bail {
+	for {
 		key, _ := s.str()
 		if s.bail {
 			return
@@ -123,25 +116,48 @@ func (s *Scanner) Object(depth int, member func(key []byte) bool) {
 		} else if !member(key) {
 			s.bail = true
 		}
-		if s.bail {
+		if s.bail || !s.next('}') {
 			return
-		}
-		s.ws()
-		if s.i >= len(s.b) {
-			s.bail = true
-			return
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-			s.ws()
-		case '}':
-			s.i++
-			return
-		default:
-			s.bail = true
 		}
 	}
+}
+
+// open reads the opening byte of an object or an array nested depth deep
+// and reports whether a member or an element follows; an empty one is
+// read whole.
+func (s *Scanner) open(depth int, open, close byte) bool {
+	if depth > MaxDepth || s.i >= len(s.b) || s.b[s.i] != open {
+		s.bail = true
+		return false
+	}
+	s.i++
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == close {
+		s.i++
+		return false
+	}
+	return true
+}
+
+// next reads what follows a member or an element: a comma (another one
+// follows: true) or close (the end: false). Anything else bails.
+func (s *Scanner) next(close byte) bool {
+	s.ws()
+	if s.i >= len(s.b) {
+		s.bail = true
+		return false
+	}
+	switch s.b[s.i] {
+	case ',':
+		s.i++
+		s.ws()
+		return true
+	case close:
+		s.i++
+		return false
+	}
+	s.bail = true
+	return false
 }
 
 // Skip reads any value at the scanner's position.
@@ -175,35 +191,13 @@ func (s *Scanner) Raw(depth int) []byte {
 // Array reads an array at the scanner's position, calling item for each
 // element with the position at its start and the element's depth.
 func (s *Scanner) Array(depth int, item func(depth int)) {
-	if depth > MaxDepth || s.i >= len(s.b) || s.b[s.i] != '[' {
-		s.bail = true
+	if !s.open(depth, '[', ']') {
 		return
 	}
-	s.i++
-	s.ws()
-	if s.i < len(s.b) && s.b[s.i] == ']' {
-		s.i++
-		return
-	}
-	for !s.bail {
+	for {
 		item(depth + 1)
-		if s.bail {
+		if s.bail || !s.next(']') {
 			return
-		}
-		s.ws()
-		if s.i >= len(s.b) {
-			s.bail = true
-			return
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-			s.ws()
-		case ']':
-			s.i++
-			return
-		default:
-			s.bail = true
 		}
 	}
 }
