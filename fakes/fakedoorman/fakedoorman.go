@@ -67,8 +67,10 @@ type Options struct {
 	// Door, when set, is a session's door socket (a fakedoor's Path): each
 	// line is carried through it as the real doorman carries it (one user
 	// frame with the session id, the sender and the ack's msg_id) before it
-	// is acked; a line the door does not take is not acked. Without it the
-	// doorman acks without delivering anything.
+	// is acked, and the ack is confirmed as the real doorman's is by the
+	// receiver's enqueue row (confirm "transcript", queued_at the time the
+	// door took it); a line the door does not take is not acked. Without it
+	// the doorman acks without delivering anything (and without confirm).
 	Door string
 }
 
@@ -246,6 +248,7 @@ func (d *Doorman) handle(line []byte, start int64) bool {
 		return true
 	}
 	msgID := uuid.NewString()
+	var queuedAt *string // when the door took the line
 	if d.opts.Door != "" && d.opts.Refuse == "" {
 		m, err := claudeinbox.Decode(line)
 		if err != nil {
@@ -258,6 +261,8 @@ func (d *Doorman) handle(line []byte, start int64) bool {
 			d.fail(err)
 			return true
 		}
+		ts := d.now().UTC().Format("2006-01-02T15:04:05.000Z")
+		queuedAt = &ts
 	}
 	a := claudeinbox.Ack{
 		TS: claudeinbox.FormatTime(d.now()), SHA256: claudeinbox.SHA256(line), SessionID: d.sessionID,
@@ -274,6 +279,9 @@ func (d *Doorman) handle(line []byte, start int64) bool {
 		a.Class = claudeinbox.AckDeliveredStart
 	default:
 		a.Class = claudeinbox.AckDeliveredSteer
+	}
+	if queuedAt != nil && a.Class != claudeinbox.AckRefused {
+		a.Confirm, a.QueuedAt = claudeinbox.ConfirmTranscript, queuedAt
 	}
 	if m, err := claudeinbox.Decode(line); err == nil {
 		a.From = m.From

@@ -47,6 +47,10 @@ func TestAskAndAnswer(t *testing.T) {
 		if v.Class != want || v.Seen == nil || !*v.Seen || v.Reply == nil {
 			t.Fatalf("busy %v: class %s seen %v reply %v (note %s)", busy, v.Class, v.Seen, v.Reply, v.Note)
 		}
+		// The ack rests on the door's enqueue row, as the real doorman's.
+		if v.Confirm != claudeinbox.ConfirmTranscript || v.QueuedAt == "" {
+			t.Errorf("busy %v: confirm %q queued_at %q, want %q and a time", busy, v.Confirm, v.QueuedAt, claudeinbox.ConfirmTranscript)
+		}
 		got := *v.Reply
 		got.At = time.Time{}
 		if diff := cmp.Diff(claudeinbox.Reply{Text: "answer to: [mama 📡] what is the status?", Tools: []string{"Bash"}, StopReason: "end_turn", TurnEnded: true}, got); diff != "" {
