@@ -211,33 +211,62 @@ func TestDoormanRefusesElsewhere(t *testing.T) {
 
 // TestDoormanSIGINT: the stopped heartbeat is on disk within 50 ms of
 // SIGINT (Claude Code sends SIGTERM 100 ms later).
+// TestDoormanSIGINT holds the doorman to Claude Code's stop sequence: the
+// stopped heartbeat is on disk before the SIGTERM that follows SIGINT by
+// 100 ms. The typical figure (well under 50 ms) is a measurement, not an
+// assertion: BenchmarkDoormanSIGINT reports its median, and BENCHMARKS.md
+// records it; a wall-clock bound tighter than the real deadline would only
+// measure how loaded the machine running the tests is.
 func TestDoormanSIGINT(t *testing.T) {
-	o := fakeowner.New(t, fakeowner.Options{})
-	ctx := ctxT(t, 30*time.Second)
-	c := o.Start(command(ctx, t, nil, "doorman", "--mcp"))
-	c.Stdin.Write([]byte(initialize))
-	if _, err := o.WaitHeartbeat(ctx, func(h claudeinbox.Heartbeat) bool { return h.State == claudeinbox.StateFollowing }); err != nil {
-		t.Fatalf("%v; stderr %s", err, c.Stderr())
-	}
-	start := time.Now()
-	c.Signal(syscall.SIGINT)
-	wctx, cancel := context.WithTimeout(ctx, 2*time.Second)
-	defer cancel()
-	h, err := o.WaitHeartbeat(wctx, func(h claudeinbox.Heartbeat) bool { return h.State == claudeinbox.StateStopped })
-	took := time.Since(start)
-	if err != nil {
-		t.Fatalf("no stopped heartbeat: %v", err)
-	}
-	if took > 50*time.Millisecond {
-		t.Errorf("stopped heartbeat after %v, want ≤ 50 ms", took)
+	took, h := stopAfterSIGINT(t)
+	if took >= 100*time.Millisecond {
+		t.Errorf("stopped heartbeat after %v, want it before Claude Code's SIGTERM at 100 ms", took)
 	}
 	if h.StoppedAt == "" {
 		t.Error("no stopped_at")
 	}
-	if code, _ := c.Wait(ctx); code != 0 {
-		t.Errorf("exit %d", code)
-	}
 	t.Logf("stopped heartbeat %v after SIGINT", took)
+}
+
+// BenchmarkDoormanSIGINT is SIGINT → the stopped heartbeat on disk, for the
+// real binary as an MCP doorman child of this process; it reports the
+// median.
+func BenchmarkDoormanSIGINT(b *testing.B) {
+	var lat []time.Duration
+	for i := 0; i < b.N; i++ {
+		took, _ := stopAfterSIGINT(b)
+		lat = append(lat, took)
+	}
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "median-ms")
+}
+
+// stopAfterSIGINT starts an MCP doorman, waits until it follows, sends it
+// SIGINT and returns how long the stopped heartbeat took to reach the disk,
+// and that heartbeat. The doorman must then exit 0.
+func stopAfterSIGINT(tb testing.TB) (time.Duration, claudeinbox.Heartbeat) {
+	tb.Helper()
+	o := fakeowner.New(tb, fakeowner.Options{})
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	c := o.Start(command(ctx, tb, nil, "doorman", "--mcp"))
+	c.Stdin.Write([]byte(initialize))
+	if _, err := o.WaitHeartbeat(ctx, func(h claudeinbox.Heartbeat) bool { return h.State == claudeinbox.StateFollowing }); err != nil {
+		tb.Fatalf("%v; stderr %s", err, c.Stderr())
+	}
+	start := time.Now()
+	c.Signal(syscall.SIGINT)
+	wctx, wcancel := context.WithTimeout(ctx, 2*time.Second)
+	defer wcancel()
+	h, err := o.WaitHeartbeat(wctx, func(h claudeinbox.Heartbeat) bool { return h.State == claudeinbox.StateStopped })
+	took := time.Since(start)
+	if err != nil {
+		tb.Fatalf("no stopped heartbeat: %v", err)
+	}
+	if code, _ := c.Wait(ctx); code != 0 {
+		tb.Errorf("exit %d", code)
+	}
+	return took, h
 }
 
 // TestDoormanKill9Replay kills the doorman at random points of a 1,000-line
