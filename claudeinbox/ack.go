@@ -83,6 +83,20 @@ func IsMonitorEraAck(line string) bool {
 	return !strings.HasPrefix(strings.TrimSpace(line), "{") && strings.Contains(line, MonitorEraPrefix)
 }
 
+// ScanMonitorEraAcks calls fn with the text of every monitor-era line of
+// r ("<ts> read: <text>", the text trimmed), in order, in bounded memory
+// as ScanAcks. fn returns false to stop.
+func ScanMonitorEraAcks(r io.Reader, fn func(text string) bool) error {
+	return scanLines(r, 0, MaxAckLine, func(line []byte, _ int64) bool {
+		l := string(line)
+		if !IsMonitorEraAck(l) {
+			return true
+		}
+		_, text, _ := strings.Cut(l, MonitorEraPrefix)
+		return fn(strings.TrimSpace(text))
+	})
+}
+
 // ScanAcks calls fn for every JSON ack in r, in order, with the byte offset
 // after the ack's line. Lines that are not acks (monitor-era lines, a torn
 // last line) are skipped, and so is a line longer than MaxAckLine, without

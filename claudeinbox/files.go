@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"strconv"
 
 	"github.com/oo-family/oo-claude/internal/fsx"
@@ -151,8 +152,26 @@ type Attempt struct {
 	// Writes counts the door writes of the line so far, this one included.
 	Writes int `json:"writes"`
 	// Unconfirmed is set once the confirmation bound passed without the
-	// enqueue row: the next write waits out the receiver's windows.
+	// enqueue row. A record without it is a write whose fate is unknown
+	// (the doorman died in its wait, or the write failed part way): the
+	// next write waits out the same bound and windows all the same.
 	Unconfirmed bool `json:"unconfirmed,omitempty"`
+	// FirstAt, FirstTranscript and FirstTranscriptOffset are At,
+	// Transcript and TranscriptOffset of the line's first write (extension
+	// keys: a file without them is a first write, its own first). A late
+	// enqueue row of any write is looked for from there.
+	FirstAt               string `json:"first_at,omitempty"`
+	FirstTranscript       string `json:"first_transcript,omitempty"`
+	FirstTranscriptOffset int64  `json:"first_transcript_offset,omitempty"`
+}
+
+// First returns when and where in the transcript the line's first write
+// began: the First* fields, or, in a record without them, the write's own.
+func (a Attempt) First() (at, transcript string, offset int64) {
+	if a.FirstAt == "" {
+		return a.At, a.Transcript, a.TranscriptOffset
+	}
+	return a.FirstAt, a.FirstTranscript, a.FirstTranscriptOffset
 }
 
 // Matches reports whether the attempt is for the line (sha, offset) of the
@@ -180,6 +199,15 @@ func ReadAttempt(path string) (Attempt, error) {
 		return Attempt{}, &fs.PathError{Op: "parse", Path: path, Err: err}
 	}
 	return a, nil
+}
+
+// RemoveAttempt removes the attempt file at path (a missing one is no
+// error).
+func RemoveAttempt(path string) error {
+	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return err
+	}
+	return nil
 }
 
 // WriteAttempt replaces the attempt file at path with a (atomically, 0600).

@@ -79,6 +79,11 @@ const (
 	// PendingBadToken: the session's messaging token cannot be carried in
 	// a door frame; nothing was written.
 	PendingBadToken = "bad-token"
+	// PendingAttemptUnwritable: the doorman cannot record the door write
+	// it is about to make (<inbox>.doorman.attempt), the record by which a
+	// restarted doorman knows not to write the line again; nothing was
+	// written.
+	PendingAttemptUnwritable = "attempt-unwritable"
 )
 
 // ReadHeartbeat reads a heartbeat file. A missing file is fs.ErrNotExist.

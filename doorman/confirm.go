@@ -16,13 +16,14 @@ import (
 // The retry policy of a line the receiver did not queue.
 const (
 	// MaxWrites is how many times the doorman writes one line to the door
-	// without seeing its enqueue row. After the last unconfirmed write the
-	// line is acked refused with reason claudeinbox.PendingNotQueued, so
-	// it never blocks the lines after it for good.
+	// without seeing its enqueue row. Once the receiver's windows have
+	// passed after the last unconfirmed write, with still no row, the line
+	// is acked refused with reason claudeinbox.PendingNotQueued, so it
+	// never blocks the lines after it for good.
 	MaxWrites = 3
-	// rowSlack: an enqueue row stamped more than this before the write
-	// began is not the write's (the receiver stamps in milliseconds from
-	// the same clock).
+	// rowSlack: an enqueue row stamped more than this before the line's
+	// first write began is not one of its writes' (the receiver stamps in
+	// milliseconds from the same clock).
 	rowSlack = time.Second
 )
 
@@ -119,18 +120,25 @@ func awaitEnqueue(ctx context.Context, f *transcript.Follower, text string, sinc
 	}
 }
 
-// lookLate looks, without waiting, for the enqueue row of an earlier
-// write of the line: after the recorded mark, or from the start of the
-// transcript the session has now when that is another file (the mark
+// lookLate looks, without waiting, for the enqueue row of any earlier
+// write of the line: stamped no earlier than the first write and appended
+// after the first write's mark or the last write's, or from the start of
+// the transcript the session has now when that is another file (a mark
 // predicted a path the session did not use).
 func (fl *follower) lookLate(ctx context.Context, id Identity, a claudeinbox.Attempt, text string) (string, bool) {
-	since, err := claudeinbox.ParseTime(a.At)
+	firstAt, firstPath, firstOff := a.First()
+	since, err := claudeinbox.ParseTime(firstAt)
 	if err != nil {
 		return "", false
 	}
-	paths := map[string]int64{a.Transcript: a.TranscriptOffset}
-	if m, err := transcript.MarkEnd(fl.d.o.Config.ProjectsDir, id.SessionID, id.CWD); err == nil && m.Path != a.Transcript {
-		paths[m.Path] = 0
+	paths := map[string]int64{firstPath: firstOff}
+	if o, ok := paths[a.Transcript]; !ok || a.TranscriptOffset < o {
+		paths[a.Transcript] = a.TranscriptOffset
+	}
+	if m, err := transcript.MarkEnd(fl.d.o.Config.ProjectsDir, id.SessionID, id.CWD); err == nil {
+		if _, ok := paths[m.Path]; !ok {
+			paths[m.Path] = 0
+		}
 	}
 	done, cancel := context.WithCancel(ctx)
 	cancel() // Next only reads what is there

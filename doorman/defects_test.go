@@ -8,6 +8,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -291,5 +292,250 @@ func TestRestartAcksAnEarlierWrite(t *testing.T) {
 	acks := readAcks(t, files.Ack)
 	if len(acks) != 1 || acks[0].MsgID != att.MsgID || acks[0].Confirm != claudeinbox.ConfirmTranscript || acks[0].QueuedAt == nil {
 		t.Errorf("acks %+v, want one confirmed ack with the first write's msg_id", acks)
+	}
+}
+
+// writeAttemptAndRow records an earlier write of line (at, first write at
+// firstAt) and, when rowAt is not zero, the receiver's enqueue row of it
+// stamped rowAt in the session's transcript.
+func (w *world) writeAttemptAndRow(t *testing.T, sid, line string, att claudeinbox.Attempt, rowAt time.Time) claudeinbox.Files {
+	t.Helper()
+	files := claudeinbox.FilesFor(w.fs.Paths.InboxDir, sid)
+	off := w.appendLine(sid, line)
+	fi, err := os.Stat(files.Inbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	att.LineOffset, att.SHA256, att.Inode = off, claudeinbox.SHA256([]byte(line)), fi.Sys().(*syscall.Stat_t).Ino
+	att.MsgID, att.Transcript = "5b0e7c1e-8a3f-4d6b-9c2e-0f1a2b3c4d5e", w.transcript
+	if err := claudeinbox.WriteAttempt(files.Attempt, att); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Dir(w.transcript), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	var body string
+	if !rowAt.IsZero() {
+		body = `{"type":"queue-operation","operation":"enqueue","timestamp":"` + rowAt.UTC().Format("2006-01-02T15:04:05.000Z") + `","sessionId":"` + sid + `","content":"` + line + `"}` + "\n"
+	}
+	if err := os.WriteFile(w.transcript, []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// A doorman killed in its confirmation wait leaves a record whose fate is
+// unknown (not marked unconfirmed): the receiver may hold the line or be
+// slower than the bound. The next doorman does not write the line again at
+// once; it waits out the bound and the receiver's windows from the
+// record's time, and acks the late row when it comes.
+func TestUnknownFateWaitsOutTheWindows(t *testing.T) {
+	w := newWorld(t)
+	sid := w.owned("busy")
+	line := "[a 📡] written before the kill, its row still to come"
+	at := time.Now()
+	files := w.writeAttemptAndRow(t, sid, line, claudeinbox.Attempt{At: claudeinbox.FormatTime(at), Writes: 1}, time.Time{})
+	err, st, log := w.runOnce(doorman.ModeMCP, "", nil)
+	if !errors.Is(err, doorman.ErrNotQueued) {
+		t.Fatalf("run = %v, want ErrNotQueued (the line waits)\n%s", err, log)
+	}
+	if !strings.HasPrefix(st.LastError, claudeinbox.PendingNotQueued) {
+		t.Errorf("last_error %q, want %s", st.LastError, claudeinbox.PendingNotQueued)
+	}
+	if n := len(w.door.Frames()); n != 0 {
+		t.Fatalf("%d frames: the line was written again while the first write's row could still come\n%s", n, log)
+	}
+	// The held line is approved: its row comes late.
+	row := `{"type":"queue-operation","operation":"enqueue","timestamp":"` + time.Now().UTC().Format("2006-01-02T15:04:05.000Z") + `","sessionId":"` + sid + `","content":"` + line + `"}` + "\n"
+	if err := os.WriteFile(w.transcript, []byte(row), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err, _, log := w.runOnce(doorman.ModeMCP, "", nil); err != nil {
+		t.Fatalf("%v\n%s", err, log)
+	}
+	if n := len(w.door.Frames()); n != 0 {
+		t.Errorf("%d frames, want none", n)
+	}
+	if acks := readAcks(t, files.Ack); len(acks) != 1 || acks[0].Confirm != claudeinbox.ConfirmTranscript {
+		t.Errorf("acks %+v, want one confirmed ack", acks)
+	}
+}
+
+// The late row of the line's first write counts before every later write,
+// however long before the last write it was stamped: write 3 does not go
+// out when write 1's row is there.
+func TestLateRowOfTheFirstWrite(t *testing.T) {
+	w := newWorld(t)
+	sid := w.owned("busy")
+	line := "[a 📡] held, then approved"
+	now := time.Now()
+	first, last := now.Add(-2*time.Minute), now.Add(-time.Minute)
+	att := claudeinbox.Attempt{At: claudeinbox.FormatTime(last), Writes: 2, Unconfirmed: true, FirstAt: claudeinbox.FormatTime(first)}
+	files := w.writeAttemptAndRow(t, sid, line, att, first.Add(100*time.Millisecond))
+	if err, _, log := w.runOnce(doorman.ModeMCP, "", nil); err != nil {
+		t.Fatalf("%v\n%s", err, log)
+	}
+	if n := len(w.door.Frames()); n != 0 {
+		t.Errorf("%d frames: written again though the first write's row is there", n)
+	}
+	if acks := readAcks(t, files.Ack); len(acks) != 1 || acks[0].Confirm != claudeinbox.ConfirmTranscript {
+		t.Errorf("acks %+v, want one confirmed ack", acks)
+	}
+}
+
+// A record without the first-write keys (an older file) is its own first
+// write; the next write's record carries the first write's time on.
+func TestAttemptKeepsTheFirstWrite(t *testing.T) {
+	w := newWorld(t)
+	w.door.Close()
+	w.door = w.newDoor(fakedoor.WithSessionID("00000000-0000-4000-8000-000000000000")) // drops every frame
+	sid := w.owned("busy")
+	line := "[a 📡] never queued"
+	first := time.Now().Add(-time.Minute)
+	files := w.writeAttemptAndRow(t, sid, line, claudeinbox.Attempt{At: claudeinbox.FormatTime(first), Writes: 1, Unconfirmed: true}, time.Time{})
+	cfg := w.config()
+	cfg.DoorConfirm = 50 * time.Millisecond
+	var log bytes.Buffer
+	dm := doorman.New(doorman.Options{Host: w.host(nil), Config: cfg, Mode: doorman.ModeMCP, Once: true, Log: &log, Version: "test"})
+	if err := dm.Run(context.Background()); !errors.Is(err, doorman.ErrNotQueued) {
+		t.Fatalf("run = %v, want ErrNotQueued\n%s", err, log.String())
+	}
+	got, err := claudeinbox.ReadAttempt(files.Attempt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	at, tr, off := got.First()
+	if at != claudeinbox.FormatTime(first) || tr != w.transcript || off != 0 || got.Writes != 2 {
+		t.Errorf("record %+v, want write 2 with the first write at %s in %s at 0", got, claudeinbox.FormatTime(first), w.transcript)
+	}
+}
+
+// Neither the ack nor the attempt record can be written, and the doorman
+// is restarted: the line goes to the door once. A write that cannot be
+// recorded is not made (the line waits, the status says why); once
+// recorded and queued, its ack is retried, a restarted doorman refuses an
+// ack file that is not a regular file, and once it can write the ack it
+// finds the record and the row and acks the line, never writing it again.
+func TestAckAndAttemptUnwritableAcrossRestarts(t *testing.T) {
+	w := newWorld(t)
+	sid := w.owned("busy")
+	files := claudeinbox.FilesFor(w.fs.Paths.InboxDir, sid)
+	cfg := w.config()
+	cfg.DoormanPoll = 50 * time.Millisecond
+	dm, lg, stop := w.running(doorman.Options{Host: w.host(nil), Config: cfg})
+	defer func() {
+		stop()
+		if t.Failed() {
+			t.Log(lg.String())
+		}
+	}()
+	waitState(t, dm, claudeinbox.StateFollowing)
+	for _, p := range []string{files.Ack, files.Attempt} {
+		if err := os.MkdirAll(p, 0o700); err != nil { // cannot be written
+			t.Fatal(err)
+		}
+	}
+	writes := func() int { return len(userFrames(w.door.Frames())) }
+	waitPrefix := func(prefix string) {
+		t.Helper()
+		deadline := time.Now().Add(10 * time.Second)
+		for !strings.HasPrefix(dm.Status().LastError, prefix) {
+			if time.Now().After(deadline) {
+				t.Fatalf("last_error %q, want it to start with %s (%d door writes)", dm.Status().LastError, prefix, writes())
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	w.appendLine(sid, "[a 📡] once only")
+	waitPrefix(claudeinbox.PendingAttemptUnwritable)
+	if n := writes(); n != 0 {
+		t.Fatalf("%d door writes while the attempt could not be recorded, want none", n)
+	}
+	if err := os.Remove(files.Attempt); err != nil {
+		t.Fatal(err)
+	}
+	waitPrefix(claudeinbox.PendingAckUnwritable)
+	stop()
+	if n := writes(); n != 1 {
+		t.Fatalf("%d door writes, want 1", n)
+	}
+	if err, st, log := w.runOnce(doorman.ModeMCP, "", nil); err == nil {
+		t.Fatalf("once with an ack file that is a directory: %v (%s), want a refusal\n%s", err, st.State, log)
+	}
+	if err := os.Remove(files.Ack); err != nil {
+		t.Fatal(err)
+	}
+	if err, _, log := w.runOnce(doorman.ModeMCP, "", nil); err != nil {
+		t.Fatalf("%v\n%s", err, log)
+	}
+	if acks := readAcks(t, files.Ack); len(acks) != 1 || acks[0].Confirm != claudeinbox.ConfirmTranscript {
+		t.Errorf("acks %+v, want one confirmed ack", acks)
+	}
+	if n := writes(); n != 1 {
+		t.Errorf("the line went to the door %d times, want once", n)
+	}
+}
+
+// Defect 5 again, through the monitor-era adoption: with no .offset, an
+// ack file of one 64 MiB line without a newline (and an inbox line as
+// long) is read in bounded memory at start, and the lines are delivered.
+func TestStartBoundedWithoutOffset(t *testing.T) {
+	w := newWorld(t)
+	sid := w.owned("busy")
+	files := claudeinbox.FilesFor(w.fs.Paths.InboxDir, sid)
+	const size = 64 << 20
+	big := bytes.Repeat([]byte("x"), size)
+	if err := os.WriteFile(files.Ack, big, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(files.Inbox, append(big, '\n'), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	w.appendLine(sid, "[a 📡] after the long ones")
+	var before, after runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&before)
+	err, _, log := w.runOnce(doorman.ModeMCP, "", nil)
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > size/4 {
+		t.Errorf("the start allocated %d MiB for a %d MiB ack line; want it bounded", alloc>>20, size>>20)
+	}
+	if diff := cmp.Diff([]string{"[a 📡] after the long ones"}, contents(w.waitQueued(1))); diff != "" {
+		t.Errorf("delivered (-want +got):\n%s", diff)
+	}
+}
+
+// A start keeps of the ack file only what its resume point needs: the
+// last ack before a verified offset, the acks at or after it, and the
+// deliveries the receiver still remembers, not every ack of the file.
+func TestStartKeepsOnlyWhatTheResumeNeeds(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "x.inbox.ack")
+	now := time.Now()
+	const n, ino = 5000, 7
+	for i := range n {
+		o := int64(i * 10)
+		ts := now.Add(-time.Hour)
+		if i >= n-3 {
+			ts = now.Add(-time.Second)
+		}
+		a := claudeinbox.Ack{TS: claudeinbox.FormatTime(ts), SHA256: fmt.Sprintf("%064x", i), Class: claudeinbox.AckDeliveredSteer, LineOffset: &o, Inode: ino, From: "a"}
+		if err := claudeinbox.AppendAck(p, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	off := int64((n - 2) * 10)
+	last, after, recent := doorman.StartAcks(p, ino, off, doorman.Guard{Capacity: 30, RefillPerSecond: 0.5, DedupWindow: 30 * time.Second}, now)
+	if last != off-10 {
+		t.Errorf("last ack before the offset at %d, want %d", last, off-10)
+	}
+	want := map[int64]string{off: fmt.Sprintf("%064x", n-2), off + 10: fmt.Sprintf("%064x", n-1)}
+	if diff := cmp.Diff(want, after); diff != "" {
+		t.Errorf("acks kept at or after the offset (-want +got):\n%s", diff)
+	}
+	if recent != 3 {
+		t.Errorf("%d recent deliveries kept, want 3", recent)
 	}
 }

@@ -27,9 +27,16 @@
 //     whose content is the delivered text, up to Config.DoorConfirm. Seen:
 //     the ack says confirm "transcript" and queued_at. Not seen: no ack, the
 //     line stays pending (last_error receiver-did-not-queue) and is written
-//     again only after the receiver's windows and a fresh look for a late
-//     row, at most [MaxWrites] times, then acked refused. Where no
-//     transcript can be located it settles and acks confirm "settle".
+//     again only after the bound and the receiver's windows have passed
+//     since the last write and a fresh look for a late row of any earlier
+//     write, at most [MaxWrites] times; once the windows have passed after
+//     the last write, it is acked refused. A write whose fate is unknown (a
+//     doorman killed in its wait, a write that failed part way) counts as
+//     unconfirmed at its time; a write that cannot be recorded is not made
+//     (attempt-unwritable). A line refused after the limit that the
+//     receiver held and approves later still reaches the session: a known
+//     gap (the ack's past rows are never rewritten). Where no transcript
+//     can be located it settles and acks confirm "settle".
 //   - Nothing doubled, nothing lost: deliver, append the ack (one O_APPEND
 //     write), then replace the offset atomically. A restart verifies the
 //     offset against the last ack (a rewritten inbox is resumed at its first

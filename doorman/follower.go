@@ -144,29 +144,36 @@ func newFollower(d *Doorman, files claudeinbox.Files, id Identity) (*follower, e
 			d.logf("adopted %d monitor-era lines as read (offset %d)", adopted, n)
 		}
 	}
-	all, _, _ := claudeinbox.ReadAcks(files.Ack, 0)
-	acks := acksFor(all, fl.ino)
-	fl.pacer.seed(all, d.o.Host.now())
+	// One bounded pass over the ack file keeps what a verified offset
+	// needs: the last ack before it, the acks at or after it, and the
+	// deliveries the receiver still remembers (for the pacer). Only a
+	// resume point found from the acks reads the inode's acks in full.
+	st := scanStartAcks(files.Ack, fl.ino, off, fl.pacer, d.o.Host.now())
+	fl.pacer.seed(st.recent, d.o.Host.now())
+	scanned := off
 	switch {
 	case prevIno != 0 && fl.ino != 0 && prevIno != fl.ino && off > 0:
 		d.logf("inbox replaced while no doorman ran: following the new file from 0")
 		off = 0
 	case off > fi.Size():
 		d.logf("offset %d beyond the file (%d bytes): truncated; finding the resume point from the acks", off, fi.Size())
-		off = resumeFromAcks(f, fi.Size(), acks)
-	case verify && off > 0 && !offsetVerified(f, off, acks):
+		off = resumeFromAcks(f, fi.Size(), loadAcks(files.Ack, fl.ino))
+	case verify && off > 0 && !offsetVerified(f, off, st.last, st.hasLast):
 		// The inbox was recreated (ext4 reuses the inode number at once)
 		// or rewritten while no doorman ran: the offset is not where the
 		// last acked line ends.
-		n := resumeFromAcks(f, fi.Size(), acks)
+		n := resumeFromAcks(f, fi.Size(), loadAcks(files.Ack, fl.ino))
 		d.logf("offset %d does not end the last acked line: resuming at %d, the first line without an ack", off, n)
 		off = n
 	}
 	fl.pos = off
-	fl.acked = map[int64]string{}
-	for o, a := range acks {
-		if o >= off {
-			fl.acked[o] = a.SHA256
+	fl.acked = st.after
+	if off != scanned {
+		fl.acked = map[int64]string{}
+		for o, a := range loadAcks(files.Ack, fl.ino) {
+			if o >= off {
+				fl.acked[o] = a.SHA256
+			}
 		}
 	}
 	d.update(func(s *Status) { s.Offset, s.Inode, s.PendingBytes = off, fl.ino, fi.Size()-off })
@@ -201,29 +208,60 @@ func acksFor(acks []claudeinbox.Ack, inode uint64) map[int64]claudeinbox.Ack {
 	return out
 }
 
+// startAcks is what a doorman's start keeps of the ack file.
+type startAcks struct {
+	last    claudeinbox.Ack   // the inode's ack with the greatest line_offset before off
+	hasLast bool              // whether there is one
+	after   map[int64]string  // line_offset → sha256 of the inode's acks at or after off
+	recent  []claudeinbox.Ack // deliveries the receiver still remembers
+}
+
+// scanStartAcks reads the ack file once, in bounded lines (ScanAcks),
+// keeping only what the resume at off needs: memory grows with the acks
+// at or after off and the recent deliveries, not with the file.
+func scanStartAcks(path string, inode uint64, off int64, p *pacer, now time.Time) startAcks {
+	st := startAcks{after: map[int64]string{}}
+	f, err := fsx.OpenRead(path)
+	if err != nil {
+		return st
+	}
+	defer f.Close()
+	claudeinbox.ScanAcks(f, 0, func(a claudeinbox.Ack, _ int64) bool {
+		if _, ok := p.recent(a, now); ok {
+			st.recent = append(st.recent, a)
+		}
+		if a.Inode != inode || a.LineOffset == nil {
+			return true
+		}
+		switch o := *a.LineOffset; {
+		case o >= off:
+			st.after[o] = a.SHA256
+		case !st.hasLast || o >= *st.last.LineOffset:
+			st.last, st.hasLast = a, true
+		}
+		return true
+	})
+	return st
+}
+
 // offsetVerified reports whether off is where the last acked line before
 // it ends: the bytes from that ack's line_offset up to off are one line
 // whose sha256 is the ack's. With no ack before off, only the line ending
 // is checked (a resume point never cuts a line).
-func offsetVerified(f *os.File, off int64, acks map[int64]claudeinbox.Ack) bool {
-	last := int64(-1)
-	for o := range acks {
-		if o < off && o > last {
-			last = o
-		}
-	}
+func offsetVerified(f *os.File, off int64, last claudeinbox.Ack, hasLast bool) bool {
 	var b [1]byte
 	if _, err := f.ReadAt(b[:], off-1); err != nil || b[0] != '\n' {
 		return false
 	}
-	if last < 0 {
+	if !hasLast {
 		return true
 	}
+	start := *last.LineOffset
 	h := sha256.New()
-	if _, err := io.Copy(h, io.NewSectionReader(f, last, off-1-last)); err != nil {
+	if _, err := io.Copy(h, io.NewSectionReader(f, start, off-1-start)); err != nil {
 		return false
 	}
-	return hex.EncodeToString(h.Sum(nil)) == acks[last].SHA256
+	return hex.EncodeToString(h.Sum(nil)) == last.SHA256
 }
 
 // resumeFromAcks returns the start of the first line of the file (up to
@@ -256,41 +294,53 @@ func resumeFromAcks(f *os.File, size int64, acks map[int64]claudeinbox.Ack) int6
 
 // adoptMonitorEra returns the offset after the inbox lines that a
 // monitor-era ack file ("<ts> read: <first 80 characters>") records as read,
-// matched line by line from the start.
+// matched line by line from the start. Both files are read in bounded
+// lines: an ack or inbox line of any length costs at most a buffer.
 func adoptMonitorEra(files claudeinbox.Files, inbox *os.File) (int64, int) {
-	b, err := fsx.ReadFile(files.Ack)
+	af, err := fsx.OpenRead(files.Ack)
 	if err != nil {
 		return 0, 0
 	}
-	var read []string
-	for _, l := range strings.Split(string(b), "\n") {
-		if claudeinbox.IsMonitorEraAck(l) {
-			_, text, _ := strings.Cut(l, claudeinbox.MonitorEraPrefix)
-			read = append(read, strings.TrimSpace(text))
-		}
-	}
-	if len(read) == 0 {
-		return 0, 0
-	}
-	br := bufio.NewReader(io.NewSectionReader(inbox, 0, 1<<62))
+	defer af.Close()
+	br := bufio.NewReaderSize(io.NewSectionReader(inbox, 0, 1<<62), readPiece)
 	var off int64
 	n := 0
-	for n < len(read) {
-		line, err := br.ReadString('\n')
-		if err != nil {
-			break
+	claudeinbox.ScanMonitorEraAcks(af, func(read string) bool {
+		head, size, ok := readLineHead(br)
+		if !ok {
+			return false
 		}
-		text := strings.TrimSuffix(line, "\n")
+		text := string(head)
 		if utf8.RuneCountInString(text) > 80 {
 			text = string([]rune(text)[:80])
 		}
-		if strings.TrimSpace(text) != read[n] {
-			break
+		if strings.TrimSpace(text) != read {
+			return false
 		}
-		off += int64(len(line))
+		off += size
 		n++
-	}
+		return true
+	})
 	return off, n
+}
+
+// readLineHead reads one complete line of br: up to its first buffer of
+// bytes (without the newline) and its whole size; a line longer than the
+// buffer is skipped over, not held. ok is false at the end or a torn line.
+func readLineHead(br *bufio.Reader) (head []byte, size int64, ok bool) {
+	for {
+		chunk, err := br.ReadSlice('\n')
+		size += int64(len(chunk))
+		if head == nil {
+			head = bytes.TrimSuffix(bytes.Clone(chunk), []byte("\n"))
+		}
+		switch {
+		case err == nil:
+			return head, size, true
+		case !errors.Is(err, bufio.ErrBufferFull):
+			return nil, 0, false
+		}
+	}
 }
 
 // errStop ends a pump without advancing: the context ended.
@@ -607,15 +657,17 @@ func (fl *follower) deliver(ctx context.Context, msg claudeinbox.Message, sha st
 			d.logf("the line at offset %d was queued by the receiver at %s (an earlier write): acking it", off, ts)
 			return fl.ackDelivered(ctx, id, msg, sha, off, prev.MsgID, claudeinbox.ConfirmTranscript, &ts, 0, 0)
 		}
-		if prev.Unconfirmed {
-			if prev.Writes >= MaxWrites {
-				d.logf("the receiver did not queue the line at offset %d after %d writes: refusing it", off, prev.Writes)
-				return fl.refuse(sha, off, claudeinbox.PendingNotQueued)
-			}
-			at, _ := claudeinbox.ParseTime(prev.At)
-			if wait := at.Add(fl.retryDelay()).Sub(d.o.Host.now()); wait > 0 {
-				return fl.notQueued(off, prev, wait)
-			}
+		// Whether the write was unconfirmed or its fate is unknown (the
+		// doorman died in its wait, the write failed part way), the next
+		// one waits out the confirmation bound and the receiver's windows
+		// from the write's own time, looking for the late row meanwhile.
+		at, _ := claudeinbox.ParseTime(prev.At)
+		if wait := at.Add(max(fl.retryDelay(), d.confirmWait())).Sub(d.o.Host.now()); wait > 0 {
+			return fl.notQueued(off, prev, wait)
+		}
+		if prev.Writes >= MaxWrites {
+			d.logf("the receiver did not queue the line at offset %d after %d writes: refusing it", off, prev.Writes)
+			return fl.refuse(sha, off, claudeinbox.PendingNotQueued)
 		}
 	}
 	var paced time.Duration
@@ -647,14 +699,31 @@ func (fl *follower) deliver(ctx context.Context, msg claudeinbox.Message, sha st
 	confirm := markErr == nil
 	start := d.o.Host.now()
 	att := claudeinbox.Attempt{LineOffset: off, SHA256: sha, Inode: fl.ino, MsgID: m.MsgID, At: claudeinbox.FormatTime(start), Writes: 1}
-	if hasPrev {
-		att.Writes = prev.Writes + 1
-	}
+	since := start
 	var follow *transcript.Follower
 	if confirm {
 		att.Transcript, att.TranscriptOffset = mark.Path, mark.Size
+		if hasPrev {
+			att.Writes = prev.Writes + 1
+			att.FirstAt, att.FirstTranscript, att.FirstTranscriptOffset = prev.First()
+			if t, err := claudeinbox.ParseTime(att.FirstAt); err == nil {
+				since = t
+			}
+			// Once more, just before the write: a row that came while
+			// this write was paced is seen by neither the look above
+			// nor this write's wait.
+			if ts, ok := fl.lookLate(ctx, id, prev, msg.Text); ok {
+				d.logf("the line at offset %d was queued by the receiver at %s (an earlier write): acking it", off, ts)
+				return fl.ackDelivered(ctx, id, msg, sha, off, prev.MsgID, claudeinbox.ConfirmTranscript, &ts, paced, 0)
+			}
+		}
 		if err := claudeinbox.WriteAttempt(fl.files.Attempt, att); err != nil {
-			d.logf("cannot record the attempt (%v): delivering unrecorded", err)
+			// Unrecorded, a write the receiver queued could be written
+			// again by the next doorman: the line waits.
+			detail := fmt.Sprintf("%s: the door write of the line at offset %d cannot be recorded: %v", claudeinbox.PendingAttemptUnwritable, off, err)
+			d.update(func(s *Status) { s.LastError = detail })
+			d.logf("%s; the line waits", detail)
+			return &DeliveryError{Inbox: fl.files.Inbox, Offset: off, Err: fmt.Errorf("%w: %s", ErrDeliveryFailed, detail)}
 		}
 		follow = transcript.Follow(ctx, mark.Path, mark.Size, transcript.FollowOptions{Poll: d.confirmWait() / 4})
 		defer follow.Close()
@@ -679,13 +748,7 @@ func (fl *follower) deliver(ctx context.Context, msg claudeinbox.Message, sha st
 			return fl.refuse(sha, off, RefuseUndeliverable)
 		}
 		if confirm {
-			// The write failed: it does not count against MaxWrites. The
-			// record stays, so the next try still looks for a row first
-			// (a frame may have gone out before the error).
-			att.Writes--
-			if err := claudeinbox.WriteAttempt(fl.files.Attempt, att); err == nil {
-				fl.attempt = &att
-			}
+			fl.writeFailed(err, att, prev, hasPrev)
 		}
 		d.update(func(s *Status) { s.LastError = err.Error() })
 		d.logf("delivery of the line at offset %d failed: %v; it waits", off, err)
@@ -695,7 +758,7 @@ func (fl *follower) deliver(ctx context.Context, msg claudeinbox.Message, sha st
 	if !confirm {
 		return fl.ackDelivered(ctx, id, msg, sha, off, m.MsgID, claudeinbox.ConfirmSettle, nil, paced, peer)
 	}
-	ts, ok := awaitEnqueue(ctx, follow, msg.Text, start, d.confirmWait())
+	ts, ok := awaitEnqueue(ctx, follow, msg.Text, since, d.confirmWait())
 	if !ok {
 		if ctx.Err() != nil {
 			return errStop // the attempt record lets the next doorman look for the row
@@ -710,6 +773,33 @@ func (fl *follower) deliver(ctx context.Context, msg claudeinbox.Message, sha st
 		return fl.notQueued(off, att, fl.retryDelay())
 	}
 	return fl.ackDelivered(ctx, id, msg, sha, off, m.MsgID, claudeinbox.ConfirmTranscript, &ts, paced, peer)
+}
+
+// writeFailed records a door write that failed. One that reached no
+// receiver (the dial or the peer check failed) leaves the record as it was
+// before it. One that may have gone out in part does not count against
+// MaxWrites, but its record stays: the next write looks for its row first
+// and waits out the bound and the windows as after any write.
+func (fl *follower) writeFailed(err error, att, prev claudeinbox.Attempt, hasPrev bool) {
+	var oe *door.OpError
+	if errors.As(err, &oe) && (oe.Op == "dial" || oe.Op == "peercred") {
+		if hasPrev {
+			fl.attempt = &prev
+			err = claudeinbox.WriteAttempt(fl.files.Attempt, prev)
+		} else {
+			fl.attempt = nil
+			err = claudeinbox.RemoveAttempt(fl.files.Attempt)
+		}
+		if err != nil {
+			fl.d.logf("cannot record the attempt (%v)", err)
+		}
+		return
+	}
+	att.Writes--
+	fl.attempt = &att
+	if err := claudeinbox.WriteAttempt(fl.files.Attempt, att); err != nil {
+		fl.d.logf("cannot record the attempt (%v)", err)
+	}
 }
 
 // attemptFor returns the recorded door write of the line (sha, off), if

@@ -125,15 +125,24 @@ func (p *pacer) seed(acks []claudeinbox.Ack, now time.Time) {
 	if p.g.Off {
 		return
 	}
-	memory := max(p.g.DedupWindow, time.Duration(p.g.Capacity/p.g.RefillPerSecond*float64(time.Second)))
 	for _, a := range acks {
-		if a.Class != claudeinbox.AckDeliveredSteer && a.Class != claudeinbox.AckDeliveredStart {
-			continue
+		if at, ok := p.recent(a, now); ok {
+			p.record(a.From, a.SHA256, at)
 		}
-		at, err := claudeinbox.ParseTime(a.TS)
-		if err != nil || now.Sub(at) > memory || at.After(now) {
-			continue
-		}
-		p.record(a.From, a.SHA256, at)
 	}
+}
+
+// recent reports whether a is a delivery the receiver still remembers at
+// now (within the duplicate window, or the time a bucket takes to refill),
+// and when it was.
+func (p *pacer) recent(a claudeinbox.Ack, now time.Time) (time.Time, bool) {
+	if p.g.Off || (a.Class != claudeinbox.AckDeliveredSteer && a.Class != claudeinbox.AckDeliveredStart) {
+		return time.Time{}, false
+	}
+	memory := max(p.g.DedupWindow, time.Duration(p.g.Capacity/p.g.RefillPerSecond*float64(time.Second)))
+	at, err := claudeinbox.ParseTime(a.TS)
+	if err != nil || now.Sub(at) > memory || at.After(now) {
+		return time.Time{}, false
+	}
+	return at, true
 }
