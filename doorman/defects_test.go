@@ -316,12 +316,29 @@ func (w *world) writeAttemptAndRow(t *testing.T, sid, line string, att claudeinb
 	}
 	var body string
 	if !rowAt.IsZero() {
-		body = `{"type":"queue-operation","operation":"enqueue","timestamp":"` + rowAt.UTC().Format("2006-01-02T15:04:05.000Z") + `","sessionId":"` + sid + `","content":"` + line + `"}` + "\n"
+		body = enqueueRow(sid, line, rowAt)
 	}
 	if err := os.WriteFile(w.transcript, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	return files
+}
+
+// enqueueRow is the receiver's enqueue row of line, stamped at.
+func enqueueRow(sid, line string, at time.Time) string {
+	return `{"type":"queue-operation","operation":"enqueue","timestamp":"` + at.UTC().Format("2006-01-02T15:04:05.000Z") + `","sessionId":"` + sid + `","content":"` + line + `"}` + "\n"
+}
+
+// ackedNotWritten checks that the line was acked on its row, confirmed,
+// and not written to the door.
+func (w *world) ackedNotWritten(t *testing.T, files claudeinbox.Files) {
+	t.Helper()
+	if n := len(w.door.Frames()); n != 0 {
+		t.Errorf("%d frames: the line was written again though its row is there", n)
+	}
+	if acks := readAcks(t, files.Ack); len(acks) != 1 || acks[0].Confirm != claudeinbox.ConfirmTranscript {
+		t.Errorf("acks %+v, want one confirmed ack", acks)
+	}
 }
 
 // A doorman killed in its confirmation wait leaves a record whose fate is
@@ -346,19 +363,13 @@ func TestUnknownFateWaitsOutTheWindows(t *testing.T) {
 		t.Fatalf("%d frames: the line was written again while the first write's row could still come\n%s", n, log)
 	}
 	// The held line is approved: its row comes late.
-	row := `{"type":"queue-operation","operation":"enqueue","timestamp":"` + time.Now().UTC().Format("2006-01-02T15:04:05.000Z") + `","sessionId":"` + sid + `","content":"` + line + `"}` + "\n"
-	if err := os.WriteFile(w.transcript, []byte(row), 0o600); err != nil {
+	if err := os.WriteFile(w.transcript, []byte(enqueueRow(sid, line, time.Now())), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err, _, log := w.runOnce(doorman.ModeMCP, "", nil); err != nil {
 		t.Fatalf("%v\n%s", err, log)
 	}
-	if n := len(w.door.Frames()); n != 0 {
-		t.Errorf("%d frames, want none", n)
-	}
-	if acks := readAcks(t, files.Ack); len(acks) != 1 || acks[0].Confirm != claudeinbox.ConfirmTranscript {
-		t.Errorf("acks %+v, want one confirmed ack", acks)
-	}
+	w.ackedNotWritten(t, files)
 }
 
 // The late row of the line's first write counts before every later write,
@@ -375,12 +386,7 @@ func TestLateRowOfTheFirstWrite(t *testing.T) {
 	if err, _, log := w.runOnce(doorman.ModeMCP, "", nil); err != nil {
 		t.Fatalf("%v\n%s", err, log)
 	}
-	if n := len(w.door.Frames()); n != 0 {
-		t.Errorf("%d frames: written again though the first write's row is there", n)
-	}
-	if acks := readAcks(t, files.Ack); len(acks) != 1 || acks[0].Confirm != claudeinbox.ConfirmTranscript {
-		t.Errorf("acks %+v, want one confirmed ack", acks)
-	}
+	w.ackedNotWritten(t, files)
 }
 
 // A record without the first-write keys (an older file) is its own first
