@@ -1,6 +1,7 @@
 package headless
 
 import (
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -150,4 +151,25 @@ func getenvFrom(environ []string) func(string) string {
 		}
 		return v
 	}
+}
+
+// absConfigDir returns environ with a relative CLAUDE_CONFIG_DIR (each
+// occurrence) replaced by dir, when dir is absolute; else environ as it is.
+func absConfigDir(environ []string, dir string) []string {
+	if !filepath.IsAbs(dir) {
+		return environ
+	}
+	var out []string
+	for i, kv := range environ {
+		if v, ok := strings.CutPrefix(kv, "CLAUDE_CONFIG_DIR="); ok && v != "" && !filepath.IsAbs(v) {
+			if out == nil {
+				out = slices.Clone(environ)
+			}
+			out[i] = "CLAUDE_CONFIG_DIR=" + dir
+		}
+	}
+	if out == nil {
+		return environ
+	}
+	return out
 }

@@ -121,11 +121,17 @@ func (r *Runner) station() *station.Station {
 	return station.New(r.Config.Paths)
 }
 
+// environ is the environment claude is started from. A relative
+// CLAUDE_CONFIG_DIR is replaced with the config dir it names here
+// (Config.ConfigDir): claude runs in another directory (--cwd, the
+// transcript's cwd, a unit's), where the relative value would name
+// another config dir than the one oo-claude reads.
 func (r *Runner) environ() []string {
+	env := os.Environ()
 	if r.Environ != nil {
-		return r.Environ()
+		env = r.Environ()
 	}
-	return os.Environ()
+	return absConfigDir(env, r.Config.ConfigDir)
 }
 
 func (r *Runner) now() time.Time {

@@ -12,7 +12,7 @@ import (
 // Paths are the directories oo-claude reads and writes. [PathsFromEnv] fills
 // them from the knobs with v0.1's defaults.
 type Paths struct {
-	ConfigDir      string // $CLAUDE_CONFIG_DIR, else ~/.claude
+	ConfigDir      string // $CLAUDE_CONFIG_DIR (a relative one against the working directory, as Claude Code takes it), else ~/.claude
 	SessionsDir    string // OO_CLAUDE_SESSIONS_DIR, else <config>/sessions: the registry
 	ProjectsDir    string // OO_CLAUDE_PROJECTS_DIR, else <config>/projects: transcripts
 	InboxDir       string // OO_CLAUDE_INBOX_DIR, else ~/.zcode/tmp/claude-inbox
@@ -56,7 +56,16 @@ func PathsFromEnv(getenv func(string) string) (Paths, error) {
 	var p Paths
 	var err error
 	if v := getenv("CLAUDE_CONFIG_DIR"); v != "" {
-		p.ConfigDir = abs("CLAUDE_CONFIG_DIR", v)
+		// Claude Code's own variable, not an oo-claude knob: Claude Code
+		// 2.1.332 takes a relative value against its working directory
+		// (no "~" expansion) and hands it on as it is to the processes it
+		// starts (its MCP servers, the doorman among them, run there too),
+		// so oo-claude resolves it the same way.
+		cd, err := filepath.Abs(v)
+		if err != nil {
+			relErrs = append(relErrs, &KnobError{"CLAUDE_CONFIG_DIR", v, fmt.Errorf("%w: relative, and the working directory is unknown: %w", ErrBadKnob, err)})
+		}
+		p.ConfigDir = cd
 	} else if p.ConfigDir, err = need(".claude"); err != nil {
 		return Paths{}, err
 	}

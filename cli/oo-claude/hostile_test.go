@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -687,5 +688,42 @@ func TestSecondsBoundNamed(t *testing.T) {
 				t.Errorf("exit %d, want %d, saying %q\nstderr: %s", r.code, c.code, c.says, r.stderr)
 			}
 		})
+	}
+}
+
+// TestRelativeClaudeConfigDir: a relative CLAUDE_CONFIG_DIR is taken
+// against the working directory, as Claude Code takes it (measured with
+// 2.1.332), and claude, which start runs in --cwd, is handed the absolute
+// dir, so it writes the transcript where read then finds it. It was a usage
+// error (exit 2) of every verb.
+func TestRelativeClaudeConfigDir(t *testing.T) {
+	r := newHLRig(t)
+	r.fk.Script(fakeclaude.Script{Result: "READY", Transcript: true})
+	var env []string
+	for _, kv := range r.env {
+		if !strings.HasPrefix(kv, "OO_CLAUDE_SESSIONS_DIR=") && !strings.HasPrefix(kv, "OO_CLAUDE_PROJECTS_DIR=") {
+			env = append(env, kv)
+		}
+	}
+	env = append(env, "CLAUDE_CONFIG_DIR="+filepath.Base(r.fs.Paths.ConfigDir))
+	run := func(args ...string) result {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		cmd := command(ctx, t, env, args...)
+		cmd.Dir = filepath.Dir(r.fs.Paths.ConfigDir)
+		var out, errb strings.Builder
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		cmd.Run()
+		return result{stdout: out.String(), stderr: errb.String(), code: cmd.ProcessState.ExitCode()}
+	}
+	if res := run("start", "hi", "--cwd", r.cwd, "--session-id", r.sid, "--no-lineage"); res.code != 0 {
+		t.Fatalf("start: exit %d: %s", res.code, res.stderr)
+	}
+	calls := r.fk.Calls("claude")
+	if len(calls) != 1 || !slices.Contains(calls[0].Env, "CLAUDE_CONFIG_DIR="+r.fs.Paths.ConfigDir) {
+		t.Fatalf("claude was not handed CLAUDE_CONFIG_DIR=%s: %v", r.fs.Paths.ConfigDir, calls)
+	}
+	if res := run("read", r.sid, "--json"); res.code != 0 || !strings.Contains(res.stdout, r.fs.Paths.ConfigDir) {
+		t.Errorf("read: exit %d: %s %s", res.code, res.stdout, res.stderr)
 	}
 }
