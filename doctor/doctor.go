@@ -44,6 +44,7 @@ const (
 	KindInboxUntrusted      Kind = "inbox-untrusted"        // this session's inbox (or a file of it) is another user's, writable by others, or not a regular file
 	KindClaudeNotClaude     Kind = "claude-not-claude-code" // `--version` answered, but not as Claude Code does ("2.1.332 (Claude Code)")
 	KindRegistryUnreadable  Kind = "registry-unreadable"    // the registry dir cannot be listed
+	KindRegistryRowHostile  Kind = "registry-row-untrusted" // a registry row is not a regular file, is another user's or others can write it: left out of every listing
 	KindInboxDirMissing     Kind = "inbox-dir-missing"      // no inbox dir
 	KindInboxDirUnusable    Kind = "inbox-dir-unusable"     // a symlink or not a directory
 	KindInboxDirMode        Kind = "inbox-dir-mode"         // not 0700 (contract v1)
@@ -240,13 +241,19 @@ func (d *doc) binary(ctx context.Context) bool {
 	return true
 }
 
-// registry: the sessions dir can be listed; returns the live sessions.
+// registry: the sessions dir can be listed, and each of its rows is a
+// regular file of the user; returns the live sessions.
 func (d *doc) registry(st *station.Station) []station.Session {
 	dir := d.o.Config.SessionsDir
-	if _, err := os.ReadDir(dir); err != nil && !errors.Is(err, fs.ErrNotExist) {
+	ents, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		fix := "run oo-claude as the user who runs Claude Code, or set CLAUDE_CONFIG_DIR / OO_CLAUDE_SESSIONS_DIR"
+		if fi, lerr := os.Lstat(dir); lerr == nil && !fi.IsDir() {
+			fix = fmt.Sprintf("remove %s (a %s, not the registry directory); Claude Code creates the directory itself", dir, fileKind(fi))
+		}
 		d.check(CheckRegistry, []Finding{{Kind: KindRegistryUnreadable, Path: dir,
 			Message: fmt.Sprintf("the registry %s cannot be read: %v", dir, err),
-			Fix:     "run oo-claude as the user who runs Claude Code, or set CLAUDE_CONFIG_DIR / OO_CLAUDE_SESSIONS_DIR"}}, "")
+			Fix:     fix}}, "")
 		return nil
 	}
 	live, err := st.Live()
@@ -255,8 +262,52 @@ func (d *doc) registry(st *station.Station) []station.Session {
 			Fix: "check the registry directory's permissions"}}, "")
 		return nil
 	}
-	d.check(CheckRegistry, nil, fmt.Sprintf("%s: %d live sessions", dir, len(live)))
+	var findings []Finding
+	for _, e := range ents {
+		stem, ok := strings.CutSuffix(e.Name(), ".json")
+		if pid, err := strconv.Atoi(stem); !ok || err != nil || pid <= 0 {
+			continue
+		}
+		p := filepath.Join(dir, e.Name())
+		fi, err := os.Lstat(p)
+		if err != nil {
+			continue // gone since the listing
+		}
+		why := ""
+		if !fi.Mode().IsRegular() {
+			why = "a " + fileKind(fi) + ", not a regular file"
+		} else if err := fsx.CheckTrust(p, fi, os.Geteuid()); err != nil {
+			var te *fsx.TrustError
+			if errors.As(err, &te) {
+				why = te.Problem
+			}
+		}
+		if why != "" {
+			findings = append(findings, Finding{Kind: KindRegistryRowHostile, Path: p,
+				Message: fmt.Sprintf("the registry row %s is %s: it is left out of every listing (its session looks offline)", p, why),
+				Fix:     fmt.Sprintf("remove %s; Claude Code writes its row when the session starts", p)})
+		}
+	}
+	d.check(CheckRegistry, findings, fmt.Sprintf("%s: %d live sessions", dir, len(live)))
 	return live
+}
+
+// fileKind names fi's type for a person: "FIFO", "socket", "device",
+// "directory", "symlink" or "file".
+func fileKind(fi fs.FileInfo) string {
+	switch m := fi.Mode(); {
+	case m&fs.ModeSymlink != 0:
+		return "symlink"
+	case m&fs.ModeNamedPipe != 0:
+		return "FIFO"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	case m.IsDir():
+		return "directory"
+	}
+	return "file"
 }
 
 // privateDir: dir is a directory (not a symlink) with mode 0700. A

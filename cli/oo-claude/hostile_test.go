@@ -21,6 +21,7 @@ import (
 	"github.com/oo-family/oo-claude/fakes/fakeclaude"
 	"github.com/oo-family/oo-claude/fakes/fakeowner"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
+	"github.com/oo-family/oo-claude/headless"
 	"github.com/oo-family/oo-claude/internal/hostile"
 	"github.com/oo-family/oo-claude/receipt"
 	"github.com/oo-family/oo-claude/transcript"
@@ -102,14 +103,60 @@ func byKind(bad, untrusted int) func(hostile.Kind) int {
 // Claude Code does, and the MCP check is off.
 func doctorSetup(suffix string) func(t *testing.T) (string, []string, []string) {
 	return func(t *testing.T) (string, []string, []string) {
-		fs := fakestation.New(t)
-		sid := uuid.NewString()
-		claude := filepath.Join(fs.Root, "claude-bin")
-		writeT(t, claude, "#!/bin/sh\necho '2.1.332 (Claude Code)'\n")
-		os.Chmod(claude, 0o700)
-		env := append(fs.Env(), "OO_CLAUDE_BIN="+claude, "OO_CLAUDE_DOCTOR_MCP=0", "CLAUDE_CODE_SESSION_ID="+sid)
+		fs, sid, env := doctorStation(t)
 		return fs.InboxPath(sid) + suffix, []string{"doctor"}, env
 	}
+}
+
+// doctorStation is doctorSetup's station, session id and environment.
+func doctorStation(t *testing.T) (*fakestation.Station, string, []string) {
+	fs := fakestation.New(t)
+	sid := uuid.NewString()
+	claude := filepath.Join(fs.Root, "claude-bin")
+	writeT(t, claude, "#!/bin/sh\necho '2.1.332 (Claude Code)'\n")
+	os.Chmod(claude, 0o700)
+	env := append(fs.Env(), "OO_CLAUDE_BIN="+claude, "OO_CLAUDE_DOCTOR_MCP=0", "CLAUDE_CODE_SESSION_ID="+sid)
+	return fs, sid, env
+}
+
+// doctorOutside is a station for doctor run outside a session, where it
+// has nothing to find: claude answers as Claude Code does, the MCP check
+// is off, the inbox and state dirs exist 0700.
+func doctorOutside(t *testing.T) (*fakestation.Station, []string) {
+	fs := fakestation.New(t)
+	claude := filepath.Join(fs.Root, "claude-bin")
+	writeT(t, claude, "#!/bin/sh\necho '2.1.332 (Claude Code)'\n")
+	os.Chmod(claude, 0o700)
+	for _, d := range []string{fs.Paths.InboxDir, fs.Paths.StateDir} {
+		os.MkdirAll(d, 0o700)
+		os.Chmod(d, 0o700)
+	}
+	env := append(fs.Env(), "OO_CLAUDE_BIN="+claude, "OO_CLAUDE_DOCTOR_MCP=0")
+	return fs, env
+}
+
+// notDir returns bad for every kind but a directory, which gets good.
+func notDir(bad, good int) func(hostile.Kind) int {
+	return func(k hostile.Kind) int {
+		if k == hostile.Dir {
+			return good
+		}
+		return bad
+	}
+}
+
+// rowOf is the registry row in dir that names session sid.
+func rowOf(t *testing.T, dir, sid string) string {
+	t.Helper()
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		p := filepath.Join(dir, e.Name())
+		if b, err := os.ReadFile(p); err == nil && strings.Contains(string(b), sid) {
+			return p
+		}
+	}
+	t.Fatalf("no registry row names %s in %s", sid, dir)
+	return ""
 }
 
 // gcSetup runs gc (with args) over a session that does not run, whose
@@ -279,6 +326,57 @@ func hostileCases() []hostileCase {
 		{verb: "resume", file: "transcript", setup: resumeSetup(func(r *hlRig) string {
 			return filepath.Join(r.fs.Paths.ProjectsDir, transcript.EncodeProjectDir(r.cwd), r.sid+".jsonl")
 		}, "hi"), want: all(1), says: notRegular("is not a regular file")},
+		// read and doctor over a hostile registry row (left out: the
+		// session is then offline) or sessions dir.
+		{verb: "read", file: "registry row", setup: func(t *testing.T) (string, []string, []string) {
+			o := newObsStation(t)
+			p := rowOf(t, o.fs.Paths.SessionsDir, o.sidA)
+			os.Remove(p)
+			return p, []string{"read", o.sidA}, o.fs.Env()
+		}, want: all(0)},
+		{verb: "read", file: "sessions dir", setup: func(t *testing.T) (string, []string, []string) {
+			o := newObsStation(t)
+			os.RemoveAll(o.fs.Paths.SessionsDir)
+			return o.fs.Paths.SessionsDir, []string{"read", o.sidA}, o.fs.Env()
+		}, want: notDir(1, 0)},
+		// doctor outside a session (nothing else to find): a hostile row is
+		// a finding naming it (it was left out silently: exit 0), a hostile
+		// sessions dir is unreadable with the fix.
+		{verb: "doctor", file: "registry row", setup: func(t *testing.T) (string, []string, []string) {
+			fs, env := doctorOutside(t)
+			row := fs.AddSession(fakestation.Session{PID: sleeper(t)})
+			p := filepath.Join(fs.Paths.SessionsDir, strconv.Itoa(row.PID)+".json")
+			os.Remove(p)
+			return p, []string{"doctor"}, env
+		}, want: all(1), says: all1("[registry-row-untrusted]")},
+		{verb: "doctor", file: "sessions dir", setup: func(t *testing.T) (string, []string, []string) {
+			fs, env := doctorOutside(t)
+			os.RemoveAll(fs.Paths.SessionsDir)
+			return fs.Paths.SessionsDir, []string{"doctor"}, env
+		}, want: notDir(1, 0), says: func(k hostile.Kind) string {
+			if k == hostile.Dir {
+				return "ok       registry"
+			}
+			return "[registry-unreadable]"
+		}},
+		// start inside a session (CLAUDE_CODE_SESSION_ID names the parent)
+		// with a hostile lineage ledger: claude runs, the link is not
+		// registered and the start says so.
+		{verb: "start (in a session)", file: "lineage.jsonl", setup: func(t *testing.T) (string, []string, []string) {
+			r := newHLRig(t)
+			r.fk.Script(fakeclaude.Script{Result: "READY"})
+			env := append(append([]string(nil), r.env...), "CLAUDE_CODE_SESSION_ID="+uuid.NewString())
+			return r.fs.Paths.LineageFile(), []string{"start", "hi", "--cwd", r.cwd, "--json"}, env
+		}, want: all(0), says: all1(`"registered":false`)},
+		// start --systemd: a prompt file that is not a regular file is
+		// refused (1) before systemd-run; another user's is replaced (the
+		// unit manager then fails: 4).
+		{verb: "start --systemd", file: "prompt file", setup: func(t *testing.T) (string, []string, []string) {
+			r := newHLRig(t)
+			r.fk.ScriptFor(fakeclaude.NameSystemdRun, fakeclaude.Script{Exit: 1, Stderr: "no bus"})
+			out := filepath.Join(r.fs.Root, "result.json")
+			return headless.PromptFile(out), []string{"start", "hi", "--cwd", r.cwd, "--systemd", "--out", out, "--no-lineage"}, r.env
+		}, want: byKind(1, 4), replaces: true},
 		// resume: its lock is refused (1).
 		{verb: "resume", file: "resume lock", setup: func(t *testing.T) (string, []string, []string) {
 			r := newHLRig(t)
@@ -381,7 +479,7 @@ func runHostileCell(t *testing.T, c hostileCase, k hostile.Kind) {
 	after, err := os.Lstat(path)
 	replaced := c.replaces && (k == hostile.Foreign || k == hostile.WorldWritable)
 	switch {
-	case err != nil:
+	case err != nil && !replaced:
 		t.Errorf("the planted %s is gone: %v", k, err)
 	case !replaced && after.Mode() != before.Mode():
 		t.Errorf("the planted %s became %v", k, after.Mode())
@@ -625,40 +723,64 @@ func TestForegroundDoormanExitCodes(t *testing.T) {
 }
 
 // TestWatchHostileFiles: watch over a station whose inbox, transcript and
-// registry row are FIFOs keeps answering and stops at SIGINT within the
-// bound (exit 0), the FIFOs untouched.
+// registry row are each hostile kind (a FIFO, directory, socket, device,
+// symlink, another user's file, one others can write) keeps answering and
+// stops at SIGINT within the bound (exit 0), the planted files untouched.
 func TestWatchHostileFiles(t *testing.T) {
-	o := newObsStation(t)
-	inbox := claudeinbox.FilesFor(o.fs.Paths.InboxDir, o.sidA).Inbox
-	row := filepath.Join(o.fs.Paths.SessionsDir, "4242.json")
-	for _, p := range []string{inbox, o.transcriptA, row} {
-		os.Remove(p)
-		if err := hostile.Plant(p, hostile.FIFO, nil, ""); err != nil {
-			t.Fatal(err)
-		}
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), hostileKill)
-	defer cancel()
-	cmd := command(ctx, t, o.fs.Env(), "watch", "--json")
-	var out, errb strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(time.Second)
-	start := time.Now()
-	cmd.Process.Signal(os.Interrupt)
-	cmd.Wait()
-	if took := time.Since(start); took > hostileBound || ctx.Err() != nil {
-		t.Fatalf("watch took %v to stop after SIGINT (hung?)", took)
-	}
-	if code := cmd.ProcessState.ExitCode(); code != 0 {
-		t.Errorf("exit %d; stderr: %s", code, errb.String())
-	}
-	for _, p := range []string{inbox, o.transcriptA, row} {
-		if fi, err := os.Lstat(p); err != nil || fi.Mode()&os.ModeNamedPipe == 0 {
-			t.Errorf("%s is no longer the planted FIFO: %v %v", p, fi, err)
-		}
+	for _, k := range hostile.Kinds() {
+		t.Run(string(k), func(t *testing.T) {
+			t.Parallel()
+			o := newObsStation(t)
+			inbox := claudeinbox.FilesFor(o.fs.Paths.InboxDir, o.sidA).Inbox
+			row := filepath.Join(o.fs.Paths.SessionsDir, "4242.json")
+			decoy := filepath.Join(t.TempDir(), "decoy")
+			paths := []string{inbox, o.transcriptA, row}
+			modes := map[string]os.FileMode{}
+			for _, p := range paths {
+				os.Remove(p)
+				if err := hostile.Plant(p, k, []byte("planted\n"), decoy); errors.Is(err, hostile.ErrNeedRoot) {
+					t.Skip(err)
+				} else if err != nil {
+					t.Fatal(err)
+				}
+				fi, _ := os.Lstat(p)
+				modes[p] = fi.Mode()
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), hostileKill)
+			defer cancel()
+			cmd := command(ctx, t, o.fs.Env(), "watch", "--json")
+			var out, errb strings.Builder
+			cmd.Stdout, cmd.Stderr = &out, &errb
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			time.Sleep(time.Second)
+			start := time.Now()
+			cmd.Process.Signal(os.Interrupt)
+			cmd.Wait()
+			if took := time.Since(start); took > hostileBound || ctx.Err() != nil {
+				t.Fatalf("watch took %v to stop after SIGINT (hung?)", took)
+			}
+			if code := cmd.ProcessState.ExitCode(); code != 0 {
+				t.Errorf("exit %d; stderr: %s", code, errb.String())
+			}
+			if !strings.Contains(out.String(), o.sidB) {
+				t.Errorf("watch did not keep answering (session B missing):\n%s", out.String())
+			}
+			for _, p := range paths {
+				if fi, err := os.Lstat(p); err != nil || fi.Mode() != modes[p] {
+					t.Errorf("%s is no longer the planted %s: %v %v", p, k, fi, err)
+				}
+				if k == hostile.Foreign || k == hostile.WorldWritable {
+					if b, _ := os.ReadFile(p); string(b) != "planted\n" {
+						t.Errorf("the %s file %s was written: %q", k, p, b)
+					}
+				}
+			}
+			if b, err := os.ReadFile(decoy); err == nil && string(b) != "decoy\n" {
+				t.Errorf("written through the symlink: %q", b)
+			}
+		})
 	}
 }
 
