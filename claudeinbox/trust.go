@@ -3,7 +3,6 @@ package claudeinbox
 import (
 	"errors"
 	"io/fs"
-	"os"
 	"path/filepath"
 
 	"github.com/oo-family/oo-claude/internal/fsx"
@@ -29,18 +28,7 @@ func CheckTrust(files Files, uid int) error {
 		return err
 	}
 	for _, p := range []string{files.Inbox, files.Ack, files.Offset, files.Lock, files.Attempt} {
-		fi, err := os.Lstat(p)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			continue
-		case err != nil:
-			return err
-		case fi.Mode()&fs.ModeSymlink != 0:
-			return &fs.PathError{Op: "check", Path: p, Err: fsx.ErrSymlink}
-		case !fi.Mode().IsRegular():
-			return &fs.PathError{Op: "check", Path: p, Err: fsx.ErrNotRegular}
-		}
-		if err := fsx.CheckTrust(p, fi, uid); err != nil {
+		if err := fsx.CheckFileAt(p, uid); err != nil {
 			return err
 		}
 	}

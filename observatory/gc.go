@@ -228,18 +228,7 @@ func gcTrust(files claudeinbox.Files) error {
 	uid := os.Geteuid()
 	err := claudeinbox.CheckTrust(files, uid)
 	if err == nil {
-		fi, lerr := os.Lstat(files.Heartbeat)
-		switch {
-		case errors.Is(lerr, fs.ErrNotExist):
-		case lerr != nil:
-			err = lerr
-		case fi.Mode()&fs.ModeSymlink != 0:
-			err = &fs.PathError{Op: "check", Path: files.Heartbeat, Err: fsx.ErrSymlink}
-		case !fi.Mode().IsRegular():
-			err = &fs.PathError{Op: "check", Path: files.Heartbeat, Err: fsx.ErrNotRegular}
-		default:
-			err = fsx.CheckTrust(files.Heartbeat, fi, uid)
-		}
+		err = fsx.CheckFileAt(files.Heartbeat, uid)
 	}
 	if errors.Is(err, fsx.ErrSymlink) || errors.Is(err, fsx.ErrNotRegular) {
 		err = fmt.Errorf("%w (fix: remove it; gc collects the inbox on a later run)", err)

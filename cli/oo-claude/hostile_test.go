@@ -377,6 +377,15 @@ func hostileCases() []hostileCase {
 			out := filepath.Join(r.fs.Root, "result.json")
 			return headless.PromptFile(out), []string{"start", "hi", "--cwd", r.cwd, "--systemd", "--out", out, "--no-lineage"}, r.env
 		}, want: byKind(1, 4), replaces: true},
+		// resume: a registry row it cannot trust is left out (the session
+		// is then not held by it) and the turn runs (0), without a hang.
+		{verb: "resume", file: "registry row", setup: func(t *testing.T) (string, []string, []string) {
+			p, args, env := resumeSetup(func(r *hlRig) string {
+				row := r.fs.AddSession(fakestation.Session{PID: sleeper(t)})
+				return filepath.Join(r.fs.Paths.SessionsDir, strconv.Itoa(row.PID)+".json")
+			}, "hi")(t)
+			return p, args, env
+		}, want: all(0)},
 		// resume: its lock is refused (1).
 		{verb: "resume", file: "resume lock", setup: func(t *testing.T) (string, []string, []string) {
 			r := newHLRig(t)

@@ -31,6 +31,7 @@ func TestHostileTypesRefusedAtOnce(t *testing.T) {
 		{"TryLock", func(p string) error { l, err := fsx.TryLock(p); l.Unlock(); return err }},
 		{"ReadFileTrusted", func(p string) error { _, err := fsx.ReadFileTrusted(p, os.Geteuid()); return err }},
 		{"AppendFile", func(p string) error { _, err := fsx.AppendFile(nil, p, 1<<10); return err }},
+		{"CheckFileAt", func(p string) error { return fsx.CheckFileAt(p, os.Geteuid()) }},
 	}
 	for _, k := range hostile.Kinds() {
 		for _, op := range ops {

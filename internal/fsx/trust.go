@@ -75,6 +75,25 @@ func CheckDirTrust(dir string, uid int) error {
 	return CheckTrust(dir, fi, uid)
 }
 
+// CheckFileAt checks the file at path, without opening it or following a
+// symlink: what does not exist is nil (oo-claude creates it 0600); a
+// symlink matches [ErrSymlink], anything but a regular file
+// [ErrNotRegular], both in a *fs.PathError; else [CheckTrust].
+func CheckFileAt(path string, uid int) error {
+	fi, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case fi.Mode()&fs.ModeSymlink != 0:
+		return &fs.PathError{Op: "check", Path: path, Err: ErrSymlink}
+	case !fi.Mode().IsRegular():
+		return &fs.PathError{Op: "check", Path: path, Err: ErrNotRegular}
+	}
+	return CheckTrust(path, fi, uid)
+}
+
 // OpenReadTrusted is [OpenRead] trusting uid instead of the effective uid.
 func OpenReadTrusted(path string, uid int) (*os.File, error) {
 	return openCheckedAs("open", path, os.O_RDONLY, uid)
