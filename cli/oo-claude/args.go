@@ -102,3 +102,24 @@ func (s *secondsFlag) Set(v string) error {
 	*s.d, s.set = d, true
 	return nil
 }
+
+// countFlag is a count above 0 (turns): decimal digits only, the rule of
+// every number a flag takes. flag.Int read "0x10" as 16 and "1_0" as 10,
+// and let 0 through to mean the library's default.
+type countFlag struct{ n *int }
+
+func (c countFlag) String() string {
+	if c.n == nil || *c.n == 0 {
+		return ""
+	}
+	return strconv.Itoa(*c.n)
+}
+
+func (c countFlag) Set(v string) error {
+	n, err := strconv.Atoi(v)
+	if v == "" || strings.Trim(v, "0123456789") != "" || err != nil || n < 1 {
+		return fmt.Errorf("want a whole number ≥ 1, got %q", v)
+	}
+	*c.n = n
+	return nil
+}

@@ -13,7 +13,10 @@ import (
 	"github.com/peterbourgon/ff/v3/ffcli"
 )
 
-// ageFlag is a duration: Go's form (36h, 90m) or whole days (7d).
+// ageFlag is a duration above 0: Go's form (36h, 90m) or whole days (7d).
+// 0 is a usage error, never the default: the quiet time is what keeps gc
+// off the inbox of a session that is starting, and the library reads a
+// zero OlderThan as DefaultGCAge, so an explicit 0 silently meant 7 days.
 type ageFlag struct{ d *time.Duration }
 
 func (a ageFlag) String() string {
@@ -26,15 +29,15 @@ func (a ageFlag) String() string {
 func (a ageFlag) Set(v string) error {
 	if n, ok := strings.CutSuffix(v, "d"); ok {
 		days, err := strconv.ParseUint(n, 10, 16)
-		if err != nil {
-			return fmt.Errorf("want a duration such as 7d or 36h, got %q", v)
+		if err != nil || days == 0 {
+			return fmt.Errorf("want a duration above 0 such as 7d or 36h, got %q", v)
 		}
 		*a.d = time.Duration(days) * 24 * time.Hour
 		return nil
 	}
 	d, err := time.ParseDuration(v)
-	if err != nil || d < 0 {
-		return fmt.Errorf("want a duration such as 7d or 36h, got %q", v)
+	if err != nil || d <= 0 {
+		return fmt.Errorf("want a duration above 0 such as 7d or 36h, got %q", v)
 	}
 	*a.d = d
 	return nil

@@ -23,7 +23,12 @@ func TestGCVerb(t *testing.T) {
 	old := time.Now().Add(-10 * 24 * time.Hour)
 	os.Chtimes(inbox, old, old)
 
-	for _, args := range [][]string{{"gc", "--older-than", "soon"}, {"gc", "--older-than", "-1h"}, {"gc", "extra"}} {
+	for _, args := range [][]string{
+		{"gc", "--older-than", "soon"}, {"gc", "--older-than", "-1h"}, {"gc", "extra"},
+		// 0 is refused, never read as the 7-day default.
+		{"gc", "--older-than", "0d"}, {"gc", "--older-than", "0"}, {"gc", "--older-than", "0s"}, {"gc", "--older-than", "-0s"},
+		{"gc", "--older-than", "+1_0d"}, {"gc", "--older-than", "1_0d"},
+	} {
 		if r := runBinary(t, fs.Env(), "", args...); r.code != 2 {
 			t.Errorf("%v: exit %d, want 2 (usage)\n%s", args, r.code, r.stderr)
 		}

@@ -73,10 +73,35 @@ func TestStartKilledSupervisorTakesClaudeWithIt(t *testing.T) {
 func TestBudgetNotFiniteIsUsage(t *testing.T) {
 	r := newHLRig(t)
 	r.transcriptFor(t, r.sid)
-	for _, b := range []string{"NaN", "nan", "Inf", "+Inf", "-Inf", "0", "-1", "1e400"} {
+	// A hex float and underscores too: "0x1p1" ran claude with
+	// --max-budget-usd 2 and "1_0" with 10.
+	for _, b := range []string{"NaN", "nan", "Inf", "+Inf", "-Inf", "0", "-0", "-1", "1e400", "0x1p1", "0X1P1", "1_0", "+1", ""} {
 		for _, args := range [][]string{
 			{"resume", r.sid, "hi", "--budget", b},
 			{"start", "hi", "--cwd", r.cwd, "--budget", b},
+		} {
+			if res := r.run(t, nil, args...); res.code != 2 {
+				t.Errorf("%v: exit %d, want 2 (usage)\nstderr %s", args, res.code, res.stderr)
+			}
+		}
+	}
+	if n := len(r.fk.Calls("claude")); n != 0 {
+		t.Errorf("claude ran %d times", n)
+	}
+}
+
+// --max-turns is a whole number ≥ 1 in decimal digits, else a usage error
+// (exit 2) of resume and start before anything runs: 0 ran start with the
+// default 4 turns, -1 was a refusal (exit 1), and "0x2" or "1_0" were
+// read as 2 and 10. --turns of read takes the same rule.
+func TestMaxTurnsNotPositiveIsUsage(t *testing.T) {
+	r := newHLRig(t)
+	r.transcriptFor(t, r.sid)
+	for _, n := range []string{"0", "-1", "-0", "+1", "0x2", "1_0", "1.0", "1e1", "", "99999999999999999999"} {
+		for _, args := range [][]string{
+			{"resume", r.sid, "hi", "--max-turns", n},
+			{"start", "hi", "--cwd", r.cwd, "--max-turns", n},
+			{"read", r.sid, "--turns", n},
 		} {
 			if res := r.run(t, nil, args...); res.code != 2 {
 				t.Errorf("%v: exit %d, want 2 (usage)\nstderr %s", args, res.code, res.stderr)

@@ -15,7 +15,8 @@ import (
 
 func newReadCmd(e *env) *ffcli.Command {
 	fs := flag.NewFlagSet("read", flag.ContinueOnError)
-	turns := fs.Int("turns", transcript.DefaultExchanges, "how many exchanges to show, the newest last")
+	turns := transcript.DefaultExchanges
+	fs.Var(countFlag{&turns}, "turns", "how many exchanges to show, the newest last")
 	asJSON := fs.Bool("json", false, "print one JSON object")
 	return &ffcli.Command{
 		Name:       "read",
@@ -30,14 +31,11 @@ func newReadCmd(e *env) *ffcli.Command {
 			if len(pos) != 1 {
 				return usagef("read takes one session (id, name or pid)")
 			}
-			if *turns < 1 {
-				return usagef("--turns must be at least 1")
-			}
 			cfg, err := e.config()
 			if err != nil {
 				return err
 			}
-			res, err := transcript.ReadSession(station.New(cfg.Paths), cfg.ProjectsDir, pos[0], *turns)
+			res, err := transcript.ReadSession(station.New(cfg.Paths), cfg.ProjectsDir, pos[0], turns)
 			if err != nil {
 				return &exitError{code: exitFail, err: readMessage(err, res.Session, cfg.ProjectsDir)}
 			}

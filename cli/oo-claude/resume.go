@@ -42,7 +42,7 @@ func newResumeCmd(e *env) *ffcli.Command {
 	fs := flag.NewFlagSet("resume", flag.ContinueOnError)
 	var req headless.ResumeRequest
 	fs.StringVar(&req.Model, "model", "", "model (default OO_CLAUDE_RESUME_MODEL, claude-haiku-5-5)")
-	fs.IntVar(&req.MaxTurns, "max-turns", 0, "turns (default 1)")
+	fs.Var(countFlag{&req.MaxTurns}, "max-turns", fmt.Sprintf("turns (default %d)", headless.DefaultResumeMaxTurns))
 	fs.Var(usdFlag{&req.Budget}, "budget", "budget in USD (default 0.25)")
 	fs.StringVar(&req.Tools, "tools", "", `tools the turn may use (default "": none)`)
 	fs.StringVar(&req.CWD, "cwd", "", "the session's project directory (must encode to the transcript's directory)")

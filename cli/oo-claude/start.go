@@ -5,13 +5,13 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"math"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 
 	"github.com/oo-family/oo-claude/headless"
+	"github.com/oo-family/oo-claude/internal/seconds"
 	"github.com/peterbourgon/ff/v3/ffcli"
 )
 
@@ -20,7 +20,7 @@ func newStartCmd(e *env) *ffcli.Command {
 	var req headless.StartRequest
 	fs.StringVar(&req.CWD, "cwd", "", "where the session runs (default: the current directory)")
 	fs.StringVar(&req.Model, "model", "", "model (default OO_CLAUDE_START_MODEL, claude-haiku-5-5)")
-	fs.IntVar(&req.MaxTurns, "max-turns", 0, "turns (default 4)")
+	fs.Var(countFlag{&req.MaxTurns}, "max-turns", fmt.Sprintf("turns (default %d)", headless.DefaultStartMaxTurns))
 	fs.Var(usdFlag{&req.Budget}, "budget", "budget in USD (default 0.25)")
 	fs.StringVar(&req.Tools, "tools", "", `tools the session may use (default "": none)`)
 	fs.StringVar(&req.AllowedTools, "allowed-tools", "", `permission rules, e.g. "Bash(git status *) Read"`)
@@ -132,8 +132,10 @@ func finishStart(e *env, res headless.StartResult, err error, asJSON bool) error
 	return exitWith(res.Class.ExitCode())
 }
 
-// usdFlag is a budget in USD: a finite number above 0 (NaN and the
-// infinities are usage errors, as a flag that does not parse).
+// usdFlag is a budget in USD: a plain decimal number above 0, the rule of
+// every number a flag takes (seconds.Decimal): NaN, the infinities, a hex
+// float ("0x1p1" was a budget of 2) and underscores ("1_0" was 10) are
+// usage errors, as a flag that does not parse.
 type usdFlag struct{ v *float64 }
 
 func (u usdFlag) String() string {
@@ -144,9 +146,9 @@ func (u usdFlag) String() string {
 }
 
 func (u usdFlag) Set(s string) error {
-	f, err := strconv.ParseFloat(s, 64)
-	if err != nil || math.IsNaN(f) || math.IsInf(f, 0) || f <= 0 {
-		return fmt.Errorf("want a finite number of USD > 0, got %q", s)
+	f, ok := seconds.Decimal(s)
+	if !ok || f <= 0 {
+		return fmt.Errorf("want a decimal number of USD > 0, got %q", s)
 	}
 	*u.v = f
 	return nil

@@ -1,6 +1,8 @@
 // Package seconds parses the seconds that knobs and flags take: a plain
 // decimal number, an exponent allowed ("5", "0.5", ".25", "1e-3", "1e3"),
-// never a hex float, an infinity, NaN or a sign, and at most Max.
+// never a hex float, an underscore, an infinity, NaN or a sign, and at most
+// Max. [Decimal] is the same rule for the other numbers flags take (a
+// budget in USD).
 package seconds
 
 import (
@@ -17,15 +19,30 @@ const Max = 1e7
 // plain decimal number in [0, Max], and for a value that rounds to 0 when
 // allowZero is false.
 func Parse(v string, allowZero bool) (d time.Duration, ok bool) {
+	f, ok := Decimal(v)
+	if !ok {
+		return 0, false
+	}
+	d = time.Duration(f * float64(time.Second))
+	if f > Max || d < 0 || (d == 0 && !allowZero) {
+		return 0, false
+	}
+	return d, true
+}
+
+// Decimal reads v as a plain decimal number, the one rule of every number
+// a flag or knob takes: ok is false for a hex float ("0x1p1"), an
+// underscore ("1_0"), a sign, NaN, an infinity or a number too large for a
+// float64.
+func Decimal(v string) (f float64, ok bool) {
 	if !plainDecimal(v) {
 		return 0, false
 	}
 	f, err := strconv.ParseFloat(v, 64)
-	d = time.Duration(f * float64(time.Second))
-	if err != nil || f > Max || d < 0 || (d == 0 && !allowZero) {
+	if err != nil {
 		return 0, false
 	}
-	return d, true
+	return f, true
 }
 
 // Want says what Parse accepts, for the message of a refused value:

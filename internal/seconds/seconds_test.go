@@ -88,3 +88,33 @@ func TestWant(t *testing.T) {
 		}
 	}
 }
+
+// TestDecimal: a budget takes the same plain decimals as seconds; "0x1p1"
+// was a budget of 2 USD and "1_0" one of 10.
+func TestDecimal(t *testing.T) {
+	cases := []struct {
+		in   string
+		want float64
+		ok   bool
+	}{
+		{"0.25", 0.25, true},
+		{"2", 2, true},
+		{".5", 0.5, true},
+		{"1e-2", 0.01, true},
+		{"0", 0, true},
+		{"0x1p1", 0, false},
+		{"1_0", 0, false},
+		{"+1", 0, false},
+		{"-0", 0, false},
+		{"NaN", 0, false},
+		{"Inf", 0, false},
+		{"1e400", 0, false},
+		{"", 0, false},
+		{"1 ", 0, false},
+	}
+	for _, c := range cases {
+		if got, ok := Decimal(c.in); ok != c.ok || got != c.want {
+			t.Errorf("Decimal(%q) = %v, %v; want %v, %v", c.in, got, ok, c.want, c.ok)
+		}
+	}
+}
