@@ -57,6 +57,7 @@ func (s *Sender) awaitSeen(ctx context.Context, v *Verdict, m transcriptMark, wa
 		v.Note = fmt.Sprintf("not seen: the session's transcript cannot be watched (%v); oo-claude read %s shows the line once the model took it", m.err, v.SessionID)
 		return nil
 	}
+	v.TranscriptOffset, v.waited = m.size, true
 	start := s.now()
 	seen, err := s.Witness.WaitSeen(ctx, m.path, m.size, v.MsgID, wait)
 	v.SeenAfter = s.now().Sub(start)

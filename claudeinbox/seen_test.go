@@ -146,6 +146,19 @@ func TestSendSeen(t *testing.T) {
 					t.Errorf("receipt seen_s %s, verdict SeenAfter %v", row["seen_s"], v.SeenAfter)
 				}
 			}
+			// Where the wait started, for a reader of the reply later.
+			wantOff, wantPath, wantT := "null", "null", int64(0)
+			if tt.waited {
+				wantOff, wantT = "1234", 1234
+				b, _ := json.Marshal(f.waited[0])
+				wantPath = string(b)
+			}
+			if got := string(row["transcript_offset"]); got != wantOff || v.TranscriptOffset != wantT {
+				t.Errorf("receipt transcript_offset %s, verdict TranscriptOffset %d; want %s", got, v.TranscriptOffset, wantOff)
+			}
+			if got := string(row["transcript"]); got != wantPath {
+				t.Errorf("receipt transcript %s, want %s", got, wantPath)
+			}
 		})
 	}
 }

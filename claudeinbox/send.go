@@ -250,6 +250,15 @@ type Verdict struct {
 	SeenWait  time.Duration
 	// Transcript is the transcript that was watched.
 	Transcript string
+	// TranscriptOffset is where the seen or reply wait started reading
+	// Transcript: its size before the line was appended. A program that
+	// reads the reply later passes it to transcript.ReadReply as
+	// ReplyOptions.From, so only rows written after the send are read.
+	// It is 0 when no wait ran (Seen nil, or the transcript could not be
+	// watched: the receipt's transcript_offset is null then).
+	TranscriptOffset int64
+	// waited reports that the wait read Transcript from TranscriptOffset.
+	waited bool
 
 	// Reply is the session's answer to the line, when Sender.ReplyWait
 	// asked for it and it was complete within the wait; nil otherwise.
@@ -878,6 +887,9 @@ func (v Verdict) Row() receipt.SendRow {
 	}
 	if v.Seen != nil {
 		r.Seen, r.SeenS = receipt.Ptr(*v.Seen), receipt.Seconds(v.SeenAfter)
+	}
+	if v.waited {
+		r.Transcript, r.TranscriptOffset = str(v.Transcript), receipt.Ptr(v.TranscriptOffset)
 	}
 	r.Confirm, r.QueuedAt = str(v.Confirm), str(v.QueuedAt)
 	if v.ReplyWait > 0 && v.Class.Delivered() {

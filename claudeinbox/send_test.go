@@ -26,8 +26,8 @@ import (
 )
 
 // sendKeys are v0.1's send-row keys, verbatim from its "Receipts" section,
-// then oo-claude's additions (seen, seen_s: send --seen; reply, reply_s: send --reply; priority: send --priority; confirm, queued_at: from the ack).
-var sendKeys = strings.Split("ts, ts_ms, kind, class, delivered, target, session_id, name, pid, running, status, from, line, sha256, bytes, inbox, line_offset, doorman, ack, peer_status, msg_id, waited_s, wait_s, min_interval_s, reason, note, hint, client_version, seen, seen_s, reply, reply_s, priority, confirm, queued_at", ", ")
+// then oo-claude's additions (seen, seen_s, transcript, transcript_offset: send --seen or --reply; reply, reply_s: send --reply; priority: send --priority; confirm, queued_at: from the ack).
+var sendKeys = strings.Split("ts, ts_ms, kind, class, delivered, target, session_id, name, pid, running, status, from, line, sha256, bytes, inbox, line_offset, doorman, ack, peer_status, msg_id, waited_s, wait_s, min_interval_s, reason, note, hint, client_version, seen, seen_s, transcript, transcript_offset, reply, reply_s, priority, confirm, queued_at", ", ")
 
 // world is one fake station with a sender pointed at it.
 type world struct {

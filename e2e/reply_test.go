@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/oo-family/oo-claude/fakes/fakemodel"
+	"github.com/oo-family/oo-claude/transcript"
 )
 
 // replyOf is the receipt's reply object.
@@ -40,6 +42,10 @@ func TestReplyMidTurn(t *testing.T) {
 	s.waitHeartbeat(sid, 15*time.Second, "a following doorman", following(sid))
 
 	line := "question " + uuid.NewString()
+	var size0 int64 // the transcript's size before the send; measured: -p writes none while its first tool runs
+	if fi, err := os.Stat(w.transcriptPath(w.cwd, sid)); err == nil {
+		size0 = fi.Size()
+	}
 	rc, r := w.send(sid, line, "--reply", "30")
 	if r.code != 0 || str(rc, "class") != "delivered-steer" {
 		s.fatalf("send --reply 30: want delivered-steer, exit 0\n%s", r)
@@ -57,6 +63,16 @@ func TestReplyMidTurn(t *testing.T) {
 	}
 	if secs, _ := rc["reply_s"].(float64); secs <= 0 || secs >= 30 || rc["seen"] != true {
 		t.Errorf("reply_s %v seen %v", rc["reply_s"], rc["seen"])
+	}
+	// A program that reads the reply later starts where the wait did: the
+	// receipt's transcript and transcript_offset (no earlier than where the
+	// transcript ended before the send).
+	off, ok := rc["transcript_offset"].(float64)
+	if str(rc, "transcript") != w.transcriptPath(w.cwd, sid) || !ok || int64(off) < size0 {
+		t.Errorf("receipt transcript %v at %v, want %s at %d or later", rc["transcript"], rc["transcript_offset"], w.transcriptPath(w.cwd, sid), size0)
+	}
+	if later, err := transcript.ReadReply(str(rc, "transcript"), str(rc, "msg_id"), transcript.ReplyOptions{From: int64(off)}); err != nil || later.Text != answer {
+		t.Errorf("ReadReply from the receipt's transcript_offset: %+v, %v; want %q", later, err, answer)
 	}
 	// The human form prints the reply after the verdict line.
 	s.mustSucceed(60 * time.Second)

@@ -66,6 +66,13 @@ type SendRow struct {
 	// SeenS is how long the transcript was watched after the ack: until
 	// the row came, or the whole --seen wait; null with seen.
 	SeenS *float64 `json:"seen_s"`
+	// Transcript and TranscriptOffset are oo-claude's additions: the
+	// session's transcript the seen or reply wait read, and the byte
+	// offset it started from (the transcript's size before the append),
+	// so a program reads the reply later from there
+	// (transcript.ReplyOptions.From); null when no wait read one.
+	Transcript       *string `json:"transcript"`
+	TranscriptOffset *int64  `json:"transcript_offset"`
 	// Reply is oo-claude's addition (send --reply): the session's answer
 	// to the line; null when it was not asked for, the line was not
 	// delivered, or no complete reply came within the wait.
