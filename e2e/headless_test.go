@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/oo-family/oo-claude/fakes/fakemodel"
+	"github.com/oo-family/oo-claude/transcript"
 )
 
 // pong answers "PONG" to any request that carries marker, else "ok". The
@@ -252,4 +253,39 @@ func drain(done <-chan ooRun) string {
 func mustRaw(v any) []byte {
 	b, _ := json.Marshal(v)
 	return b
+}
+
+// TestStartRelativeConfigDir: with a relative CLAUDE_CONFIG_DIR (taken
+// against the working directory, as Claude Code takes it), `oo-claude
+// start --cwd <elsewhere>` hands the real claude the absolute dir: the
+// session writes its transcript under the config dir oo-claude reads, and
+// `read` finds it. A relative value was a usage error of every verb; passed
+// on as it was, claude (run in --cwd) would have resolved it elsewhere.
+func TestStartRelativeConfigDir(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, fakemodel.WithReplies(fakemodel.Text("done")))
+	sid := uuid.NewString()
+	sub := filepath.Join(w.cwd, "sub")
+	if err := os.MkdirAll(sub, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	rel, err := filepath.Rel(w.cwd, w.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := "CLAUDE_CONFIG_DIR=" + rel // from w.cwd; from sub it names another dir
+	r := w.oo([]string{"start", "hello", "--cwd", sub, "--session-id", sid, "--no-lineage", "--json"}, env)
+	if r.code != 0 {
+		t.Fatalf("start: want exit 0\n%s", r)
+	}
+	want := filepath.Join(w.config, "projects", transcript.EncodeProjectDir(sub), sid+".jsonl")
+	if _, err := os.Stat(want); err != nil {
+		t.Errorf("no transcript where oo-claude reads: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(sub, rel)); err == nil {
+		t.Errorf("claude resolved %s against --cwd: %s exists", rel, filepath.Join(sub, rel))
+	}
+	if rd := w.oo([]string{"read", sid}, env); rd.code != 0 || !strings.Contains(rd.stdout, "done") {
+		t.Errorf("read: want exit 0 and the answer\n%s", rd)
+	}
 }
