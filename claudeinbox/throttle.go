@@ -58,7 +58,19 @@ type Throttle struct {
 	Interval time.Duration
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// LockWait bounds the wait for a key's lock; 0 means
+	// DefaultThrottleLockWait. A decision holds it for microseconds, so a
+	// longer wait is a holder that is stuck (stopped, or another program
+	// holding the file): then Do answers [ErrThrottleLocked], naming it.
+	LockWait time.Duration
 }
+
+// DefaultThrottleLockWait is how long Do waits for a key's lock.
+const DefaultThrottleLockWait = 5 * time.Second
+
+// ErrThrottleLocked reports a key's ledger lock held for longer than
+// Throttle.LockWait; nothing was written.
+var ErrThrottleLocked = errors.New("throttle ledger locked")
 
 // Admission is the throttle's decision.
 type Admission struct {
@@ -129,9 +141,22 @@ func isKeyName(name string) bool {
 // file between its open and its lock; then the lock is on a file no longer
 // at path, and it is taken again on the file that is.
 func (t *Throttle) lockKey(ctx context.Context, path string) (*fsx.Lock, error) {
+	wait := t.LockWait
+	if wait <= 0 {
+		wait = DefaultThrottleLockWait
+	}
+	lctx, cancel := context.WithTimeout(ctx, wait)
+	defer cancel()
 	for {
-		lock, err := fsx.LockContext(ctx, path)
+		lock, err := fsx.LockContext(lctx, path)
 		if err != nil {
+			if errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil {
+				holder := "an unknown process"
+				if pid := fsx.Holder(path); pid > 0 {
+					holder = fmt.Sprintf("pid %d", pid)
+				}
+				return nil, fmt.Errorf("%w by %s for more than %s (%s)", ErrThrottleLocked, holder, wait, path)
+			}
 			return nil, err
 		}
 		held, err := lock.File().Stat()
