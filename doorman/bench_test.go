@@ -63,3 +63,31 @@ func BenchmarkIdleWakeups(b *testing.B) {
 		b.ReportMetric(float64(dm.Wakeups()-before)*float64(time.Minute)/float64(window), "loop-wakeups/min")
 	}
 }
+
+// BenchmarkReplay is a backlog of 200 lines replayed by one --once
+// doorman through a real fake door that writes each line's enqueue row
+// (confirmation on, as a restarted doorman replays an inbox); it reports
+// the wall time per confirmed line.
+func BenchmarkReplay(b *testing.B) {
+	const lines = 200
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		w := newWorld(b)
+		sid := w.owned("busy")
+		for j := range lines {
+			w.appendLine(sid, fmt.Sprintf("[s%04d 📡] replay %d", j, j))
+		}
+		b.StartTimer()
+		start := time.Now()
+		if err, _, log := w.runOnce(doorman.ModeMCP, "", nil); err != nil {
+			b.Fatalf("%v\n%s", err, log)
+		}
+		el := time.Since(start)
+		b.StopTimer()
+		if n := len(w.door.Frames()); n < lines {
+			b.Fatalf("%d frames, want %d", n, lines)
+		}
+		b.ReportMetric(float64(el.Microseconds())/lines/1000, "ms/line")
+		w.door.Close()
+	}
+}

@@ -101,23 +101,59 @@ func enqueued(raw []byte, text string, since time.Time) (string, bool) {
 	return row.Timestamp, true
 }
 
-// awaitEnqueue reads f until the enqueue row of text comes or wait ends.
-func awaitEnqueue(ctx context.Context, f *transcript.Follower, text string, since time.Time, wait time.Duration) (string, bool) {
+// awaitEnqueue reads f until the enqueue row of text, appended at or
+// after byte from, comes or wait ends. broken reports a Follower that
+// failed (not only a wait that ended): it is not to be used again.
+func awaitEnqueue(ctx context.Context, f *transcript.Follower, text string, since time.Time, from int64, wait time.Duration) (ts string, ok, broken bool) {
 	wctx, cancel := context.WithTimeout(ctx, wait)
 	defer cancel()
 	for {
 		l, err := f.Next(wctx)
 		switch {
 		case err == nil:
-			if ts, ok := enqueued(l.Raw, text, since); ok {
-				return ts, true
+			if l.Offset < from {
+				continue // a row from before the mark
 			}
-		case errors.Is(err, transcript.ErrTruncated), errors.Is(err, transcript.ErrReplaced), errors.Is(err, transcript.ErrRowTooLong):
-			// Read on: the timestamp tells this write's row.
+			if ts, ok := enqueued(l.Raw, text, since); ok {
+				return ts, true, false
+			}
+		case errors.Is(err, transcript.ErrTruncated), errors.Is(err, transcript.ErrReplaced):
+			from = 0 // another file from its start: the timestamp tells this write's row
+		case errors.Is(err, transcript.ErrRowTooLong):
+			// Read on.
 		default:
-			return "", false
+			return "", false, wctx.Err() == nil
 		}
 	}
+}
+
+// maxReuseGap: a transcript follower kept from the last line is used for
+// the next one when the transcript grew by at most this since it stopped
+// (the rows in between are read and passed over); past it, a new one
+// starts at the mark.
+const maxReuseGap = 1 << 20
+
+// transcriptAt returns a transcript follower positioned at or before mark
+// on its file: the one kept from the last line when it can be, so a
+// replay does not set up and tear down a file watch per line (closing an
+// inotify instance costs milliseconds).
+func (fl *follower) transcriptAt(ctx context.Context, m transcript.Mark) *transcript.Follower {
+	if t := fl.tf; t != nil && (fl.tfPath != m.Path || t.Offset() > m.Size || m.Size-t.Offset() > maxReuseGap || fl.tfCtx.Err() != nil) {
+		fl.dropTranscript()
+	}
+	if fl.tf == nil {
+		fl.tf = transcript.Follow(ctx, m.Path, m.Size, transcript.FollowOptions{Poll: fl.d.confirmWait() / 4})
+		fl.tfPath, fl.tfCtx = m.Path, ctx
+	}
+	return fl.tf
+}
+
+// dropTranscript closes the kept transcript follower.
+func (fl *follower) dropTranscript() {
+	if fl.tf != nil {
+		fl.tf.Close()
+	}
+	fl.tf, fl.tfPath, fl.tfCtx = nil, "", nil
 }
 
 // lookLate looks, without waiting, for the enqueue row of any earlier
@@ -147,7 +183,7 @@ func (fl *follower) lookLate(ctx context.Context, id Identity, a claudeinbox.Att
 			continue
 		}
 		f := transcript.Follow(ctx, p, from, transcript.FollowOptions{})
-		ts, ok := awaitEnqueue(done, f, text, since, 0)
+		ts, ok, _ := awaitEnqueue(done, f, text, since, from, 0)
 		f.Close()
 		if ok {
 			return ts, true

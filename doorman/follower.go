@@ -56,7 +56,13 @@ type follower struct {
 	piece  []byte
 
 	attempt *claudeinbox.Attempt // the last door write's record, when it is the current line's
-	markErr error                // the last reason the transcript could not be located (logged once)
+
+	// tf follows the session's transcript at tfPath for the confirmation,
+	// kept from line to line while it can be (transcriptAt).
+	tf      *transcript.Follower
+	tfPath  string
+	tfCtx   context.Context
+	markErr error // the last reason the transcript could not be located (logged once)
 
 	watcher *fsnotify.Watcher
 	wake    chan struct{}
@@ -181,6 +187,7 @@ func newFollower(d *Doorman, files claudeinbox.Files, id Identity) (*follower, e
 }
 
 func (fl *follower) close() {
+	fl.dropTranscript()
 	if fl.watcher != nil {
 		fl.watcher.Close()
 	}
@@ -343,6 +350,10 @@ func readLineHead(br *bufio.Reader) (head []byte, size int64, ok bool) {
 	}
 }
 
+// errQueuedBefore: the last look before a write found the row of an
+// earlier one; nothing was written.
+var errQueuedBefore = errors.New("queued by an earlier write")
+
 // errStop ends a pump without advancing: the context ended.
 var errStop = errors.New("stopping")
 
@@ -444,6 +455,8 @@ func (fl *follower) drain(ctx context.Context) error {
 			return &fs.PathError{Op: "read", Path: fl.files.Inbox, Err: err}
 		}
 		if kind == noLine {
+			// Caught up: an idle doorman keeps no transcript watch.
+			fl.dropTranscript()
 			fl.setPending()
 			return nil
 		}
@@ -709,29 +722,51 @@ func (fl *follower) deliver(ctx context.Context, msg claudeinbox.Message, sha st
 			if t, err := claudeinbox.ParseTime(att.FirstAt); err == nil {
 				since = t
 			}
-			// Once more, just before the write: a row that came while
-			// this write was paced is seen by neither the look above
-			// nor this write's wait.
-			if ts, ok := fl.lookLate(ctx, id, prev, msg.Text); ok {
-				d.logf("the line at offset %d was queued by the receiver at %s (an earlier write): acking it", off, ts)
-				return fl.ackDelivered(ctx, id, msg, sha, off, prev.MsgID, claudeinbox.ConfirmTranscript, &ts, paced, 0)
-			}
 		}
-		if err := claudeinbox.WriteAttempt(fl.files.Attempt, att); err != nil {
-			// Unrecorded, a write the receiver queued could be written
-			// again by the next doorman: the line waits.
-			detail := fmt.Sprintf("%s: the door write of the line at offset %d cannot be recorded: %v", claudeinbox.PendingAttemptUnwritable, off, err)
-			d.update(func(s *Status) { s.LastError = detail })
-			d.logf("%s; the line waits", detail)
-			return &DeliveryError{Inbox: fl.files.Inbox, Offset: off, Err: fmt.Errorf("%w: %s", ErrDeliveryFailed, detail)}
-		}
-		follow = transcript.Follow(ctx, mark.Path, mark.Size, transcript.FollowOptions{Poll: d.confirmWait() / 4})
-		defer follow.Close()
+		follow = fl.transcriptAt(ctx, mark)
 	} else if fl.markErr == nil || fl.markErr.Error() != markErr.Error() {
 		fl.markErr = markErr
 		d.logf("the session's transcript cannot be located (%v): acking after the settle (confirm \"settle\")", markErr)
 	}
-	peer, err := d.o.Host.Door.Deliver(ctx, id.Socket, expectPID(id.OwnerPID), m, !confirm)
+	// Just before the frames go out (after the dial, with the real door):
+	// look once more for a late row of an earlier write (one that came
+	// while this write was paced is seen by neither the look above nor
+	// this write's wait), then record the write.
+	var lateTS string
+	before := func() error {
+		if !confirm {
+			return nil
+		}
+		if hasPrev {
+			if ts, ok := fl.lookLate(ctx, id, prev, msg.Text); ok {
+				lateTS = ts
+				return errQueuedBefore
+			}
+		}
+		return claudeinbox.WriteAttempt(fl.files.Attempt, att)
+	}
+	var peer int
+	var err error
+	if rd, ok := d.o.Host.Door.(recordingDoor); ok {
+		peer, err = rd.deliverRecorded(ctx, id.Socket, expectPID(id.OwnerPID), m, !confirm, before)
+	} else if err = before(); err != nil {
+		err = &beforeError{err}
+	} else {
+		peer, err = d.o.Host.Door.Deliver(ctx, id.Socket, expectPID(id.OwnerPID), m, !confirm)
+	}
+	var be *beforeError
+	switch {
+	case errors.Is(err, errQueuedBefore):
+		d.logf("the line at offset %d was queued by the receiver at %s (an earlier write): acking it", off, lateTS)
+		return fl.ackDelivered(ctx, id, msg, sha, off, prev.MsgID, claudeinbox.ConfirmTranscript, &lateTS, paced, 0)
+	case errors.As(err, &be):
+		// Unrecorded, a write the receiver queued could be written
+		// again by the next doorman: the line waits.
+		detail := fmt.Sprintf("%s: the door write of the line at offset %d cannot be recorded: %v", claudeinbox.PendingAttemptUnwritable, off, be.err)
+		d.update(func(s *Status) { s.LastError = detail })
+		d.logf("%s; the line waits", detail)
+		return &DeliveryError{Inbox: fl.files.Inbox, Offset: off, Err: fmt.Errorf("%w: %s", ErrDeliveryFailed, detail)}
+	}
 	if err != nil && !settleCut(ctx, err) {
 		switch {
 		case ctx.Err() != nil:
@@ -758,7 +793,10 @@ func (fl *follower) deliver(ctx context.Context, msg claudeinbox.Message, sha st
 	if !confirm {
 		return fl.ackDelivered(ctx, id, msg, sha, off, m.MsgID, claudeinbox.ConfirmSettle, nil, paced, peer)
 	}
-	ts, ok := awaitEnqueue(ctx, follow, msg.Text, since, d.confirmWait())
+	ts, ok, broken := awaitEnqueue(ctx, follow, msg.Text, since, mark.Size, d.confirmWait())
+	if broken {
+		fl.dropTranscript()
+	}
 	if !ok {
 		if ctx.Err() != nil {
 			return errStop // the attempt record lets the next doorman look for the row

@@ -76,6 +76,45 @@ func (d DoorDialer) Deliver(ctx context.Context, socket string, expectPID int, m
 	return cred.PID, err
 }
 
+// deliverRecorded is Deliver with before called once the door is dialed
+// and its peer checked, just before the frames go out: the doorman records
+// its attempt there, so a kill between the record and the write (a write
+// whose fate a restarted doorman cannot know) is a window of one write
+// call, not of a connect. An error from before is returned, nothing
+// written.
+func (d DoorDialer) deliverRecorded(ctx context.Context, socket string, expectPID int, m door.Message, settle bool, before func() error) (int, error) {
+	s := d.Settle
+	if s <= 0 || !settle {
+		s = door.NoSettle
+	}
+	dl := door.Dialer{ExpectPID: expectPID, Settle: s, Timeout: d.Timeout}
+	c, err := dl.Dial(ctx, socket)
+	if err != nil {
+		return 0, err
+	}
+	if err := before(); err != nil {
+		c.Close()
+		return c.Peer().PID, &beforeError{err}
+	}
+	err = c.Deliver(ctx, m)
+	if cerr := c.Close(); err == nil {
+		err = cerr
+	}
+	return c.Peer().PID, err
+}
+
+// beforeError is the error of deliverRecorded's before: nothing was written.
+type beforeError struct{ err error }
+
+func (e *beforeError) Error() string { return e.err.Error() }
+func (e *beforeError) Unwrap() error { return e.err }
+
+// recordingDoor is a Door that can call back between its dial and its
+// write (DoorDialer); any other Door is recorded for before it is called.
+type recordingDoor interface {
+	deliverRecorded(ctx context.Context, socket string, expectPID int, m door.Message, settle bool, before func() error) (int, error)
+}
+
 // Host is every input the doorman reads about the machine and itself.
 type Host struct {
 	Proc    station.Proc     // process facts (ancestry, exe, comm)
