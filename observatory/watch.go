@@ -37,6 +37,11 @@ const (
 	EventOverflow       = "overflow"        // the reader fell behind: dropped events were left out; Initial events of the station as it is follow
 )
 
+// DefaultLiveness is how often Watch checks that the sessions it holds
+// still have their process when WatchOptions.Liveness is 0: the doorman's
+// default heartbeat period.
+const DefaultLiveness = 2 * time.Second
+
 // DefaultMaxQueued is how many events wait for a reader that does not
 // take them when WatchOptions.MaxQueued is 0.
 const DefaultMaxQueued = 10000
@@ -99,6 +104,10 @@ type WatchOptions struct {
 	// MaxQueued bounds the events that wait for the reader; 0 means
 	// DefaultMaxQueued. See [Watch] for what happens past it.
 	MaxQueued int
+	// Liveness is how often the watcher checks, while it holds a live
+	// session, that each one's process is still there; 0 means
+	// DefaultLiveness, below 0 never.
+	Liveness time.Duration
 }
 
 // Watch streams the station's events until ctx ends, then closes the
@@ -113,12 +122,14 @@ type WatchOptions struct {
 // registry row, the bytes appended to an inbox or an ack file since the last
 // look, the one heartbeat, the rows appended to a transcript (through a
 // transcript.Follower that never waits: the watcher is its waker). An idle
-// station wakes the watcher for nothing; the only timer is the one that
-// turns a fresh doorman heartbeat stale, armed while a doorman is up.
+// station wakes the watcher for nothing beyond two coarse timers: the one
+// that turns a fresh doorman heartbeat stale, armed while a doorman is up,
+// and the liveness check, armed while a session is live.
 //
 // A session whose process dies without removing its row (SIGKILL) is seen
 // as ended when anything of it changes next (its doorman's stopped
-// heartbeat, usually at once). When the kernel drops events (a full inotify
+// heartbeat, usually at once), or at the next liveness check (every
+// Liveness, one process-table lookup a held session), whichever is first. When the kernel drops events (a full inotify
 // queue) the watcher reads the registry again and emits a warning.
 //
 // Events are queued in memory until the reader takes them, so a reader
@@ -154,8 +165,12 @@ func Watch(ctx context.Context, opts WatchOptions) (<-chan Event, error) {
 	if max <= 0 {
 		max = DefaultMaxQueued
 	}
+	liveness := opts.Liveness
+	if liveness == 0 {
+		liveness = DefaultLiveness
+	}
 	w := &watcher{
-		st: &st, now: now, only: opts.Only, fw: fw, maxQueued: max,
+		st: &st, now: now, only: opts.Only, fw: fw, maxQueued: max, liveness: liveness,
 		out:       make(chan Event),
 		ctx:       ctx,
 		done:      done,
@@ -196,7 +211,8 @@ type watcher struct {
 
 	emitTo    func(Event) // where events go; during setup the initial list
 	done      context.Context
-	maxQueued int // events that wait for the reader, at most
+	maxQueued int           // events that wait for the reader, at most
+	liveness  time.Duration // how often the held sessions' processes are checked; <0 never
 
 	byPID     map[int]*wsession
 	bySID     map[string]*wsession
@@ -209,6 +225,7 @@ type watcher struct {
 	ancestors map[string]bool        // their nearest existing ancestors, watched for them
 
 	stale *time.Timer // the next heartbeat expiry, while a doorman is up
+	live  *time.Timer // the next liveness check, while a session is held
 }
 
 // wsession is one live session the watcher follows.
@@ -254,9 +271,13 @@ func (w *watcher) run(initial []Event) {
 		queue = append(queue, e)
 	}
 	for {
-		var staleC <-chan time.Time
+		var staleC, liveC <-chan time.Time
 		if w.stale != nil {
 			staleC = w.stale.C
+		}
+		w.armLive()
+		if w.live != nil {
+			liveC = w.live.C
 		}
 		var out chan<- Event
 		var head Event
@@ -284,6 +305,13 @@ func (w *watcher) run(initial []Event) {
 			}
 			w.emit(Event{Event: EventWarning, Text: "watch: " + err.Error() + "; reading the registry again"})
 			w.scanRegistry()
+		case <-liveC:
+			w.live = nil
+			for _, pid := range slices.Sorted(maps.Keys(w.byPID)) {
+				if s := w.byPID[pid]; !w.st.Proc.Alive(s.row.PID, s.row.ProcStart) {
+					w.end(s)
+				}
+			}
 		case <-staleC:
 			w.stale = nil
 			for _, s := range w.byPID {
@@ -322,7 +350,23 @@ func (w *watcher) snapshot() []Event {
 	return out
 }
 
+// armLive starts the liveness timer when a session is held and none runs,
+// and stops it when none is held.
+func (w *watcher) armLive() {
+	switch {
+	case w.liveness < 0:
+	case len(w.byPID) == 0 && w.live != nil:
+		w.live.Stop()
+		w.live = nil
+	case len(w.byPID) > 0 && w.live == nil:
+		w.live = time.NewTimer(w.liveness)
+	}
+}
+
 func (w *watcher) closeAll() {
+	if w.live != nil {
+		w.live.Stop()
+	}
 	for _, s := range w.byPID {
 		s.close()
 	}

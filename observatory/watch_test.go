@@ -311,3 +311,40 @@ func TestWatchOverflow(t *testing.T) {
 		t.Errorf("after the overflow: %+v", e)
 	}
 }
+
+// TestWatchLiveness: a session killed without removing its row and
+// without a doorman to say so is seen as ended at the next liveness check;
+// with the check off, nothing says so.
+func TestWatchLiveness(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		liveness time.Duration
+	}{{"checked", 200 * time.Millisecond}, {"off", -1}} {
+		t.Run(tt.name, func(t *testing.T) {
+			fs := fakestation.New(t)
+			a := fs.AddSession(fakestation.Session{Name: "a"})
+			ctx, cancel := context.WithCancel(context.Background())
+			ch, err := observatory.Watch(ctx, observatory.WatchOptions{Station: fs.Station(), Liveness: tt.liveness})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() {
+				cancel()
+				for range ch {
+				}
+			})
+			ev := &events{t: t, ch: ch}
+			ev.next("a's doorman state", is(observatory.EventDoorman, a.SessionID))
+			fs.Crash(a.PID)
+			if tt.liveness < 0 {
+				ev.quiet(time.Second)
+				return
+			}
+			start := time.Now()
+			if e := ev.next("a ended", is(observatory.EventSessionEnded, a.SessionID)); e.PID != a.PID {
+				t.Errorf("session-ended %+v", e)
+			}
+			t.Logf("ended seen %v after the crash", time.Since(start))
+		})
+	}
+}
