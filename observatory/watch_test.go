@@ -65,8 +65,14 @@ func (e *events) quiet(d time.Duration) {
 
 func startWatch(t *testing.T, fs *fakestation.Station, only string) *events {
 	t.Helper()
+	return watchWith(t, observatory.WatchOptions{Station: fs.Station(), Only: only})
+}
+
+// watchWith starts a watch with opts, ended and drained at the test's end.
+func watchWith(t *testing.T, opts observatory.WatchOptions) *events {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	ch, err := observatory.Watch(ctx, observatory.WatchOptions{Station: fs.Station(), Only: only})
+	ch, err := observatory.Watch(ctx, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -260,16 +266,7 @@ func TestWatchOverflow(t *testing.T) {
 	const max, lines = 5, 50
 	fs := fakestation.New(t)
 	a := fs.AddSession(fakestation.Session{Name: "a"})
-	ctx, cancel := context.WithCancel(context.Background())
-	ch, err := observatory.Watch(ctx, observatory.WatchOptions{Station: fs.Station(), MaxQueued: max})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		cancel()
-		for range ch {
-		}
-	})
+	ev := watchWith(t, observatory.WatchOptions{Station: fs.Station(), MaxQueued: max})
 	// The reader stops: lines are queued, a session starts, one ends.
 	for i := range lines {
 		if _, err := fsx.AppendLine(fs.InboxPath(a.SessionID), []byte("line "+strconv.Itoa(i))); err != nil {
@@ -281,7 +278,6 @@ func TestWatchOverflow(t *testing.T) {
 	fs.RemoveSession(a.PID)
 	time.Sleep(2 * time.Second) // the watcher reads it all meanwhile
 
-	ev := &events{t: t, ch: ch}
 	over := ev.next("overflow", func(e observatory.Event) bool { return e.Event == observatory.EventOverflow })
 	if n := len(ev.got) - 1; n != max {
 		t.Errorf("%d events before the overflow, want MaxQueued %d: %+v", n, max, ev.got)
@@ -323,17 +319,7 @@ func TestWatchLiveness(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			fs := fakestation.New(t)
 			a := fs.AddSession(fakestation.Session{Name: "a"})
-			ctx, cancel := context.WithCancel(context.Background())
-			ch, err := observatory.Watch(ctx, observatory.WatchOptions{Station: fs.Station(), Liveness: tt.liveness})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() {
-				cancel()
-				for range ch {
-				}
-			})
-			ev := &events{t: t, ch: ch}
+			ev := watchWith(t, observatory.WatchOptions{Station: fs.Station(), Liveness: tt.liveness})
 			ev.next("a's doorman state", is(observatory.EventDoorman, a.SessionID))
 			fs.Crash(a.PID)
 			if tt.liveness < 0 {
