@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/door"
 	"github.com/oo-family/oo-claude/doorman"
 	"github.com/oo-family/oo-claude/fakes/fakedoor"
 )
@@ -543,5 +544,56 @@ func TestStartKeepsOnlyWhatTheResumeNeeds(t *testing.T) {
 	}
 	if recent != 3 {
 		t.Errorf("%d recent deliveries kept, want 3", recent)
+	}
+}
+
+// failOnce is a Door whose first delivery fails with err (before writing
+// anything, as a dial error does, or part way, as a write error may).
+type failOnce struct {
+	err    error
+	failed bool
+	doorman.Door
+}
+
+func (f *failOnce) Deliver(ctx context.Context, socket string, expect int, m door.Message, settle bool) (int, error) {
+	if !f.failed {
+		f.failed = true
+		return 0, f.err
+	}
+	return f.Door.Deliver(ctx, socket, expect, m, settle)
+}
+
+// A door write that failed: one that reached no receiver (the dial
+// failed) is tried again at once; one that may have gone out in part is
+// of unknown fate and waits out the bound and the receiver's windows.
+func TestFailedWriteRetry(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		err    error
+		writes int // on the run after the failure
+	}{
+		{"dial", &door.OpError{Op: "dial", Socket: "s", Err: syscall.ECONNREFUSED}, 1},
+		{"write", &door.OpError{Op: "write", Socket: "s", Err: syscall.EPIPE}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := newWorld(t)
+			sid := w.owned("busy")
+			stub := &stubDoor{peer: w.me, transcript: w.transcript}
+			d := &failOnce{err: tc.err, Door: stub}
+			w.appendLine(sid, "[a 📡] after a failed write")
+			if err, _, log := w.runOnce(doorman.ModeMCP, "", d); err == nil {
+				t.Fatalf("first run: nil, want the failed write's error\n%s", log)
+			}
+			err, _, log := w.runOnce(doorman.ModeMCP, "", d)
+			if n := len(stub.delivered); n != tc.writes {
+				t.Fatalf("%d writes on the next run, want %d (run: %v)\n%s", n, tc.writes, err, log)
+			}
+			if tc.writes == 0 && !errors.Is(err, doorman.ErrNotQueued) {
+				t.Errorf("next run = %v, want ErrNotQueued (the line waits)", err)
+			}
+			if tc.writes == 1 && err != nil {
+				t.Errorf("next run = %v, want the line delivered", err)
+			}
+		})
 	}
 }
