@@ -19,7 +19,7 @@ func newSendCmd(e *env) *ffcli.Command {
 	from := fs.String("from", claudeinbox.DefaultFrom, "sender `NAME` for the tag (1–80 characters, no brackets)")
 	asJSON := fs.Bool("json", false, "print the receipt row as one JSON line")
 	noTag := fs.Bool("no-tag", false, "send the line as it is, without a [NAME 📡] tag")
-	priority := fs.String("priority", "", "when the session sees the line: `now` (with the running tool's result), next (the default: at the next tool round, or a new turn when idle) or later (a turn of its own after the running one)")
+	priority := fs.String("priority", "", "when the session sees the line: `now` (at once: it aborts the running tool), next (the default: at the next tool round, or a new turn when idle) or later (a turn of its own after the running one)")
 	var waitD, minIntervalD, seenD, replyD time.Duration
 	wait, minInterval, seen, reply := secondsFlag{d: &waitD}, secondsFlag{d: &minIntervalD}, secondsFlag{d: &seenD}, secondsFlag{d: &replyD}
 	fs.Var(&wait, "wait", "wait `S` seconds for the doorman's ack (default OO_CLAUDE_WAIT_S or 5)")
