@@ -79,19 +79,33 @@ func TestStartSessionIDOneDriver(t *testing.T) {
 	fk.Script(fakeclaude.Script{DelayMS: 1500})
 	sid := uuid.NewString()
 	var wg sync.WaitGroup
-	classes := make([]headless.Class, 2)
-	for i := range classes {
+	results := make([]headless.StartResult, 2)
+	errs := make([]error, 2)
+	for i := range results {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			res, _ := r.Start(context.Background(), headless.StartRequest{Prompt: "go", CWD: t.TempDir(), SessionID: sid, Self: self,
+			results[i], errs[i] = r.Start(context.Background(), headless.StartRequest{Prompt: "go", CWD: t.TempDir(), SessionID: sid, Self: self,
 				Out: filepath.Join(t.TempDir(), "r.json")})
-			classes[i] = res.Class
 		}()
 	}
 	wg.Wait()
+	classes := []headless.Class{results[0].Class, results[1].Class}
 	if n := len(fk.Calls("claude")); n != 1 {
 		t.Errorf("claude ran %d times for one session id (classes %v), want 1", n, classes)
+	}
+	// The winner completes; the loser is refused session-in-use, exit 1
+	// (start's class for a session another driver holds, as README says;
+	// resume's is held-by-session, exit 3), its error ErrSessionInUse.
+	win, lose := 0, 1
+	if results[1].Class == headless.Completed {
+		win, lose = 1, 0
+	}
+	if got := results[win]; got.Class != headless.Completed || got.Class.ExitCode() != 0 || errs[win] != nil {
+		t.Errorf("winner: class %s exit %d err %v, want completed, exit 0", got.Class, got.Class.ExitCode(), errs[win])
+	}
+	if got := results[lose]; got.Class != headless.Refused || got.Class.ExitCode() != 1 || got.Reason != "session-in-use" || !errors.Is(errs[lose], headless.ErrSessionInUse) {
+		t.Errorf("loser: class %s exit %d reason %q err %v, want refused session-in-use, exit 1", got.Class, got.Class.ExitCode(), got.Reason, errs[lose])
 	}
 
 	other := uuid.NewString()
@@ -215,8 +229,12 @@ func TestDetachBoundsSystemdRun(t *testing.T) {
 		limit, unitIn time.Duration
 		reason        string
 	}{
-		{"hangs", fakeclaude.Script{DelayMS: 60_000}, 500 * time.Millisecond, 20 * time.Second, "did not finish within"},
-		{"starts nothing", fakeclaude.Script{}, 20 * time.Second, 500 * time.Millisecond, "did not start within"},
+		// Each bound is what the start waits for, measured below: the
+		// answer comes no sooner than it and well before the fake's 60 s
+		// hang. The other bound is generous (a systemd-run that exits at
+		// once is not stopped on a loaded machine under -race).
+		{"hangs", fakeclaude.Script{DelayMS: 60_000}, 1 * time.Second, 60 * time.Second, "did not finish within 1s"},
+		{"starts nothing", fakeclaude.Script{}, 60 * time.Second, 1 * time.Second, "did not start within 1s"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -228,8 +246,9 @@ func TestDetachBoundsSystemdRun(t *testing.T) {
 			fk.ScriptFor(fakeclaude.NameSystemdRun, tt.script)
 			begin := time.Now()
 			res, err := r.Start(context.Background(), headless.StartRequest{Prompt: "go", CWD: t.TempDir(), Systemd: true, Self: self})
-			if took := time.Since(begin); took > 15*time.Second {
-				t.Errorf("took %v", took)
+			bound := min(tt.limit, tt.unitIn)
+			if took := time.Since(begin); took < bound || took > bound+30*time.Second {
+				t.Errorf("answered after %v, want no sooner than its %v bound and well before the fake's 60 s", took, bound)
 			}
 			if err == nil || res.Class != headless.Failed || !strings.Contains(res.Reason, tt.reason) {
 				t.Errorf("class %s reason %q err %v, want failed: %s", res.Class, res.Reason, err, tt.reason)
