@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
 	"github.com/oo-family/oo-claude/fakes/fakeclaude"
 	"github.com/oo-family/oo-claude/headless"
@@ -266,5 +267,70 @@ func TestDetachBoundsSystemdRun(t *testing.T) {
 				t.Errorf("a start that never ran registered %v", links)
 			}
 		})
+	}
+}
+
+// A turn that ended in an error stays visible when a later turn succeeded:
+// the run completes (the final turn's verdict), both turns are kept in
+// order, the error turn's reason is in the note, and the later turn, which
+// a peer line started, names that line's msg_id and sender.
+func TestErrorTurnBeforeSuccessIsKept(t *testing.T) {
+	r, _, fk := newRunner(t)
+	sid := uuid.NewString()
+	// claude's stream-json output: other events, then one result per turn.
+	stdout := `{"type":"system","subtype":"init","session_id":"` + sid + `"}
+{"type":"result","subtype":"error_during_execution","is_error":true,"result":"API Error: 529 overloaded","session_id":"` + sid + `","num_turns":1,"total_cost_usd":0.01,"result_index":0}
+{"type":"assistant","session_id":"` + sid + `","message":{"content":[{"type":"text","text":"done"}]}}
+{"type":"result","subtype":"success","is_error":false,"result":"done","session_id":"` + sid + `","num_turns":1,"total_cost_usd":0.03,"result_index":1,"origin":{"kind":"peer","from":"mama","msg_id":"7e1b0c52-0d43-4e8f-9a51-0f7c2b9d3a10"}}
+`
+	fk.Script(fakeclaude.Script{Stdout: stdout})
+	res, err := r.Start(context.Background(), headless.StartRequest{Prompt: "go", CWD: t.TempDir(), SessionID: sid, Self: self,
+		Out: filepath.Join(t.TempDir(), "r.json")})
+	if err != nil || res.Class != headless.Completed {
+		t.Fatalf("class %s reason %q err %v, want completed (the final turn succeeded)", res.Class, res.Reason, err)
+	}
+	b, err := os.ReadFile(res.File.ResultFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var f headless.StartFile
+	if err := json.Unmarshal(b, &f); err != nil {
+		t.Fatal(err)
+	}
+	type turn struct {
+		Index     int
+		StartedBy string
+		MsgID     string
+		From      string
+		Subtype   string
+		IsError   bool
+		Result    string
+	}
+	var got []turn
+	for _, tn := range f.Turns {
+		g := turn{Index: tn.Index, StartedBy: tn.StartedBy, Subtype: tn.Subtype, IsError: tn.IsError}
+		if tn.MsgID != nil {
+			g.MsgID = *tn.MsgID
+		}
+		if tn.From != nil {
+			g.From = *tn.From
+		}
+		if tn.Result != nil {
+			g.Result = *tn.Result
+		}
+		got = append(got, g)
+	}
+	want := []turn{
+		{Index: 0, StartedBy: receipt.TurnByPrompt, Subtype: "error_during_execution", IsError: true, Result: "API Error: 529 overloaded"},
+		{Index: 1, StartedBy: receipt.TurnByPeer, MsgID: "7e1b0c52-0d43-4e8f-9a51-0f7c2b9d3a10", From: "mama", Subtype: "success", Result: "done"},
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("turns (-want +got):\n%s", diff)
+	}
+	if f.Note == nil || !strings.Contains(*f.Note, "turn 1 of 2 ended in an error") || !strings.Contains(*f.Note, "529 overloaded") {
+		t.Errorf("note %v does not say turn 1 of 2 ended in an error, with claude's reason", f.Note)
+	}
+	if f.IsError == nil || *f.IsError || f.Result == nil || *f.Result != "done" {
+		t.Errorf("top-level keys %v %v, want the final turn's (is_error false, done)", f.IsError, f.Result)
 	}
 }
