@@ -32,6 +32,7 @@ var ErrNoProcess = errors.New("no such process")
 type ProcInfo struct {
 	PID   int
 	PPID  int
+	PGRP  int    // the process group
 	Comm  string // the executable's short name, as the kernel keeps it (≤ 15 bytes)
 	State byte   // R, S, D, Z, T, ...
 	// StartTicks is field 22 of stat, the start time in clock ticks since
@@ -86,11 +87,15 @@ func ParseStat(b []byte) (ProcInfo, error) {
 	if err != nil || ppid < 0 {
 		return ProcInfo{}, ErrBadStat
 	}
+	pgrp, err := strconv.Atoi(rest[2])
+	if err != nil || pgrp < 0 {
+		return ProcInfo{}, ErrBadStat
+	}
 	start := rest[22-3]
 	if _, err := strconv.ParseUint(start, 10, 64); err != nil {
 		return ProcInfo{}, ErrBadStat
 	}
-	return ProcInfo{PID: pid, PPID: ppid, Comm: string(b[open+1 : end]), State: rest[0][0], StartTicks: start}, nil
+	return ProcInfo{PID: pid, PPID: ppid, PGRP: pgrp, Comm: string(b[open+1 : end]), State: rest[0][0], StartTicks: start}, nil
 }
 
 // Exe returns the target of /proc/<pid>/exe.

@@ -23,9 +23,9 @@ func TestParseStat(t *testing.T) {
 		want station.ProcInfo
 		err  bool
 	}{
-		{"plain", "42 (claude) S 7 42 42 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 11 0 92840 1000 10 ...", station.ProcInfo{PID: 42, PPID: 7, Comm: "claude", State: 'S', StartTicks: "92840"}, false},
-		{"comm with paren and space", "9 (a) b (c)) R 1 9 9 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5 0 0", station.ProcInfo{PID: 9, PPID: 1, Comm: "a) b (c)", State: 'R', StartTicks: "5"}, false},
-		{"zombie", "3 (x) Z 2 3 3 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 77 0 0", station.ProcInfo{PID: 3, PPID: 2, Comm: "x", State: 'Z', StartTicks: "77"}, false},
+		{"plain", "42 (claude) S 7 42 42 0 -1 4194560 1 0 0 0 0 0 0 0 20 0 11 0 92840 1000 10 ...", station.ProcInfo{PID: 42, PPID: 7, PGRP: 42, Comm: "claude", State: 'S', StartTicks: "92840"}, false},
+		{"comm with paren and space", "9 (a) b (c)) R 1 9 9 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 5 0 0", station.ProcInfo{PID: 9, PPID: 1, PGRP: 9, Comm: "a) b (c)", State: 'R', StartTicks: "5"}, false},
+		{"zombie", "3 (x) Z 2 3 3 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 77 0 0", station.ProcInfo{PID: 3, PPID: 2, PGRP: 3, Comm: "x", State: 'Z', StartTicks: "77"}, false},
 		{"truncated", "3 (x) S 2 3", station.ProcInfo{}, true},
 		{"no paren", "3 x S 2 3 3 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 77", station.ProcInfo{}, true},
 		{"empty", "", station.ProcInfo{}, true},
@@ -33,7 +33,8 @@ func TestParseStat(t *testing.T) {
 		{"pid 0", "0 (x) S 1 0 0 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 77 0 0", station.ProcInfo{}, true},
 		{"negative pid", "-3 (x) S 1 0 0 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 77 0 0", station.ProcInfo{}, true},
 		{"negative ppid", "3 (x) S -1 0 0 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 77 0 0", station.ProcInfo{}, true},
-		{"init's parent is 0", "1 (systemd) S 0 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 2 0 0", station.ProcInfo{PID: 1, Comm: "systemd", State: 'S', StartTicks: "2"}, false},
+		{"process group not a number", "3 (x) S 1 g 0 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 77 0 0", station.ProcInfo{}, true},
+		{"init's parent is 0", "1 (systemd) S 0 1 1 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 2 0 0", station.ProcInfo{PID: 1, PGRP: 1, Comm: "systemd", State: 'S', StartTicks: "2"}, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -64,7 +65,7 @@ func FuzzParseStat(f *testing.F) {
 			if !errors.Is(err, station.ErrBadStat) {
 				t.Fatalf("error %v is not ErrBadStat", err)
 			}
-		} else if _, perr := strconv.ParseUint(info.StartTicks, 10, 64); perr != nil || info.State == ' ' || info.PID <= 0 || info.PPID < 0 {
+		} else if _, perr := strconv.ParseUint(info.StartTicks, 10, 64); perr != nil || info.State == ' ' || info.PID <= 0 || info.PPID < 0 || info.PGRP < 0 {
 			t.Fatalf("accepted %q as %+v", b, info)
 		}
 		// The kernel's comm is at most 15 bytes with no newline; state is
