@@ -1,7 +1,6 @@
 package headless
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -9,11 +8,10 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
-	"strconv"
-	"strings"
 	"syscall"
 	"time"
 
+	"github.com/oo-family/oo-claude/station"
 	"golang.org/x/sys/unix"
 )
 
@@ -156,29 +154,20 @@ func groupAlive(pgid int) bool {
 	return unix.Kill(-pgid, 0) == nil && groupHasLiving(pgid)
 }
 
-// groupHasLiving scans /proc for a member of pgid that is not a zombie.
+// groupHasLiving reports whether the process table holds a member of
+// pgid that is not a zombie. It reads the real /proc (station.Proc's zero
+// value), not the station's procfs root: the group is this process's
+// children, wherever the registry's sessions are looked up.
 func groupHasLiving(pgid int) bool {
-	ents, err := os.ReadDir("/proc")
+	var p station.Proc
+	pids, err := p.Pids()
 	if err != nil {
 		return true
 	}
-	for _, e := range ents {
-		if e.Name()[0] < '0' || e.Name()[0] > '9' {
-			continue
+	for _, pid := range pids {
+		if info, err := p.Info(pid); err == nil && info.PGRP == pgid && !info.Zombie() {
+			return true
 		}
-		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		i := bytes.LastIndexByte(b, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(string(b[i+1:])) // state ppid pgrp ...
-		if len(f) < 3 || f[2] != strconv.Itoa(pgid) || f[0] == "Z" || f[0] == "X" {
-			continue
-		}
-		return true
 	}
 	return false
 }

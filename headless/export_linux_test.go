@@ -1,0 +1,4 @@
+package headless
+
+// GroupHasLiving is groupHasLiving, for TestGroupHasLiving.
+var GroupHasLiving = groupHasLiving
