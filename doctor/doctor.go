@@ -427,20 +427,7 @@ func ParseMCPGet(out []byte) (reg MCPRegistration, ok bool) {
 // live registry row, else CLAUDE_CODE_SESSION_ID), that session's doorman
 // heartbeat must be fresh.
 func (d *doc) doorman(st *station.Station, live []station.Session) {
-	sid := ""
-	if d.o.PID > 0 {
-		if chain, err := d.o.Proc.Ancestors(d.o.PID); err == nil {
-			for _, a := range chain {
-				if s, ok := st.LiveByPID(a.PID); ok {
-					sid = s.SessionID
-					break
-				}
-			}
-		}
-	}
-	if sid == "" && station.IsSessionID(d.o.SessionID) {
-		sid = d.o.SessionID
-	}
+	sid, _, _ := st.CallingSession(d.o.PID, d.o.SessionID)
 	if sid == "" {
 		d.skip(CheckDoorman, "not run inside a session")
 		return

@@ -9,9 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oo-family/oo-claude/internal/claudeproc"
+
 	"github.com/google/uuid"
 	"github.com/oo-family/oo-claude/fakes/fakemodel"
-	"github.com/oo-family/oo-claude/headless"
 )
 
 // turnsOf reads the turns list of a receipt row or result file.
@@ -212,7 +213,7 @@ func TestNoLoginSaysWhy(t *testing.T) {
 
 // TestProcessScanFormsOfTheRealCLI: the real binary reads -r<sid> and
 // -pr <sid> as a resume of sid (its registry row names the session), and
-// headless.NamesSession reads the same from its command line, so resume
+// claudeproc.NamesSession reads the same from its command line, so resume
 // and start --session-id see such a process as the session's driver.
 func TestProcessScanFormsOfTheRealCLI(t *testing.T) {
 	t.Parallel()
@@ -236,7 +237,7 @@ func TestProcessScanFormsOfTheRealCLI(t *testing.T) {
 			t.Fatal(err)
 		}
 		args := strings.Split(strings.TrimRight(string(b), "\x00"), "\x00")
-		if !headless.NamesSession(args, sid) {
+		if !claudeproc.NamesSession(args, sid) {
 			t.Errorf("NamesSession(%q) is false for a process the real CLI runs as session %s", args, sid)
 		}
 		_ = syscall.Kill(-s.pid(), syscall.SIGKILL)

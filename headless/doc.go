@@ -9,7 +9,8 @@
 //   - One driver per session: Resume and Start refuse a session that a
 //     live registry row names, whose doorman heartbeat is fresh, that a
 //     running process names on its command line (every form the real CLI's
-//     parser reads, see [NamesSession]), or whose lock
+//     parser reads: --resume, --session-id, -r, and -r in a group of short
+//     flags), or whose lock
 //     (<state>/locks/resume-<sid>.lock) another resume or start holds; the
 //     lock is held from the check to the end of the run. A registry or
 //     process table that cannot be read is a refusal, never a go-ahead.
@@ -31,11 +32,14 @@
 //     with "-") is refused, and so is a budget that is not a finite number
 //     above 0.
 //   - The child's environment is ours minus every CLAUDE* variable except
-//     the 18 provider/auth names of [KeepEnv]; a descriptor named by
+//     18 provider/auth names (CLAUDE_CONFIG_DIR, the provider switches and
+//     the four credentials); a descriptor named by
 //     CLAUDE_CODE_OAUTH_TOKEN_FILE_DESCRIPTOR or
 //     CLAUDE_CODE_API_KEY_FILE_DESCRIPTOR is passed on (renumbered). So no
 //     door, messaging token or session identity of the caller reaches a
-//     child. A systemd unit gets only the plain names of [UnitEnvNames].
+//     child. A systemd unit gets only a fixed list of plain names by name
+//     (the login basics, the OO_CLAUDE_* knobs, the keep-list without its
+//     credentials).
 //   - A turn that outlives its timeout is stopped with its whole process
 //     group (SIGTERM, then SIGKILL after a grace period), grandchildren
 //     included.
@@ -46,6 +50,7 @@
 //     start, returns only once the unit has claimed its prompt (one rename:
 //     a unit started twice runs claude once), and bounds systemd-run. The
 //     lineage link is registered once claude runs.
-//   - Results are parsed leniently ([ParseResult]); receipts carry argv with
-//     the line replaced by "<line>", never a token.
+//   - Results are parsed leniently (a field of an unexpected type loses
+//     only itself); receipts carry argv with the line replaced by "<line>",
+//     never a token.
 package headless

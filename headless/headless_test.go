@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/oo-family/oo-claude/internal/claudeproc"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
@@ -27,69 +28,6 @@ func TestMain(m *testing.M) {
 }
 
 const sid = "0b5c8a1e-1111-4222-8333-444455556666"
-
-// claudeEnv40 is 40 CLAUDE* variables: the 18 of the keep-list and 22 that
-// must never reach a child (the caller's door, token, identity, ...).
-func claudeEnv40() []string {
-	drop := []string{"CLAUDECODE", "CLAUDE_CODE_ENTRYPOINT", "CLAUDE_CODE_SESSION_ID", "CLAUDE_CODE_MESSAGING_SOCKET",
-		"CLAUDE_CODE_MESSAGING_TOKEN", "CLAUDE_PROJECT_DIR", "CLAUDE_CODE_CHILD_NOTES_DIR", "CLAUDE_CODE_LAUNCHED_BY_SESSION_IDS",
-		"CLAUDE_CODE_CHILD_SESSION", "CLAUDE_CODE_SESSION_ATTENDED", "CLAUDE_CODE_SDK_HAS_HOST_AUTH_REFRESH",
-		"CLAUDE_CODE_HOST_SESSION_ID", "CLAUDE_PID", "CLAUDE_AGENT_SDK_VERSION", "CLAUDE_AGENT_SDK_CLIENT_APP",
-		"CLAUDE_CODE_SESSION_KIND", "CLAUDE_CODE_SESSION_NAME", "CLAUDE_CODE_PROJECT_DIR_NAME", "CLAUDE_CODE_TMPDIR",
-		"CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "CLAUDE_BASH_MAINTAIN_PROJECT_WORKING_DIR", "CLAUDEX"}
-	var env []string
-	for _, n := range headless.KeepEnv() {
-		env = append(env, n+"=keep-"+n)
-	}
-	for _, n := range drop {
-		env = append(env, n+"=drop-"+n)
-	}
-	return env
-}
-
-func TestScrubEnvExactly18(t *testing.T) {
-	in := append([]string{"HOME=/h", "OO_CLAUDE_STATE_DIR=/s", "ANTHROPIC_BASE_URL=http://x"}, claudeEnv40()...)
-	if n := len(in) - 3; n != 40 {
-		t.Fatalf("%d CLAUDE* variables, want 40", n)
-	}
-	// Descriptors must be numbers to be kept.
-	for i, kv := range in {
-		if strings.HasSuffix(strings.SplitN(kv, "=", 2)[0], "_FILE_DESCRIPTOR") {
-			in[i] = strings.SplitN(kv, "=", 2)[0] + "=" + fmt.Sprint(10+i)
-		}
-	}
-	got, fds := headless.ScrubEnv(in)
-	var claude []string
-	for _, kv := range got {
-		if strings.HasPrefix(kv, "CLAUDE") {
-			claude = append(claude, strings.SplitN(kv, "=", 2)[0])
-		}
-	}
-	want := headless.KeepEnv()
-	slices.Sort(want)
-	slices.Sort(claude)
-	if d := cmp.Diff(want, claude); d != "" {
-		t.Errorf("CLAUDE* kept (-want +got):\n%s", d)
-	}
-	for _, kv := range []string{"HOME=/h", "OO_CLAUDE_STATE_DIR=/s", "ANTHROPIC_BASE_URL=http://x",
-		"CLAUDE_CODE_OAUTH_TOKEN_FILE_DESCRIPTOR=3", "CLAUDE_CODE_API_KEY_FILE_DESCRIPTOR=4"} {
-		if !slices.Contains(got, kv) {
-			t.Errorf("%s missing from %v", kv, got)
-		}
-	}
-	if len(fds) != 2 || fds[0].ChildFD != 3 || fds[1].ChildFD != 4 {
-		t.Errorf("fds %+v", fds)
-	}
-}
-
-func TestUnitEnvNamesHoldNoSecret(t *testing.T) {
-	for _, n := range headless.UnitEnvNames() {
-		if slices.Contains(headless.CredentialEnv(), n) || strings.HasPrefix(n, "ANTHROPIC_") || strings.HasPrefix(n, "AWS_") ||
-			strings.HasPrefix(n, "CLOUD_ML_") || strings.Contains(n, "TOKEN") || strings.Contains(n, "MESSAGING") || n == "CLAUDE_CODE_SESSION_ID" {
-			t.Errorf("%s must not be passed to a unit", n)
-		}
-	}
-}
 
 func TestParseResult(t *testing.T) {
 	r := func(s string) *string { return &s }
@@ -150,61 +88,6 @@ func FuzzParseResult(f *testing.F) {
 	})
 }
 
-func TestNamesSession(t *testing.T) {
-	tests := []struct {
-		args []string
-		want bool
-	}{
-		{[]string{"claude", "-p", "--resume", sid, "x"}, true},
-		{[]string{"claude", "-r", sid}, true},
-		{[]string{"node", "cli.js", "--session-id=" + strings.ToUpper(sid)}, true},
-		{[]string{"oo-claude", "resume", sid, "x"}, false},
-		{[]string{"claude", "--resume"}, false},
-		{[]string{"echo", "--resume " + sid}, false},
-	}
-	for _, tt := range tests {
-		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
-			if got := headless.NamesSession(tt.args, sid); got != tt.want {
-				t.Errorf("got %v, want %v", got, tt.want)
-			}
-		})
-	}
-}
-
-func TestArgv(t *testing.T) {
-	cfg := headless.DoormanConfig("/opt/oo/oo-claude")
-	got := headless.ResumeArgv(sid, "claude-haiku-5-5", 1, "", cfg, 0.25)
-	want := []string{"-p", "--resume", sid, "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
-		"--model", "claude-haiku-5-5", "--max-turns", "1",
-		"--tools", "", "--permission-mode", "dontAsk", "--mcp-config", cfg, "--strict-mcp-config", "--max-budget-usd", "0.25"}
-	if d := cmp.Diff(want, got); d != "" {
-		t.Errorf("resume (-want +got):\n%s", d)
-	}
-	if cfg != `{"mcpServers":{"claude-inbox":{"type":"stdio","command":"/opt/oo/oo-claude","args":["doorman","--mcp"]}}}` {
-		t.Errorf("doorman config %s", cfg)
-	}
-	base := []string{"-p", "--session-id", sid, "--output-format", "stream-json", "--verbose", "--model", "m", "--max-turns", "4",
-		"--permission-mode", "dontAsk", "--tools", "Read"}
-	tests := []struct {
-		mode    headless.DoormanMode
-		allowed bool
-		tail    []string
-	}{
-		{headless.DoormanInjected, true, []string{"--allowedTools", "Read", "--mcp-config", cfg, "--strict-mcp-config"}},
-		{headless.DoormanNone, false, []string{"--strict-mcp-config"}},
-		{headless.DoormanUserScope, false, nil},
-	}
-	for _, tt := range tests {
-		t.Run(string(tt.mode), func(t *testing.T) {
-			got := headless.StartArgv(sid, "m", 4, "Read", "Read", tt.allowed, tt.mode, cfg, 0.5, "go")
-			want := append(append(append([]string{}, base...), tt.tail...), "--max-budget-usd", "0.5", "go")
-			if d := cmp.Diff(want, got); d != "" {
-				t.Errorf("(-want +got):\n%s", d)
-			}
-		})
-	}
-}
-
 // newRunner returns a runner on a fake station whose claude is the fake.
 func newRunner(t *testing.T) (*headless.Runner, *fakestation.Station, *fakeclaude.Fakes) {
 	fs := fakestation.New(t)
@@ -258,7 +141,7 @@ func TestResumeRefusalsAndHolds(t *testing.T) {
 			fs.AddSession(fakestation.Session{SessionID: sid})
 		}, headless.ResumeRequest{Self: "/opt/oo/oo-claude", SessionID: sid, Line: "hi"}, headless.HeldBySession, headless.HeldByRegistry, nil},
 		{"lock", func(t *testing.T, fs *fakestation.Station, r *headless.Runner) {
-			l, err := fsx.TryLock(headless.ResumeLockPath(fs.Paths, sid))
+			l, err := fsx.TryLock(claudeproc.ResumeLockPath(fs.Paths, sid))
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oo-family/oo-claude/internal/claudeproc"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
 	"github.com/oo-family/oo-claude/fakes/fakeclaude"
@@ -122,33 +124,6 @@ func TestStartSessionIDOneDriver(t *testing.T) {
 	}
 }
 
-// The process scan reads every form of the real CLI's parser (commander):
-// the e2e suite checks the same forms against the real binary.
-func TestNamesSessionCLIForms(t *testing.T) {
-	tests := []struct {
-		args []string
-		want bool
-	}{
-		{[]string{"claude", "-r" + sid}, true},
-		{[]string{"claude", "-pr", sid}, true},
-		{[]string{"claude", "-pr" + sid}, true},
-		{[]string{"claude", "-r=" + sid}, true},
-		{[]string{"claude", "--resume=" + sid}, true},
-		{[]string{"claude", "--session-id", sid}, true},
-		{[]string{"claude", "-p", "--", "-r", sid}, false}, // after --: a prompt
-		{[]string{"claude", "-dr", sid}, false},            // -d takes "r" as its filter
-		{[]string{"claude", "-r" + sid + "x"}, false},      // another id
-		{[]string{"claude", "-p", "--resume"}, false},
-	}
-	for _, tt := range tests {
-		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
-			if got := headless.NamesSession(tt.args, sid); got != tt.want {
-				t.Errorf("got %v, want %v", got, tt.want)
-			}
-		})
-	}
-}
-
 // resume --cwd takes a relative path as start --cwd does.
 func TestResumeRelativeCWD(t *testing.T) {
 	r, fs, fk := newRunner(t)
@@ -195,8 +170,8 @@ func TestRunUnitRunsClaudeOnce(t *testing.T) {
 	for i := range 15 {
 		sid := uuid.NewString()
 		out := filepath.Join(t.TempDir(), "r.json")
-		f := headless.StartFile{State: headless.Started, SessionID: sid, Unit: receipt.Ptr(headless.UnitName(sid)), ResultFile: out,
-			PromptFile: receipt.Ptr(headless.PromptFile(out)), CWD: t.TempDir(), Model: "m", MaxTurns: 1, BudgetUSD: 0.25, TimeoutS: 30,
+		f := headless.StartFile{State: headless.Started, SessionID: sid, Unit: receipt.Ptr(claudeproc.UnitName(sid)), ResultFile: out,
+			PromptFile: receipt.Ptr(claudeproc.PromptFile(out)), CWD: t.TempDir(), Model: "m", MaxTurns: 1, BudgetUSD: 0.25, TimeoutS: 30,
 			Doorman: headless.DoormanNone}
 		b, _ := json.Marshal(f)
 		if err := os.WriteFile(out, b, 0o600); err != nil {
@@ -259,7 +234,7 @@ func TestDetachBoundsSystemdRun(t *testing.T) {
 			if json.Unmarshal(b, &f) != nil || f.State != headless.Failed {
 				t.Errorf("result file %s, want state failed", b)
 			}
-			if _, err := os.Stat(headless.PromptFile(res.File.ResultFile)); !os.IsNotExist(err) {
+			if _, err := os.Stat(claudeproc.PromptFile(res.File.ResultFile)); !os.IsNotExist(err) {
 				t.Errorf("prompt file left for a late unit: %v", err)
 			}
 			links, _ := (&lineage.Ledger{Path: fs.Paths.LineageFile()}).Links()

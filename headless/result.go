@@ -32,11 +32,11 @@ type ClaudeResult struct {
 	ResultIndex *int `json:"result_index,omitempty"`
 }
 
-// ParseResult finds the result object in claude's stdout: the whole output
+// parseResult finds the result object in claude's stdout: the whole output
 // when it is one JSON object, else the last line that is a JSON object with
 // "type": "result" (or, failing that, with a session_id). ok is false when
 // there is none.
-func ParseResult(stdout []byte) (r ClaudeResult, ok bool) {
+func parseResult(stdout []byte) (r ClaudeResult, ok bool) {
 	if r, ok := parseObject(bytes.TrimSpace(stdout)); ok {
 		return r, true
 	}
@@ -95,12 +95,12 @@ func parseObject(b []byte) (ClaudeResult, bool) {
 	return r, true
 }
 
-// ParseTurns reads every result event of claude's --output-format
+// parseTurns reads every result event of claude's --output-format
 // stream-json output, in order: one [receipt.Turn] per turn. A turn's cost is
 // the growth of the process's total_cost_usd since the turn before; a turn
 // whose result carries a peer origin was started by that line. Lines that
 // are not result objects are skipped; nil when there is none.
-func ParseTurns(stdout []byte) []receipt.Turn {
+func parseTurns(stdout []byte) []receipt.Turn {
 	var turns []receipt.Turn
 	prev := 0.0
 	for len(stdout) > 0 {
@@ -141,9 +141,9 @@ func ParseTurns(stdout []byte) []receipt.Turn {
 	return turns
 }
 
-// TailLines returns the last n lines of b (at most max bytes, valid UTF-8),
+// tailLines returns the last n lines of b (at most max bytes, valid UTF-8),
 // for the stderr tail a result keeps.
-func TailLines(b []byte, n, max int) string {
+func tailLines(b []byte, n, max int) string {
 	s := strings.TrimRight(string(b), "\n")
 	if len(s) > max {
 		s = s[len(s)-max:]

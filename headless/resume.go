@@ -3,17 +3,16 @@ package headless
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/internal/claudeproc"
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/observatory/inboxstate"
 	"github.com/oo-family/oo-claude/receipt"
@@ -21,11 +20,13 @@ import (
 	"github.com/oo-family/oo-claude/transcript"
 )
 
-// Resume defaults (v0.1); the model and timeout come from the Config.
-const (
-	DefaultResumeMaxTurns = 1
-	DefaultBudgetUSD      = 0.25
-)
+// DefaultResumeMaxTurns is a resume's --max-turns when the request leaves
+// it zero (v0.1); the model and timeout come from the Config.
+const DefaultResumeMaxTurns = 1
+
+// defaultBudgetUSD is the --max-budget-usd of a resume or start that leaves
+// it zero (v0.1).
+const defaultBudgetUSD = 0.25
 
 // ResumeRequest is one headless turn into a session that is not running.
 // Zero fields take the defaults: Config.ResumeModel, 1 turn, 0.25 USD, no
@@ -92,28 +93,9 @@ type ResumeResult struct {
 	ReceiptWriteError *string
 }
 
-// LinePlaceholder replaces the line (or prompt) in argv kept in receipts and
-// result files.
-const LinePlaceholder = "<line>"
-
-// ResumeArgv returns the argv of a resume, without argv[0]: v0.1's flags,
-// with the doorman injected as start injects it (mcpConfig, then
-// --strict-mcp-config) so the lines waiting in the inbox reach the resumed
-// process, and stream-json in and out so every turn's result is read and
-// the line (when given) goes on stdin as the first user message.
-func ResumeArgv(sid, model string, maxTurns int, tools, mcpConfig string, budget float64) []string {
-	return []string{"-p", "--resume", sid, "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
-		"--model", model, "--max-turns", strconv.Itoa(maxTurns), "--tools", tools,
-		"--permission-mode", "dontAsk", "--mcp-config", mcpConfig, "--strict-mcp-config",
-		"--max-budget-usd", formatUSD(budget)}
-}
-
-// UserMessage is the stream-json input line that carries line as a user
-// message, as claude -p --input-format stream-json reads it.
-func UserMessage(line string) []byte {
-	b, _ := json.Marshal(map[string]any{"type": "user", "message": map[string]string{"role": "user", "content": line}})
-	return append(b, '\n')
-}
+// linePlaceholder replaces the line (or prompt) in argv kept in receipts
+// and result files.
+const linePlaceholder = "<line>"
 
 // finite is v when it is a finite number (JSON can carry it), else nil.
 func finite(v float64) *float64 {
@@ -127,12 +109,10 @@ func finite(v float64) *float64 {
 // infinities are not).
 func positive(v float64) bool { return v > 0 && !math.IsInf(v, 0) }
 
-func formatUSD(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
-
-// CheckLine applies the resume line rules: the inbox contract's (not empty,
+// checkLine applies the resume line rules: the inbox contract's (not empty,
 // no newline, at most 16 KiB, UTF-8, no NUL) and not starting with "-", so
 // claude can never read it as a flag.
-func CheckLine(line string) error {
+func checkLine(line string) error {
 	if err := claudeinbox.CheckLine([]byte(line)); err != nil {
 		return fmt.Errorf("%w: %w", ErrBadLine, err)
 	}
@@ -156,7 +136,7 @@ func checkWord(v string, sentinel error, allowEmpty bool) error {
 
 // Resume gives a session that is not running one headless turn. The error
 // is non-nil exactly when the class is Refused (a *RefusedError) or when the
-// run failed on our side (class Error); the result is always filled.
+// run failed on our side (class Errored); the result is always filled.
 func (r *Runner) Resume(ctx context.Context, req ResumeRequest) (ResumeResult, error) {
 	res, err := r.resume(ctx, req)
 	res.At = r.now()
@@ -177,7 +157,7 @@ func (r *Runner) resume(ctx context.Context, req ResumeRequest) (ResumeResult, e
 		res.MaxTurns = DefaultResumeMaxTurns
 	}
 	if res.Budget == 0 {
-		res.Budget = DefaultBudgetUSD
+		res.Budget = defaultBudgetUSD
 	}
 	if res.Timeout == 0 {
 		res.Timeout = r.Config.ResumeTimeout
@@ -189,8 +169,8 @@ func (r *Runner) resume(ctx context.Context, req ResumeRequest) (ResumeResult, e
 	switch {
 	case !station.IsSessionID(req.SessionID):
 		return refuse("bad-session-id", fmt.Errorf("%w: %q", ErrBadSessionID, req.SessionID))
-	case req.Line != "" && CheckLine(req.Line) != nil:
-		return refuse("bad-line", CheckLine(req.Line))
+	case req.Line != "" && checkLine(req.Line) != nil:
+		return refuse("bad-line", checkLine(req.Line))
 	case checkWord(res.Model, ErrBadModel, false) != nil:
 		return refuse("bad-model", checkWord(res.Model, ErrBadModel, false))
 	case checkWord(res.Tools, ErrBadTools, true) != nil:
@@ -214,7 +194,7 @@ func (r *Runner) resume(ctx context.Context, req ResumeRequest) (ResumeResult, e
 
 	// One driver per session: the lock first, held to the end of the turn,
 	// so two resumes racing past the other checks cannot both run.
-	lock, err := fsx.TryLock(ResumeLockPath(r.Config.Paths, sid))
+	lock, err := fsx.TryLock(claudeproc.ResumeLockPath(r.Config.Paths, sid))
 	if errors.Is(err, fsx.ErrLocked) {
 		res.Class, res.HeldBy, res.Reason = HeldBySession, HeldByLock, "another oo-claude resume of this session runs"
 		return res, nil
@@ -223,7 +203,7 @@ func (r *Runner) resume(ctx context.Context, req ResumeRequest) (ResumeResult, e
 		return refuse("bad-lock", fmt.Errorf("lock: %w", err))
 	}
 	if err != nil {
-		res.Class, res.Reason = Error, "lock: "+err.Error()
+		res.Class, res.Reason = Errored, "lock: "+err.Error()
 		return res, err
 	}
 	defer lock.Unlock()
@@ -274,26 +254,27 @@ func (r *Runner) resume(ctx context.Context, req ResumeRequest) (ResumeResult, e
 	if req.Line == "" && res.Waiting == 0 {
 		return refuse("nothing-to-deliver", ErrNothingToDeliver)
 	}
-	argv := ResumeArgv(sid, res.Model, res.MaxTurns, res.Tools, DoormanConfig(req.Self), res.Budget)
+	argv := claudeproc.ResumeArgv(claudeproc.ResumeArgs{SessionID: sid, Model: res.Model, MaxTurns: res.MaxTurns,
+		Tools: res.Tools, MCPConfig: claudeproc.DoormanConfig(req.Self), Budget: res.Budget})
 	res.Argv = argv
-	env, fds := ScrubEnv(r.environ())
+	env, fds := claudeproc.ScrubEnv(r.environ())
 	pr, pw, err := os.Pipe()
 	if err != nil {
-		res.Class, res.Reason = Error, "stdin pipe: "+err.Error()
+		res.Class, res.Reason = Errored, "stdin pipe: "+err.Error()
 		return res, err
 	}
 	defer pr.Close()
 	if req.Line != "" {
 		// The pipe holds 64 KiB; a line is at most 16 KiB.
-		if _, err := pw.Write(UserMessage(req.Line)); err != nil {
+		if _, err := pw.Write(claudeproc.UserMessage(req.Line)); err != nil {
 			pw.Close()
-			res.Class, res.Reason = Error, "stdin: "+err.Error()
+			res.Class, res.Reason = Errored, "stdin: "+err.Error()
 			return res, err
 		}
 	}
 	ctl := &stdinCloser{w: pw, results: make(chan bool, 64), done: make(chan struct{}), end: make(chan struct{}), needPrompt: req.Line != ""}
 	go ctl.run(r, sid, files)
-	out := r.exec()(ctx, Invocation{
+	out := claudeproc.RunProcess(ctx, claudeproc.Invocation{
 		Path: r.Config.ClaudeBin, Args: argv, Env: env, Dir: res.CWD, FDs: fds, Stdin: pr,
 		Timeout: res.Timeout, KillGrace: r.KillGrace, OnStdout: ctl.line,
 	})
@@ -301,26 +282,26 @@ func (r *Runner) resume(ctx context.Context, req ResumeRequest) (ResumeResult, e
 	<-ctl.closed()
 	res.PendingAfter = r.pending(sid)
 	res.PID, res.Duration = out.PID, out.Duration
-	res.StderrTail = TailLines(out.Stderr, 20, 4096)
+	res.StderrTail = tailLines(out.Stderr, 20, 4096)
 	if out.ExitCode >= 0 {
 		res.ExitCode = &out.ExitCode
 	}
-	res.Claude, res.Parsed = ParseResult(out.Stdout)
-	res.Turns = ParseTurns(out.Stdout)
+	res.Claude, res.Parsed = parseResult(out.Stdout)
+	res.Turns = parseTurns(out.Stdout)
 	switch {
 	case out.TimedOut:
 		res.Class, res.Reason = Timeout, fmt.Sprintf("no result within %s; the process group was stopped", res.Timeout)
 	case out.Canceled:
-		res.Class, res.Reason = Error, "interrupted; the process group was stopped"
+		res.Class, res.Reason = Errored, "interrupted; the process group was stopped"
 	case out.Err != nil:
-		res.Class, res.Reason = Error, out.Err.Error()
+		res.Class, res.Reason = Errored, out.Err.Error()
 		return res, out.Err
 	default:
 		res.Class, res.Reason = classify(out.ExitCode, res.Parsed, res.Claude, sid, res.StderrTail)
 		if res.Class == Completed {
 			res.Class = DeliveredResume
 		} else {
-			res.Class = Error
+			res.Class = Errored
 		}
 	}
 	res.Note = joinNotes(claudeSaid(res.Parsed, res.Claude), turnsNote(res.Turns, res.PendingAfter))
@@ -362,7 +343,7 @@ func (c *stdinCloser) line(b []byte) {
 		return
 	}
 	peer := false
-	if turns := ParseTurns(b); len(turns) == 1 {
+	if turns := parseTurns(b); len(turns) == 1 {
 		peer = turns[0].StartedBy == receipt.TurnByPeer
 	}
 	select {
@@ -484,12 +465,6 @@ func lastLine(s string) string {
 	return strings.TrimSpace(lines[len(lines)-1])
 }
 
-// ResumeLockPath is <state>/locks/resume-<sid>.lock: the one-driver lock
-// that resume and start --session-id both take for the session.
-func ResumeLockPath(p station.Paths, sid string) string {
-	return filepath.Join(p.StateDir, "locks", "resume-"+sid+".lock")
-}
-
 // ErrRegistryUnreadable refuses a run when the registry or the process
 // table cannot be read: no answer is never "no session runs".
 var ErrRegistryUnreadable = errors.New("cannot tell whether the session runs")
@@ -504,14 +479,14 @@ func (r *Runner) heldBy(sid string, res *ResumeResult) (bool, error) {
 	}
 	if ok {
 		res.HeldBy, res.HeldPID = HeldByRegistry, s.PID
-		res.Reason = fmt.Sprintf("the session runs (pid %d); use oo-claude send", s.PID)
+		res.Reason = fmt.Sprintf("the session runs (pid %d)", s.PID)
 		return true, nil
 	}
 	files := claudeinbox.FilesFor(r.Config.InboxDir, sid)
 	h, f := claudeinbox.HeartbeatFreshness(files.Heartbeat, r.now(), sid, func(pid int) bool { return st.Proc.Alive(pid, "") })
 	if f.Fresh {
 		res.HeldBy, res.HeldPID = HeldByHeartbeat, h.PID
-		res.Reason = fmt.Sprintf("its doorman (pid %d) is alive; use oo-claude send", h.PID)
+		res.Reason = fmt.Sprintf("its doorman (pid %d) is alive", h.PID)
 		age := f.Age.Seconds()
 		var state *string
 		if h.State != "" {
@@ -520,92 +495,16 @@ func (r *Runner) heldBy(sid string, res *ResumeResult) (bool, error) {
 		res.Doorman = &receipt.Doorman{Fresh: true, PID: receipt.Ptr(h.PID), Age: &age, State: state}
 		return true, nil
 	}
-	pid, err := ProcessNaming(st.Proc, sid, r.pid())
+	pid, err := claudeproc.ProcessNaming(st.Proc, sid, r.pid())
 	if err != nil {
 		return false, fmt.Errorf("%w: the process table: %w", ErrRegistryUnreadable, err)
 	}
 	if pid != 0 {
 		res.HeldBy, res.HeldPID = HeldByProcess, pid
-		res.Reason = fmt.Sprintf("process %d names the session on its command line; use oo-claude send", pid)
+		res.Reason = fmt.Sprintf("process %d names the session on its command line", pid)
 		return true, nil
 	}
 	return false, nil
-}
-
-// ProcessNaming returns the pid of a running process (other than skip)
-// whose command line names sid as the session it resumes or creates (see
-// [NamesSession]), or 0. An error means the process table could not be
-// listed.
-func ProcessNaming(p station.Proc, sid string, skip int) (int, error) {
-	pids, err := p.Pids()
-	if err != nil {
-		return 0, err
-	}
-	for _, pid := range pids {
-		if pid == skip {
-			continue
-		}
-		args, err := p.Cmdline(pid)
-		if err != nil || !NamesSession(args, sid) {
-			continue
-		}
-		if info, err := p.Info(pid); err != nil || info.Zombie() {
-			continue
-		}
-		return pid, nil
-	}
-	return 0, nil
-}
-
-// NamesSession reports whether a command line names sid as the session it
-// resumes or creates, in every form the real CLI's argument parser
-// (commander) accepts: --resume SID, --resume=SID, --session-id SID,
-// --session-id=SID, -r SID, -rSID, -r=SID, and -r inside a group of short
-// flags (-pr SID, -prSID). In a group, the boolean flags (c, h, p, v) may
-// come first; a flag that takes a value (d, n, w, r) takes the rest of the
-// group. Nothing after "--" is a flag. The id is compared without case.
-func NamesSession(args []string, sid string) bool {
-	is := func(v string) bool { return strings.EqualFold(strings.TrimPrefix(v, "="), sid) }
-	for i := 0; i < len(args); i++ {
-		a := args[i]
-		next := ""
-		if i+1 < len(args) {
-			next = args[i+1]
-		}
-		switch {
-		case a == "--":
-			return false
-		case a == "--resume" || a == "--session-id":
-			if is(next) {
-				return true
-			}
-		case strings.HasPrefix(a, "--resume=") || strings.HasPrefix(a, "--session-id="):
-			if _, v, _ := strings.Cut(a, "="); is(v) {
-				return true
-			}
-		case len(a) > 1 && a[0] == '-' && a[1] != '-':
-			if v, ok := shortResume(a[1:]); ok && (is(v) || (v == "" && is(next))) {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// shortResume reads a group of short flags: the value of -r (the rest of
-// the group, "" when -r ends it) and whether -r is in the group.
-func shortResume(group string) (string, bool) {
-	for i := 0; i < len(group); i++ {
-		switch group[i] {
-		case 'c', 'h', 'p', 'v':
-			continue
-		case 'r':
-			return group[i+1:], true
-		default: // d, n, w take the rest as their value; anything else ends the group
-			return "", false
-		}
-	}
-	return "", false
 }
 
 // absDir is the one cwd rule of resume and start: a relative path is taken
@@ -642,11 +541,11 @@ func realDir(dir string) (string, error) {
 }
 
 // redactLine returns argv with its last element (the line or prompt)
-// replaced by [LinePlaceholder].
+// replaced by linePlaceholder.
 func redactLine(argv []string) []string {
 	out := append([]string(nil), argv...)
 	if len(out) > 0 {
-		out[len(out)-1] = LinePlaceholder
+		out[len(out)-1] = linePlaceholder
 	}
 	return out
 }

@@ -4,9 +4,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/oo-family/oo-claude/internal/claudeproc"
 	"github.com/oo-family/oo-claude/receipt"
 	"github.com/oo-family/oo-claude/station"
 )
@@ -18,8 +22,8 @@ type Class string
 const (
 	DeliveredResume Class = "delivered-resume" // parseable result, is_error false, the same session id
 	Refused         Class = "refused"          // bad request; nothing ran
-	HeldBySession   Class = "held-by-session"  // the session runs (or another resume holds it); use send
-	Error           Class = "error"            // claude failed or the turn ended in an error
+	HeldBySession   Class = "held-by-session"  // the session runs (or another resume holds it); send to it instead
+	Errored         Class = "error"            // claude failed or the turn ended in an error
 	Timeout         Class = "timeout"          // no result in time; the process group was stopped
 )
 
@@ -41,7 +45,7 @@ func (c Class) ExitCode() int {
 		return 1
 	case HeldBySession:
 		return 3
-	case Error, Failed:
+	case Errored, Failed:
 		return 4
 	case Timeout:
 		return 5
@@ -51,19 +55,22 @@ func (c Class) ExitCode() int {
 
 // Sentinel errors for refusals; they arrive wrapped in a *RefusedError.
 var (
-	ErrBadLine       = errors.New("bad line")
-	ErrBadSessionID  = errors.New("not a session id (UUID)")
-	ErrBadModel      = errors.New("bad model name")
-	ErrBadLimits     = errors.New("max turns, budget and timeout must be positive")
-	ErrBadTools      = errors.New("bad tools list")
-	ErrBadName       = errors.New("bad name")
-	ErrNoTranscript  = errors.New("no transcript for the session")
-	ErrAmbiguous     = errors.New("several transcripts for the session")
-	ErrNoCWD         = errors.New("no usable cwd")
-	ErrCWDMismatch   = errors.New("--cwd does not encode to the transcript's directory")
-	ErrSessionInUse  = errors.New("session id already in use")
-	ErrNotAbsolute   = errors.New("path must be absolute")
-	ErrBadDescriptor = errors.New("credential descriptor is not open")
+	ErrBadLine      = errors.New("bad line")
+	ErrBadSessionID = errors.New("not a session id (UUID)")
+	ErrBadModel     = errors.New("bad model name")
+	ErrBadLimits    = errors.New("max turns, budget and timeout must be positive")
+	ErrBadTools     = errors.New("bad tools list")
+	ErrBadName      = errors.New("bad name")
+	ErrNoTranscript = errors.New("no transcript for the session")
+	ErrAmbiguous    = errors.New("several transcripts for the session")
+	ErrNoCWD        = errors.New("no usable cwd")
+	ErrCWDMismatch  = errors.New("CWD does not encode to the transcript's project dir")
+	ErrSessionInUse = errors.New("session id already in use")
+	ErrNotAbsolute  = errors.New("path must be absolute")
+	// ErrBadDescriptor is not a refusal: the run fails (class Errored or
+	// Failed) when a credential descriptor the environment names is not
+	// open.
+	ErrBadDescriptor = claudeproc.ErrBadDescriptor
 	ErrBadResultFile = errors.New("not a result file of a detached start")
 )
 
@@ -94,8 +101,6 @@ type Runner struct {
 	Environ func() []string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
-	// Exec runs claude and systemd-run; nil means RunProcess.
-	Exec ExecFunc
 	// Receipts, when set, gets one row per resume and start.
 	Receipts *receipt.Writer
 	// PID is this process, whose ancestors are searched for a parent
@@ -141,13 +146,6 @@ func (r *Runner) now() time.Time {
 	return time.Now()
 }
 
-func (r *Runner) exec() ExecFunc {
-	if r.Exec != nil {
-		return r.Exec
-	}
-	return RunProcess
-}
-
 func (r *Runner) pid() int {
 	if r.PID != 0 {
 		return r.PID
@@ -172,4 +170,37 @@ func (r *Runner) appendReceipt(row any) *string {
 		return receipt.Ptr(err.Error())
 	}
 	return nil
+}
+
+// absConfigDir returns environ with a relative CLAUDE_CONFIG_DIR (each
+// occurrence) replaced by dir, when dir is absolute; else environ as it is.
+func absConfigDir(environ []string, dir string) []string {
+	if !filepath.IsAbs(dir) {
+		return environ
+	}
+	var out []string
+	for i, kv := range environ {
+		if v, ok := strings.CutPrefix(kv, "CLAUDE_CONFIG_DIR="); ok && v != "" && !filepath.IsAbs(v) {
+			if out == nil {
+				out = slices.Clone(environ)
+			}
+			out[i] = "CLAUDE_CONFIG_DIR=" + dir
+		}
+	}
+	if out == nil {
+		return environ
+	}
+	return out
+}
+
+// getenv is the value of key in environ ("" when unset; a later duplicate
+// wins, as getenv does).
+func getenv(environ []string, key string) string {
+	v := ""
+	for _, kv := range environ {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == key {
+			v = val
+		}
+	}
+	return v
 }

@@ -6,15 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/internal/claudeproc"
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/lineage"
 	"github.com/oo-family/oo-claude/receipt"
@@ -22,12 +21,12 @@ import (
 	"github.com/oo-family/oo-claude/transcript"
 )
 
-// Start defaults (v0.1); the model and timeout come from the Config.
-const (
-	DefaultStartMaxTurns = 4
-	// MaxPromptBytes bounds a start prompt (it travels as one argument).
-	MaxPromptBytes = 64 << 10
-)
+// DefaultStartMaxTurns is a start's --max-turns when the request leaves it
+// zero (v0.1); the model and timeout come from the Config.
+const DefaultStartMaxTurns = 4
+
+// maxPromptBytes bounds a start prompt (it travels as one argument).
+const maxPromptBytes = 64 << 10
 
 // DoormanMode says which doorman a started session is meant to have.
 type DoormanMode string
@@ -145,46 +144,14 @@ func (s StartResult) Detached() Detached {
 	return d
 }
 
-// DoormanConfig returns the MCP config start injects: the doorman alone,
-// run as "<self> doorman --mcp".
-func DoormanConfig(self string) string {
-	type server struct {
-		Type    string   `json:"type"`
-		Command string   `json:"command"`
-		Args    []string `json:"args"`
-	}
-	b, _ := json.Marshal(struct {
-		MCPServers map[string]server `json:"mcpServers"`
-	}{map[string]server{"claude-inbox": {Type: "stdio", Command: self, Args: []string{"doorman", "--mcp"}}}})
-	return string(b)
-}
-
-// StartArgv returns the argv of a start, without argv[0]: v0.1's, with
-// --output-format stream-json --verbose so every turn's result is read.
-// mcpConfig is used only in DoormanInjected mode.
-func StartArgv(sid, model string, maxTurns int, tools, allowedTools string, allowed bool, mode DoormanMode, mcpConfig string, budget float64, prompt string) []string {
-	a := []string{"-p", "--session-id", sid, "--output-format", "stream-json", "--verbose", "--model", model,
-		"--max-turns", strconv.Itoa(maxTurns), "--permission-mode", "dontAsk", "--tools", tools}
-	if allowed {
-		a = append(a, "--allowedTools", allowedTools)
-	}
-	switch mode {
-	case DoormanInjected:
-		a = append(a, "--mcp-config", mcpConfig, "--strict-mcp-config")
-	case DoormanNone:
-		a = append(a, "--strict-mcp-config")
-	}
-	return append(a, "--max-budget-usd", formatUSD(budget), prompt)
-}
-
-// CheckPrompt applies the prompt rules: not empty, at most MaxPromptBytes,
+// checkPrompt applies the prompt rules: not empty, at most maxPromptBytes,
 // valid UTF-8, no NUL, not starting with "-". Newlines are allowed.
-func CheckPrompt(p string) error {
+func checkPrompt(p string) error {
 	switch {
 	case strings.TrimSpace(p) == "":
 		return fmt.Errorf("%w: empty prompt", ErrBadLine)
-	case len(p) > MaxPromptBytes:
-		return fmt.Errorf("%w: prompt longer than %d bytes", ErrBadLine, MaxPromptBytes)
+	case len(p) > maxPromptBytes:
+		return fmt.Errorf("%w: prompt longer than %d bytes", ErrBadLine, maxPromptBytes)
 	case !utf8.ValidString(p):
 		return fmt.Errorf("%w: prompt is not valid UTF-8", ErrBadLine)
 	case strings.ContainsRune(p, 0):
@@ -193,15 +160,6 @@ func CheckPrompt(p string) error {
 		return fmt.Errorf("%w: prompt starts with '-'", ErrBadLine)
 	}
 	return nil
-}
-
-// UnitName is oo-claude-<first 8 characters of the session id>.
-func UnitName(sid string) string { return "oo-claude-" + sid[:8] }
-
-// PromptFile is where a detached start keeps its prompt: next to the result
-// file, <result file without .json>.prompt.
-func PromptFile(resultFile string) string {
-	return strings.TrimSuffix(resultFile, ".json") + ".prompt"
 }
 
 // Start starts a new headless session: in the foreground (waiting for its
@@ -228,7 +186,7 @@ func (r *Runner) start(ctx context.Context, req StartRequest) (StartResult, erro
 		f.MaxTurns = DefaultStartMaxTurns
 	}
 	if f.BudgetUSD == 0 {
-		f.BudgetUSD = DefaultBudgetUSD
+		f.BudgetUSD = defaultBudgetUSD
 	}
 	if timeout == 0 {
 		timeout = r.Config.StartTimeout
@@ -249,7 +207,7 @@ func (r *Runner) start(ctx context.Context, req StartRequest) (StartResult, erro
 		f.State, f.Reason = Refused, receipt.Ptr(reason+": "+err.Error())
 		return res, &RefusedError{Op: "start", Reason: reason, Err: err}
 	}
-	if err := CheckPrompt(req.Prompt); err != nil {
+	if err := checkPrompt(req.Prompt); err != nil {
 		return refuse("bad-line", err)
 	}
 	if err := checkWord(f.Model, ErrBadModel, false); err != nil {
@@ -294,7 +252,7 @@ func (r *Runner) start(ctx context.Context, req StartRequest) (StartResult, erro
 	// One driver per session, as resume: the session's lock, held to the
 	// end of the run, then the registry, heartbeat and process checks,
 	// refusing when they cannot be read.
-	lock, err := fsx.TryLock(ResumeLockPath(r.Config.Paths, sid))
+	lock, err := fsx.TryLock(claudeproc.ResumeLockPath(r.Config.Paths, sid))
 	if errors.Is(err, fsx.ErrLocked) {
 		return refuse("session-in-use", fmt.Errorf("%w: another oo-claude resume or start of this session runs", ErrSessionInUse))
 	}
@@ -323,15 +281,15 @@ func (r *Runner) start(ctx context.Context, req StartRequest) (StartResult, erro
 		f.ResultFile = filepath.Join(r.Config.StateDir, "start", sid+".json")
 	}
 	if !filepath.IsAbs(f.ResultFile) {
-		return refuse("bad-out", fmt.Errorf("--out %q: %w", f.ResultFile, ErrNotAbsolute))
+		return refuse("bad-out", fmt.Errorf("result file %q: %w", f.ResultFile, ErrNotAbsolute))
 	}
 	// A symlink, FIFO, socket, device or directory at the result file (or
 	// the detached start's prompt file beside it) is never replaced.
 	if err := fsx.CheckReplaceable(f.ResultFile); err != nil {
-		return refuse("bad-out", fmt.Errorf("--out %q: %w", f.ResultFile, err))
+		return refuse("bad-out", fmt.Errorf("result file %q: %w", f.ResultFile, err))
 	}
-	if err := fsx.CheckReplaceable(PromptFile(f.ResultFile)); req.Systemd && err != nil {
-		return refuse("bad-out", fmt.Errorf("--out %q: %w", f.ResultFile, err))
+	if err := fsx.CheckReplaceable(claudeproc.PromptFile(f.ResultFile)); req.Systemd && err != nil {
+		return refuse("bad-out", fmt.Errorf("result file %q: %w", f.ResultFile, err))
 	}
 	if err := checkInbox(claudeinbox.FilesFor(r.Config.InboxDir, sid)); err != nil {
 		return refuse("bad-inbox", err)
@@ -346,8 +304,8 @@ func (r *Runner) start(ctx context.Context, req StartRequest) (StartResult, erro
 	// no link to a session that does not exist.
 	f.Lineage = r.parentLineage(req)
 	if req.Systemd {
-		f.Unit = receipt.Ptr(UnitName(sid))
-		f.PromptFile = receipt.Ptr(PromptFile(f.ResultFile))
+		f.Unit = receipt.Ptr(claudeproc.UnitName(sid))
+		f.PromptFile = receipt.Ptr(claudeproc.PromptFile(f.ResultFile))
 	}
 
 	// The inbox exists before claude starts, so lines sent at once wait in
@@ -422,25 +380,6 @@ func writeFile(f *StartFile) error {
 	return fsx.WriteFileAtomic(f.ResultFile, append(b, '\n'))
 }
 
-// CallingSession returns the session this process runs inside: the nearest
-// ancestor with a live registry row, else CLAUDE_CODE_SESSION_ID (when it
-// is a session id). foundBy is "ancestor" or "env"; sid is "" when there is
-// none.
-func (r *Runner) CallingSession() (sid, host, foundBy string) {
-	st := r.station()
-	if chain, err := st.Proc.Ancestors(r.pid()); err == nil {
-		for _, a := range chain {
-			if s, ok := st.LiveByPID(a.PID); ok {
-				return s.SessionID, s.HostSessionID, "ancestor"
-			}
-		}
-	}
-	if v := getenvFrom(r.environ())("CLAUDE_CODE_SESSION_ID"); station.IsSessionID(v) {
-		return v, "", "env"
-	}
-	return "", "", ""
-}
-
 // parentLineage finds the session the start is made from; the link is
 // registered only once claude runs ([Runner.registerLineage]).
 func (r *Runner) parentLineage(req StartRequest) Lineage {
@@ -449,7 +388,7 @@ func (r *Runner) parentLineage(req StartRequest) Lineage {
 		l.Skipped = receipt.Ptr("no-lineage")
 		return l
 	}
-	psid, phost, how := r.CallingSession()
+	psid, phost, how := r.station().CallingSession(r.pid(), getenv(r.environ(), "CLAUDE_CODE_SESSION_ID"))
 	if psid == "" {
 		l.Skipped = receipt.Ptr("no-parent")
 		return l
@@ -489,20 +428,24 @@ func (r *Runner) registerLineage(ctx context.Context, f *StartFile) {
 // foreground runs claude for the started session and records the outcome.
 func (r *Runner) foreground(ctx context.Context, res *StartResult, prompt string) (StartResult, error) {
 	f := &res.File
-	var allowed string
-	if f.AllowedTools != nil {
-		allowed = *f.AllowedTools
-	}
 	self := ""
 	if len(f.DoormanCommand) > 0 {
 		self = f.DoormanCommand[0]
 	}
-	argv := StartArgv(f.SessionID, f.Model, f.MaxTurns, f.Tools, allowed, f.AllowedTools != nil, f.Doorman, DoormanConfig(self), f.BudgetUSD, prompt)
+	args := claudeproc.StartArgs{SessionID: f.SessionID, Model: f.Model, MaxTurns: f.MaxTurns, Tools: f.Tools,
+		AllowedTools: f.AllowedTools, Budget: f.BudgetUSD, Prompt: prompt}
+	switch f.Doorman {
+	case DoormanInjected:
+		args.MCPConfig, args.StrictMCP = claudeproc.DoormanConfig(self), true
+	case DoormanNone:
+		args.StrictMCP = true
+	}
+	argv := claudeproc.StartArgv(args)
 	f.Argv = redactLine(argv)
-	env, fds := ScrubEnv(r.environ())
+	env, fds := claudeproc.ScrubEnv(r.environ())
 	timeout := time.Duration(f.TimeoutS * float64(time.Second))
 	var startErr error
-	out := r.exec()(ctx, Invocation{
+	out := claudeproc.RunProcess(ctx, claudeproc.Invocation{
 		Path: r.Config.ClaudeBin, Args: argv, Env: env, Dir: f.CWD, FDs: fds,
 		Timeout: timeout, KillGrace: r.KillGrace,
 		OnStart: func(pid int) {
@@ -521,9 +464,9 @@ func (r *Runner) foreground(ctx context.Context, res *StartResult, prompt string
 	if out.ExitCode >= 0 {
 		exitCode = receipt.Ptr(out.ExitCode)
 	}
-	cr, parsed := ParseResult(out.Stdout)
-	stderrTail := TailLines(out.Stderr, 20, 4096)
-	turns := ParseTurns(out.Stdout)
+	cr, parsed := parseResult(out.Stdout)
+	stderrTail := tailLines(out.Stderr, 20, 4096)
+	turns := parseTurns(out.Stdout)
 	f.Run = report(exitCode, stderrTail, out.Duration, cr, parsed, turns)
 	var err error
 	switch {
@@ -582,21 +525,6 @@ func (r *Runner) readDoorman(f *StartFile) {
 	f.DoormanDelivered = receipt.Ptr(n)
 }
 
-// SystemdArgv returns systemd-run's argv (without argv[0]) for a detached
-// start: the unit runs "<self> start --foreground-unit <result file>".
-func SystemdArgv(sid string, timeout time.Duration, envFlags []string, self, resultFile string) []string {
-	a := []string{"--user", "--unit", UnitName(sid), "--same-dir", "--collect", "--no-block",
-		"--property=RuntimeMaxSec=" + strconv.Itoa(RuntimeMaxSec(timeout))}
-	a = append(a, envFlags...)
-	return append(a, "--", self, "start", "--foreground-unit", resultFile)
-}
-
-// RuntimeMaxSec is the unit's hard limit: the start timeout plus 30 s, so
-// the unit's own timeout stops claude and writes the result file first.
-func RuntimeMaxSec(timeout time.Duration) int {
-	return int(math.Ceil(timeout.Seconds())) + 30
-}
-
 // detach writes the prompt file and hands the run to systemd-run. It
 // returns Started only once the unit has taken its prompt (so it runs);
 // a systemd-run that hangs is stopped after Runner.SystemdRunTimeout, and
@@ -608,13 +536,13 @@ func (r *Runner) detach(ctx context.Context, res *StartResult, req StartRequest)
 	if err := fsx.WriteFileAtomic(*f.PromptFile, []byte(req.Prompt)); err != nil {
 		return r.failEarly(res, "prompt-file", err)
 	}
-	flags, runEnv := unitEnv(r.environ())
-	argv := SystemdArgv(f.SessionID, time.Duration(f.TimeoutS*float64(time.Second)), flags, req.Self, f.ResultFile)
+	flags, runEnv := claudeproc.UnitEnv(r.environ())
+	argv := claudeproc.SystemdArgv(f.SessionID, time.Duration(f.TimeoutS*float64(time.Second)), flags, req.Self, f.ResultFile)
 	limit := durationOr(r.SystemdRunTimeout, 30*time.Second)
-	out := r.exec()(ctx, Invocation{Path: r.Config.SystemdRun, Args: argv, Env: runEnv, Dir: f.CWD, Timeout: limit, KillGrace: r.KillGrace})
+	out := claudeproc.RunProcess(ctx, claudeproc.Invocation{Path: r.Config.SystemdRun, Args: argv, Env: runEnv, Dir: f.CWD, Timeout: limit, KillGrace: r.KillGrace})
 	if out.Err != nil || out.TimedOut || out.Canceled || out.ExitCode != 0 {
 		_, _ = claimPrompt(*f.PromptFile)
-		why := fmt.Sprintf("systemd-run exit %d: %s", out.ExitCode, TailLines(out.Stderr, 5, 1024))
+		why := fmt.Sprintf("systemd-run exit %d: %s", out.ExitCode, tailLines(out.Stderr, 5, 1024))
 		switch {
 		case out.Err != nil:
 			why = out.Err.Error()
@@ -623,7 +551,7 @@ func (r *Runner) detach(ctx context.Context, res *StartResult, req StartRequest)
 		case out.Canceled:
 			why = "interrupted while systemd-run ran"
 		}
-		f.StderrTail = receipt.Ptr(TailLines(out.Stderr, 20, 4096))
+		f.StderrTail = receipt.Ptr(tailLines(out.Stderr, 20, 4096))
 		return r.failEarly(res, "systemd-run", errors.New(why))
 	}
 	wait := durationOr(r.UnitStartWait, 30*time.Second)
@@ -703,7 +631,7 @@ func (r *Runner) runUnit(ctx context.Context, resultFile string) (StartResult, e
 	switch {
 	case f.State != Started || f.Unit == nil || f.ResultFile != resultFile || !station.IsSessionID(f.SessionID):
 		return bad(errors.New("not a started detached start"))
-	case f.PromptFile == nil || *f.PromptFile != PromptFile(resultFile):
+	case f.PromptFile == nil || *f.PromptFile != claudeproc.PromptFile(resultFile):
 		return bad(errors.New("prompt file is not next to the result file"))
 	}
 	// One driver: the prompt claimed in one rename (a second body started
@@ -723,7 +651,7 @@ func (r *Runner) runUnit(ctx context.Context, resultFile string) (StartResult, e
 		return bad(err)
 	}
 	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	lock, err := fsx.LockContext(lctx, ResumeLockPath(r.Config.Paths, f.SessionID))
+	lock, err := fsx.LockContext(lctx, claudeproc.ResumeLockPath(r.Config.Paths, f.SessionID))
 	cancel()
 	if err != nil {
 		res.Prompt = string(p)
@@ -731,7 +659,7 @@ func (r *Runner) runUnit(ctx context.Context, resultFile string) (StartResult, e
 	}
 	defer lock.Unlock()
 	res.Prompt = string(p)
-	if err := CheckPrompt(res.Prompt); err != nil {
+	if err := checkPrompt(res.Prompt); err != nil {
 		return bad(err)
 	}
 	if !filepath.IsAbs(r.Config.ClaudeBin) {

@@ -395,6 +395,27 @@ func (s *Station) LiveByPID(pid int) (Session, bool) {
 	return Session{Row: r, File: path, Live: true}, true
 }
 
+// CallingSession returns the session the process pid runs inside: the
+// nearest ancestor of pid (not pid itself) with a live registry row,
+// else envSessionID (the process's CLAUDE_CODE_SESSION_ID) when it is a
+// session id. foundBy is "ancestor" or "env"; sid is "" when there is
+// none. A pid of 0 or below skips the ancestor walk.
+func (s *Station) CallingSession(pid int, envSessionID string) (sid, host, foundBy string) {
+	if pid > 0 {
+		if chain, err := s.Proc.Ancestors(pid); err == nil {
+			for _, a := range chain {
+				if x, ok := s.LiveByPID(a.PID); ok {
+					return x.SessionID, x.HostSessionID, "ancestor"
+				}
+			}
+		}
+	}
+	if IsSessionID(envSessionID) {
+		return envSessionID, "", "env"
+	}
+	return "", "", ""
+}
+
 // LiveBySessionID returns the live row that names id, if any.
 func (s *Station) LiveBySessionID(id string) (Session, bool, error) {
 	live, err := s.Live()

@@ -356,3 +356,47 @@ func TestConfigFromEnvRefusesNaNAndTiny(t *testing.T) {
 		t.Fatalf("wait 1e-300: %v, %v", c.Wait, err)
 	}
 }
+
+// TestCallingSession: the nearest ancestor with a live row wins (with its
+// host id), then the env's session id when it is one; pid 0 skips the walk.
+func TestCallingSession(t *testing.T) {
+	fs := fakestation.New(t)
+	root := t.TempDir()
+	write := func(pid, ppid, start int) {
+		d := filepath.Join(root, strconv.Itoa(pid))
+		os.MkdirAll(d, 0o700)
+		line := fmt.Sprintf("%d (x) S %d 0 0 0 -1 0 0 0 0 0 0 0 0 0 20 0 1 0 %d 0 0\n", pid, ppid, start)
+		os.WriteFile(filepath.Join(d, "stat"), []byte(line), 0o600)
+	}
+	write(1, 0, 1)
+	write(100, 1, 500) // the outer session
+	write(200, 100, 600)
+	write(300, 200, 700) // the inner session
+	write(400, 300, 800) // the caller
+	write(900, 1, 900)   // outside every session
+	const outer, inner, env = "11111111-1111-4111-8111-111111111111", "22222222-2222-4222-8222-222222222222", "33333333-3333-4333-8333-333333333333"
+	fs.WriteRow(station.Row{PID: 100, SessionID: outer, ProcStart: "500"})
+	fs.WriteRow(station.Row{PID: 300, SessionID: inner, ProcStart: "700", HostSessionID: "local_x"})
+	st := &station.Station{Paths: fs.Paths, Proc: station.Proc{Root: root}}
+	tests := []struct {
+		name               string
+		pid                int
+		env                string
+		sid, host, foundBy string
+	}{
+		{"nearest ancestor", 400, env, inner, "local_x", "ancestor"},
+		{"not itself", 300, "", outer, "", "ancestor"},
+		{"env when no ancestor", 900, env, env, "", "env"},
+		{"pid 0 skips the walk", 0, env, env, "", "env"},
+		{"env not a session id", 900, "not-a-uuid", "", "", ""},
+		{"no process", 12345, "", "", "", ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			sid, host, by := st.CallingSession(tt.pid, tt.env)
+			if diff := cmp.Diff([]string{tt.sid, tt.host, tt.foundBy}, []string{sid, host, by}); diff != "" {
+				t.Errorf("(-want +got):\n%s", diff)
+			}
+		})
+	}
+}

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oo-family/oo-claude/internal/claudeproc"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
 	"github.com/oo-family/oo-claude/fakes/fakeclaude"
@@ -101,7 +103,7 @@ func TestResumeClassesThroughBinary(t *testing.T) {
 				c := r.fk.Calls("claude")[0]
 				want := []string{"-p", "--resume", r.sid, "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
 					"--model", "claude-haiku-5-5", "--max-turns", "1",
-					"--tools", "", "--permission-mode", "dontAsk", "--mcp-config", headless.DoormanConfig(binary(t)), "--strict-mcp-config",
+					"--tools", "", "--permission-mode", "dontAsk", "--mcp-config", claudeproc.DoormanConfig(binary(t)), "--strict-mcp-config",
 					"--max-budget-usd", "0.25"}
 				if d := cmp.Diff(want, c.Args); d != "" {
 					t.Errorf("claude argv (-want +got):\n%s", d)
@@ -123,7 +125,7 @@ func TestResumeClassesThroughBinary(t *testing.T) {
 				c := r.fk.Calls("claude")[0]
 				want := []string{"-p", "--resume", r.sid, "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
 					"--model", "claude-x", "--max-turns", "3",
-					"--tools", "Read,Grep", "--permission-mode", "dontAsk", "--mcp-config", headless.DoormanConfig(binary(t)), "--strict-mcp-config",
+					"--tools", "Read,Grep", "--permission-mode", "dontAsk", "--mcp-config", claudeproc.DoormanConfig(binary(t)), "--strict-mcp-config",
 					"--max-budget-usd", "0.5"}
 				if d := cmp.Diff(want, c.Args); d != "" {
 					t.Errorf("claude argv (-want +got):\n%s", d)
@@ -177,7 +179,7 @@ func TestResumeClassesThroughBinary(t *testing.T) {
 		{
 			name: "held: another resume holds the lock", setup: func(t *testing.T, r *hlRig) {
 				r.transcriptFor(t, r.sid)
-				l, err := fsx.TryLock(headless.ResumeLockPath(r.fs.Paths, r.sid))
+				l, err := fsx.TryLock(claudeproc.ResumeLockPath(r.fs.Paths, r.sid))
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -277,7 +279,7 @@ func callerEnv() (env []string, secrets []string) {
 		env = append(env, n+"="+v)
 		secrets = append(secrets, v)
 	}
-	for _, n := range headless.KeepEnv() {
+	for _, n := range claudeproc.KeepEnv() {
 		if strings.HasSuffix(n, "_FILE_DESCRIPTOR") || n == "CLAUDE_CONFIG_DIR" {
 			continue // set by the test
 		}
@@ -337,7 +339,7 @@ func TestResumeScrubsEnvironmentExactly(t *testing.T) {
 			want = append(want, name+"=3")
 		case name == "CLAUDE_CODE_API_KEY_FILE_DESCRIPTOR":
 			want = append(want, name+"=4")
-		case strings.HasPrefix(name, "CLAUDE") && !slices.Contains(headless.KeepEnv(), name):
+		case strings.HasPrefix(name, "CLAUDE") && !slices.Contains(claudeproc.KeepEnv(), name):
 		default:
 			want = append(want, kv)
 		}

@@ -132,7 +132,7 @@ func exitCodes(verb string) []string {
 			add(string(c), c.ExitCode())
 		}
 	case "resume":
-		for _, c := range []headless.Class{headless.DeliveredResume, headless.Refused, headless.HeldBySession, headless.Error, headless.Timeout} {
+		for _, c := range []headless.Class{headless.DeliveredResume, headless.Refused, headless.HeldBySession, headless.Errored, headless.Timeout} {
 			add(string(c), c.ExitCode())
 		}
 	case "start":

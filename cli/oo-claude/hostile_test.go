@@ -15,13 +15,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oo-family/oo-claude/internal/claudeproc"
+
 	"github.com/google/uuid"
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/doorman"
 	"github.com/oo-family/oo-claude/fakes/fakeclaude"
 	"github.com/oo-family/oo-claude/fakes/fakeowner"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
-	"github.com/oo-family/oo-claude/headless"
 	"github.com/oo-family/oo-claude/internal/hostile"
 	"github.com/oo-family/oo-claude/receipt"
 	"github.com/oo-family/oo-claude/transcript"
@@ -375,7 +376,7 @@ func hostileCases() []hostileCase {
 			r := newHLRig(t)
 			r.fk.ScriptFor(fakeclaude.NameSystemdRun, fakeclaude.Script{Exit: 1, Stderr: "no bus"})
 			out := filepath.Join(r.fs.Root, "result.json")
-			return headless.PromptFile(out), []string{"start", "hi", "--cwd", r.cwd, "--systemd", "--out", out, "--no-lineage"}, r.env
+			return claudeproc.PromptFile(out), []string{"start", "hi", "--cwd", r.cwd, "--systemd", "--out", out, "--no-lineage"}, r.env
 		}, want: byKind(1, 4), replaces: true},
 		// resume: a registry row it cannot trust is left out (the session
 		// is then not held by it) and the turn runs (0), without a hang.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
 
 	"github.com/oo-family/oo-claude/lineage"
 	"github.com/oo-family/oo-claude/station"
@@ -50,15 +51,16 @@ func newLineageRegisterCmd(e *env) *ffcli.Command {
 			if !link.By.Valid() {
 				return usagef("--by must be child, parent or dispatcher")
 			}
-			r, err := headlessRunner(e)
+			cfg, err := e.config()
 			if err != nil {
 				return err
 			}
+			st := station.New(cfg.Paths)
 			if link.Child == "" && link.ChildHost == "" {
-				sid, host, _ := r.CallingSession()
+				sid, host, _ := st.CallingSession(os.Getpid(), e.getenv("CLAUDE_CODE_SESSION_ID"))
 				link.Child, link.ChildHost = sid, host
 			}
-			led := &lineage.Ledger{Path: r.Config.LineageFile(), Sessions: station.New(r.Config.Paths)}
+			led := &lineage.Ledger{Path: cfg.LineageFile(), Sessions: st}
 			res, err := led.Register(ctx, link)
 			if err != nil {
 				var le *lineage.Error

@@ -81,7 +81,7 @@ func newResumeCmd(e *env) *ffcli.Command {
 				if err := printJSONLine(e, row); err != nil {
 					return err
 				}
-				if res.Class == headless.Error || res.Class == headless.Timeout {
+				if res.Class == headless.Errored || res.Class == headless.Timeout {
 					fmt.Fprintf(e.stderr, "oo-claude: %s: %s\n", res.Class, res.Reason) // why, also beside the JSON
 				}
 			} else {
@@ -100,7 +100,7 @@ func printResume(e *env, res headless.ResumeResult, err error) {
 		}
 		fmt.Fprintf(e.stderr, "oo-claude: delivered-resume: %s (%d turn(s), %.4f USD)\n", res.SessionID, max(len(res.Turns), 1), res.Claude.TotalCostUSD)
 	case headless.HeldBySession:
-		fmt.Fprintf(e.stderr, "oo-claude: held-by-session (%s): %s\n", res.HeldBy, res.Reason)
+		fmt.Fprintf(e.stderr, "oo-claude: held-by-session (%s): %s; use oo-claude send\n", res.HeldBy, res.Reason)
 	case headless.Refused:
 		cfg, _ := e.config()
 		fmt.Fprintf(e.stderr, "oo-claude: %s\n", refusedMessage(err, res.SessionID, cfg.ProjectsDir))

@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oo-family/oo-claude/internal/claudeproc"
+
 	"github.com/google/go-cmp/cmp"
 	"github.com/oo-family/oo-claude/fakes/fakeclaude"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
@@ -35,7 +37,7 @@ func readStartFile(t *testing.T, path string) headless.StartFile {
 
 func TestStartClassesThroughBinary(t *testing.T) {
 	self := binary(t)
-	doorman := headless.DoormanConfig(self)
+	doorman := claudeproc.DoormanConfig(self)
 	head := []string{"-p", "--session-id", startSID, "--output-format", "stream-json", "--verbose", "--model", "claude-haiku-5-5", "--max-turns", "4",
 		"--permission-mode", "dontAsk", "--tools", ""}
 	tail := []string{"--max-budget-usd", "0.25", "do it"}
@@ -242,7 +244,7 @@ func TestStartSystemd(t *testing.T) {
 		t.Fatalf("%d systemd-run calls", len(sr))
 	}
 	var eflags []string
-	for _, n := range headless.UnitEnvNames() {
+	for _, n := range claudeproc.UnitEnvNames() {
 		if slices.ContainsFunc(append(append([]string{}, r.env...), env...), func(kv string) bool { return strings.HasPrefix(kv, n+"=") }) || n == "PATH" {
 			eflags = append(eflags, "-E", n)
 		}
@@ -269,7 +271,7 @@ func TestStartSystemd(t *testing.T) {
 	if f.Lineage.ParentSession == nil || *f.Lineage.ParentSession != parent || !f.Lineage.Registered {
 		t.Errorf("lineage block lost: %+v", f.Lineage)
 	}
-	if _, err := os.Stat(headless.PromptFile(resultFile)); !os.IsNotExist(err) {
+	if _, err := os.Stat(claudeproc.PromptFile(resultFile)); !os.IsNotExist(err) {
 		t.Errorf("prompt file left behind: %v", err)
 	}
 	// The unit's body still writes its receipt after the result file: let
@@ -282,10 +284,10 @@ func TestStartSystemd(t *testing.T) {
 	for _, c := range []fakeclaude.Call{sr[0], calls[0]} {
 		for _, kv := range c.Env {
 			name, val, _ := strings.Cut(kv, "=")
-			if slices.Contains(headless.CredentialEnv(), name) || strings.HasPrefix(name, "ANTHROPIC_") || slices.Contains(secrets, val) {
+			if slices.Contains(claudeproc.CredentialEnv(), name) || strings.HasPrefix(name, "ANTHROPIC_") || slices.Contains(secrets, val) {
 				t.Errorf("%s reached %s", kv, c.Name)
 			}
-			if strings.HasPrefix(name, "CLAUDE") && !slices.Contains(headless.UnitEnvNames(), name) {
+			if strings.HasPrefix(name, "CLAUDE") && !slices.Contains(claudeproc.UnitEnvNames(), name) {
 				t.Errorf("%s reached %s", name, c.Name)
 			}
 		}

@@ -1,6 +1,8 @@
 package fakeclaude_test
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -47,7 +49,7 @@ func TestFakeClaudeAnswersAndRecords(t *testing.T) {
 			if code := cmd.ProcessState.ExitCode(); code != tt.exit {
 				t.Fatalf("exit %d (%v), want %d", code, err, tt.exit)
 			}
-			got, ok := headless.ParseResult(out)
+			got, ok := lastResult(out)
 			if !ok {
 				t.Fatalf("no result in %q", out)
 			}
@@ -98,3 +100,16 @@ func TestFakeSystemdRunPassesOnlyNamedEnv(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// lastResult decodes the last line of stdout that is a result object, as
+// headless reads claude's output (its own tests run against this fake).
+func lastResult(stdout []byte) (headless.ClaudeResult, bool) {
+	lines := bytes.Split(bytes.TrimSpace(stdout), []byte("\n"))
+	for i := len(lines) - 1; i >= 0; i-- {
+		var r headless.ClaudeResult
+		if json.Unmarshal(lines[i], &r) == nil && r.Type == "result" {
+			return r, true
+		}
+	}
+	return headless.ClaudeResult{}, false
+}

@@ -39,6 +39,10 @@ var floors = map[string]int{
 	// observatory, the doctor and headless, which read it.
 	"observatory/inboxstate": 2,
 
+	// How headless runs the claude binary: argv, environment, process
+	// groups; above station, whose process table it reads.
+	"internal/claudeproc": 2,
+
 	"station": 1,
 	"receipt": 1, // a leaf: only plumbing below it
 

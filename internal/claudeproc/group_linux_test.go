@@ -1,4 +1,4 @@
-package headless_test
+package claudeproc_test
 
 import (
 	"os/exec"
@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oo-family/oo-claude/headless"
+	"github.com/oo-family/oo-claude/internal/claudeproc"
 )
 
 // TestGroupHasLiving: a process group with a running member has a living
@@ -18,19 +18,19 @@ func TestGroupHasLiving(t *testing.T) {
 		t.Skip("no /bin/sleep:", err)
 	}
 	pgid := cmd.Process.Pid
-	if !headless.GroupHasLiving(pgid) {
+	if !claudeproc.GroupHasLiving(pgid) {
 		t.Errorf("group %d of a running sleep: no living member", pgid)
 	}
 	cmd.Process.Kill() // a zombie until it is waited for
 	deadline := time.Now().Add(5 * time.Second)
-	for headless.GroupHasLiving(pgid) && time.Now().Before(deadline) {
+	for claudeproc.GroupHasLiving(pgid) && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
-	if headless.GroupHasLiving(pgid) {
+	if claudeproc.GroupHasLiving(pgid) {
 		t.Errorf("group %d: a living member after SIGKILL (a zombie counts as gone)", pgid)
 	}
 	cmd.Wait()
-	if headless.GroupHasLiving(pgid) {
+	if claudeproc.GroupHasLiving(pgid) {
 		t.Errorf("group %d: a living member after its only one was reaped", pgid)
 	}
 }

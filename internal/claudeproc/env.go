@@ -1,7 +1,6 @@
-package headless
+package claudeproc
 
 import (
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -119,10 +118,10 @@ func ScrubEnv(environ []string) (env []string, fds []PassedFD) {
 	return env, fds
 }
 
-// unitEnv returns the -E arguments for the names of [UnitEnvNames] that
+// UnitEnv returns the -E arguments for the names of [UnitEnvNames] that
 // are set in environ, and the environment systemd-run itself runs with:
 // those variables plus the session bus address it needs.
-func unitEnv(environ []string) (flags []string, runEnv []string) {
+func UnitEnv(environ []string) (flags []string, runEnv []string) {
 	vals := map[string]string{}
 	for _, kv := range environ {
 		if k, v, ok := strings.Cut(kv, "="); ok {
@@ -139,37 +138,4 @@ func unitEnv(environ []string) (flags []string, runEnv []string) {
 		runEnv = append(runEnv, "DBUS_SESSION_BUS_ADDRESS="+v)
 	}
 	return flags, runEnv
-}
-
-func getenvFrom(environ []string) func(string) string {
-	return func(key string) string {
-		v := ""
-		for _, kv := range environ {
-			if k, val, ok := strings.Cut(kv, "="); ok && k == key {
-				v = val
-			}
-		}
-		return v
-	}
-}
-
-// absConfigDir returns environ with a relative CLAUDE_CONFIG_DIR (each
-// occurrence) replaced by dir, when dir is absolute; else environ as it is.
-func absConfigDir(environ []string, dir string) []string {
-	if !filepath.IsAbs(dir) {
-		return environ
-	}
-	var out []string
-	for i, kv := range environ {
-		if v, ok := strings.CutPrefix(kv, "CLAUDE_CONFIG_DIR="); ok && v != "" && !filepath.IsAbs(v) {
-			if out == nil {
-				out = slices.Clone(environ)
-			}
-			out[i] = "CLAUDE_CONFIG_DIR=" + dir
-		}
-	}
-	if out == nil {
-		return environ
-	}
-	return out
 }

@@ -1,4 +1,4 @@
-package headless
+package claudeproc
 
 // GroupHasLiving is groupHasLiving, for TestGroupHasLiving.
 var GroupHasLiving = groupHasLiving

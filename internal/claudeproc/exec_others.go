@@ -1,6 +1,6 @@
 //go:build !linux
 
-package headless
+package claudeproc
 
 import "context"
 

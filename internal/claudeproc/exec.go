@@ -1,8 +1,7 @@
-package headless
+package claudeproc
 
 import (
 	"bytes"
-	"context"
 	"errors"
 	"os"
 	"time"
@@ -41,10 +40,6 @@ type Outcome struct {
 	Err error
 }
 
-// ExecFunc runs an Invocation. [RunProcess] is the real one; tests of code
-// built on this package may pass their own.
-type ExecFunc func(ctx context.Context, inv Invocation) Outcome
-
 // Limits on what is kept of a child's output.
 const (
 	StdoutKeep = 16 << 20 // the result JSON is far smaller
@@ -54,6 +49,9 @@ const (
 // ErrNotSupported is returned where process groups and descriptor passing
 // are not implemented (everything but Linux).
 var ErrNotSupported = errors.New("headless: not supported on this platform")
+
+// ErrBadDescriptor is returned when a descriptor to pass is not open.
+var ErrBadDescriptor = errors.New("credential descriptor is not open")
 
 // headBuffer keeps the first max bytes written to it.
 type headBuffer struct {

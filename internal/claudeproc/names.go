@@ -1,0 +1,83 @@
+package claudeproc
+
+import (
+	"strings"
+
+	"github.com/oo-family/oo-claude/station"
+)
+
+// ProcessNaming returns the pid of a running process (other than skip)
+// whose command line names sid as the session it resumes or creates (see
+// [NamesSession]), or 0. An error means the process table could not be
+// listed.
+func ProcessNaming(p station.Proc, sid string, skip int) (int, error) {
+	pids, err := p.Pids()
+	if err != nil {
+		return 0, err
+	}
+	for _, pid := range pids {
+		if pid == skip {
+			continue
+		}
+		args, err := p.Cmdline(pid)
+		if err != nil || !NamesSession(args, sid) {
+			continue
+		}
+		if info, err := p.Info(pid); err != nil || info.Zombie() {
+			continue
+		}
+		return pid, nil
+	}
+	return 0, nil
+}
+
+// NamesSession reports whether a command line names sid as the session it
+// resumes or creates, in every form the real CLI's argument parser
+// (commander) accepts: --resume SID, --resume=SID, --session-id SID,
+// --session-id=SID, -r SID, -rSID, -r=SID, and -r inside a group of short
+// flags (-pr SID, -prSID). In a group, the boolean flags (c, h, p, v) may
+// come first; a flag that takes a value (d, n, w, r) takes the rest of the
+// group. Nothing after "--" is a flag. The id is compared without case.
+func NamesSession(args []string, sid string) bool {
+	is := func(v string) bool { return strings.EqualFold(strings.TrimPrefix(v, "="), sid) }
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		next := ""
+		if i+1 < len(args) {
+			next = args[i+1]
+		}
+		switch {
+		case a == "--":
+			return false
+		case a == "--resume" || a == "--session-id":
+			if is(next) {
+				return true
+			}
+		case strings.HasPrefix(a, "--resume=") || strings.HasPrefix(a, "--session-id="):
+			if _, v, _ := strings.Cut(a, "="); is(v) {
+				return true
+			}
+		case len(a) > 1 && a[0] == '-' && a[1] != '-':
+			if v, ok := shortResume(a[1:]); ok && (is(v) || (v == "" && is(next))) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// shortResume reads a group of short flags: the value of -r (the rest of
+// the group, "" when -r ends it) and whether -r is in the group.
+func shortResume(group string) (string, bool) {
+	for i := 0; i < len(group); i++ {
+		switch group[i] {
+		case 'c', 'h', 'p', 'v':
+			continue
+		case 'r':
+			return group[i+1:], true
+		default: // d, n, w take the rest as their value; anything else ends the group
+			return "", false
+		}
+	}
+	return "", false
+}
