@@ -26,7 +26,10 @@ func BenchmarkFollowLatency(b *testing.B) {
 			cfg := w.config()
 			cfg.DoorSettle = 250 * time.Millisecond
 			cfg.DoormanPoll = mode.poll
-			o := doorman.Options{Host: w.host(doorman.DoorDialer{Settle: cfg.DoorSettle}), Config: cfg, Mode: doorman.ModeMCP, PollOnly: mode.only}
+			o := doorman.Options{Host: w.host(doorman.DoorDialer{Settle: cfg.DoorSettle}), Config: cfg, Mode: doorman.ModeMCP}
+			if mode.only {
+				o = doorman.WithPollOnly(o)
+			}
 			_, _, stop := w.running(o)
 			defer stop()
 			var lat []time.Duration

@@ -15,22 +15,22 @@ import (
 
 // The retry policy of a line the receiver did not queue.
 const (
-	// MaxWrites is how many times the doorman writes one line to the door
+	// maxWrites is how many times the doorman writes one line to the door
 	// without seeing its enqueue row. Once the receiver's windows have
 	// passed after the last unconfirmed write, with still no row, the line
 	// is acked refused with reason claudeinbox.PendingNotQueued, so it
 	// never blocks the lines after it for good.
-	MaxWrites = 3
+	maxWrites = 3
 	// rowSlack: an enqueue row stamped more than this before the line's
 	// first write began is not one of its writes' (the receiver stamps in
 	// milliseconds from the same clock).
 	rowSlack = time.Second
 )
 
-// EnvProjectDirName is Claude Code's override of a session's project
+// envProjectDirName is Claude Code's override of a session's project
 // directory name (honoured with CLAUDE_CONFIG_DIR set). The doorman, a
 // child of the session, inherits it.
-const EnvProjectDirName = "CLAUDE_CODE_PROJECT_DIR_NAME"
+const envProjectDirName = "CLAUDE_CODE_PROJECT_DIR_NAME"
 
 // ErrNotQueued is wrapped by the *DeliveryError of a line the door took
 // but the receiver did not queue (no enqueue row within the bound).
@@ -50,7 +50,7 @@ func (d *Doorman) confirmWait() time.Duration { return max(d.o.Config.DoorConfir
 // the sender's bucket, so the retry is neither dropped again for the same
 // reason nor taken while the first write could still be.
 func (fl *follower) retryDelay() time.Duration {
-	g := fl.pacer.g
+	g := fl.pacer.guard()
 	return max(g.DedupWindow, time.Duration(float64(time.Second)/g.RefillPerSecond)) + paceMargin
 }
 
@@ -59,7 +59,7 @@ func (fl *follower) retryDelay() time.Duration {
 // else in any project directory), or, for a session whose transcript is
 // not written yet, the file Claude Code will create (in the directory
 // CLAUDE_CODE_PROJECT_DIR_NAME names, when the session has it).
-func (fl *follower) markTranscript(id Identity) (transcript.Mark, error) {
+func (fl *follower) markTranscript(id identity) (transcript.Mark, error) {
 	if fl.d.confirmWait() == 0 {
 		return transcript.Mark{}, errConfirmOff
 	}
@@ -69,7 +69,7 @@ func (fl *follower) markTranscript(id Identity) (transcript.Mark, error) {
 		return m, err
 	}
 	if m.Size == 0 {
-		if name := fl.d.o.Host.getenv(EnvProjectDirName); name != "" && filepath.Base(name) == name && name != "." && name != ".." {
+		if name := fl.d.o.Host.getenv(envProjectDirName); name != "" && filepath.Base(name) == name && name != "." && name != ".." {
 			if _, err := os.Lstat(m.Path); err != nil {
 				m.Path = filepath.Join(projects, name, id.SessionID+transcript.Ext)
 			}
@@ -161,7 +161,7 @@ func (fl *follower) dropTranscript() {
 // after the first write's mark or the last write's, or from the start of
 // the transcript the session has now when that is another file (a mark
 // predicted a path the session did not use).
-func (fl *follower) lookLate(ctx context.Context, id Identity, a claudeinbox.Attempt, text string) (string, bool) {
+func (fl *follower) lookLate(ctx context.Context, id identity, a claudeinbox.Attempt, text string) (string, bool) {
 	firstAt, firstPath, firstOff := a.First()
 	since, err := claudeinbox.ParseTime(firstAt)
 	if err != nil {

@@ -73,7 +73,7 @@ func TestPacerSeededFromAcks(t *testing.T) {
 	guard := doorman.Guard{Capacity: g.Capacity, RefillPerSecond: g.RefillPerSecond, DedupWindow: g.DedupWindow}
 	runOnce := func() {
 		var log bytes.Buffer
-		dm := doorman.New(doorman.Options{Host: w.host(nil), Config: w.config(), Mode: doorman.ModeMCP, Once: true, Log: &log, Version: "test", Guard: guard})
+		dm := doorman.New(doorman.WithGuard(doorman.Options{Host: w.host(nil), Config: w.config(), Mode: doorman.ModeMCP, Once: true, Log: &log, Version: "test"}, guard))
 		if err := dm.Run(context.Background()); err != nil {
 			t.Fatalf("%v\n%s", err, log.String())
 		}
@@ -200,7 +200,7 @@ func TestNotQueuedStaysPendingThenRetried(t *testing.T) {
 	w.door.WaitFrames(context.Background(), 2)
 	cfg := w.config()
 	cfg.DoorConfirm = 300 * time.Millisecond
-	dm, _, stop := w.running(doorman.Options{Host: w.host(nil), Config: cfg, Guard: doorman.Guard{Capacity: 2, RefillPerSecond: 2, DedupWindow: 300 * time.Millisecond}})
+	dm, _, stop := w.running(doorman.WithGuard(doorman.Options{Host: w.host(nil), Config: cfg}, doorman.Guard{Capacity: 2, RefillPerSecond: 2, DedupWindow: 300 * time.Millisecond}))
 	line := "[x 📡] after the foreign frames"
 	w.appendLine(sid, line)
 	deadline := time.Now().Add(10 * time.Second)
@@ -248,7 +248,7 @@ func TestNeverQueuedIsRefusedAfterTheLimit(t *testing.T) {
 	sid := w.owned("busy")
 	cfg := w.config()
 	cfg.DoorConfirm = 100 * time.Millisecond
-	_, _, stop := w.running(doorman.Options{Host: w.host(nil), Config: cfg, Guard: doorman.Guard{RefillPerSecond: 20, DedupWindow: 100 * time.Millisecond}})
+	_, _, stop := w.running(doorman.WithGuard(doorman.Options{Host: w.host(nil), Config: cfg}, doorman.Guard{RefillPerSecond: 20, DedupWindow: 100 * time.Millisecond}))
 	w.appendLine(sid, "[a 📡] never queued")
 	acks := w.waitAcks(sid, 1)
 	stop()

@@ -5,7 +5,7 @@
 //
 // It guarantees:
 //
-//   - Identity before any write. [Host.Identify] finds the owner (the nearest
+//   - Identity before any write. The doorman finds the owner (the nearest
 //     ancestor with a live registry row or a claude executable), the session
 //     id (the owner's row, else CLAUDE_CODE_SESSION_ID; an explicit session
 //     must equal the row's and is never trusted without one), the socket
@@ -29,7 +29,7 @@
 //     line stays pending (last_error receiver-did-not-queue) and is written
 //     again only after the bound and the receiver's windows have passed
 //     since the last write and a fresh look for a late row of any earlier
-//     write, at most [MaxWrites] times; once the windows have passed after
+//     write, at most three times; once the windows have passed after
 //     the last write, it is acked refused. A write whose fate is unknown (a
 //     doorman killed in its wait, a write that failed part way) counts as
 //     unconfirmed at its time; a write that cannot be recorded is not made
@@ -64,7 +64,7 @@
 //     user's regular files, not writable by others). Otherwise nothing is
 //     delivered: the heartbeat says [claudeinbox.StateUntrusted] with the
 //     reason and the fix in last_error; an MCP doorman checks again every
-//     [IdentityEvery], the foreground one returns an [*IdentityError].
+//     2 s, the foreground one returns an [*IdentityError].
 //   - Stop (context cancelled, stdin EOF in MCP mode): the heartbeat says
 //     stopped and the lock is released before [Doorman.Run] returns.
 //

@@ -13,31 +13,35 @@ import (
 
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/internal/fsx"
+	"github.com/oo-family/oo-claude/internal/ingress"
 	"github.com/oo-family/oo-claude/station"
 )
 
 // Timings that are not knobs.
 const (
-	// IdentityEvery is how often the identity is re-checked while idle (it
+	// identityEvery is how often the identity is re-checked while idle (it
 	// is also re-checked before each delivery).
-	IdentityEvery = 2 * time.Second
-	// StandbyPoll is how often a standby doorman tries the inbox lock.
-	StandbyPoll = 250 * time.Millisecond
-	// BackoffMin and BackoffMax bound the retry delay of a failed delivery.
-	BackoffMin = time.Second
-	BackoffMax = 10 * time.Second
-	// ReadChunk is the read chunk: a line longer than it is refused
+	identityEvery = 2 * time.Second
+	// standbyPoll is how often a standby doorman tries the inbox lock.
+	standbyPoll = 250 * time.Millisecond
+	// backoffMin and backoffMax bound the retry delay of a failed delivery.
+	backoffMin = time.Second
+	backoffMax = 10 * time.Second
+	// readChunk is the read chunk: a line longer than it is refused
 	// (too-long) without being held in memory.
-	ReadChunk = 1 << 20
+	readChunk = 1 << 20
 )
 
-// RefuseUndeliverable is the reason of a line the door client rejects
+// refuseUndeliverable is the reason of a line the door client rejects
 // although it passed the line rules (it cannot happen for a line that
 // passes claudeinbox.Decode; kept so such a line never blocks).
-const RefuseUndeliverable = "undeliverable"
+const refuseUndeliverable = "undeliverable"
 
 // Options configure a [Doorman].
 type Options struct {
+	// Host is every input about the machine and this process; nil means
+	// [ThisProcess](Config, nil): the running process, without an
+	// environment. A nil Host.Station or Host.Door is Config's.
 	Host   *Host
 	Config station.Config // paths, DoormanEnabled, DoormanPoll, DoormanHeartbeat
 	Mode   Mode
@@ -51,11 +55,11 @@ type Options struct {
 	After func(time.Duration) <-chan time.Time
 	// Version is reported in the heartbeat.
 	Version string
-	// Guard is the ingress guard to pace for.
-	Guard Guard
-	// PollOnly follows by the safety poll alone, without file events: only
-	// for the benchmark that compares with v0.1's 0.5 s poll follower.
-	PollOnly bool
+
+	// Test seams (export_test.go).
+	guard    ingress.Guard // the receiver's guard to pace for; zero: as measured
+	noPacing bool          // no pacing: tests that measure the loop alone
+	pollOnly bool          // follow by the safety poll alone, without file events
 }
 
 // Status is what a doorman reports about itself: the MCP tool, the
@@ -95,10 +99,23 @@ type Doorman struct {
 	wakeups atomic.Int64
 }
 
-// New returns a doorman for o.
+// New returns a doorman for o. Zero fields take their defaults; a nil
+// Host is [ThisProcess] of o.Config with no environment.
 func New(o Options) *Doorman {
 	if o.Mode == "" {
 		o.Mode = ModeCLI
+	}
+	if o.Host == nil {
+		o.Host = ThisProcess(o.Config, nil)
+	} else {
+		h := *o.Host // a copy: the defaults below do not touch the caller's
+		if h.Station == nil {
+			h.Station = station.New(o.Config.Paths)
+		}
+		if h.Door == nil {
+			h.Door = DoorDialer{Settle: settleOf(o.Config)}
+		}
+		o.Host = &h
 	}
 	if o.After == nil {
 		o.After = time.After
@@ -111,10 +128,6 @@ func New(o Options) *Doorman {
 	d.st = Status{Mode: o.Mode, PID: o.Host.PID, State: "starting"}
 	return d
 }
-
-// Wakeups counts the follow loop's iterations (for tests and benchmarks of
-// an idle doorman).
-func (d *Doorman) Wakeups() int64 { return d.wakeups.Load() }
 
 // Status returns a snapshot of the doorman's state.
 func (d *Doorman) Status() Status {
@@ -174,15 +187,15 @@ func (d *Doorman) Run(ctx context.Context) error {
 		<-ctx.Done()
 		return nil
 	}
-	var prev Identity
+	var prev identity
 	var logged claudeinbox.State
 	for {
-		id := d.o.Host.Identify(ctx, d.o.Mode, d.o.Session, prev)
+		id := d.o.Host.identify(ctx, d.o.Mode, d.o.Session, prev)
 		if ctx.Err() != nil {
 			d.update(func(s *Status) { s.State = claudeinbox.StateStopped })
 			return nil
 		}
-		if !id.OK() {
+		if !id.ok() {
 			d.update(func(s *Status) {
 				s.State, s.Detail = id.State, id.Detail
 				s.OwnerPID, s.PeerPID, s.Socket, s.SessionID = id.OwnerPID, id.PeerPID, id.Socket, id.SessionID
@@ -198,7 +211,7 @@ func (d *Doorman) Run(ctx context.Context) error {
 			case <-ctx.Done():
 				d.update(func(s *Status) { s.State = claudeinbox.StateStopped })
 				return nil
-			case <-d.o.After(IdentityEvery):
+			case <-d.o.After(identityEvery):
 			}
 			prev = id
 			continue
@@ -209,7 +222,7 @@ func (d *Doorman) Run(ctx context.Context) error {
 			return nil
 		}
 		if errors.Is(err, errSwitch) {
-			prev = Identity{}
+			prev = identity{}
 			continue
 		}
 		if err != nil || d.o.Once {
@@ -219,7 +232,7 @@ func (d *Doorman) Run(ctx context.Context) error {
 }
 
 // serve holds one session's inbox until ctx ends or the identity changes.
-func (d *Doorman) serve(ctx context.Context, id Identity) error {
+func (d *Doorman) serve(ctx context.Context, id identity) error {
 	files := claudeinbox.FilesFor(d.o.Config.InboxDir, id.SessionID)
 	d.update(func(s *Status) {
 		s.SessionID, s.Inbox, s.OwnerPID, s.PeerPID, s.Socket = id.SessionID, files.Inbox, id.OwnerPID, id.PeerPID, id.Socket
@@ -276,9 +289,9 @@ func (d *Doorman) serve(ctx context.Context, id Identity) error {
 	err = f.run(ctx)
 	if errors.Is(err, errSwitch) {
 		cur := f.id
-		if cur.OK() && cur.SessionID != id.SessionID {
+		if cur.ok() && cur.SessionID != id.SessionID {
 			final = claudeinbox.StateSwitched
-		} else if !cur.OK() {
+		} else if !cur.ok() {
 			final = cur.State
 		}
 	}
@@ -288,7 +301,7 @@ func (d *Doorman) serve(ctx context.Context, id Identity) error {
 // untrusted reports an inbox that fails claudeinbox.CheckTrust (or is not a
 // regular file): nothing is delivered from it, and the heartbeat says why,
 // so sessions and doctor show it. In the foreground (and with Once) it is an
-// *IdentityError; an MCP doorman checks again every IdentityEvery.
+// *IdentityError; an MCP doorman checks again every identityEvery.
 func (d *Doorman) untrusted(ctx context.Context, files claudeinbox.Files, cause error) error {
 	detail := cause.Error() + "; nothing is delivered from this inbox until it is fixed"
 	prev := d.Status()
@@ -308,14 +321,14 @@ func (d *Doorman) untrusted(ctx context.Context, files claudeinbox.Files, cause 
 	case <-ctx.Done():
 		d.update(func(s *Status) { s.State = claudeinbox.StateStopped })
 		return nil
-	case <-d.o.After(IdentityEvery):
+	case <-d.o.After(identityEvery):
 	}
 	return errSwitch
 }
 
 // standby takes the inbox lock, waiting while another doorman holds it.
 // It returns a nil lock (and nil error) when ctx ended.
-func (d *Doorman) standby(ctx context.Context, files claudeinbox.Files, id Identity) (*fsx.Lock, error) {
+func (d *Doorman) standby(ctx context.Context, files claudeinbox.Files, id identity) (*fsx.Lock, error) {
 	lk, err := fsx.TryLock(files.Lock)
 	if err == nil {
 		return lk, nil
@@ -331,13 +344,13 @@ func (d *Doorman) standby(ctx context.Context, files claudeinbox.Files, id Ident
 	if d.o.Once {
 		return nil, &IdentityError{State: claudeinbox.StateStandby, Detail: "another doorman holds " + files.Lock}
 	}
-	recheck := d.o.Host.now().Add(IdentityEvery)
+	recheck := d.o.Host.now().Add(identityEvery)
 	for {
 		select {
 		case <-ctx.Done():
 			d.update(func(s *Status) { s.State = claudeinbox.StateStopped })
 			return nil, nil
-		case <-d.o.After(StandbyPoll):
+		case <-d.o.After(standbyPoll):
 		}
 		if lk, err := fsx.TryLock(files.Lock); err == nil {
 			d.logf("took over %s", files.Inbox)
@@ -346,9 +359,9 @@ func (d *Doorman) standby(ctx context.Context, files claudeinbox.Files, id Ident
 			return nil, err
 		}
 		if now := d.o.Host.now(); now.After(recheck) {
-			recheck = now.Add(IdentityEvery)
-			nid := d.o.Host.Identify(ctx, d.o.Mode, d.o.Session, id)
-			if !nid.OK() || nid.SessionID != id.SessionID {
+			recheck = now.Add(identityEvery)
+			nid := d.o.Host.identify(ctx, d.o.Mode, d.o.Session, id)
+			if !nid.ok() || nid.SessionID != id.SessionID {
 				return nil, errSwitch
 			}
 		}

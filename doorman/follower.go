@@ -31,7 +31,7 @@ import (
 // readPiece is how much one read adds to the window.
 const readPiece = 256 << 10
 
-// longScan is the scan of a line longer than ReadChunk, resumable across
+// longScan is the scan of a line longer than readChunk, resumable across
 // wake-ups: the hash so far and where the next read starts.
 type longScan struct {
 	start int64
@@ -43,7 +43,7 @@ type longScan struct {
 type follower struct {
 	d     *Doorman
 	files claudeinbox.Files
-	id    Identity
+	id    identity
 	pacer *pacer
 
 	f      *os.File
@@ -75,14 +75,14 @@ type lineKind int
 const (
 	noLine   lineKind = iota // nothing complete yet
 	fullLine                 // a complete line in line
-	longLine                 // a complete line longer than ReadChunk; only its sha256 is known
+	longLine                 // a complete line longer than readChunk; only its sha256 is known
 )
 
-func newFollower(d *Doorman, files claudeinbox.Files, id Identity) (*follower, error) {
-	fl := &follower{d: d, files: files, id: id, pacer: newPacer(d.o.Guard), wake: make(chan struct{}, 1), piece: make([]byte, readPiece)}
+func newFollower(d *Doorman, files claudeinbox.Files, id identity) (*follower, error) {
+	fl := &follower{d: d, files: files, id: id, pacer: newPacer(d.o.guard, d.o.Host.PID, d.o.noPacing), wake: make(chan struct{}, 1), piece: make([]byte, readPiece)}
 	// Watch the directory first, so no append between the read and the
 	// watch is missed.
-	if d.o.PollOnly {
+	if d.o.pollOnly {
 		// no file events: the benchmark's poll follower
 	} else if w, err := fsnotify.NewWatcher(); err != nil {
 		d.logf("file events unavailable (%v): following by the safety poll", err)
@@ -364,7 +364,7 @@ func (fl *follower) run(ctx context.Context) error {
 	if poll <= 0 {
 		poll = 5 * time.Second
 	}
-	nextID := d.o.Host.now().Add(IdentityEvery)
+	nextID := d.o.Host.now().Add(identityEvery)
 	backoff := time.Duration(0)
 	for {
 		d.wakeups.Add(1)
@@ -380,7 +380,7 @@ func (fl *follower) run(ctx context.Context) error {
 			if d.o.Once {
 				return err
 			}
-			backoff = min(max(2*backoff, BackoffMin), BackoffMax)
+			backoff = min(max(2*backoff, backoffMin), backoffMax)
 			if de.RetryIn > 0 {
 				// A line waiting out the receiver's windows: look for a
 				// late enqueue row at the same growing intervals, but
@@ -413,8 +413,8 @@ func (fl *follower) run(ctx context.Context) error {
 		case <-d.o.After(wait):
 		}
 		if now := d.o.Host.now(); !now.Before(nextID) {
-			nextID = now.Add(IdentityEvery)
-			id := d.o.Host.Identify(ctx, d.o.Mode, d.o.Session, fl.id)
+			nextID = now.Add(identityEvery)
+			id := d.o.Host.identify(ctx, d.o.Mode, d.o.Session, fl.id)
 			if ctx.Err() != nil {
 				return nil
 			}
@@ -429,8 +429,8 @@ func (fl *follower) run(ctx context.Context) error {
 
 // changed reports whether an identity no longer allows serving the same
 // inbox for the same owner.
-func changed(old, cur Identity) bool {
-	return !cur.OK() || cur.SessionID != old.SessionID || cur.OwnerPID != old.OwnerPID || cur.Socket != old.Socket
+func changed(old, cur identity) bool {
+	return !cur.ok() || cur.SessionID != old.SessionID || cur.OwnerPID != old.OwnerPID || cur.Socket != old.Socket
 }
 
 // pump handles every complete line there is.
@@ -564,7 +564,7 @@ func (fl *follower) next() (kind lineKind, line []byte, sha string, off, next in
 		if i := bytes.IndexByte(buf, '\n'); i >= 0 {
 			return fullLine, buf[:i], "", fl.pos, fl.pos + int64(i) + 1, nil
 		}
-		if len(buf) >= ReadChunk {
+		if len(buf) >= readChunk {
 			h := sha256.New()
 			h.Write(buf)
 			fl.scan = &longScan{start: fl.pos, next: fl.pos + int64(len(buf)), h: h}
@@ -575,7 +575,7 @@ func (fl *follower) next() (kind lineKind, line []byte, sha string, off, next in
 			fl.win = append(fl.win[:0], buf...)
 			fl.wstart = 0
 		}
-		want := min(ReadChunk-len(fl.win), readPiece)
+		want := min(readChunk-len(fl.win), readPiece)
 		n, rerr := fl.f.ReadAt(fl.piece[:want], fl.pos+int64(len(fl.win)))
 		fl.win = append(fl.win, fl.piece[:n]...)
 		if n == 0 {
@@ -627,7 +627,7 @@ func refuseReason(err error) string {
 	case errors.Is(err, claudeinbox.ErrEmptyLine):
 		return claudeinbox.RefuseEmpty
 	}
-	return RefuseUndeliverable
+	return refuseUndeliverable
 }
 
 func (fl *follower) ack(a claudeinbox.Ack) error {
@@ -652,7 +652,7 @@ func (fl *follower) refuse(sha string, off int64, reason string) error {
 
 func (fl *follower) deliver(ctx context.Context, msg claudeinbox.Message, sha string, off int64) error {
 	d := fl.d
-	id := d.o.Host.Identify(ctx, d.o.Mode, d.o.Session, fl.id)
+	id := d.o.Host.identify(ctx, d.o.Mode, d.o.Session, fl.id)
 	if ctx.Err() != nil {
 		return errStop
 	}
@@ -678,7 +678,7 @@ func (fl *follower) deliver(ctx context.Context, msg claudeinbox.Message, sha st
 		if wait := at.Add(max(fl.retryDelay(), d.confirmWait())).Sub(d.o.Host.now()); wait > 0 {
 			return fl.notQueued(off, prev, wait)
 		}
-		if prev.Writes >= MaxWrites {
+		if prev.Writes >= maxWrites {
 			d.logf("the receiver did not queue the line at offset %d after %d writes: refusing it", off, prev.Writes)
 			return fl.refuse(sha, off, claudeinbox.PendingNotQueued)
 		}
@@ -780,7 +780,7 @@ func (fl *follower) deliver(ctx context.Context, msg claudeinbox.Message, sha st
 			d.logf("peer-mismatch: %v; nothing written, the line waits", err)
 			return errSwitch
 		case errors.Is(err, door.ErrInvalidMessage) || errors.Is(err, door.ErrTooLarge):
-			return fl.refuse(sha, off, RefuseUndeliverable)
+			return fl.refuse(sha, off, refuseUndeliverable)
 		}
 		if confirm {
 			fl.writeFailed(err, att, prev, hasPrev)
@@ -816,7 +816,7 @@ func (fl *follower) deliver(ctx context.Context, msg claudeinbox.Message, sha st
 // writeFailed records a door write that failed. One that reached no
 // receiver (the dial or the peer check failed) leaves the record as it was
 // before it. One that may have gone out in part does not count against
-// MaxWrites, but its record stays: the next write looks for its row first
+// maxWrites, but its record stays: the next write looks for its row first
 // and waits out the bound and the windows as after any write.
 func (fl *follower) writeFailed(err error, att, prev claudeinbox.Attempt, hasPrev bool) {
 	var oe *door.OpError
@@ -857,8 +857,8 @@ func (fl *follower) attemptFor(off int64, sha string) (claudeinbox.Attempt, bool
 // notQueued reports a line the receiver has not queued: it stays pending.
 func (fl *follower) notQueued(off int64, a claudeinbox.Attempt, retryIn time.Duration) error {
 	d := fl.d
-	left := MaxWrites - a.Writes
-	detail := fmt.Sprintf("%s: no enqueue row for the line at offset %d within %s of write %d of %d; ", claudeinbox.PendingNotQueued, off, d.confirmWait(), a.Writes, MaxWrites)
+	left := maxWrites - a.Writes
+	detail := fmt.Sprintf("%s: no enqueue row for the line at offset %d within %s of write %d of %d; ", claudeinbox.PendingNotQueued, off, d.confirmWait(), a.Writes, maxWrites)
 	if left > 0 {
 		detail += fmt.Sprintf("next write in %.0f s, once the receiver's windows have passed", retryIn.Seconds())
 	} else {
@@ -872,7 +872,7 @@ func (fl *follower) notQueued(off int64, a claudeinbox.Attempt, retryIn time.Dur
 // ackDelivered writes the delivered-* ack of a line the receiver took. An
 // ack that cannot be written is retried as an ack (the line is never
 // written to the door again for it), with the fault in the heartbeat.
-func (fl *follower) ackDelivered(ctx context.Context, id Identity, msg claudeinbox.Message, sha string, off int64, msgID, confirm string, queuedAt *string, paced time.Duration, peer int) error {
+func (fl *follower) ackDelivered(ctx context.Context, id identity, msg claudeinbox.Message, sha string, off int64, msgID, confirm string, queuedAt *string, paced time.Duration, peer int) error {
 	d := fl.d
 	now := d.o.Host.now()
 	status, class := "busy", claudeinbox.AckDeliveredSteer
@@ -897,7 +897,7 @@ func (fl *follower) ackDelivered(ctx context.Context, id Identity, msg claudeinb
 		if d.o.Once {
 			return &DeliveryError{Inbox: fl.files.Inbox, Offset: off, Err: fmt.Errorf("%w: %s", ErrDeliveryFailed, detail)}
 		}
-		backoff = min(max(2*backoff, BackoffMin/4), BackoffMax)
+		backoff = min(max(2*backoff, backoffMin/4), backoffMax)
 		select {
 		case <-ctx.Done():
 			return errStop

@@ -213,8 +213,8 @@ func FuzzFollower(f *testing.F) {
 		stub := &stubDoor{peer: w.me, transcript: w.transcript}
 		run := func() {
 			var log bytes.Buffer
-			dm := doorman.New(doorman.Options{Host: w.host(stub), Config: w.config(), Mode: doorman.ModeMCP, Once: true,
-				Log: &log, Version: "test", Guard: doorman.Guard{Off: true}})
+			dm := doorman.New(doorman.WithoutPacing(doorman.Options{Host: w.host(stub), Config: w.config(), Mode: doorman.ModeMCP, Once: true,
+				Log: &log, Version: "test"}))
 			if err := dm.Run(context.Background()); err != nil {
 				t.Fatalf("%v\n%s", err, log.String())
 			}

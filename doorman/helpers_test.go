@@ -159,7 +159,7 @@ func (w *world) session(pid int, status string) station.Row {
 
 func (w *world) host(d doorman.Door) *doorman.Host {
 	if d == nil {
-		d = doorman.DoorDialer{}
+		d = doorman.DoorDialer{Settle: door.NoSettle} // the knob's 0, as config() says
 	}
 	return &doorman.Host{
 		Proc: w.tree.proc(), Station: w.st, Getenv: func(k string) string { return w.env[k] },

@@ -26,9 +26,9 @@ const (
 
 // Environment variables Claude Code gives its MCP children.
 const (
-	EnvSessionID = "CLAUDE_CODE_SESSION_ID"
-	EnvSocket    = "CLAUDE_CODE_MESSAGING_SOCKET"
-	EnvToken     = "CLAUDE_CODE_MESSAGING_TOKEN"
+	envSessionID = "CLAUDE_CODE_SESSION_ID"
+	envSocket    = "CLAUDE_CODE_MESSAGING_SOCKET"
+	envToken     = "CLAUDE_CODE_MESSAGING_TOKEN"
 )
 
 // Door is what the doorman needs of the door: a bare connect that reads the
@@ -45,7 +45,9 @@ type Door interface {
 
 // DoorDialer is the real [Door], over [door.Dialer].
 type DoorDialer struct {
-	// Settle is the settle per delivery; zero means none (the knob's 0).
+	// Settle is the settle of a delivery that settles, as in
+	// [door.Dialer]: zero means [door.DefaultSettle], [door.NoSettle]
+	// none. ([ThisProcess] maps OO_CLAUDE_DOOR_SETTLE_S=0 to NoSettle.)
 	Settle time.Duration
 	// Timeout bounds each connect; zero means door's default.
 	Timeout time.Duration
@@ -66,14 +68,26 @@ func (d DoorDialer) Peer(ctx context.Context, socket string) (int, error) {
 // Deliver dials socket, refuses any listener but expectPID, writes m and,
 // when settle is true, settles d.Settle.
 func (d DoorDialer) Deliver(ctx context.Context, socket string, expectPID int, m door.Message, settle bool) (int, error) {
-	s := d.Settle
-	if s <= 0 || !settle {
-		s = door.NoSettle
-	}
-	settleFor := s
-	dl := door.Dialer{ExpectPID: expectPID, Settle: settleFor, Timeout: d.Timeout}
+	dl := door.Dialer{ExpectPID: expectPID, Settle: d.settle(settle), Timeout: d.Timeout}
 	cred, err := dl.Deliver(ctx, socket, m)
 	return cred.PID, err
+}
+
+// settle is the door.Dialer settle of a delivery that settles or not.
+func (d DoorDialer) settle(settle bool) time.Duration {
+	if !settle {
+		return door.NoSettle
+	}
+	return d.Settle
+}
+
+// settleOf is the settle cfg's OO_CLAUDE_DOOR_SETTLE_S asks for: its 0
+// means none.
+func settleOf(cfg station.Config) time.Duration {
+	if cfg.DoorSettle <= 0 {
+		return door.NoSettle
+	}
+	return cfg.DoorSettle
 }
 
 // deliverRecorded is Deliver with before called once the door is dialed
@@ -83,11 +97,7 @@ func (d DoorDialer) Deliver(ctx context.Context, socket string, expectPID int, m
 // call, not of a connect. An error from before is returned, nothing
 // written.
 func (d DoorDialer) deliverRecorded(ctx context.Context, socket string, expectPID int, m door.Message, settle bool, before func() error) (int, error) {
-	s := d.Settle
-	if s <= 0 || !settle {
-		s = door.NoSettle
-	}
-	dl := door.Dialer{ExpectPID: expectPID, Settle: s, Timeout: d.Timeout}
+	dl := door.Dialer{ExpectPID: expectPID, Settle: d.settle(settle), Timeout: d.Timeout}
 	c, err := dl.Dial(ctx, socket)
 	if err != nil {
 		return 0, err
@@ -129,7 +139,8 @@ type Host struct {
 // ThisProcess returns the Host of the running process: the real /proc, the
 // station of cfg's paths, getenv for the environment Claude Code gave its
 // MCP server, this process's pid and parent, the wall clock, and the real
-// door with cfg's settle. It is how `oo-claude doorman` runs.
+// door with cfg's settle (OO_CLAUDE_DOOR_SETTLE_S=0: none). It is how
+// `oo-claude doorman` runs. getenv may be nil (no environment).
 func ThisProcess(cfg station.Config, getenv func(string) string) *Host {
 	return &Host{
 		Station: station.New(cfg.Paths),
@@ -137,7 +148,7 @@ func ThisProcess(cfg station.Config, getenv func(string) string) *Host {
 		PID:     os.Getpid(),
 		PPID:    os.Getppid(),
 		Now:     time.Now,
-		Door:    DoorDialer{Settle: cfg.DoorSettle},
+		Door:    DoorDialer{Settle: settleOf(cfg)},
 	}
 }
 
@@ -155,8 +166,8 @@ func (h *Host) now() time.Time {
 	return h.Now()
 }
 
-// Identity is who a doorman serves, or why it serves nobody here.
-type Identity struct {
+// identity is who a doorman serves, or why it serves nobody here.
+type identity struct {
 	// State is [claudeinbox.StateFollowing] when the doorman may deliver,
 	// else one of the identity states.
 	State      claudeinbox.State
@@ -174,15 +185,15 @@ type Identity struct {
 	Token      station.Token
 }
 
-// OK reports whether the identity allows deliveries.
-func (id Identity) OK() bool { return id.State == claudeinbox.StateFollowing }
+// ok reports whether the identity allows deliveries.
+func (id identity) ok() bool { return id.State == claudeinbox.StateFollowing }
 
 // sockNameRE is Claude Code's door name: <pid>.sock or <pid>-<8 hex>.sock.
 var sockNameRE = regexp.MustCompile(`^([0-9]+)(?:-[0-9a-f]{8})?\.sock$`)
 
-// SocketNamePID returns the pid a door's file name names, if it has Claude
+// socketNamePID returns the pid a door's file name names, if it has Claude
 // Code's form.
-func SocketNamePID(path string) (int, bool) {
+func socketNamePID(path string) (int, bool) {
 	m := sockNameRE.FindStringSubmatch(filepath.Base(path))
 	if m == nil {
 		return 0, false
@@ -227,12 +238,12 @@ func peerIs(listener, owner int) bool { return listener == owner }
 // expectPID is the pid a delivery demands of the listener (the owner).
 func expectPID(owner int) int { return owner }
 
-// Identify works out whom this process may deliver for. session is an
-// explicit --session ("" when none). prev is the last identity; a peer probe
-// already made for the same owner and socket is not repeated.
-func (h *Host) Identify(ctx context.Context, mode Mode, session string, prev Identity) Identity {
-	id := Identity{}
-	fail := func(s claudeinbox.State, format string, a ...any) Identity {
+// identify works out whom this process may deliver for. session is an
+// explicit session id ("" when none). prev is the last identity; a peer
+// probe already made for the same owner and socket is not repeated.
+func (h *Host) identify(ctx context.Context, mode Mode, session string, prev identity) identity {
+	id := identity{}
+	fail := func(s claudeinbox.State, format string, a ...any) identity {
 		id.State, id.Detail = s, fmt.Sprintf(format, a...)
 		return id
 	}
@@ -253,7 +264,7 @@ func (h *Host) Identify(ctx context.Context, mode Mode, session string, prev Ide
 			break
 		}
 	}
-	envSID := h.getenv(EnvSessionID)
+	envSID := h.getenv(envSessionID)
 	if id.OwnerPID == 0 {
 		// No owner among the ancestors: the only claim left is the
 		// environment's, and it must be verified by descent.
@@ -273,29 +284,29 @@ func (h *Host) Identify(ctx context.Context, mode Mode, session string, prev Ide
 	}
 	switch {
 	case session != "" && row == nil:
-		return fail(claudeinbox.StateSessionUnverifiable, "--session %s: owner %d has no registry row to verify it", session, id.OwnerPID)
+		return fail(claudeinbox.StateSessionUnverifiable, "session %s: owner %d has no registry row to verify it", session, id.OwnerPID)
 	case session != "" && session != row.SessionID:
-		return fail(claudeinbox.StateSessionMismatch, "--session %s: owner %d is session %s", session, id.OwnerPID, row.SessionID)
+		return fail(claudeinbox.StateSessionMismatch, "session %s: owner %d is session %s", session, id.OwnerPID, row.SessionID)
 	case row == nil && station.IsSessionID(envSID):
 		id.SessionID = envSID
 	case row == nil:
-		return fail(claudeinbox.StateNoSessionID, "owner %d has no registry row and %s is not set", id.OwnerPID, EnvSessionID)
+		return fail(claudeinbox.StateNoSessionID, "owner %d has no registry row and %s is not set", id.OwnerPID, envSessionID)
 	}
 	// The socket.
-	envSock := h.getenv(EnvSocket)
+	envSock := h.getenv(envSocket)
 	switch {
 	case row != nil && row.MessagingSocketPath != "":
 		id.Socket, id.SocketFrom = row.MessagingSocketPath, "registry"
 	case envSock == "":
-		return fail(claudeinbox.StateNoDoor, "no socket: owner %d has none in the registry and %s is not set", id.OwnerPID, EnvSocket)
+		return fail(claudeinbox.StateNoDoor, "no socket: owner %d has none in the registry and %s is not set", id.OwnerPID, envSocket)
 	default:
 		id.Socket, id.SocketFrom = envSock, "env"
-		if pid, ok := SocketNamePID(envSock); ok && pid != id.OwnerPID {
+		if pid, ok := socketNamePID(envSock); ok && pid != id.OwnerPID {
 			return fail(claudeinbox.StateSocketNotMine, "inherited socket %s is named for pid %d, not owner %d", envSock, pid, id.OwnerPID)
 		}
 	}
 	// The listener must be the owner. A probe writes nothing.
-	if prev.OK() && prev.OwnerPID == id.OwnerPID && prev.OwnerStart == id.OwnerStart && prev.Socket == id.Socket && prev.PeerPID != 0 {
+	if prev.ok() && prev.OwnerPID == id.OwnerPID && prev.OwnerStart == id.OwnerStart && prev.Socket == id.Socket && prev.PeerPID != 0 {
 		id.PeerPID = prev.PeerPID
 	} else {
 		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
@@ -315,7 +326,7 @@ func (h *Host) Identify(ctx context.Context, mode Mode, session string, prev Ide
 	}
 	// The token: the environment's only when its socket is the one used
 	// (else it belongs to another session), else the owner's key file.
-	if t := h.getenv(EnvToken); t != "" && envSock == id.Socket {
+	if t := h.getenv(envToken); t != "" && envSock == id.Socket {
 		id.Token = station.Token(t)
 	} else if row != nil {
 		if t, err := h.Station.PeerToken(row.Row); err == nil {

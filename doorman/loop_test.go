@@ -324,7 +324,7 @@ func TestPacing(t *testing.T) {
 	w.door.Close()
 	w.door = w.newDoor(fakedoor.WithGuard(fakedoor.Guard{DedupWindow: 300 * time.Millisecond}))
 	sid := w.owned("busy")
-	_, _, stop := w.running(doorman.Options{Guard: doorman.Guard{DedupWindow: 300 * time.Millisecond}})
+	_, _, stop := w.running(doorman.WithGuard(doorman.Options{}, doorman.Guard{DedupWindow: 300 * time.Millisecond}))
 	w.appendLine(sid, "[a 📡] same")
 	w.appendLine(sid, "[a 📡] same")
 	q := w.waitQueued(2)

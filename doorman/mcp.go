@@ -18,25 +18,28 @@ import (
 	"github.com/oo-family/oo-claude/claudeinbox"
 )
 
-// ServerName is the MCP serverInfo name.
-const ServerName = "oo-claude-doorman"
+// serverName is the MCP serverInfo name.
+const serverName = "oo-claude-doorman"
 
-// ToolName is the one tool the server offers.
-const ToolName = "claude_inbox_status"
+// toolName is the one tool the server offers.
+const toolName = "claude_inbox_status"
 
-// LatestProtocol is answered to an initialize whose protocolVersion is
-// not one of [Protocols]: the newest revision that negotiates with
+// latestProtocol is answered to an initialize whose protocolVersion is
+// not one of protocols: the newest revision that negotiates with
 // initialize.
-const LatestProtocol = "2025-11-25"
+const latestProtocol = "2025-11-25"
 
 // modernProtocol is the revision without initialize (2026-07-28): a client
 // probes with server/discover, and every request carries the protocol
 // version, client info and client capabilities in its _meta.
 const modernProtocol = "2026-07-28"
 
-// Protocols are the MCP versions the server answers with as asked, newest
-// first: server/discover lists them all, initialize negotiates the others.
-var Protocols = []string{modernProtocol, "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+// protocols returns the MCP versions the server answers with as asked,
+// newest first: server/discover lists them all, initialize negotiates the
+// others. (A func, so no caller can change the list.)
+func protocols() []string {
+	return []string{modernProtocol, "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+}
 
 // The _meta keys of the 2026-07-28 revision.
 const (
@@ -47,11 +50,11 @@ const (
 
 // JSON-RPC error codes.
 const (
-	CodeParseError     = -32700
-	CodeInvalidRequest = -32600
-	CodeMethodNotFound = -32601
-	CodeInvalidParams  = -32602
-	CodeInternalError  = -32603
+	codeParseError     = -32700
+	codeInvalidRequest = -32600
+	codeMethodNotFound = -32601
+	codeInvalidParams  = -32602
+	codeInternalError  = -32603
 )
 
 // codeUnsupportedProtocolVersion is the 2026-07-28 revision's error for a
@@ -118,10 +121,17 @@ type rpcError struct {
 
 var nullID = json.RawMessage("null")
 
+// errNoStdio: a Server without In or Out.
+var errNoStdio = errors.New("doorman: mcp server needs In and Out")
+
 // Serve answers requests until In ends (EOF: nil) or ctx ends (ctx.Err()).
-// Every request read before EOF is answered before Serve returns. When ctx
+// Every request read before EOF is answered before Serve returns. A Server
+// without In or Out answers nothing and returns an error. When ctx
 // ends first, the goroutine reading In stays blocked until In is closed.
 func (s *Server) Serve(ctx context.Context) error {
+	if s.In == nil || s.Out == nil {
+		return errNoStdio
+	}
 	lines := make(chan []byte)
 	done := make(chan error, 1)
 	go func() {
@@ -188,7 +198,7 @@ func (s *Server) handleLine(line []byte) {
 	line = bytes.TrimSpace(line)
 	if !json.Valid(line) {
 		s.logf("unparseable message (%d bytes)", len(line))
-		s.send(errorResponse(nullID, CodeParseError, "parse error"))
+		s.send(errorResponse(nullID, codeParseError, "parse error"))
 		return
 	}
 	if line[0] != '[' {
@@ -201,12 +211,12 @@ func (s *Server) handleLine(line []byte) {
 	json.Unmarshal(line, &batch) // valid JSON and an array: cannot fail
 	switch {
 	case len(batch) == 0:
-		s.send(errorResponse(nullID, CodeInvalidRequest, "invalid request: empty batch"))
+		s.send(errorResponse(nullID, codeInvalidRequest, "invalid request: empty batch"))
 		return
 	case s.negotiated != "2025-03-26":
 		// Batches exist in 2025-03-26 only: 2024-11-05 had none and
 		// 2025-06-18 removed them.
-		s.send(errorResponse(nullID, CodeInvalidRequest, "invalid request: batches are not supported in protocol version "+cmp.Or(s.negotiated, "(none negotiated)")))
+		s.send(errorResponse(nullID, codeInvalidRequest, "invalid request: batches are not supported in protocol version "+cmp.Or(s.negotiated, "(none negotiated)")))
 		return
 	}
 	var out []response
@@ -225,7 +235,7 @@ func (s *Server) handleLine(line []byte) {
 func (s *Server) handle(raw []byte) (r response, ok bool) {
 	var m message
 	if raw[0] != '{' || json.Unmarshal(raw, &m) != nil {
-		return errorResponse(nullID, CodeInvalidRequest, "invalid request"), true
+		return errorResponse(nullID, codeInvalidRequest, "invalid request"), true
 	}
 	id, idOK := validID(m.ID)
 	if len(m.Method) == 0 && len(m.ID) > 0 && (len(m.Result) > 0 || len(m.Error) > 0) {
@@ -238,7 +248,7 @@ func (s *Server) handle(raw []byte) (r response, ok bool) {
 	if m.JSONRPC != "2.0" || len(m.Method) == 0 || m.Method[0] != '"' || json.Unmarshal(m.Method, &method) != nil || !idOK {
 		// Not a request, so not a notification either: it is answered,
 		// with a null id when its id is absent or not one MCP allows.
-		return errorResponse(id, CodeInvalidRequest, "invalid request"), true
+		return errorResponse(id, codeInvalidRequest, "invalid request"), true
 	}
 	if len(m.ID) == 0 {
 		return response{}, false // notifications are never answered
@@ -246,7 +256,7 @@ func (s *Server) handle(raw []byte) (r response, ok bool) {
 	defer func() {
 		if p := recover(); p != nil {
 			s.logf("internal error: %v", p)
-			r, ok = errorResponse(id, CodeInternalError, "internal error"), true
+			r, ok = errorResponse(id, codeInternalError, "internal error"), true
 		}
 	}()
 	result, rerr := s.dispatch(method, m.Params)
@@ -327,7 +337,7 @@ type textContent struct {
 }
 
 var statusTool = tool{
-	Name:        ToolName,
+	Name:        toolName,
 	Title:       "Claude inbox status",
 	Description: "Read-only: this session's inbox file, how many lines its doorman delivered, refused and has pending, the doorman's heartbeat and whether its follow loop runs.",
 	InputSchema: json.RawMessage(`{"type":"object","properties":{},"additionalProperties":false}`),
@@ -347,13 +357,13 @@ func modern(params json.RawMessage) (version string, rerr *rpcError) {
 	if json.Unmarshal(p.Meta[metaProtocolVersion], &version) != nil || version < modernProtocol {
 		return "", nil // an older client's _meta (progress tokens and the like)
 	}
-	if !slices.Contains(Protocols, version) {
-		data, _ := json.Marshal(map[string]any{"supported": Protocols, "requested": version})
+	if !slices.Contains(protocols(), version) {
+		data, _ := json.Marshal(map[string]any{"supported": protocols(), "requested": version})
 		return version, &rpcError{Code: codeUnsupportedProtocolVersion, Message: "unsupported protocol version", Data: data}
 	}
 	var caps map[string]json.RawMessage
 	if json.Unmarshal(p.Meta[metaClientCapabilities], &caps) != nil || caps == nil {
-		return version, &rpcError{Code: CodeInvalidParams, Message: fmt.Sprintf("missing or invalid _meta field %q", metaClientCapabilities)}
+		return version, &rpcError{Code: codeInvalidParams, Message: fmt.Sprintf("missing or invalid _meta field %q", metaClientCapabilities)}
 	}
 	return version, nil
 }
@@ -366,13 +376,13 @@ func (s *Server) dispatch(method string, params json.RawMessage) (any, *rpcError
 	var meta map[string]any
 	resultType := ""
 	if version != "" {
-		meta = map[string]any{metaServerInfo: serverInfo{Name: ServerName, Version: s.Version}}
+		meta = map[string]any{metaServerInfo: serverInfo{Name: serverName, Version: s.Version}}
 		resultType = "complete"
 	}
 	switch method {
 	case "initialize", "ping":
 		if version != "" {
-			return nil, &rpcError{Code: CodeMethodNotFound, Message: fmt.Sprintf("method %q is not part of protocol version %s", method, version)}
+			return nil, &rpcError{Code: codeMethodNotFound, Message: fmt.Sprintf("method %q is not part of protocol version %s", method, version)}
 		}
 		if method == "ping" {
 			return struct{}{}, nil
@@ -381,25 +391,25 @@ func (s *Server) dispatch(method string, params json.RawMessage) (any, *rpcError
 			ProtocolVersion string `json:"protocolVersion"`
 		}
 		json.Unmarshal(params, &p)
-		v := LatestProtocol
-		if p.ProtocolVersion < modernProtocol && slices.Contains(Protocols, p.ProtocolVersion) {
+		v := latestProtocol
+		if p.ProtocolVersion < modernProtocol && slices.Contains(protocols(), p.ProtocolVersion) {
 			v = p.ProtocolVersion
 		}
 		s.negotiated = v
 		return initializeResult{
 			ProtocolVersion: v,
 			Capabilities:    map[string]any{"tools": struct{}{}},
-			ServerInfo:      serverInfo{Name: ServerName, Version: s.Version},
+			ServerInfo:      serverInfo{Name: serverName, Version: s.Version},
 		}, nil
 	case "server/discover":
 		if version == "" {
 			// Without the revision's _meta the probe is an older
 			// client's: it falls back to initialize on this answer.
-			return nil, &rpcError{Code: CodeMethodNotFound, Message: "method not found: server/discover"}
+			return nil, &rpcError{Code: codeMethodNotFound, Message: "method not found: server/discover"}
 		}
 		return discoverResult{
 			ResultType: resultType, Meta: meta,
-			SupportedVersions: Protocols,
+			SupportedVersions: protocols(),
 			Capabilities:      map[string]any{"tools": struct{}{}},
 		}, nil
 	case "tools/list":
@@ -409,8 +419,8 @@ func (s *Server) dispatch(method string, params json.RawMessage) (any, *rpcError
 			Name      string          `json:"name"`
 			Arguments json.RawMessage `json:"arguments"`
 		}
-		if err := json.Unmarshal(params, &p); err != nil || p.Name != ToolName {
-			return nil, &rpcError{Code: CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", p.Name)}
+		if err := json.Unmarshal(params, &p); err != nil || p.Name != toolName {
+			return nil, &rpcError{Code: codeInvalidParams, Message: fmt.Sprintf("unknown tool %q", p.Name)}
 		}
 		if msg := checkArguments(p.Arguments); msg != "" {
 			// A tool input validation error is a tool execution error
@@ -424,11 +434,11 @@ func (s *Server) dispatch(method string, params json.RawMessage) (any, *rpcError
 		}
 		b, err := json.Marshal(r)
 		if err != nil {
-			return nil, &rpcError{Code: CodeInternalError, Message: "internal error"}
+			return nil, &rpcError{Code: codeInternalError, Message: "internal error"}
 		}
 		return toolResult{ResultType: resultType, Meta: meta, Content: []textContent{{Type: "text", Text: string(b)}}, StructuredContent: r}, nil
 	}
-	return nil, &rpcError{Code: CodeMethodNotFound, Message: "method not found: " + method}
+	return nil, &rpcError{Code: codeMethodNotFound, Message: "method not found: " + method}
 }
 
 // checkArguments validates tools/call arguments against statusTool's
@@ -460,7 +470,7 @@ func (s *Server) send(frame any) {
 		if r, ok := frame.(response); ok {
 			id = r.ID
 		}
-		b, _ = json.Marshal(errorResponse(id, CodeInternalError, "internal error"))
+		b, _ = json.Marshal(errorResponse(id, codeInternalError, "internal error"))
 	}
 	b = append(b, '\n')
 	s.mu.Lock()
@@ -478,8 +488,12 @@ func (s *Server) send(frame any) {
 // to d.Report, its Log to d's log and its Version to d's. An identity
 // failure is reported by the tool (d.Report), not returned: a session
 // whose doorman may not deliver still gets its MCP answers. The error is
-// srv's, nil on EOF or ctx's end.
+// srv's, nil on EOF or ctx's end; a nil srv, or one without In or Out, is
+// an error and runs nothing.
 func (d *Doorman) ServeMCP(ctx context.Context, srv *Server) error {
+	if srv == nil || srv.In == nil || srv.Out == nil {
+		return errNoStdio
+	}
 	if srv.Report == nil {
 		srv.Report = d.Report
 	}

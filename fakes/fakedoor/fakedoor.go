@@ -36,6 +36,7 @@ import (
 
 	"github.com/oo-family/oo-claude/fakes"
 	"github.com/oo-family/oo-claude/internal/fsx"
+	"github.com/oo-family/oo-claude/internal/ingress"
 	"github.com/oo-family/oo-claude/station"
 )
 
@@ -120,7 +121,7 @@ type ConnInfo struct {
 
 // Guard mimics the real ingress guard, per sender key (the frame's from, or
 // the peer pid when from is "unknown"). Zero fields take the measured
-// defaults.
+// defaults. Its model is the one the doorman paces for.
 type Guard struct {
 	Capacity        float64       // token bucket size; 30
 	RefillPerSecond float64       // 0.5
@@ -130,7 +131,7 @@ type Guard struct {
 type config struct {
 	transcript string
 	sessionID  string
-	guard      *Guard
+	guard      *ingress.Guard
 	now        func() time.Time
 	refuseWhen func(Frame) bool
 	firstLine  time.Duration
@@ -153,7 +154,11 @@ func WithSessionID(id string) Option { return func(c *config) { c.sessionID = id
 func WithTranscript(path string) Option { return func(c *config) { c.transcript = path } }
 
 // WithGuard turns on the ingress guard.
-func WithGuard(g Guard) Option { return func(c *config) { c.guard = &g } }
+func WithGuard(g Guard) Option {
+	return func(c *config) {
+		c.guard = &ingress.Guard{Capacity: g.Capacity, RefillPerSecond: g.RefillPerSecond, DedupWindow: g.DedupWindow}
+	}
+}
 
 // WithClock sets the clock for Frame.Time and the guard (default time.Now).
 func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
@@ -183,17 +188,9 @@ type Door struct {
 	frames   []Frame
 	conns    []ConnInfo
 	open     map[int]*net.UnixConn
-	changed  chan struct{} // closed and replaced when frames grow
-	senders  map[string]*bucket
-	writeErr error // the first transcript write that failed
-}
-
-type bucket struct {
-	tokens     float64
-	lastRefill time.Time
-	lastBody   string
-	hasBody    bool
-	lastBodyAt time.Time
+	changed  chan struct{}  // closed and replaced when frames grow
+	guard    *ingress.Table // nil without WithGuard
+	writeErr error          // the first transcript write that failed
 }
 
 // New starts a door in a fresh short temporary directory and closes it when
@@ -221,7 +218,9 @@ func Listen(path string, opts ...Option) (*Door, error) {
 		done:    make(chan struct{}),
 		open:    map[int]*net.UnixConn{},
 		changed: make(chan struct{}),
-		senders: map[string]*bucket{},
+	}
+	if cfg.guard != nil {
+		d.guard = ingress.NewTable(*cfg.guard)
 	}
 	if path == "" {
 		dir, err := shortTempDir()
@@ -594,45 +593,20 @@ func (d *Door) user(f *Frame, obj map[string]json.RawMessage, pid int) (refused 
 	return false
 }
 
-// admit is the ingress guard: duplicate check first, then the bucket.
+// admit is the ingress guard (internal/ingress): duplicate check first,
+// then the bucket.
 func (d *Door) admit(f *Frame, pid int) Disposition {
-	g := d.cfg.guard
-	if g == nil {
+	if d.guard == nil {
 		return Queued
 	}
-	capacity, refill, window := g.Capacity, g.RefillPerSecond, g.DedupWindow
-	if capacity == 0 {
-		capacity = 30
-	}
-	if refill == 0 {
-		refill = 0.5
-	}
-	if window == 0 {
-		window = 30 * time.Second
-	}
-	key := "from:" + f.From
-	if f.From == "unknown" {
-		key = fmt.Sprintf("pid:%d", pid)
-	}
-	now := f.Time
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	b := d.senders[key]
-	if b == nil {
-		b = &bucket{tokens: capacity, lastRefill: now}
-		d.senders[key] = b
-	}
-	if b.hasBody && b.lastBody == f.Content && now.Sub(b.lastBodyAt) < window {
+	switch d.guard.Admit(ingress.Key(f.From, pid), f.Content, f.Time) {
+	case ingress.Duplicate:
 		return DroppedDuplicate
-	}
-	elapsed := max(now.Sub(b.lastRefill), 0)
-	b.tokens = min(capacity, b.tokens+elapsed.Seconds()*refill)
-	b.lastRefill = now
-	if b.tokens < 1 {
+	case ingress.RateLimited:
 		return DroppedRateLimited
 	}
-	b.tokens--
-	b.lastBody, b.hasBody, b.lastBodyAt = f.Content, true, now
 	return Queued
 }
 

@@ -1,0 +1,64 @@
+package doorman_test
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/doorman"
+	"github.com/oo-family/oo-claude/station"
+)
+
+// TestZeroInputsDoNotPanic: the exported constructors and entry points
+// take zero and nil inputs with an error or a usable default, never a
+// panic (doorman.New without a Host used to dereference it).
+func TestZeroInputsDoNotPanic(t *testing.T) {
+	w := newWorld(t)
+	enabled := station.DefaultConfig(w.fs.Paths)
+	tests := []struct {
+		name    string
+		o       doorman.Options
+		wantErr bool
+		state   claudeinbox.State
+	}{
+		{"zero options: silenced", doorman.Options{Once: true}, false, claudeinbox.StateSilenced},
+		{"no host: this process, no environment", doorman.Options{Config: enabled, Once: true, Mode: doorman.ModeMCP}, true, claudeinbox.StateNotDescendant},
+		{"zero host", doorman.Options{Host: &doorman.Host{}, Config: enabled, Once: true}, true, claudeinbox.StateNotDescendant},
+		{"host without station or door", doorman.Options{Host: &doorman.Host{Proc: w.tree.proc(), PID: selfPID}, Config: enabled, Once: true}, true, claudeinbox.StateNotDescendant},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dm := doorman.New(tt.o)
+			err := dm.Run(context.Background())
+			if (err != nil) != tt.wantErr {
+				t.Fatalf("Run = %v, want error %v", err, tt.wantErr)
+			}
+			if got := dm.Status().State; got != tt.state {
+				t.Errorf("state %q, want %q", got, tt.state)
+			}
+			_ = dm.Report()
+		})
+	}
+	t.Run("server without stdio", func(t *testing.T) {
+		if err := (&doorman.Server{}).Serve(context.Background()); err == nil {
+			t.Error("Serve without In and Out: no error")
+		}
+		dm := doorman.New(doorman.Options{})
+		if err := dm.ServeMCP(context.Background(), nil); err == nil {
+			t.Error("ServeMCP(nil): no error")
+		}
+		if err := dm.ServeMCP(context.Background(), &doorman.Server{In: strings.NewReader("")}); err == nil {
+			t.Error("ServeMCP without Out: no error")
+		}
+		var out bytes.Buffer
+		if err := dm.ServeMCP(context.Background(), &doorman.Server{In: strings.NewReader(""), Out: &out}); err != nil {
+			t.Errorf("ServeMCP at EOF: %v", err)
+		}
+	})
+	var zero doorman.DoorDialer
+	if _, err := zero.Peer(context.Background(), ""); err == nil {
+		t.Error("DoorDialer.Peer of no socket: no error")
+	}
+}
