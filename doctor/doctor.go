@@ -13,6 +13,7 @@ package doctor
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -27,8 +28,8 @@ import (
 	"time"
 
 	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/internal/claudeproc"
 	"github.com/oo-family/oo-claude/internal/fsx"
-	"github.com/oo-family/oo-claude/internal/version"
 	"github.com/oo-family/oo-claude/observatory/inboxstate"
 	"github.com/oo-family/oo-claude/station"
 )
@@ -136,10 +137,11 @@ type Options struct {
 	Exec ExecFunc
 	// Timeout bounds each claude run; <= 0 means 30 s.
 	Timeout time.Duration
+	// ProvenAgainst is the Claude Code version the caller's build of
+	// oo-claude is proven against, named in the binary check's detail;
+	// "" leaves that remark out.
+	ProvenAgainst string
 }
-
-// MCPServerName is the name the doorman is registered under.
-const MCPServerName = "claude-inbox"
 
 // Run runs every check and returns the report.
 func Run(ctx context.Context, o Options) Report {
@@ -222,7 +224,7 @@ func (d *doc) binary(ctx context.Context) bool {
 	if err == nil && code == 0 && !claudeVersionRE.MatchString(v) {
 		// Any program that exits 0 is not claude: /bin/true, /bin/ls.
 		d.check(CheckBinary, []Finding{{Kind: KindClaudeNotClaude, Path: bin,
-			Message: fmt.Sprintf("%s --version printed %s, not a Claude Code version (like %q)", bin, quoteBounded(out), version.ProvenAgainst+" (Claude Code)"),
+			Message: fmt.Sprintf("%s --version printed %s, not a Claude Code version (like %q)", bin, quoteBounded(out), cmp.Or(d.o.ProvenAgainst, "X.Y.Z")+" (Claude Code)"),
 			Fix:     "point OO_CLAUDE_BIN at the claude binary of Claude Code"}}, "")
 		return false
 	}
@@ -237,7 +239,11 @@ func (d *doc) binary(ctx context.Context) bool {
 		return false
 	}
 	d.r.ClaudeVersion = v
-	d.check(CheckBinary, nil, fmt.Sprintf("%s: %s (oo-claude is proven against %s)", bin, v, version.ProvenAgainst))
+	detail := fmt.Sprintf("%s: %s", bin, v)
+	if d.o.ProvenAgainst != "" {
+		detail += fmt.Sprintf(" (oo-claude is proven against %s)", d.o.ProvenAgainst)
+	}
+	d.check(CheckBinary, nil, detail)
 	return true
 }
 
@@ -353,18 +359,18 @@ func (d *doc) mcp(ctx context.Context, binOK bool) {
 		d.skip(CheckMCP, "no working claude binary")
 		return
 	}
-	add := fmt.Sprintf("%s mcp add --scope user %s -- %s doorman --mcp", d.o.Config.ClaudeBin, MCPServerName, orSelf(d.o.Self))
-	out, code, err := d.run(ctx, "mcp", "get", MCPServerName)
+	add := fmt.Sprintf("%s mcp add --scope user %s -- %s doorman --mcp", d.o.Config.ClaudeBin, claudeproc.MCPServerName, orSelf(d.o.Self))
+	out, code, err := d.run(ctx, "mcp", "get", claudeproc.MCPServerName)
 	if err != nil {
-		d.check(CheckMCP, []Finding{{Kind: KindMCPCheckFailed, Message: fmt.Sprintf("claude mcp get %s: %v", MCPServerName, err),
+		d.check(CheckMCP, []Finding{{Kind: KindMCPCheckFailed, Message: fmt.Sprintf("claude mcp get %s: %v", claudeproc.MCPServerName, err),
 			Fix: "run it by hand; set OO_CLAUDE_DOCTOR_MCP=0 to skip this check"}}, "")
 		return
 	}
-	reg, ok := ParseMCPGet(out)
+	reg, ok := parseMCPGet(out)
 	switch {
 	case code != 0 || !ok:
 		d.check(CheckMCP, []Finding{{Kind: KindMCPNotRegistered,
-			Message: fmt.Sprintf("the doorman is not registered as the MCP server %s", MCPServerName),
+			Message: fmt.Sprintf("the doorman is not registered as the MCP server %s", claudeproc.MCPServerName),
 			Fix:     add}}, "")
 		return
 	}
@@ -372,19 +378,19 @@ func (d *doc) mcp(ctx context.Context, binOK bool) {
 	cmdline := strings.TrimSpace(reg.Command + " " + reg.Args)
 	if reg.Args != "doorman --mcp" || (d.o.Self != "" && !samePath(reg.Command, d.o.Self)) {
 		findings = append(findings, Finding{Kind: KindMCPOtherCommand,
-			Message: fmt.Sprintf("%s runs %q, not this binary's doorman (%s doorman --mcp)", MCPServerName, cmdline, orSelf(d.o.Self)),
-			Fix:     fmt.Sprintf("%s mcp remove --scope user %s && %s", d.o.Config.ClaudeBin, MCPServerName, add)})
+			Message: fmt.Sprintf("%s runs %q, not this binary's doorman (%s doorman --mcp)", claudeproc.MCPServerName, cmdline, orSelf(d.o.Self)),
+			Fix:     fmt.Sprintf("%s mcp remove --scope user %s && %s", d.o.Config.ClaudeBin, claudeproc.MCPServerName, add)})
 	}
 	if !reg.Connected {
 		findings = append(findings, Finding{Kind: KindMCPNotConnected,
-			Message: fmt.Sprintf("%s is registered but its health check failed: %s", MCPServerName, strings.TrimSpace(reg.Status+" "+reg.Issue)),
+			Message: fmt.Sprintf("%s is registered but its health check failed: %s", claudeproc.MCPServerName, strings.TrimSpace(reg.Status+" "+reg.Issue)),
 			Fix:     fmt.Sprintf("run %q by hand to see why it does not start", cmdline)})
 	}
-	d.check(CheckMCP, findings, fmt.Sprintf("%s: %s (%s)", MCPServerName, cmdline, reg.Status))
+	d.check(CheckMCP, findings, fmt.Sprintf("%s: %s (%s)", claudeproc.MCPServerName, cmdline, reg.Status))
 }
 
-// MCPRegistration is what `claude mcp get NAME` printed about a server.
-type MCPRegistration struct {
+// mcpRegistration is what `claude mcp get NAME` printed about a server.
+type mcpRegistration struct {
 	Scope     string
 	Status    string // e.g. "✔ Connected", "✘ Failed to connect"
 	Issue     string // why it failed, when it did
@@ -394,10 +400,10 @@ type MCPRegistration struct {
 	Connected bool
 }
 
-// ParseMCPGet parses the output of `claude mcp get NAME` (Claude Code
+// parseMCPGet parses the output of `claude mcp get NAME` (Claude Code
 // 2.1.332: "NAME:" then indented "Key: value" lines). ok is false when the
 // output names no server (no Command line).
-func ParseMCPGet(out []byte) (reg MCPRegistration, ok bool) {
+func parseMCPGet(out []byte) (reg mcpRegistration, ok bool) {
 	for _, line := range strings.Split(string(out), "\n") {
 		k, v, found := strings.Cut(strings.TrimSpace(line), ":")
 		if !found || !strings.HasPrefix(line, " ") {
@@ -461,7 +467,7 @@ func (d *doc) doorman(st *station.Station, live []station.Session) {
 	d.check(CheckDoorman, []Finding{{Kind: KindDoormanNotFresh, Session: sid, Path: files.Heartbeat,
 		Message: fmt.Sprintf("the doorman of this session %s is not fresh: %s; lines sent to it wait", sid, why),
 		Fix: fmt.Sprintf("register the doorman (%s mcp add --scope user %s -- %s doorman --mcp), then restart this session's MCP servers (/mcp) or the session",
-			d.o.Config.ClaudeBin, MCPServerName, orSelf(d.o.Self))}}, "")
+			d.o.Config.ClaudeBin, claudeproc.MCPServerName, orSelf(d.o.Self))}}, "")
 }
 
 // offlineInboxes: inboxes of sessions that do not run with lines waiting.

@@ -254,6 +254,24 @@ func TestRunReportsTheSession(t *testing.T) {
 	}
 }
 
+// TestBinaryDetailNamesTheCallersVersion: the version oo-claude is proven
+// against comes from the caller (the library does not import the
+// binary's version), and is left out when the caller gives none.
+func TestBinaryDetailNamesTheCallersVersion(t *testing.T) {
+	for _, tt := range []struct{ proven, want string }{
+		{"1.2.3", " (oo-claude is proven against 1.2.3)"},
+		{"", ""},
+	} {
+		f := newFixture(t)
+		f.opts.ProvenAgainst = tt.proven
+		rep := doctor.Run(context.Background(), f.opts)
+		want := f.opts.Config.ClaudeBin + ": 2.1.332 (Claude Code)" + tt.want
+		if got := rep.Checks[0].Detail; rep.Checks[0].Name != doctor.CheckBinary || got != want {
+			t.Errorf("ProvenAgainst %q: %s detail %q, want %q", tt.proven, rep.Checks[0].Name, got, want)
+		}
+	}
+}
+
 func TestParseMCPGet(t *testing.T) {
 	tests := []struct {
 		name string

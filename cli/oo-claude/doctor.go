@@ -8,6 +8,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/oo-family/oo-claude/doctor"
+	"github.com/oo-family/oo-claude/internal/version"
 	"github.com/peterbourgon/ff/v3/ffcli"
 )
 
@@ -36,6 +37,8 @@ func newDoctorCmd(e *env) *ffcli.Command {
 				Self:      self,
 				PID:       os.Getpid(),
 				SessionID: e.getenv("CLAUDE_CODE_SESSION_ID"),
+				// The library takes the version it reports from its caller.
+				ProvenAgainst: version.ProvenAgainst,
 			})
 			if *asJSON {
 				if err := printJSONLine(e, rep); err != nil {

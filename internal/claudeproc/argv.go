@@ -77,6 +77,9 @@ func UserMessage(line string) []byte {
 	return append(b, '\n')
 }
 
+// MCPServerName is the name the doorman is registered (and injected) under.
+const MCPServerName = "claude-inbox"
+
 // DoormanConfig returns the MCP config start and resume inject: the doorman
 // alone, run as "<self> doorman --mcp".
 func DoormanConfig(self string) string {
@@ -87,7 +90,7 @@ func DoormanConfig(self string) string {
 	}
 	b, _ := json.Marshal(struct {
 		MCPServers map[string]server `json:"mcpServers"`
-	}{map[string]server{"claude-inbox": {Type: "stdio", Command: self, Args: []string{"doorman", "--mcp"}}}})
+	}{map[string]server{MCPServerName: {Type: "stdio", Command: self, Args: []string{"doorman", "--mcp"}}}})
 	return string(b)
 }
 

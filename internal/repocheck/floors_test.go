@@ -75,7 +75,6 @@ var floorExceptions = map[[2]string]string{
 	{"observatory/inboxstate", "claudeinbox"}: "the inbox state is claudeinbox's, kept in a package of its own",
 	// TODO(issue 14): the library takes its client version from the caller.
 	{"claudeinbox", "internal/version"}: "the client version in acks and receipts",
-	{"doctor", "internal/version"}:      "the version the doctor reports",
 	{"observatory", "internal/version"}: "the version in the sessions document",
 }
 
