@@ -2,8 +2,9 @@
 // "the door".
 //
 // It guarantees three things. A [Conn] is only ever returned for a listener
-// whose SO_PEERCRED process is the one the caller expected ([Dialer.ExpectPID]);
-// on a mismatch nothing is written and a [*PeerMismatchError] is returned.
+// whose SO_PEERCRED credentials are the ones the caller expected: the
+// caller's own user always, and the process [Dialer.ExpectPID] when set; on
+// a mismatch nothing is written and a [*PeerMismatchError] is returned.
 // Every frame it writes is exactly what the receiver accepts: one line of JSON
 // per frame (an optional auth frame, then the user frame), validated before a
 // byte goes out, far below the receiver's 1,048,576-character line buffer.

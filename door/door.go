@@ -3,13 +3,14 @@ package door
 import (
 	"context"
 	"net"
+	"os"
 	"sync"
 	"time"
 )
 
 // DefaultSettle is how long one delivery waits for a refusal (a close by the
-// receiver) when [Dialer.Settle] is zero. The CLI maps OO_CLAUDE_DOOR_SETTLE_S
-// to [Dialer.Settle].
+// receiver) when [Dialer.Settle] is zero. doorman.DoorDialer's Settle means
+// the same; the doorman maps OO_CLAUDE_DOOR_SETTLE_S to it.
 const DefaultSettle = 250 * time.Millisecond
 
 // NoSettle as [Dialer.Settle] returns right after the write: a refusal is
@@ -20,10 +21,11 @@ const NoSettle time.Duration = -1
 // [Dialer.Timeout] is zero.
 const DefaultTimeout = 5 * time.Second
 
-// Dialer connects to doors. The zero value dials with net.Dialer, checks no
-// pid, and settles [DefaultSettle] per delivery.
+// Dialer connects to doors. The zero value dials with net.Dialer, accepts
+// only a listener that runs as the caller's user (SO_PEERCRED uid equal to
+// the effective uid), and settles [DefaultSettle] per delivery.
 type Dialer struct {
-	// ExpectPID, when not zero, is the pid the listener must have
+	// ExpectPID, when not zero, is the pid the listener must have as well
 	// (SO_PEERCRED): the session's claude process. Any other listener gets
 	// a [*PeerMismatchError] and not one byte.
 	ExpectPID int
@@ -35,6 +37,8 @@ type Dialer struct {
 	// DialContext connects to a Unix socket; nil means net.Dialer's. The
 	// connection it returns must implement syscall.Conn.
 	DialContext func(ctx context.Context, network, address string) (net.Conn, error)
+
+	euid func() int // the uid the listener must have; nil: os.Geteuid (export_test.go)
 }
 
 // Cred is the process at the other end of a connection, from SO_PEERCRED.
@@ -57,7 +61,8 @@ type Conn struct {
 	broken  bool       // a write, settle or context error: Deliver no more
 }
 
-// Dial connects to the door at socket with the zero [Dialer].
+// Dial connects to the door at socket with the zero [Dialer]: the listener
+// must run as the caller's user.
 func Dial(ctx context.Context, socket string) (*Conn, error) {
 	var d Dialer
 	return d.Dial(ctx, socket)
@@ -104,6 +109,13 @@ func (d *Dialer) settle() time.Duration {
 		return 0
 	}
 	return d.Settle
+}
+
+func (d *Dialer) wantUID() int {
+	if d.euid != nil {
+		return d.euid()
+	}
+	return os.Geteuid()
 }
 
 func (d *Dialer) timeout() time.Duration {

@@ -12,8 +12,9 @@ import (
 )
 
 // Dial connects to the door at socket and reads the listener's SO_PEERCRED.
-// With ExpectPID set and another listener, the connection is closed before
-// a byte is written and a [*PeerMismatchError] is returned.
+// A listener of another user, or with ExpectPID set another process, gets
+// its connection closed before a byte is written, and Dial returns a
+// [*PeerMismatchError].
 func (d *Dialer) Dial(ctx context.Context, socket string) (*Conn, error) {
 	nc, err := d.dial(ctx, socket)
 	if err != nil {
@@ -24,9 +25,9 @@ func (d *Dialer) Dial(ctx context.Context, socket string) (*Conn, error) {
 		nc.Close()
 		return nil, &OpError{Op: "peercred", Socket: socket, Err: err}
 	}
-	if d.ExpectPID != 0 && cred.PID != d.ExpectPID {
+	if uid := d.wantUID(); cred.UID != uid || (d.ExpectPID != 0 && cred.PID != d.ExpectPID) {
 		nc.Close()
-		return nil, &PeerMismatchError{Socket: socket, Want: d.ExpectPID, Got: cred.PID}
+		return nil, &PeerMismatchError{Socket: socket, Want: d.ExpectPID, Got: cred.PID, WantUID: uid, GotUID: cred.UID}
 	}
 	return &Conn{socket: socket, settle: d.settle(), peer: cred, nc: nc}, nil
 }

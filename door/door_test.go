@@ -200,7 +200,8 @@ func TestPeerMismatchWritesNothing(t *testing.T) {
 	if !errors.As(err, &pm) {
 		t.Fatalf("err %T is not a *PeerMismatchError", err)
 	}
-	if diff := cmp.Diff(door.PeerMismatchError{Socket: path, Want: os.Getpid() + 1, Got: os.Getpid()}, *pm); diff != "" {
+	uid := os.Geteuid()
+	if diff := cmp.Diff(door.PeerMismatchError{Socket: path, Want: os.Getpid() + 1, Got: os.Getpid(), WantUID: uid, GotUID: uid}, *pm); diff != "" {
 		t.Errorf("PeerMismatchError (-want +got):\n%s", diff)
 	}
 	if got := <-received; len(got) != 0 {
@@ -215,6 +216,44 @@ func TestPeerMismatchWritesNothing(t *testing.T) {
 	want, _ := m.Frames()
 	if diff := cmp.Diff(string(want), string(<-received)); diff != "" {
 		t.Errorf("received (-want +got):\n%s", diff)
+	}
+}
+
+// TestDialChecksTheUserByDefault: the zero Dialer (and Dial) accepts only a
+// listener of the caller's own user; with another expected uid nothing is
+// written. It fails if the default check is dropped.
+func TestDialChecksTheUserByDefault(t *testing.T) {
+	path, received := rawListener(t, false)
+	other := door.WithEUID(door.Dialer{Settle: door.NoSettle}, os.Geteuid()+1)
+	_, err := other.Deliver(context.Background(), path, msg())
+	var pm *door.PeerMismatchError
+	if !errors.As(err, &pm) || !errors.Is(err, door.ErrPeerMismatch) {
+		t.Fatalf("err = %v, want a *PeerMismatchError", err)
+	}
+	want := door.PeerMismatchError{Socket: path, Got: os.Getpid(), WantUID: os.Geteuid() + 1, GotUID: os.Geteuid()}
+	if diff := cmp.Diff(want, *pm); diff != "" {
+		t.Errorf("PeerMismatchError (-want +got):\n%s", diff)
+	}
+	if !strings.Contains(err.Error(), fmt.Sprintf("runs as uid %d", os.Geteuid())) {
+		t.Errorf("error %q does not name the listener's uid", err)
+	}
+	if got := <-received; len(got) != 0 {
+		t.Errorf("listener received %d bytes, want 0", len(got))
+	}
+
+	// The control: the zero Dialer, the caller's own uid, delivers.
+	path, received = rawListener(t, false)
+	var zero door.Dialer
+	c, err := zero.Dial(context.Background(), path)
+	if err != nil {
+		t.Fatalf("the zero Dialer refused the caller's own listener: %v", err)
+	}
+	if err := c.Deliver(context.Background(), msg()); err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	if got := <-received; len(got) == 0 {
+		t.Error("the listener received nothing")
 	}
 }
 

@@ -8,7 +8,8 @@ import (
 // Sentinel errors for the conditions callers branch on.
 var (
 	// ErrPeerMismatch: the process listening on the socket is not the one
-	// the caller expected. Nothing was written.
+	// the caller expected (another user's, or not [Dialer.ExpectPID]).
+	// Nothing was written.
 	ErrPeerMismatch = errors.New("door: listener is not the expected process")
 
 	// ErrRefused: the receiver closed the connection (or, against the
@@ -38,12 +39,17 @@ var (
 // PeerMismatchError says which process listens on Socket when another was
 // expected. It matches [ErrPeerMismatch] under errors.Is.
 type PeerMismatchError struct {
-	Socket string
-	Want   int // the expected pid
-	Got    int // the listener's pid from SO_PEERCRED
+	Socket  string
+	Want    int // the expected pid; 0 when any process of WantUID would do
+	Got     int // the listener's pid from SO_PEERCRED
+	WantUID int // the expected uid: the caller's effective uid
+	GotUID  int // the listener's uid from SO_PEERCRED
 }
 
 func (e *PeerMismatchError) Error() string {
+	if e.GotUID != e.WantUID {
+		return fmt.Sprintf("door: %s: listener pid %d runs as uid %d, want uid %d", e.Socket, e.Got, e.GotUID, e.WantUID)
+	}
 	return fmt.Sprintf("door: %s: listener pid %d, want %d", e.Socket, e.Got, e.Want)
 }
 

@@ -85,7 +85,7 @@ func (m Message) Validate() error {
 	if reason := badText(m.From, false); reason != "" {
 		return bad("from", reason)
 	}
-	if !IsUUID(m.MsgID) {
+	if !station.IsSessionID(m.MsgID) { // a canonical UUID: the only msg_id the receiver keeps
 		return bad("msg_id", "not a UUID")
 	}
 	switch m.Priority {
@@ -122,10 +122,6 @@ func badText(s string, multiline bool) string {
 	}
 	return ""
 }
-
-// IsUUID reports whether s is a UUID in its canonical 36-character form,
-// the only msg_id the receiver keeps.
-func IsUUID(s string) bool { return station.IsSessionID(s) }
 
 // Frames returns the bytes of one delivery: the auth frame when a token is
 // set, then the user frame, each one line of JSON ending in "\n". Text is

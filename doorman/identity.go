@@ -32,7 +32,8 @@ const (
 )
 
 // Door is what the doorman needs of the door: a bare connect that reads the
-// listener's pid without writing, and one delivery that refuses any
+// listener's pid without writing (an error matching [door.ErrPeerMismatch]
+// for a listener of another user), and one delivery that refuses any
 // listener but expectPID. [DoorDialer] is the real one.
 //
 // Deliver settles (waits for a refusal) only when settle is true: the
@@ -54,10 +55,16 @@ type DoorDialer struct {
 }
 
 // Peer connects to socket, reads SO_PEERCRED and closes without writing.
+// A listener of another user is a [*door.PeerMismatchError], its pid
+// returned with it.
 func (d DoorDialer) Peer(ctx context.Context, socket string) (int, error) {
 	dl := door.Dialer{Timeout: d.Timeout}
 	c, err := dl.Dial(ctx, socket)
 	if err != nil {
+		var pm *door.PeerMismatchError
+		if errors.As(err, &pm) {
+			return pm.Got, err
+		}
 		return 0, err
 	}
 	pid := c.Peer().PID
@@ -312,7 +319,16 @@ func (h *Host) identify(ctx context.Context, mode Mode, session string, prev ide
 		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 		pid, err := h.Door.Peer(pctx, id.Socket)
 		cancel()
-		if err != nil {
+		switch {
+		case errors.Is(err, door.ErrPeerMismatch):
+			// Served by another user: not the owner, whatever its pid.
+			id.PeerPID = pid
+			s := claudeinbox.StatePeerMismatch
+			if id.SocketFrom == "env" {
+				s = claudeinbox.StateSocketNotMine
+			}
+			return fail(s, "socket %s: %v", id.Socket, err)
+		case err != nil:
 			return fail(claudeinbox.StateNoDoor, "socket %s: %v", id.Socket, err)
 		}
 		id.PeerPID = pid

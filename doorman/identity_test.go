@@ -3,12 +3,14 @@ package doorman_test
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
 
 	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/door"
 	"github.com/oo-family/oo-claude/doorman"
 )
 
@@ -305,5 +307,25 @@ func TestIdentityMutations(t *testing.T) {
 				t.Error("nothing on the log")
 			}
 		})
+	}
+}
+
+// TestIdentifyListenerOfAnotherUser: a probe the door refuses because the
+// listener runs as another user is a peer mismatch (even with the owner's
+// pid), not a missing door.
+func TestIdentifyListenerOfAnotherUser(t *testing.T) {
+	w := newWorld(t)
+	w.session(500, "busy")
+	w.tree.add(500, 1, "claude", "/usr/bin/claude", "777")
+	w.self, w.ppid = selfPID, 500
+	w.tree.add(selfPID, w.ppid, "oo-claude", "/usr/local/bin/oo-claude", "999")
+	other := &door.PeerMismatchError{Socket: w.door.Path(), Got: 500, WantUID: 1000, GotUID: 1001}
+	h := w.host(&stubDoor{peer: 500, peerErr: other})
+	id := h.Identify(context.Background(), doorman.ModeMCP, "", doorman.Identity{})
+	if id.State != claudeinbox.StatePeerMismatch || id.OK() {
+		t.Fatalf("state %q (%s), want %q", id.State, id.Detail, claudeinbox.StatePeerMismatch)
+	}
+	if !strings.Contains(id.Detail, "runs as uid 1001") {
+		t.Errorf("detail %q does not say whose listener it is", id.Detail)
 	}
 }

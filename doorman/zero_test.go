@@ -3,11 +3,17 @@ package doorman_test
 import (
 	"bytes"
 	"context"
+	"errors"
+	"os"
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
+
 	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/door"
 	"github.com/oo-family/oo-claude/doorman"
+	"github.com/oo-family/oo-claude/fakes/fakedoor"
 	"github.com/oo-family/oo-claude/station"
 )
 
@@ -60,5 +66,20 @@ func TestZeroInputsDoNotPanic(t *testing.T) {
 	var zero doorman.DoorDialer
 	if _, err := zero.Peer(context.Background(), ""); err == nil {
 		t.Error("DoorDialer.Peer of no socket: no error")
+	}
+}
+
+// TestDoorDialerSettleMeansWhatDoorSays: a zero DoorDialer.Settle is
+// door's default settle, as in door.Dialer (it used to mean none), so a
+// refusal within it is seen; door.NoSettle is none.
+func TestDoorDialerSettleMeansWhatDoorSays(t *testing.T) {
+	fd := fakedoor.New(t)
+	fd.Refuse(true)
+	m := door.Message{SessionID: uuid.NewString(), From: "t", MsgID: uuid.NewString(), Text: "x"}
+	if _, err := (doorman.DoorDialer{}).Deliver(context.Background(), fd.Path(), os.Getpid(), m, true); !errors.Is(err, door.ErrRefused) {
+		t.Errorf("zero Settle: err %v, want ErrRefused (the default settle sees the close)", err)
+	}
+	if _, err := (doorman.DoorDialer{Settle: door.NoSettle}).Deliver(context.Background(), fd.Path(), os.Getpid(), m, true); err != nil {
+		t.Errorf("NoSettle: err %v, want none (no settle, the close unseen)", err)
 	}
 }
