@@ -105,7 +105,6 @@ type Config struct {
 	DoormanHeartbeat time.Duration // OO_CLAUDE_DOORMAN_HEARTBEAT_S
 	DoorSettle       time.Duration // OO_CLAUDE_DOOR_SETTLE_S: the settle of a delivery whose transcript cannot be located
 	DoorConfirm      time.Duration // OO_CLAUDE_DOOR_CONFIRM_S: how long the doorman waits for the receiver's enqueue row; 0 turns confirmation off (every ack rests on the settle)
-	DoormanPython    string        // OO_CLAUDE_DOORMAN_PYTHON: kept for v0.1 compatibility; the Go doorman needs no interpreter
 
 	Wait        time.Duration // OO_CLAUDE_WAIT_S: how long send waits for the ack
 	MinInterval time.Duration // OO_CLAUDE_MIN_INTERVAL_S: the send throttle per target and sender
@@ -130,7 +129,6 @@ func DefaultConfig(p Paths) Config {
 		DoormanHeartbeat: 2 * time.Second,
 		DoorSettle:       250 * time.Millisecond,
 		DoorConfirm:      2 * time.Second,
-		DoormanPython:    "/usr/bin/python3",
 		Wait:             5 * time.Second,
 		MinInterval:      30 * time.Second,
 		ResumeModel:      "claude-haiku-5-5",
@@ -204,7 +202,8 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	}
 	str("OO_CLAUDE_BIN", &c.ClaudeBin)
 	str("OO_CLAUDE_SYSTEMD_RUN", &c.SystemdRun)
-	str("OO_CLAUDE_DOORMAN_PYTHON", &c.DoormanPython)
+	// OO_CLAUDE_DOORMAN_PYTHON (v0.1's doorman interpreter) is accepted
+	// with any value and not read: the Go doorman needs no interpreter.
 	flag("OO_CLAUDE_DOORMAN", &c.DoormanEnabled)
 	secs("OO_CLAUDE_DOORMAN_POLL_S", &c.DoormanPoll, false)
 	secs("OO_CLAUDE_DOORMAN_HEARTBEAT_S", &c.DoormanHeartbeat, false)

@@ -25,8 +25,8 @@ func (p Proc) root() string {
 	return p.Root
 }
 
-// ErrNoProcess reports a pid that does not run (or has no readable stat).
-var ErrNoProcess = errors.New("no such process")
+// errNoProcess reports a pid that does not run (or has no readable stat).
+var errNoProcess = errors.New("no such process")
 
 // ProcInfo is what /proc/<pid>/stat says about a process.
 type ProcInfo struct {
@@ -46,54 +46,54 @@ func (i ProcInfo) Zombie() bool { return i.State == 'Z' || i.State == 'X' }
 // Info parses /proc/<pid>/stat.
 func (p Proc) Info(pid int) (ProcInfo, error) {
 	if pid <= 0 {
-		return ProcInfo{}, fmt.Errorf("pid %d: %w", pid, ErrNoProcess)
+		return ProcInfo{}, fmt.Errorf("pid %d: %w", pid, errNoProcess)
 	}
 	path := filepath.Join(p.root(), strconv.Itoa(pid), "stat")
 	b, err := os.ReadFile(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errESRCH) {
-			return ProcInfo{}, fmt.Errorf("pid %d: %w", pid, ErrNoProcess)
+			return ProcInfo{}, fmt.Errorf("pid %d: %w", pid, errNoProcess)
 		}
 		return ProcInfo{}, err
 	}
-	info, err := ParseStat(b)
+	info, err := parseStat(b)
 	if err != nil {
 		return ProcInfo{}, &fs.PathError{Op: "parse", Path: path, Err: err}
 	}
 	return info, nil
 }
 
-// ErrBadStat reports a stat line that cannot be parsed.
-var ErrBadStat = errors.New("malformed /proc stat line")
+// errBadStat reports a stat line that cannot be parsed.
+var errBadStat = errors.New("malformed /proc stat line")
 
-// ParseStat parses the content of a /proc/<pid>/stat file. The comm field may
+// parseStat parses the content of a /proc/<pid>/stat file. The comm field may
 // hold spaces and parentheses; it ends at the last ')'.
-func ParseStat(b []byte) (ProcInfo, error) {
+func parseStat(b []byte) (ProcInfo, error) {
 	open := bytes.IndexByte(b, '(')
 	end := bytes.LastIndexByte(b, ')')
 	if open <= 0 || end < open {
-		return ProcInfo{}, ErrBadStat
+		return ProcInfo{}, errBadStat
 	}
 	pid, err := strconv.Atoi(strings.TrimSpace(string(b[:open])))
 	if err != nil || pid <= 0 {
-		return ProcInfo{}, ErrBadStat
+		return ProcInfo{}, errBadStat
 	}
 	rest := strings.Fields(string(b[end+1:]))
 	// rest[0] is field 3 (state); field n is rest[n-3].
 	if len(rest) < 20 || len(rest[0]) != 1 {
-		return ProcInfo{}, ErrBadStat
+		return ProcInfo{}, errBadStat
 	}
 	ppid, err := strconv.Atoi(rest[1])
 	if err != nil || ppid < 0 {
-		return ProcInfo{}, ErrBadStat
+		return ProcInfo{}, errBadStat
 	}
 	pgrp, err := strconv.Atoi(rest[2])
 	if err != nil || pgrp < 0 {
-		return ProcInfo{}, ErrBadStat
+		return ProcInfo{}, errBadStat
 	}
 	start := rest[22-3]
 	if _, err := strconv.ParseUint(start, 10, 64); err != nil {
-		return ProcInfo{}, ErrBadStat
+		return ProcInfo{}, errBadStat
 	}
 	return ProcInfo{PID: pid, PPID: ppid, PGRP: pgrp, Comm: string(b[open+1 : end]), State: rest[0][0], StartTicks: start}, nil
 }

@@ -115,8 +115,8 @@ func IsSessionID(s string) bool {
 	return true
 }
 
-// ErrBadRow reports a registry file that cannot be used.
-var ErrBadRow = errors.New("unusable registry row")
+// errBadRow reports a registry file that cannot be used.
+var errBadRow = errors.New("unusable registry row")
 
 // maxRowBytes bounds the read of one registry file. Claude Code's rows are
 // well under a kilobyte; a larger file is not a row and is never read whole.
@@ -137,7 +137,7 @@ func ReadRow(path string) (Row, error) {
 func readRowFile(path string, buf []byte) ([]byte, error) {
 	b, err := fsx.AppendFile(buf, path, maxRowBytes)
 	if errors.Is(err, fsx.ErrTooLarge) {
-		return b, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: larger than %d bytes", ErrBadRow, maxRowBytes)}
+		return b, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: larger than %d bytes", errBadRow, maxRowBytes)}
 	}
 	return b, err
 }
@@ -146,10 +146,10 @@ func readRowFile(path string, buf []byte) ([]byte, error) {
 func parseRow(path string, b []byte) (Row, error) {
 	var r Row
 	if err := json.Unmarshal(b, &r); err != nil {
-		return Row{}, &fs.PathError{Op: "parse", Path: path, Err: fmt.Errorf("%w: %v", ErrBadRow, err)}
+		return Row{}, &fs.PathError{Op: "parse", Path: path, Err: fmt.Errorf("%w: %v", errBadRow, err)}
 	}
 	if r.PID <= 0 || !IsSessionID(r.SessionID) {
-		return Row{}, &fs.PathError{Op: "parse", Path: path, Err: fmt.Errorf("%w: pid %d, sessionId %q", ErrBadRow, r.PID, r.SessionID)}
+		return Row{}, &fs.PathError{Op: "parse", Path: path, Err: fmt.Errorf("%w: pid %d, sessionId %q", errBadRow, r.PID, r.SessionID)}
 	}
 	return r, nil
 }
@@ -234,11 +234,11 @@ func sortSessions(ss []Session) {
 	})
 }
 
-// Sessions reads every registry row, live or not, ordered by start time
+// sessions reads every registry row, live or not, ordered by start time
 // (oldest first). Files that are not rows (keys, temporary files), rows
 // that cannot be parsed and rows whose pid is not their file's name are
 // skipped: a row being rewritten must not fail a listing.
-func (s *Station) Sessions() ([]Session, error) {
+func (s *Station) sessions() ([]Session, error) {
 	raws, err := s.rawRows()
 	if err != nil {
 		return nil, err
@@ -256,7 +256,7 @@ func (s *Station) Sessions() ([]Session, error) {
 // Live returns the live sessions: rows whose pid runs with their procStart.
 // When two live rows name the same session id, the newer one is kept.
 func (s *Station) Live() ([]Session, error) {
-	all, err := s.Sessions()
+	all, err := s.sessions()
 	if err != nil {
 		return nil, err
 	}
@@ -437,8 +437,8 @@ func (s *Station) KeyFile(r Row) string {
 	return filepath.Join(s.Paths.SessionsDir, strconv.Itoa(r.PID)+"."+hex.EncodeToString(sum[:])+".key")
 }
 
-// ErrNoToken reports a session whose key file holds no usable token.
-var ErrNoToken = errors.New("no messaging token")
+// errNoToken reports a session whose key file holds no usable token.
+var errNoToken = errors.New("no messaging token")
 
 // PeerToken reads the session's messaging token from its key file. The key
 // must name the row's procStart, so a stale key of a recycled pid is not
@@ -454,10 +454,10 @@ func (s *Station) PeerToken(r Row) (Token, error) {
 		ProcStart string `json:"procStart"`
 	}
 	if err := json.Unmarshal(b, &k); err != nil {
-		return "", &fs.PathError{Op: "parse", Path: path, Err: ErrNoToken}
+		return "", &fs.PathError{Op: "parse", Path: path, Err: errNoToken}
 	}
 	if k.PeerToken == "" || (k.ProcStart != "" && r.ProcStart != "" && k.ProcStart != r.ProcStart) {
-		return "", &fs.PathError{Op: "read", Path: path, Err: ErrNoToken}
+		return "", &fs.PathError{Op: "read", Path: path, Err: errNoToken}
 	}
 	return Token(k.PeerToken), nil
 }

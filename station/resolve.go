@@ -20,8 +20,8 @@ const (
 
 // Minimum lengths of the partial forms of a target.
 const (
-	MinIDPrefix     = 8
-	MinNameFragment = 4
+	minIDPrefix     = 8
+	minNameFragment = 4
 )
 
 // Target is a resolved session: a live one, or a full id that no live
@@ -109,17 +109,17 @@ func (s *Station) Resolve(target string) (Target, error) {
 	lower := strings.ToLower(target)
 	byName := func(x Session) bool { return x.Name != "" && x.Name == target }
 	byPrefix := func(x Session) bool {
-		return len(target) >= MinIDPrefix && strings.HasPrefix(strings.ToLower(x.SessionID), lower)
+		return len(target) >= minIDPrefix && strings.HasPrefix(strings.ToLower(x.SessionID), lower)
 	}
 	byFragment := func(x Session) bool {
-		return len(target) >= MinNameFragment && x.Name != "" && strings.Contains(x.Name, target)
+		return len(target) >= minNameFragment && x.Name != "" && strings.Contains(x.Name, target)
 	}
 	// A row whose strings are plain can name the target (in full or as a
 	// fragment) only if its bytes hold it, and can have an id with the
 	// prefix only if its bytes hold the prefix in some case.
 	live, err := s.liveWhere(func(b []byte) bool {
 		return !plainJSON(b) || bytes.Contains(b, []byte(target)) ||
-			len(target) >= MinIDPrefix && containsFoldASCII(b, lower)
+			len(target) >= minIDPrefix && containsFoldASCII(b, lower)
 	})
 	if err != nil {
 		return Target{}, err

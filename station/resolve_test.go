@@ -99,7 +99,7 @@ func resolveByFullScan(st *station.Station, target string) (station.Target, erro
 	if target == "" || strings.ContainsAny(target, "/\x00\n") {
 		return station.Target{}, &station.TargetError{Target: target, Err: station.ErrBadTarget}
 	}
-	all, err := st.Sessions()
+	all, err := station.Sessions(st)
 	if err != nil {
 		return station.Target{}, err
 	}

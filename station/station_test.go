@@ -247,7 +247,7 @@ func TestSessionsLiveness(t *testing.T) {
 	os.WriteFile(filepath.Join(fs.Paths.SessionsDir, "778.json"), []byte(`{"pid":778,"sessionId":"../../x"}`), 0o644)
 
 	st := fs.Station()
-	all, err := st.Sessions()
+	all, err := station.Sessions(st)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -328,6 +328,25 @@ func TestConfigFromEnv(t *testing.T) {
 	}
 	if !strings.Contains(err.Error(), "OO_CLAUDE_WAIT_S") || !strings.Contains(err.Error(), "OO_CLAUDE_BIN") {
 		t.Errorf("err %q does not name both knobs", err)
+	}
+}
+
+// TestDoormanPythonKnobAccepted: v0.1's OO_CLAUDE_DOORMAN_PYTHON is a knob
+// a station may still set; any value is accepted and changes nothing.
+func TestDoormanPythonKnobAccepted(t *testing.T) {
+	base, err := station.ConfigFromEnv(func(k string) string { return map[string]string{"HOME": "/h"}[k] })
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, v := range []string{"/usr/bin/python3", "python3", "not a path"} {
+		m := map[string]string{"HOME": "/h", "OO_CLAUDE_DOORMAN_PYTHON": v}
+		c, err := station.ConfigFromEnv(func(k string) string { return m[k] })
+		if err != nil {
+			t.Errorf("OO_CLAUDE_DOORMAN_PYTHON=%q: %v", v, err)
+		}
+		if diff := cmp.Diff(base, c); diff != "" {
+			t.Errorf("OO_CLAUDE_DOORMAN_PYTHON=%q changed the config (-want +got):\n%s", v, diff)
+		}
 	}
 }
 
