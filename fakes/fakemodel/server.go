@@ -58,18 +58,20 @@ func WithDefaultReply(r Reply) Option {
 
 // WithSideFilter replaces [IsSideRequest] as the test of whether a request
 // is a side request (answered by the side reply, never by the script).
-// A filter that always returns false sends everything to the script.
+// A filter that always returns false sends everything to the script; nil
+// keeps IsSideRequest.
 func WithSideFilter(f func(*Request) bool) Option {
 	return func(c *config) { c.sideFilter = f }
 }
 
-// WithSideReply sets the reply to side requests. The default is Text("ok").
+// WithSideReply sets the reply to side requests. The default (and nil) is
+// Text("ok").
 func WithSideReply(f func(*Request) Reply) Option {
 	return func(c *config) { c.sideReply = f }
 }
 
-// WithNow sets the clock stamped on requests and calls; the default is
-// time.Now.
+// WithNow sets the clock stamped on requests and calls; the default (and
+// nil) is time.Now.
 func WithNow(now func() time.Time) Option {
 	return func(c *config) { c.now = now }
 }
@@ -113,6 +115,12 @@ func NewServer(opts ...Option) *Server {
 	}
 	if cfg.sideReply == nil {
 		cfg.sideReply = func(*Request) Reply { return Text("ok") }
+	}
+	if cfg.sideFilter == nil {
+		cfg.sideFilter = IsSideRequest
+	}
+	if cfg.now == nil {
+		cfg.now = time.Now
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
