@@ -2,5 +2,8 @@
 // repository: one package doc per package, a binary that links neither the
 // testing package nor the fakes, the README's commands and Go blocks, and
 // the floors of the import graph (TestFloors: a package imports only
-// packages on lower floors; its table and rules are in floors_test.go).
+// packages on lower floors; its table and rules are in floors_test.go), and
+// that no exported constructor or entry function of a public package
+// panics or hangs on zero or hostile input (TestNoPanic, with
+// TestNoPanicComplete holding its table to every such function).
 package repocheck

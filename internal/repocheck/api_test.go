@@ -1,0 +1,225 @@
+package repocheck
+
+import (
+	"bytes"
+	"go/ast"
+	"go/parser"
+	"go/printer"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// A publicPackage is one public package of the module, parsed from its
+// non-test files: what a user can import. The internal packages, the
+// command, the examples and the end-to-end suite are not public.
+type publicPackage struct {
+	path  string // relative to the module: "claudeinbox", "fakes/fakedoor", "."
+	fset  *token.FileSet
+	files []*ast.File // sorted by file name
+}
+
+// publicPackages parses every public package of the module at root.
+func publicPackages(t *testing.T, root string) []publicPackage {
+	t.Helper()
+	var pkgs []publicPackage
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, path)
+		rel = filepath.ToSlash(rel)
+		if rel != "." && !isPublic(rel) {
+			return filepath.SkipDir
+		}
+		p := publicPackage{path: rel, fset: token.NewFileSet()}
+		entries, err := os.ReadDir(path)
+		if err != nil {
+			return err
+		}
+		for _, e := range entries {
+			n := e.Name()
+			if e.IsDir() || !strings.HasSuffix(n, ".go") || strings.HasSuffix(n, "_test.go") {
+				continue
+			}
+			f, err := parser.ParseFile(p.fset, filepath.Join(path, n), nil, parser.ParseComments|parser.SkipObjectResolution)
+			if err != nil {
+				return err
+			}
+			if f.Name.Name == "main" {
+				return nil // a program inside fakes/, not an importable package
+			}
+			p.files = append(p.files, f)
+		}
+		if len(p.files) > 0 {
+			pkgs = append(pkgs, p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pkgs) < 10 {
+		t.Fatalf("found only %d public packages under %s", len(pkgs), root)
+	}
+	return pkgs
+}
+
+// isPublic reports whether the directory rel (slash-separated, relative to
+// the module root) holds a package a user of the module imports.
+func isPublic(rel string) bool {
+	for _, elem := range strings.Split(rel, "/") {
+		if elem == "internal" || elem == "testdata" || strings.HasPrefix(elem, ".") || strings.HasPrefix(elem, "_") {
+			return false
+		}
+	}
+	first, _, _ := strings.Cut(rel, "/")
+	return first != "cli" && first != "e2e" && first != "examples" && first != "scripts"
+}
+
+// exportedTypes is the set of exported type names the package declares.
+func (p publicPackage) exportedTypes() map[string]bool {
+	types := map[string]bool{}
+	for _, f := range p.files {
+		for _, d := range f.Decls {
+			if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.TYPE {
+				for _, s := range g.Specs {
+					if ts := s.(*ast.TypeSpec); ts.Name.IsExported() {
+						types[ts.Name.Name] = true
+					}
+				}
+			}
+		}
+	}
+	return types
+}
+
+// recvType is the name of a method's receiver type, without * or type
+// parameters.
+func recvType(fd *ast.FuncDecl) string {
+	t := fd.Recv.List[0].Type
+	if s, ok := t.(*ast.StarExpr); ok {
+		t = s.X
+	}
+	switch x := t.(type) {
+	case *ast.IndexExpr:
+		t = x.X
+	case *ast.IndexListExpr:
+		t = x.X
+	}
+	if id, ok := t.(*ast.Ident); ok {
+		return id.Name
+	}
+	return ""
+}
+
+// exportedFuncs is every exported function of the package and every
+// exported method of its exported types.
+func (p publicPackage) exportedFuncs() []*ast.FuncDecl {
+	types := p.exportedTypes()
+	var fns []*ast.FuncDecl
+	for _, f := range p.files {
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || !fd.Name.IsExported() {
+				continue
+			}
+			if fd.Recv != nil && !types[recvType(fd)] {
+				continue
+			}
+			fns = append(fns, fd)
+		}
+	}
+	return fns
+}
+
+// funcName is "pkg.F" for a function and "pkg.T.M" for a method.
+func funcName(pkg string, fd *ast.FuncDecl) string {
+	if fd.Recv == nil {
+		return pkg + "." + fd.Name.Name
+	}
+	return pkg + "." + recvType(fd) + "." + fd.Name.Name
+}
+
+// typeString prints an expression as the source spells it, on one line.
+func typeString(fset *token.FileSet, e ast.Expr) string {
+	var b bytes.Buffer
+	printer.Fprint(&b, fset, e)
+	return strings.Join(strings.Fields(b.String()), " ")
+}
+
+// isEntry reports whether fd is a constructor or an entry function of its
+// package, one TestNoPanic must call: a function that returns one of the
+// package's own exported types (a constructor: New, Listen, Dial, Build,
+// ParseRow...), a New* or *FromEnv function, or any function or method
+// that takes a context.Context (what starts work: Send, Run, Watch,
+// Resume...).
+func isEntry(fd *ast.FuncDecl, types map[string]bool) bool {
+	name := fd.Name.Name
+	if fd.Recv == nil && (strings.HasPrefix(name, "New") || strings.HasSuffix(name, "FromEnv")) {
+		return true
+	}
+	if ps := fd.Type.Params.List; len(ps) > 0 {
+		if sel, ok := ps[0].Type.(*ast.SelectorExpr); ok && sel.Sel.Name == "Context" {
+			if x, ok := sel.X.(*ast.Ident); ok && x.Name == "context" {
+				return true
+			}
+		}
+	}
+	if fd.Recv != nil || fd.Type.Results == nil {
+		return false
+	}
+	for _, r := range fd.Type.Results.List {
+		if ownType(r.Type, types) {
+			return true
+		}
+	}
+	return false
+}
+
+// ownType reports whether e names one of types, through pointers, slices,
+// maps' values and channels.
+func ownType(e ast.Expr, types map[string]bool) bool {
+	for {
+		switch x := e.(type) {
+		case *ast.Ident:
+			return types[x.Name]
+		case *ast.StarExpr:
+			e = x.X
+		case *ast.ArrayType:
+			e = x.Elt
+		case *ast.MapType:
+			e = x.Value
+		case *ast.ChanType:
+			e = x.Value
+		case *ast.IndexExpr:
+			e = x.X
+		default:
+			return false
+		}
+	}
+}
+
+// entryFuncs lists the constructors and entry functions of the public
+// packages (isEntry), by funcName, sorted.
+func entryFuncs(t *testing.T, root string) []string {
+	t.Helper()
+	var names []string
+	for _, p := range publicPackages(t, root) {
+		types := p.exportedTypes()
+		for _, fd := range p.exportedFuncs() {
+			if isEntry(fd, types) {
+				names = append(names, funcName(p.path, fd))
+			}
+		}
+	}
+	slices.Sort(names)
+	return slices.Compact(names)
+}
