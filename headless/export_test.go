@@ -5,3 +5,10 @@ var (
 	ParseResult = parseResult
 	ParseTurns  = parseTurns
 )
+
+// Causes of refusals a caller tells apart by RefusedError.Reason.
+var (
+	ErrBadLine      = errBadLine
+	ErrBadSessionID = errBadSessionID
+	ErrBadLimits    = errBadLimits
+)

@@ -197,6 +197,9 @@ func ExampleRunner_Resume() {
 	// A runner whose claude never runs: the line is refused first.
 	r := &headless.Runner{Config: station.DefaultConfig(station.Paths{StateDir: os.TempDir()})}
 	res, err := r.Resume(context.Background(), headless.ResumeRequest{SessionID: sid, Line: "-p"})
-	fmt.Println(res.Class, res.Class.ExitCode(), errors.Is(err, headless.ErrBadLine))
-	// Output: refused 1 true
+	var refused *headless.RefusedError
+	if errors.As(err, &refused) {
+		fmt.Println(res.Class, res.Class.ExitCode(), refused.Reason)
+	}
+	// Output: refused 1 bad-line
 }

@@ -114,10 +114,10 @@ func positive(v float64) bool { return v > 0 && !math.IsInf(v, 0) }
 // claude can never read it as a flag.
 func checkLine(line string) error {
 	if err := claudeinbox.CheckLine([]byte(line)); err != nil {
-		return fmt.Errorf("%w: %w", ErrBadLine, err)
+		return fmt.Errorf("%w: %w", errBadLine, err)
 	}
 	if strings.HasPrefix(strings.TrimLeft(line, " \t"), "-") {
-		return fmt.Errorf("%w: starts with '-'", ErrBadLine)
+		return fmt.Errorf("%w: starts with '-'", errBadLine)
 	}
 	return nil
 }
@@ -168,19 +168,19 @@ func (r *Runner) resume(ctx context.Context, req ResumeRequest) (ResumeResult, e
 	}
 	switch {
 	case !station.IsSessionID(req.SessionID):
-		return refuse("bad-session-id", fmt.Errorf("%w: %q", ErrBadSessionID, req.SessionID))
+		return refuse("bad-session-id", fmt.Errorf("%w: %q", errBadSessionID, req.SessionID))
 	case req.Line != "" && checkLine(req.Line) != nil:
 		return refuse("bad-line", checkLine(req.Line))
-	case checkWord(res.Model, ErrBadModel, false) != nil:
-		return refuse("bad-model", checkWord(res.Model, ErrBadModel, false))
-	case checkWord(res.Tools, ErrBadTools, true) != nil:
-		return refuse("bad-tools", checkWord(res.Tools, ErrBadTools, true))
+	case checkWord(res.Model, errBadModel, false) != nil:
+		return refuse("bad-model", checkWord(res.Model, errBadModel, false))
+	case checkWord(res.Tools, errBadTools, true) != nil:
+		return refuse("bad-tools", checkWord(res.Tools, errBadTools, true))
 	case res.MaxTurns < 1 || !positive(res.Budget) || res.Timeout <= 0:
-		return refuse("bad-limits", ErrBadLimits)
+		return refuse("bad-limits", errBadLimits)
 	case !filepath.IsAbs(r.Config.ClaudeBin):
-		return refuse("bad-binary", fmt.Errorf("claude binary %q: %w", r.Config.ClaudeBin, ErrNotAbsolute))
+		return refuse("bad-binary", fmt.Errorf("claude binary %q: %w", r.Config.ClaudeBin, errNotAbsolute))
 	case !filepath.IsAbs(req.Self):
-		return refuse("bad-binary", fmt.Errorf("oo-claude binary %q: %w", req.Self, ErrNotAbsolute))
+		return refuse("bad-binary", fmt.Errorf("oo-claude binary %q: %w", req.Self, errNotAbsolute))
 	}
 	sid := req.SessionID
 	files := claudeinbox.FilesFor(r.Config.InboxDir, sid)
@@ -307,10 +307,6 @@ func (r *Runner) resume(ctx context.Context, req ResumeRequest) (ResumeResult, e
 	res.Note = joinNotes(claudeSaid(res.Parsed, res.Claude), turnsNote(res.Turns, res.PendingAfter))
 	return res, nil
 }
-
-// ErrNothingToDeliver refuses a resume without a line when no line waits
-// in the session's inbox: oo-claude never makes up a line to start a turn.
-var ErrNothingToDeliver = errors.New("no line given and none waits in the session's inbox")
 
 // pending is how many lines wait in the session's inbox (0 when it cannot
 // be read).
@@ -465,10 +461,6 @@ func lastLine(s string) string {
 	return strings.TrimSpace(lines[len(lines)-1])
 }
 
-// ErrRegistryUnreadable refuses a run when the registry or the process
-// table cannot be read: no answer is never "no session runs".
-var ErrRegistryUnreadable = errors.New("cannot tell whether the session runs")
-
 // heldBy applies the registry, heartbeat and process checks. An error means
 // one of them could not be read: the caller refuses (fail closed).
 func (r *Runner) heldBy(sid string, res *ResumeResult) (bool, error) {
@@ -524,7 +516,7 @@ func absDir(dir string) (string, error) {
 // realDir resolves dir to an absolute, symlink-free directory.
 func realDir(dir string) (string, error) {
 	if !filepath.IsAbs(dir) {
-		return "", fmt.Errorf("%q: %w", dir, ErrNotAbsolute)
+		return "", fmt.Errorf("%q: %w", dir, errNotAbsolute)
 	}
 	real, err := filepath.EvalSymlinks(dir)
 	if err != nil {

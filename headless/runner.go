@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/oo-family/oo-claude/internal/claudeproc"
 	"github.com/oo-family/oo-claude/receipt"
 	"github.com/oo-family/oo-claude/station"
 )
@@ -53,31 +52,46 @@ func (c Class) ExitCode() int {
 	return 4
 }
 
-// Sentinel errors for refusals; they arrive wrapped in a *RefusedError.
+// Refusals a caller can act on; they arrive wrapped in a *RefusedError.
+// The other refusals (a bad line, model, tools list, name, session id,
+// limit or path: the request's own fault) are told apart by
+// RefusedError.Reason.
 var (
-	ErrBadLine      = errors.New("bad line")
-	ErrBadSessionID = errors.New("not a session id (UUID)")
-	ErrBadModel     = errors.New("bad model name")
-	ErrBadLimits    = errors.New("max turns, budget and timeout must be positive")
-	ErrBadTools     = errors.New("bad tools list")
-	ErrBadName      = errors.New("bad name")
 	ErrNoTranscript = errors.New("no transcript for the session")
 	ErrAmbiguous    = errors.New("several transcripts for the session")
 	ErrNoCWD        = errors.New("no usable cwd")
 	ErrCWDMismatch  = errors.New("CWD does not encode to the transcript's project dir")
 	ErrSessionInUse = errors.New("session id already in use")
-	ErrNotAbsolute  = errors.New("path must be absolute")
-	// ErrBadDescriptor is not a refusal: the run fails (class Errored or
-	// Failed) when a credential descriptor the environment names is not
-	// open.
-	ErrBadDescriptor = claudeproc.ErrBadDescriptor
-	ErrBadResultFile = errors.New("not a result file of a detached start")
+	// ErrNothingToDeliver: a resume without a line when none waits in
+	// the inbox (oo-claude never makes up a line to start a turn).
+	ErrNothingToDeliver = errors.New("no line given and none waits in the session's inbox")
+	// ErrRegistryUnreadable: the registry or the process table cannot be
+	// read, and no answer is never "no session runs".
+	ErrRegistryUnreadable = errors.New("cannot tell whether the session runs")
+)
+
+// The request's own faults, told apart by RefusedError.Reason.
+var (
+	errBadLine       = errors.New("bad line")
+	errBadSessionID  = errors.New("not a session id (UUID)")
+	errBadModel      = errors.New("bad model name")
+	errBadLimits     = errors.New("max turns, budget and timeout must be positive")
+	errBadTools      = errors.New("bad tools list")
+	errBadName       = errors.New("bad name")
+	errNotAbsolute   = errors.New("path must be absolute")
+	errBadResultFile = errors.New("not a result file of a detached start")
 )
 
 // RefusedError is why a request was refused before anything ran.
 type RefusedError struct {
-	Op     string // resume, start
-	Reason string // a short machine-readable reason (bad-line, no-transcript, ...)
+	Op string // resume, start
+	// Reason is a short machine-readable reason, as receipts record it:
+	// bad-session-id, bad-line, bad-model, bad-tools, bad-limits,
+	// bad-binary, bad-name, bad-doorman, bad-out, bad-inbox, bad-lock,
+	// lock, bad-result-file, registry-unreadable, no-transcript,
+	// ambiguous-transcript, no-usable-cwd, cwd-mismatch,
+	// nothing-to-deliver, session-in-use.
+	Reason string
 	Err    error
 }
 

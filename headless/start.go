@@ -149,15 +149,15 @@ func (s StartResult) Detached() Detached {
 func checkPrompt(p string) error {
 	switch {
 	case strings.TrimSpace(p) == "":
-		return fmt.Errorf("%w: empty prompt", ErrBadLine)
+		return fmt.Errorf("%w: empty prompt", errBadLine)
 	case len(p) > maxPromptBytes:
-		return fmt.Errorf("%w: prompt longer than %d bytes", ErrBadLine, maxPromptBytes)
+		return fmt.Errorf("%w: prompt longer than %d bytes", errBadLine, maxPromptBytes)
 	case !utf8.ValidString(p):
-		return fmt.Errorf("%w: prompt is not valid UTF-8", ErrBadLine)
+		return fmt.Errorf("%w: prompt is not valid UTF-8", errBadLine)
 	case strings.ContainsRune(p, 0):
-		return fmt.Errorf("%w: prompt holds a NUL byte", ErrBadLine)
+		return fmt.Errorf("%w: prompt holds a NUL byte", errBadLine)
 	case strings.HasPrefix(strings.TrimLeft(p, " \t\r\n"), "-"):
-		return fmt.Errorf("%w: prompt starts with '-'", ErrBadLine)
+		return fmt.Errorf("%w: prompt starts with '-'", errBadLine)
 	}
 	return nil
 }
@@ -210,23 +210,23 @@ func (r *Runner) start(ctx context.Context, req StartRequest) (StartResult, erro
 	if err := checkPrompt(req.Prompt); err != nil {
 		return refuse("bad-line", err)
 	}
-	if err := checkWord(f.Model, ErrBadModel, false); err != nil {
+	if err := checkWord(f.Model, errBadModel, false); err != nil {
 		return refuse("bad-model", err)
 	}
-	if err := checkWord(f.Tools, ErrBadTools, true); err != nil {
+	if err := checkWord(f.Tools, errBadTools, true); err != nil {
 		return refuse("bad-tools", err)
 	}
-	if err := checkWord(req.AllowedTools, ErrBadTools, true); err != nil {
+	if err := checkWord(req.AllowedTools, errBadTools, true); err != nil {
 		return refuse("bad-tools", err)
 	}
 	if utf8.RuneCountInString(req.Name) > 80 || strings.ContainsFunc(req.Name, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-		return refuse("bad-name", fmt.Errorf("%w: %q", ErrBadName, req.Name))
+		return refuse("bad-name", fmt.Errorf("%w: %q", errBadName, req.Name))
 	}
 	if finite(f.BudgetUSD) == nil {
 		f.BudgetUSD = 0 // refused below; the file and receipt must stay JSON
 	}
 	if f.MaxTurns < 1 || !positive(f.BudgetUSD) || timeout <= 0 {
-		return refuse("bad-limits", ErrBadLimits)
+		return refuse("bad-limits", errBadLimits)
 	}
 	switch f.Doorman {
 	case DoormanInjected, DoormanUserScope, DoormanNone:
@@ -234,20 +234,20 @@ func (r *Runner) start(ctx context.Context, req StartRequest) (StartResult, erro
 		return refuse("bad-doorman", fmt.Errorf("doorman mode %q", f.Doorman))
 	}
 	if !filepath.IsAbs(r.Config.ClaudeBin) {
-		return refuse("bad-binary", fmt.Errorf("claude binary %q: %w", r.Config.ClaudeBin, ErrNotAbsolute))
+		return refuse("bad-binary", fmt.Errorf("claude binary %q: %w", r.Config.ClaudeBin, errNotAbsolute))
 	}
 	if (f.Doorman == DoormanInjected || req.Systemd) && !filepath.IsAbs(req.Self) {
-		return refuse("bad-binary", fmt.Errorf("oo-claude binary %q: %w", req.Self, ErrNotAbsolute))
+		return refuse("bad-binary", fmt.Errorf("oo-claude binary %q: %w", req.Self, errNotAbsolute))
 	}
 	if req.Systemd && !filepath.IsAbs(r.Config.SystemdRun) {
-		return refuse("bad-binary", fmt.Errorf("systemd-run %q: %w", r.Config.SystemdRun, ErrNotAbsolute))
+		return refuse("bad-binary", fmt.Errorf("systemd-run %q: %w", r.Config.SystemdRun, errNotAbsolute))
 	}
 	if f.SessionID == "" {
 		f.SessionID = r.newID()
 	}
 	sid := f.SessionID
 	if !station.IsSessionID(sid) {
-		return refuse("bad-session-id", fmt.Errorf("%w: %q", ErrBadSessionID, sid))
+		return refuse("bad-session-id", fmt.Errorf("%w: %q", errBadSessionID, sid))
 	}
 	// One driver per session, as resume: the session's lock, held to the
 	// end of the run, then the registry, heartbeat and process checks,
@@ -281,7 +281,7 @@ func (r *Runner) start(ctx context.Context, req StartRequest) (StartResult, erro
 		f.ResultFile = filepath.Join(r.Config.StateDir, "start", sid+".json")
 	}
 	if !filepath.IsAbs(f.ResultFile) {
-		return refuse("bad-out", fmt.Errorf("result file %q: %w", f.ResultFile, ErrNotAbsolute))
+		return refuse("bad-out", fmt.Errorf("result file %q: %w", f.ResultFile, errNotAbsolute))
 	}
 	// A symlink, FIFO, socket, device or directory at the result file (or
 	// the detached start's prompt file beside it) is never replaced.
@@ -615,10 +615,10 @@ func (r *Runner) runUnit(ctx context.Context, resultFile string) (StartResult, e
 	res := StartResult{Systemd: true}
 	bad := func(err error) (StartResult, error) {
 		res.Class, res.Reason = Refused, "bad-result-file"
-		return res, &RefusedError{Op: "start", Reason: "bad-result-file", Err: fmt.Errorf("%w: %w", ErrBadResultFile, err)}
+		return res, &RefusedError{Op: "start", Reason: "bad-result-file", Err: fmt.Errorf("%w: %w", errBadResultFile, err)}
 	}
 	if !filepath.IsAbs(resultFile) {
-		return bad(ErrNotAbsolute)
+		return bad(errNotAbsolute)
 	}
 	b, err := fsx.ReadFile(resultFile)
 	if err != nil {
@@ -663,10 +663,10 @@ func (r *Runner) runUnit(ctx context.Context, resultFile string) (StartResult, e
 		return bad(err)
 	}
 	if !filepath.IsAbs(r.Config.ClaudeBin) {
-		return bad(fmt.Errorf("claude binary %q: %w", r.Config.ClaudeBin, ErrNotAbsolute))
+		return bad(fmt.Errorf("claude binary %q: %w", r.Config.ClaudeBin, errNotAbsolute))
 	}
 	if len(f.DoormanCommand) > 0 && !filepath.IsAbs(f.DoormanCommand[0]) {
-		return bad(fmt.Errorf("doorman command: %w", ErrNotAbsolute))
+		return bad(fmt.Errorf("doorman command: %w", errNotAbsolute))
 	}
 	return r.foreground(ctx, &res, res.Prompt)
 }

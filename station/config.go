@@ -3,6 +3,7 @@ package station
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"time"
 
@@ -29,8 +30,12 @@ func (p Paths) LineageFile() string { return filepath.Join(p.ObservatoryDir, "li
 // ErrNoHome reports that a default path was needed but HOME is not set.
 var ErrNoHome = errors.New("HOME is not set")
 
-// PathsFromEnv returns the paths named by the knobs, read through getenv.
+// PathsFromEnv returns the paths named by the knobs, read through getenv
+// (nil reads this process's environment).
 func PathsFromEnv(getenv func(string) string) (Paths, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
 	home := getenv("HOME")
 	need := func(rel string) (string, error) {
 		if home == "" {
@@ -156,9 +161,13 @@ func (e *KnobError) Unwrap() error { return e.Err }
 // ErrBadKnob is wrapped by every [KnobError].
 var ErrBadKnob = errors.New("bad value")
 
-// ConfigFromEnv reads every knob through getenv. A knob that is set to a value
-// it cannot take is an error (a *KnobError), never silently the default.
+// ConfigFromEnv reads every knob through getenv (nil reads this process's
+// environment). A knob that is set to a value it cannot take is an error (a
+// *KnobError), never silently the default.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
+	if getenv == nil {
+		getenv = os.Getenv
+	}
 	p, err := PathsFromEnv(getenv)
 	if err != nil {
 		return Config{}, err
