@@ -71,7 +71,7 @@ func TestLinksSkipRowsWithoutSessionIDs(t *testing.T) {
 	}
 }
 
-// A line longer than MaxRowBytes (no newline for megabytes) is skipped
+// A line longer than maxRowBytes (64 KiB) (no newline for megabytes) is skipped
 // while streaming, and the rows after it are read.
 func TestLinksStreamPastAHugeLine(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "lineage.jsonl")

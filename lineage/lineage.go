@@ -101,10 +101,10 @@ func (e *Error) Unwrap() error { return e.Err }
 
 var hostRE = regexp.MustCompile(`^local_[0-9a-f-]{8,72}$`)
 
-// IsHostID reports whether s has the shape of a desktop host session id
+// isHostID reports whether s has the shape of a desktop host session id
 // (local_ followed by 8–72 lowercase hex digits or dashes, the shape Claude
 // Code accepts for hostSessionId).
-func IsHostID(s string) bool { return hostRE.MatchString(s) }
+func isHostID(s string) bool { return hostRE.MatchString(s) }
 
 // Sessions answers which live session a session id or host id names. A
 // *station.Station satisfies it.
@@ -119,13 +119,13 @@ type Ledger struct {
 	Sessions Sessions
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
-	// LockWait bounds the wait for <ledger>.lock; 0 means DefaultLockWait.
+	// LockWait bounds the wait for <ledger>.lock; 0 means five seconds.
 	LockWait time.Duration
 }
 
-// DefaultLockWait is how long Register waits for the ledger's lock before
+// defaultLockWait is how long Register waits for the ledger's lock before
 // it gives up, naming the holder ([ErrLockHeld]).
-const DefaultLockWait = 5 * time.Second
+const defaultLockWait = 5 * time.Second
 
 // ErrLockHeld reports a ledger lock held longer than the wait (a stopped
 // `lineage register`, say); the error names the holder's pid when /proc
@@ -147,8 +147,8 @@ type Result struct {
 	Appended bool
 }
 
-// MaxTitle is the longest title kept, in characters.
-const MaxTitle = 200
+// maxTitle is the longest title kept, in characters.
+const maxTitle = 200
 
 // Register records that link.Child descends from link.Parent, unless the
 // child's newest link already says so.
@@ -160,7 +160,7 @@ func (l *Ledger) Register(ctx context.Context, link Link) (Result, error) {
 	}
 	wait := l.LockWait
 	if wait <= 0 {
-		wait = DefaultLockWait
+		wait = defaultLockWait
 	}
 	lctx, cancel := context.WithTimeout(ctx, wait)
 	lock, err := fsx.LockContext(lctx, l.Path+".lock")
@@ -209,7 +209,7 @@ func (l *Ledger) resolve(link Link) (Row, error) {
 		return Row{}, fmt.Errorf("%w: %q", ErrBadBy, link.By)
 	}
 	title := strings.TrimSpace(link.Title)
-	if len([]rune(title)) > MaxTitle || strings.ContainsFunc(title, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+	if len([]rune(title)) > maxTitle || strings.ContainsFunc(title, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
 		return Row{}, ErrBadTitle
 	}
 	var live []station.Session
@@ -234,7 +234,7 @@ func (l *Ledger) resolve(link Link) (Row, error) {
 	if link.Child != "" && !station.IsSessionID(link.Child) {
 		return Row{}, fmt.Errorf("child %q: %w", link.Child, ErrBadID)
 	}
-	if link.ChildHost != "" && !IsHostID(link.ChildHost) {
+	if link.ChildHost != "" && !isHostID(link.ChildHost) {
 		return Row{}, fmt.Errorf("child host %q: %w", link.ChildHost, ErrBadID)
 	}
 	if link.Child == "" && link.ChildHost == "" {
@@ -251,13 +251,13 @@ func (l *Ledger) resolve(link Link) (Row, error) {
 		return Row{}, ErrNoParent
 	case station.IsSessionID(link.Parent):
 		psid = link.Parent
-	case IsHostID(link.Parent):
+	case isHostID(link.Parent):
 		phost = link.Parent
 	default:
 		return Row{}, fmt.Errorf("parent %q: %w", link.Parent, ErrBadID)
 	}
 	if link.ParentHost != "" {
-		if !IsHostID(link.ParentHost) {
+		if !isHostID(link.ParentHost) {
 			return Row{}, fmt.Errorf("parent host %q: %w", link.ParentHost, ErrBadID)
 		}
 		phost = link.ParentHost
@@ -305,11 +305,11 @@ func (l *Ledger) rows() ([]Row, error) {
 	return out, err
 }
 
-// MaxRowBytes is the longest ledger line read; a longer one is skipped.
-const MaxRowBytes = 64 << 10
+// maxRowBytes is the longest ledger line read; a longer one is skipped.
+const maxRowBytes = 64 << 10
 
 // scan streams the ledger's rows to fn, oldest first, holding one line
-// (at most MaxRowBytes) in memory at a time. A missing ledger has no rows.
+// (at most maxRowBytes) in memory at a time. A missing ledger has no rows.
 func (l *Ledger) scan(fn func(Row)) error {
 	f, err := fsx.OpenRead(l.Path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -330,7 +330,7 @@ func (l *Ledger) scan(fn func(Row)) error {
 		if err != nil {
 			return err
 		}
-		if !long && len(line)+len(chunk) <= MaxRowBytes {
+		if !long && len(line)+len(chunk) <= maxRowBytes {
 			line = append(line, chunk...)
 		} else {
 			long = true
@@ -347,22 +347,10 @@ func (l *Ledger) scan(fn func(Row)) error {
 	}
 }
 
-// ParseRows parses ledger content leniently: a line that is not a JSON row
+// parseRow parses one ledger line leniently: a line that is not a JSON row
 // whose child is a session id (and whose parent ids, when set, are a
-// session id and a host id) is skipped: a torn last line, garbage, a row
+// session id and a host id) is not a row: a torn last line, garbage, a row
 // some other writer made up.
-func ParseRows(b []byte) []Row {
-	var out []Row
-	for len(b) > 0 {
-		var line []byte
-		line, b, _ = bytes.Cut(b, []byte("\n"))
-		if r, ok := parseRow(line); ok {
-			out = append(out, r)
-		}
-	}
-	return out
-}
-
 func parseRow(line []byte) (Row, bool) {
 	line = bytes.TrimSpace(line)
 	if len(line) == 0 || line[0] != '{' {
@@ -373,7 +361,7 @@ func parseRow(line []byte) (Row, bool) {
 		return Row{}, false
 	}
 	if (r.ParentSession != nil && !station.IsSessionID(*r.ParentSession)) ||
-		(r.ParentHost != nil && !IsHostID(*r.ParentHost)) || (r.ChildHost != nil && !IsHostID(*r.ChildHost)) ||
+		(r.ParentHost != nil && !isHostID(*r.ParentHost)) || (r.ChildHost != nil && !isHostID(*r.ChildHost)) ||
 		(r.ParentSession == nil && r.ParentHost == nil) {
 		return Row{}, false
 	}
@@ -407,24 +395,6 @@ func (l *Ledger) Links() ([]Row, error) {
 		out[k] = a.r
 	}
 	return out, nil
-}
-
-// Current reduces rows to the newest row per child, in ledger order.
-func Current(rows []Row) []Row {
-	last := map[string]int{}
-	for i, r := range rows {
-		last[r.ChildSession] = i
-	}
-	idx := make([]int, 0, len(last))
-	for _, i := range last {
-		idx = append(idx, i)
-	}
-	sort.Ints(idx)
-	out := make([]Row, len(idx))
-	for k, i := range idx {
-		out[k] = rows[i]
-	}
-	return out
 }
 
 // Parent returns the child's current link.
