@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/transcript"
 )
 
@@ -54,24 +55,37 @@ func (fl *follower) retryDelay() time.Duration {
 	return max(g.DedupWindow, time.Duration(float64(time.Second)/g.RefillPerSecond)) + paceMargin
 }
 
+// transcriptMark is where a session's transcript ends at one moment: the
+// file and its size (what transcript.Witness.Mark returns).
+type transcriptMark struct {
+	Path string
+	Size int64
+}
+
+// markEnd is transcript.Witness.Mark as a transcriptMark.
+func markEnd(projects, sessionID, cwd string) (transcriptMark, error) {
+	p, size, err := transcript.Witness{ProjectsDir: projects}.Mark(sessionID, cwd)
+	return transcriptMark{Path: p, Size: size}, err
+}
+
 // markTranscript returns where the session's transcript ends now: the file
-// transcript.MarkEnd finds for the session id (by the registry row's cwd,
+// transcript.Witness.Mark finds for the session id (by the registry row's cwd,
 // else in any project directory), or, for a session whose transcript is
 // not written yet, the file Claude Code will create (in the directory
 // CLAUDE_CODE_PROJECT_DIR_NAME names, when the session has it).
-func (fl *follower) markTranscript(id identity) (transcript.Mark, error) {
+func (fl *follower) markTranscript(id identity) (transcriptMark, error) {
 	if fl.d.confirmWait() == 0 {
-		return transcript.Mark{}, errConfirmOff
+		return transcriptMark{}, errConfirmOff
 	}
 	projects := fl.d.o.Config.ProjectsDir
-	m, err := transcript.MarkEnd(projects, id.SessionID, id.CWD)
+	m, err := markEnd(projects, id.SessionID, id.CWD)
 	if err != nil {
 		return m, err
 	}
 	if m.Size == 0 {
 		if name := fl.d.o.Host.getenv(envProjectDirName); name != "" && filepath.Base(name) == name && name != "." && name != ".." {
 			if _, err := os.Lstat(m.Path); err != nil {
-				m.Path = filepath.Join(projects, name, id.SessionID+transcript.Ext)
+				m.Path = filepath.Join(projects, name, id.SessionID+transcriptfile.Ext)
 			}
 		}
 	}
@@ -87,8 +101,8 @@ func enqueued(raw []byte, text string, since time.Time) (string, bool) {
 	if !bytes.Contains(raw, enqueueMark) {
 		return "", false
 	}
-	row, err := transcript.ParseRow(raw)
-	if err != nil || row.Type != transcript.RowQueueOperation || row.Operation != transcript.QueueEnqueue {
+	row, err := transcriptfile.ParseRow(raw)
+	if err != nil || row.Type != transcriptfile.RowQueueOperation || row.Operation != transcriptfile.QueueEnqueue {
 		return "", false
 	}
 	var content string
@@ -137,7 +151,7 @@ const maxReuseGap = 1 << 20
 // on its file: the one kept from the last line when it can be, so a
 // replay does not set up and tear down a file watch per line (closing an
 // inotify instance costs milliseconds).
-func (fl *follower) transcriptAt(ctx context.Context, m transcript.Mark) *transcript.Follower {
+func (fl *follower) transcriptAt(ctx context.Context, m transcriptMark) *transcript.Follower {
 	if t := fl.tf; t != nil && (fl.tfPath != m.Path || t.Offset() > m.Size || m.Size-t.Offset() > maxReuseGap || fl.tfCtx.Err() != nil) {
 		fl.dropTranscript()
 	}
@@ -171,7 +185,7 @@ func (fl *follower) lookLate(ctx context.Context, id identity, a claudeinbox.Att
 	if o, ok := paths[a.Transcript]; !ok || a.TranscriptOffset < o {
 		paths[a.Transcript] = a.TranscriptOffset
 	}
-	if m, err := transcript.MarkEnd(fl.d.o.Config.ProjectsDir, id.SessionID, id.CWD); err == nil {
+	if m, err := markEnd(fl.d.o.Config.ProjectsDir, id.SessionID, id.CWD); err == nil {
 		if _, ok := paths[m.Path]; !ok {
 			paths[m.Path] = 0
 		}

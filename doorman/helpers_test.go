@@ -14,15 +14,14 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/door"
 	"github.com/oo-family/oo-claude/doorman"
 	"github.com/oo-family/oo-claude/fakes/fakedoor"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
 	"github.com/oo-family/oo-claude/internal/fsx"
+	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/station"
-	"github.com/oo-family/oo-claude/transcript"
 )
 
 // procTree is a fake procfs: stat lines and exe links under a temp dir.
@@ -95,8 +94,8 @@ func enqueueTimes(t testing.TB, path string) map[string][]string {
 		t.Fatal(err)
 	}
 	for _, l := range strings.Split(string(b), "\n") {
-		row, err := transcript.ParseRow([]byte(l))
-		if err != nil || row.Type != transcript.RowQueueOperation || row.Operation != transcript.QueueEnqueue {
+		row, err := transcriptfile.ParseRow([]byte(l))
+		if err != nil || row.Type != transcriptfile.RowQueueOperation || row.Operation != transcriptfile.QueueEnqueue {
 			continue
 		}
 		var c string
@@ -130,7 +129,7 @@ const selfPID = 4100001
 
 func newWorld(t testing.TB) *world {
 	w := &world{t: t, tree: newProcTree(t), fs: fakestation.New(t), env: map[string]string{}, me: os.Getpid(), sid: uuid.NewString()}
-	w.transcript = filepath.Join(w.fs.Paths.ProjectsDir, transcript.EncodeProjectDir(worldCWD), w.sid+transcript.Ext)
+	w.transcript = filepath.Join(w.fs.Paths.ProjectsDir, transcriptfile.EncodeProjectDir(worldCWD), w.sid+transcriptfile.Ext)
 	w.door = w.newDoor()
 	w.st = &station.Station{Paths: w.fs.Paths, Proc: w.tree.proc()}
 	w.tree.add(1, 0, "init", "/sbin/init", "1")

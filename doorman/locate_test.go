@@ -9,7 +9,7 @@ import (
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/doorman"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
-	"github.com/oo-family/oo-claude/transcript"
+	"github.com/oo-family/oo-claude/internal/transcriptfile"
 )
 
 // The doorman finds the transcript its confirmation follows where the
@@ -45,7 +45,7 @@ func TestConfirmFindsTheTranscript(t *testing.T) {
 			w.tree.add(w.me, 1, "claude", "/usr/bin/claude", "777")
 			w.self, w.ppid = selfPID, w.me
 			w.tree.add(selfPID, w.me, "oo-claude", "/usr/local/bin/oo-claude", "999")
-			sid := filepath.Base(w.transcript[:len(w.transcript)-len(transcript.Ext)])
+			sid := filepath.Base(w.transcript[:len(w.transcript)-len(transcriptfile.Ext)])
 			w.row = w.fs.AddSession(fakestation.Session{PID: w.me, ProcStart: "777", Socket: w.door.Path(), Status: "busy", SessionID: sid, CWD: tt.cwd})
 			w.appendLine(sid, "[a 📡] find me")
 			if err, _, log := w.runOnce(doorman.ModeMCP, "", nil); err != nil {

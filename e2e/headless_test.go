@@ -11,7 +11,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/oo-family/oo-claude/fakes/fakemodel"
-	"github.com/oo-family/oo-claude/transcript"
+	"github.com/oo-family/oo-claude/internal/transcriptfile"
 )
 
 // pong answers "PONG" to any request that carries marker, else "ok". The
@@ -278,7 +278,7 @@ func TestStartRelativeConfigDir(t *testing.T) {
 	if r.code != 0 {
 		t.Fatalf("start: want exit 0\n%s", r)
 	}
-	want := filepath.Join(w.config, "projects", transcript.EncodeProjectDir(sub), sid+".jsonl")
+	want := filepath.Join(w.config, "projects", transcriptfile.EncodeProjectDir(sub), sid+".jsonl")
 	if _, err := os.Stat(want); err != nil {
 		t.Errorf("no transcript where oo-claude reads: %v", err)
 	}

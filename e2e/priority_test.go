@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/oo-family/oo-claude/fakes/fakemodel"
-	"github.com/oo-family/oo-claude/transcript"
+	"github.com/oo-family/oo-claude/internal/transcriptfile"
 )
 
 // peerRowKind says how the transcript recorded the line of msgID: "user"
@@ -18,12 +18,12 @@ import (
 func peerRowKind(t *testing.T, path, msgID string) string {
 	t.Helper()
 	for _, raw := range decodeLines[json.RawMessage](t, path) {
-		row, err := transcript.ParseRow(raw)
+		row, err := transcriptfile.ParseRow(raw)
 		if err != nil {
 			continue
 		}
 		if o := row.PeerOrigin(); o != nil && o.MsgID == msgID {
-			if row.Type == transcript.RowAttachment {
+			if row.Type == transcriptfile.RowAttachment {
 				return row.Attachment.Type
 			}
 			return string(row.Type)

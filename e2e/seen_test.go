@@ -10,7 +10,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/oo-family/oo-claude/fakes/fakemodel"
-	"github.com/oo-family/oo-claude/transcript"
+	"github.com/oo-family/oo-claude/internal/transcriptfile"
 )
 
 // TestSteerSeen: `oo-claude send --seen` into a busy session of the real
@@ -119,7 +119,7 @@ func hasPeerRow(t *testing.T, path, msgID string) bool {
 		if !strings.Contains(string(line), msgID) {
 			continue
 		}
-		if row, perr := transcript.ParseRow(line); perr == nil {
+		if row, perr := transcriptfile.ParseRow(line); perr == nil {
 			if o := row.PeerOrigin(); o != nil && o.MsgID == msgID {
 				return true
 			}

@@ -14,6 +14,7 @@ import (
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/internal/claudeproc"
 	"github.com/oo-family/oo-claude/internal/fsx"
+	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/observatory/inboxstate"
 	"github.com/oo-family/oo-claude/receipt"
 	"github.com/oo-family/oo-claude/station"
@@ -231,17 +232,17 @@ func (r *Runner) resume(ctx context.Context, req ResumeRequest) (ResumeResult, e
 		if err != nil {
 			return refuse("no-usable-cwd", fmt.Errorf("%w: %w", ErrNoCWD, err))
 		}
-		if !transcript.CWDMatches(projDir, cwd) {
+		if !transcriptfile.CWDMatches(projDir, cwd) {
 			return refuse("cwd-mismatch", fmt.Errorf("%w: %s encodes to %s, the transcript lives in %s",
-				ErrCWDMismatch, cwd, transcript.EncodeProjectDir(cwd), projDir))
+				ErrCWDMismatch, cwd, transcriptfile.EncodeProjectDir(cwd), projDir))
 		}
 		res.CWD = cwd
 	} else {
-		cwd, err := transcript.RecordedCWD(path)
+		cwd, err := transcriptfile.RecordedCWD(path)
 		if err != nil {
 			return refuse("no-usable-cwd", fmt.Errorf("%w: %w", ErrNoCWD, err))
 		}
-		if !transcript.CWDMatches(projDir, cwd) {
+		if !transcriptfile.CWDMatches(projDir, cwd) {
 			return refuse("no-usable-cwd", fmt.Errorf("%w: the recorded cwd %s does not encode to %s", ErrNoCWD, cwd, projDir))
 		}
 		if _, err := realDir(cwd); err != nil {

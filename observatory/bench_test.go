@@ -10,9 +10,9 @@ import (
 
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
+	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/observatory"
 	"github.com/oo-family/oo-claude/station"
-	"github.com/oo-family/oo-claude/transcript"
 )
 
 // bigStation lays out n live sessions (a fake /proc) with riders riders
@@ -33,8 +33,8 @@ func bigStation(tb testing.TB, n, riders, recent int) *station.Station {
 		r := row(pid, sid, fmt.Sprintf("proj%03d-aa", i), cwd, testNow.Add(-time.Duration(i)*time.Minute))
 		r.ProcStart = strconv.Itoa(pid)
 		fs.WriteRow(r)
-		dir := filepath.Join(fs.Paths.ProjectsDir, transcript.EncodeProjectDir(cwd), sid)
-		writeFile(tb, dir+transcript.Ext, riderTranscript(tb, sid, "main", testNow.Add(-time.Hour), riderWorking), time.Time{})
+		dir := filepath.Join(fs.Paths.ProjectsDir, transcriptfile.EncodeProjectDir(cwd), sid)
+		writeFile(tb, dir+transcriptfile.Ext, riderTranscript(tb, sid, "main", testNow.Add(-time.Hour), riderWorking), time.Time{})
 		for j := range riders {
 			kind := riderWorking
 			if j%2 == 1 {

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/internal/version"
 	"github.com/oo-family/oo-claude/lineage"
 	"github.com/oo-family/oo-claude/observatory/inboxstate"
@@ -29,7 +30,7 @@ type Options struct {
 	// Now is the clock; nil means the station's clock.
 	Now func() time.Time
 	// RidingWindow is the riding rule's window; <= 0 means
-	// transcript.DefaultRidingWindow (OO_CLAUDE_RIDING_WINDOW_S).
+	// transcriptfile.DefaultRidingWindow (OO_CLAUDE_RIDING_WINDOW_S).
 	RidingWindow time.Duration
 	// IncludeFinished lists quiet/finished riders too (--all); the counts
 	// riders_riding and riders_total are the same either way.
@@ -87,7 +88,7 @@ func Build(ctx context.Context, opts Options) (*Document, error) {
 	t := now()
 	window := opts.RidingWindow
 	if window <= 0 {
-		window = transcript.DefaultRidingWindow
+		window = transcriptfile.DefaultRidingWindow
 	}
 	host := ""
 	hostname := opts.Hostname
@@ -232,8 +233,8 @@ func (b *builder) offline(sid string) (Session, []string) {
 	var warns []string
 	dir := ""
 	if p, err := transcript.Locate(b.st.Paths.ProjectsDir, sid, ""); err == nil {
-		dir = strings.TrimSuffix(p, transcript.Ext)
-		if cwd, err := transcript.RecordedCWD(p); err == nil {
+		dir = strings.TrimSuffix(p, transcriptfile.Ext)
+		if cwd, err := transcriptfile.RecordedCWD(p); err == nil {
 			out.CWD = cwd
 		}
 	} else if !errors.Is(err, transcript.ErrNotFound) {
@@ -258,12 +259,12 @@ func (b *builder) offline(sid string) (Session, []string) {
 // live; when that directory does not exist (the cwd changed since the
 // session started), the directory next to its transcript wherever it is.
 func (b *builder) sessionDir(sid, cwd string) string {
-	dir := filepath.Join(b.st.Paths.ProjectsDir, transcript.EncodeProjectDir(cwd), sid)
+	dir := filepath.Join(b.st.Paths.ProjectsDir, transcriptfile.EncodeProjectDir(cwd), sid)
 	if _, err := os.Lstat(dir); err == nil || cwd == "" {
 		return dir
 	}
 	if p, err := transcript.Locate(b.st.Paths.ProjectsDir, sid, ""); err == nil {
-		return strings.TrimSuffix(p, transcript.Ext)
+		return strings.TrimSuffix(p, transcriptfile.Ext)
 	}
 	return dir
 }

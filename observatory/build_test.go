@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
+	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/observatory"
 	"github.com/oo-family/oo-claude/station"
 	"github.com/oo-family/oo-claude/transcript"
@@ -60,7 +61,7 @@ func synthetic(t *testing.T) (*fakestation.Station, *station.Station) {
 	fs.WriteRow(row(1003, sidC, "gone-03", "/home/u/gone", testNow.Add(-2*time.Hour)))
 	fs.WriteRow(row(1005, sidE, "dead-05", "/home/u/dead", testNow.Add(-3*time.Hour)))
 
-	dirA := filepath.Join(fs.Paths.ProjectsDir, transcript.EncodeProjectDir("/home/u/proj"), sidA)
+	dirA := filepath.Join(fs.Paths.ProjectsDir, transcriptfile.EncodeProjectDir("/home/u/proj"), sidA)
 	addRider(t, dirA, "", "a1", riderWorking, testNow.Add(-10*time.Second))
 	addRider(t, dirA, "", "a2", riderDone, testNow.Add(-20*time.Second))
 	addRider(t, dirA, "", "a3", riderWorking, testNow.Add(-20*time.Minute))
@@ -212,7 +213,7 @@ func TestBuildOnly(t *testing.T) {
 		{"offline target without anything", "bbbbbbbb-0000-4000-8000-000000000009", "offline", 0, 0, ""},
 	}
 	// C's transcript and one finished rider, in C's project directory.
-	dirC := filepath.Join(fs.Paths.ProjectsDir, transcript.EncodeProjectDir("/home/u/gone"), sidC)
+	dirC := filepath.Join(fs.Paths.ProjectsDir, transcriptfile.EncodeProjectDir("/home/u/gone"), sidC)
 	writeFile(t, dirC+".jsonl", jsonLine(t, map[string]any{"type": "user", "cwd": "/home/u/gone", "sessionId": sidC,
 		"timestamp": "2026-11-30T10:00:00Z", "message": map[string]any{"role": "user", "content": "hi"}}), time.Time{})
 	addRider(t, dirC, "", "c1", riderDone, testNow.Add(-time.Hour))

@@ -11,8 +11,9 @@ import (
 	"time"
 
 	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/internal/riderwalk"
+	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/station"
-	"github.com/oo-family/oo-claude/transcript"
 )
 
 // testNow is the fixed clock of every synthetic station.
@@ -116,8 +117,8 @@ func riderTranscript(tb testing.TB, sid, agent string, start time.Time, kind rid
 func addRider(tb testing.TB, sessionDir, sub, agent string, kind riderKind, mtime time.Time) string {
 	tb.Helper()
 	sid := filepath.Base(sessionDir)
-	dir := filepath.Join(sessionDir, transcript.SubagentsDir, sub)
-	path := filepath.Join(dir, "agent-"+agent+transcript.Ext)
+	dir := filepath.Join(sessionDir, riderwalk.Dir, sub)
+	path := filepath.Join(dir, "agent-"+agent+transcriptfile.Ext)
 	writeFile(tb, path, riderTranscript(tb, sid, agent, mtime.Add(-time.Minute), kind), mtime)
 	writeFile(tb, filepath.Join(dir, "agent-"+agent+".meta.json"), jsonLine(tb, map[string]any{
 		"agentType": "general-purpose", "description": "task " + agent, "model": "claude-haiku-5-5", "finished": kind == riderDone,

@@ -17,6 +17,8 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/internal/fsx"
+	"github.com/oo-family/oo-claude/internal/riderwalk"
+	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/station"
 	"github.com/oo-family/oo-claude/transcript"
 )
@@ -243,7 +245,7 @@ type wsession struct {
 type wrider struct {
 	started, finished bool
 	follower          *transcript.Follower
-	meta              transcript.RiderMeta // as last read (on its own file's events)
+	meta              transcriptfile.RiderMeta // as last read (on its own file's events)
 	hasMeta           bool
 }
 
@@ -489,7 +491,7 @@ func (w *watcher) handle(ev fsnotify.Event) {
 			}
 		}
 	case w.sessDirs[dir] != nil:
-		if name == transcript.SubagentsDir && ev.Has(fsnotify.Create) {
+		if name == riderwalk.Dir && ev.Has(fsnotify.Create) {
 			w.watchSessionDir(w.sessDirs[dir], false)
 		}
 	case w.riderDirs[dir] != nil:
@@ -582,8 +584,8 @@ func (w *watcher) end(s *wsession) {
 // watchProject follows the session's transcript from its end now, and its
 // riders.
 func (w *watcher) watchProject(s *wsession) {
-	s.projDir = filepath.Join(w.st.Paths.ProjectsDir, transcript.EncodeProjectDir(s.row.CWD))
-	s.tpath = filepath.Join(s.projDir, s.row.SessionID+transcript.Ext)
+	s.projDir = filepath.Join(w.st.Paths.ProjectsDir, transcriptfile.EncodeProjectDir(s.row.CWD))
+	s.tpath = filepath.Join(s.projDir, s.row.SessionID+transcriptfile.Ext)
 	w.projects[s.projDir] = append(w.projects[s.projDir], s)
 	var from int64
 	if fi, err := os.Lstat(s.tpath); err == nil {
@@ -632,7 +634,7 @@ func (w *watcher) watchSessionDir(s *wsession, existing bool) {
 		return
 	}
 	w.sessDirs[sdir] = s
-	rdir := filepath.Join(sdir, transcript.SubagentsDir)
+	rdir := filepath.Join(sdir, riderwalk.Dir)
 	if s.ridersDir == rdir || w.add(rdir) != nil {
 		return
 	}
@@ -652,7 +654,7 @@ func agentOf(name string) (string, bool) {
 	if !ok {
 		return "", false
 	}
-	for _, suf := range []string{".meta.json", transcript.Ext} {
+	for _, suf := range []string{".meta.json", transcriptfile.Ext} {
 		if id, ok := strings.CutSuffix(rest, suf); ok && id != "" {
 			return id, true
 		}
@@ -675,27 +677,27 @@ func (w *watcher) riderFile(s *wsession, name string, old bool) {
 	}
 	if !r.hasMeta || strings.HasSuffix(name, ".meta.json") {
 		// The meta file is read when it changes, not on every row.
-		if m, err := transcript.ReadRiderMeta(base + ".meta.json"); err == nil {
+		if m, err := transcriptfile.ReadRiderMeta(base + ".meta.json"); err == nil {
 			r.meta, r.hasMeta = m, true
 		}
 	}
 	meta := r.meta
 	if !r.started {
-		fi, err := os.Lstat(base + transcript.Ext)
+		fi, err := os.Lstat(base + transcriptfile.Ext)
 		if err != nil && !r.hasMeta {
 			return // neither file yet
 		}
 		r.started = true
 		var from int64
 		if old && err == nil {
-			rd, rerr := transcript.ReadRider(base+transcript.Ext, w.now(), 0)
+			rd, rerr := transcript.ReadRider(base+transcriptfile.Ext, w.now(), 0)
 			if rerr == nil && rd.State == transcript.QuietFinished || meta.Finished {
 				r.finished = true
 				return
 			}
 			from = fi.Size()
 		}
-		r.follower = transcript.Follow(w.ctx, base+transcript.Ext, from, transcript.FollowOptions{})
+		r.follower = transcript.Follow(w.ctx, base+transcriptfile.Ext, from, transcript.FollowOptions{})
 		w.emit(Event{Event: EventRiderStarted, Session: s.row.SessionID, Agent: id, Description: meta.Description})
 	}
 	if r.finished {
@@ -708,7 +710,7 @@ func (w *watcher) riderFile(s *wsession, name string, old bool) {
 			if err != nil {
 				break
 			}
-			row, perr := transcript.ParseRow(l.Raw)
+			row, perr := transcriptfile.ParseRow(l.Raw)
 			if perr == nil && row.FinalAnswer() {
 				final = true
 			}
@@ -740,12 +742,12 @@ func (w *watcher) transcriptChanged(s *wsession) {
 		if !bytes.Contains(l.Raw, []byte(`"msg_id"`)) && !bytes.Contains(l.Raw, []byte(`"assistant"`)) {
 			continue // neither a peer line's row nor an answer: skip the parse
 		}
-		row, err := transcript.ParseRow(l.Raw)
+		row, err := transcriptfile.ParseRow(l.Raw)
 		if err != nil || row.IsSidechain {
 			continue
 		}
 		switch {
-		case row.Type == transcript.RowUser || row.Type == transcript.RowAttachment && row.Attachment != nil && row.Attachment.Type == transcript.AttachmentQueuedCommand:
+		case row.Type == transcriptfile.RowUser || row.Type == transcriptfile.RowAttachment && row.Attachment != nil && row.Attachment.Type == transcriptfile.AttachmentQueuedCommand:
 			if o := row.PeerOrigin(); o != nil && o.MsgID != "" {
 				w.emit(Event{Event: EventLineSeen, Session: s.row.SessionID, MsgID: o.MsgID})
 			}

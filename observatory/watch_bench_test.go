@@ -10,8 +10,8 @@ import (
 
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/internal/fsx"
+	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/observatory"
-	"github.com/oo-family/oo-claude/transcript"
 )
 
 // watchBig starts a watch on the 200 × 10 station of BenchmarkBuild200x10
@@ -44,7 +44,7 @@ func watchBig(tb testing.TB) (<-chan observatory.Event, func(i int) (inbox, tpat
 	paths := func(i int) (string, string) {
 		sid := fmt.Sprintf("dddddddd-0000-4000-8000-%012d", i)
 		cwd := fmt.Sprintf("/home/u/proj%03d", i)
-		return claudeinbox.FilesFor(st.Paths.InboxDir, sid).Inbox, filepath.Join(st.Paths.ProjectsDir, transcript.EncodeProjectDir(cwd), sid+transcript.Ext)
+		return claudeinbox.FilesFor(st.Paths.InboxDir, sid).Inbox, filepath.Join(st.Paths.ProjectsDir, transcriptfile.EncodeProjectDir(cwd), sid+transcriptfile.Ext)
 	}
 	return ch, paths
 }

@@ -15,9 +15,10 @@ import (
 	"github.com/oo-family/oo-claude/fakes/fakedoorman"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
 	"github.com/oo-family/oo-claude/internal/fsx"
+	"github.com/oo-family/oo-claude/internal/riderwalk"
+	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/observatory"
 	"github.com/oo-family/oo-claude/station"
-	"github.com/oo-family/oo-claude/transcript"
 )
 
 // events collects a watch's stream.
@@ -137,7 +138,7 @@ func TestWatchSessionLife(t *testing.T) {
 		t.Errorf("line-delivered %+v", del)
 	}
 	_ = d
-	tp := filepath.Join(fs.Paths.ProjectsDir, transcript.EncodeProjectDir(cwd), sid+transcript.Ext)
+	tp := filepath.Join(fs.Paths.ProjectsDir, transcriptfile.EncodeProjectDir(cwd), sid+transcriptfile.Ext)
 	appendRow(t, tp, `{"type":"attachment","isSidechain":false,"attachment":{"type":"queued_command","prompt":"hi","origin":{"kind":"peer","from":"mama","msg_id":"`+del.MsgID+`"},"isMeta":true}}`)
 	if e := ev.next("line-seen", is(observatory.EventLineSeen, sid)); e.MsgID != del.MsgID {
 		t.Errorf("line-seen %+v, want msg_id %s", e, del.MsgID)
@@ -150,13 +151,13 @@ func TestWatchSessionLife(t *testing.T) {
 	}
 
 	// A rider: its directory appears with it.
-	rdir := filepath.Join(fs.Paths.ProjectsDir, transcript.EncodeProjectDir(cwd), sid, transcript.SubagentsDir)
+	rdir := filepath.Join(fs.Paths.ProjectsDir, transcriptfile.EncodeProjectDir(cwd), sid, riderwalk.Dir)
 	if err := os.MkdirAll(rdir, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	agent := "a505e4cb21d63ab15"
 	writeFile(t, filepath.Join(rdir, "agent-"+agent+".meta.json"), `{"agentType":"general-purpose","description":"look around","finished":false}`, time.Time{})
-	rt := filepath.Join(rdir, "agent-"+agent+transcript.Ext)
+	rt := filepath.Join(rdir, "agent-"+agent+transcriptfile.Ext)
 	appendRow(t, rt, `{"type":"user","isSidechain":true,"agentId":"`+agent+`","message":{"role":"user","content":"look"}}`)
 	if e := ev.next("rider-started", is(observatory.EventRiderStarted, sid)); e.Agent != agent {
 		t.Errorf("rider-started %+v", e)
@@ -234,7 +235,7 @@ func TestWatchStationNotThereYet(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev.next("line-queued", is(observatory.EventLineQueued, row.SessionID))
-	tp := filepath.Join(fs.Paths.ProjectsDir, transcript.EncodeProjectDir("/home/u/proj"), row.SessionID+transcript.Ext)
+	tp := filepath.Join(fs.Paths.ProjectsDir, transcriptfile.EncodeProjectDir("/home/u/proj"), row.SessionID+transcriptfile.Ext)
 	appendRow(t, tp, `{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"hello"}],"stop_reason":"end_turn"}}`)
 	if e := ev.next("turn-ended", is(observatory.EventTurnEnded, row.SessionID)); e.Text != "hello" {
 		t.Errorf("turn-ended %+v", e)
@@ -251,7 +252,7 @@ func TestWatchCWDChange(t *testing.T) {
 	row.CWD = "/home/u/b"
 	fs.WriteRow(row)
 	time.Sleep(100 * time.Millisecond)
-	tp := filepath.Join(fs.Paths.ProjectsDir, transcript.EncodeProjectDir("/home/u/b"), row.SessionID+transcript.Ext)
+	tp := filepath.Join(fs.Paths.ProjectsDir, transcriptfile.EncodeProjectDir("/home/u/b"), row.SessionID+transcriptfile.Ext)
 	appendRow(t, tp, `{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"moved"}],"stop_reason":"end_turn"}}`)
 	if e := ev.next("turn-ended in the new directory", is(observatory.EventTurnEnded, row.SessionID)); e.Text != "moved" {
 		t.Errorf("turn-ended %+v", e)

@@ -58,14 +58,14 @@ func writeBigTranscript(tb testing.TB, path string, size int64, tail string) {
 	}
 }
 
-func exchangesOf(tb testing.TB, path string, n int) ([]Exchange, Stats) {
+func exchangesOf(tb testing.TB, path string, n int) ([]Exchange, stats) {
 	tb.Helper()
 	f, size, err := openTranscript(path)
 	if err != nil {
 		tb.Fatal(err)
 	}
 	defer f.Close()
-	ex, st, err := ExchangesFrom(f, size, n)
+	ex, st, err := exchangesFrom(f, size, n)
 	if err != nil {
 		tb.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func BenchmarkCountLines(b *testing.B) {
 	b.SetBytes(size)
 	b.ResetTimer()
 	for b.Loop() {
-		if _, err := CountLines(f, size); err != nil {
+		if _, err := countLines(f, size); err != nil {
 			b.Fatal(err)
 		}
 	}

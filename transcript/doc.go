@@ -4,12 +4,12 @@
 //
 // It guarantees:
 //
-//   - EncodeProjectDir reproduces Claude Code's project directory name for a
-//     cwd byte for byte (measured on Claude Code 2.1.332), and Locate never
+//   - Locate finds a session's transcript by the project directory name
+//     Claude Code gives its cwd (reproduced byte for byte), and never
 //     leaves the projects directory: a session id that is not a UUID is
 //     refused before any path is built, and only regular files (never
 //     symlinks) are returned.
-//   - Reader, Exchanges and Riders read a transcript from its end in chunks
+//   - Exchanges and Riders read a transcript from its end in chunks
 //     and stop as soon as they have what they need: the cost of reading the
 //     last exchanges does not grow with the size of the transcript. Nothing is
 //     locked or written; a row being appended (a last line without its "\n")

@@ -16,8 +16,6 @@ var (
 	// ErrNotRegular: the path is a symlink, a directory or another
 	// non-regular file.
 	ErrNotRegular = errors.New("transcript: not a regular file")
-	// ErrNoCWD: no row of the transcript records a cwd.
-	ErrNoCWD = errors.New("transcript: no recorded cwd")
 )
 
 // Error records an operation on a path that failed.

@@ -6,12 +6,13 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/transcript"
 )
 
 func ExampleEncodeProjectDir() {
-	fmt.Println(transcript.EncodeProjectDir("/home/u/proj"))
-	fmt.Println(transcript.EncodeProjectDir("/tmp/ü dir.x_y+é~"))
+	fmt.Println(transcriptfile.EncodeProjectDir("/home/u/proj"))
+	fmt.Println(transcriptfile.EncodeProjectDir("/tmp/ü dir.x_y+é~"))
 	// Output:
 	// -home-u-proj
 	// -tmp---dir-x-y---
@@ -72,7 +73,7 @@ func ExampleRiders() {
 		return
 	}
 	now := fi.ModTime().Add(time.Minute) // a seam: pass time.Now() in a program
-	riders, err := transcript.Riders(sessionDir, now, transcript.DefaultRidingWindow)
+	riders, err := transcript.Riders(sessionDir, now, transcriptfile.DefaultRidingWindow)
 	if err != nil {
 		fmt.Println(err)
 		return

@@ -9,13 +9,15 @@ import (
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/oo-family/oo-claude/internal/transcriptfile"
 )
 
 // DefaultExchanges is how many exchanges Exchanges returns for n <= 0.
 const DefaultExchanges = 3
 
-// MaxToolInput is the most characters of a tool call's input summary.
-const MaxToolInput = 120
+// maxToolInput is the most characters of a tool call's input summary.
+const maxToolInput = 120
 
 // Exchange is one turn: the prompt that started it and what followed until
 // the next prompt. It is what `oo-claude read --json` prints.
@@ -54,12 +56,12 @@ type PeerLine struct {
 // ToolCall is one tool_use of the assistant.
 type ToolCall struct {
 	Name  string `json:"name"`
-	Input string `json:"input"` // a one-line summary of the input, at most MaxToolInput characters
+	Input string `json:"input"` // a one-line summary of the input, at most 120 characters
 	ID    string `json:"id"`
 }
 
-// Stats describes what a read looked at.
-type Stats struct {
+// stats describes what a read looked at.
+type stats struct {
 	Rows      int   `json:"rows"`       // rows parsed
 	BadLines  int   `json:"bad_lines"`  // lines skipped because they are not JSON objects
 	TornBytes int64 `json:"torn_bytes"` // length of an unterminated last line left out
@@ -84,21 +86,21 @@ func Exchanges(path string, n int) ([]Exchange, error) {
 		return nil, err
 	}
 	defer f.Close()
-	ex, _, err := ExchangesFrom(f, size, n)
+	ex, _, err := exchangesFrom(f, size, n)
 	if err != nil {
 		return nil, &Error{Op: "read", Path: path, Err: err}
 	}
 	return ex, nil
 }
 
-// ExchangesFrom is Exchanges over the first size bytes of r, with what it
+// exchangesFrom is Exchanges over the first size bytes of r, with what it
 // read.
-func ExchangesFrom(r io.ReaderAt, size int64, n int) ([]Exchange, Stats, error) {
+func exchangesFrom(r io.ReaderAt, size int64, n int) ([]Exchange, stats, error) {
 	if n <= 0 {
 		n = DefaultExchanges
 	}
-	rd := NewReader(r, size, 0)
-	var st Stats
+	rd := transcriptfile.NewReader(r, size, 0)
+	var st stats
 	var out []Exchange // newest first
 	var acc pending
 	for len(out) < n {
@@ -116,7 +118,7 @@ func ExchangesFrom(r io.ReaderAt, size int64, n int) ([]Exchange, Stats, error) 
 		if !mayMatter(line) {
 			continue
 		}
-		row, err := ParseRow(line)
+		row, err := transcriptfile.ParseRow(line)
 		if err != nil {
 			st.BadLines++
 			continue
@@ -125,7 +127,7 @@ func ExchangesFrom(r io.ReaderAt, size int64, n int) ([]Exchange, Stats, error) 
 		if row.IsSidechain {
 			continue
 		}
-		if kind, ok := row.PromptKind(); ok {
+		if kind, ok := promptKind(&row); ok {
 			out = append(out, acc.finish(&row, kind))
 			acc = pending{}
 			continue
@@ -160,10 +162,10 @@ func mayMatter(line []byte) bool {
 		bytes.Contains(line, markAttachment)
 }
 
-func newExchange(row *Row, kind PromptKind) Exchange {
+func newExchange(row *transcriptfile.Row, kind PromptKind) Exchange {
 	t := row.Time()
 	p := Prompt{Kind: kind, UUID: row.UUID, Timestamp: t}
-	text := textOf(row.Message.Content)
+	text := transcriptfile.TextOf(row.Message.Content)
 	if kind == PromptPeer {
 		text = unwrapPeer(text)
 		if o := row.PeerOrigin(); o != nil {
@@ -188,9 +190,9 @@ type pending struct {
 }
 
 // add takes the row before the ones added so far.
-func (p *pending) add(row *Row) {
+func (p *pending) add(row *transcriptfile.Row) {
 	switch row.Type {
-	case RowAssistant:
+	case transcriptfile.RowAssistant:
 		if row.Message == nil {
 			return
 		}
@@ -203,23 +205,23 @@ func (p *pending) add(row *Row) {
 					p.texts = append(p.texts, b.Text)
 				}
 			case "tool_use":
-				p.tools = append(p.tools, ToolCall{Name: b.Name, Input: SummarizeInput(b.Input), ID: b.ID})
+				p.tools = append(p.tools, ToolCall{Name: b.Name, Input: summarizeInput(b.Input), ID: b.ID})
 			}
 		}
 		if !p.stopSet && row.Message.StopReason != "" {
 			p.stop, p.stopSet = row.Message.StopReason, true
 		}
-	case RowUser:
+	case transcriptfile.RowUser:
 		// Tool results and meta rows: they only move the end.
-	case RowAttachment:
-		if row.Attachment == nil || row.Attachment.Type != AttachmentQueuedCommand {
+	case transcriptfile.RowAttachment:
+		if row.Attachment == nil || row.Attachment.Type != transcriptfile.AttachmentQueuedCommand {
 			return
 		}
 		o := row.PeerOrigin()
 		if o == nil {
 			return // the user's own line typed during the turn
 		}
-		p.peers = append(p.peers, peerLine(o, textOf(row.Attachment.Prompt), row.Time()))
+		p.peers = append(p.peers, peerLine(o, transcriptfile.TextOf(row.Attachment.Prompt), row.Time()))
 	default:
 		return
 	}
@@ -229,7 +231,7 @@ func (p *pending) add(row *Row) {
 }
 
 // finish returns the exchange prompt started, with what was gathered.
-func (p *pending) finish(prompt *Row, kind PromptKind) Exchange {
+func (p *pending) finish(prompt *transcriptfile.Row, kind PromptKind) Exchange {
 	e := newExchange(prompt, kind)
 	slices.Reverse(p.texts)
 	e.Assistant = strings.Join(p.texts, "\n\n")
@@ -244,7 +246,7 @@ func (p *pending) finish(prompt *Row, kind PromptKind) Exchange {
 	return e
 }
 
-func peerLine(o *Origin, text string, t time.Time) PeerLine {
+func peerLine(o *transcriptfile.Origin, text string, t time.Time) PeerLine {
 	return PeerLine{
 		Text: text, From: o.From, MsgID: o.MsgID,
 		VerifiedPeerPid: o.VerifiedPeerPid, VerifiedPeerProcStart: o.VerifiedPeerProcStart,
@@ -275,11 +277,11 @@ func unwrapPeer(text string) string {
 // order they are preferred.
 var inputKeys = [...]string{"command", "file_path", "notebook_path", "path", "pattern", "url", "query", "description", "prompt", "skill"}
 
-// SummarizeInput returns a one-line summary of a tool_use input of at most
-// MaxToolInput characters: the first of its command, file_path, path,
+// summarizeInput returns a one-line summary of a tool_use input of at most
+// maxToolInput characters: the first of its command, file_path, path,
 // pattern, url, query, description, prompt or skill fields that is a
 // string, else the input's compact JSON.
-func SummarizeInput(input json.RawMessage) string {
+func summarizeInput(input json.RawMessage) string {
 	var m map[string]json.RawMessage
 	s := ""
 	if json.Unmarshal(input, &m) == nil {
@@ -297,7 +299,7 @@ func SummarizeInput(input json.RawMessage) string {
 			s = buf.String()
 		}
 	}
-	return clip(oneLine(s), MaxToolInput)
+	return clip(oneLine(s), maxToolInput)
 }
 
 func oneLine(s string) string {

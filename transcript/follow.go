@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/oo-family/oo-claude/internal/transcriptfile"
 )
 
 // Errors a Follower reports. Each comes wrapped in an *Error whose Path is
@@ -29,26 +30,26 @@ var (
 	ErrRowTooLong = errors.New("transcript: row too long to follow")
 )
 
-// FollowPoll is a Follower's default safety poll.
-const FollowPoll = time.Second
+// followPoll is a Follower's default safety poll.
+const followPoll = time.Second
 
-// FollowMaxRow is a Follower's default bound on one row.
-const FollowMaxRow = 64 << 20
+// followMaxRow is a Follower's default bound on one row.
+const followMaxRow = 64 << 20
 
 // FollowOptions tune Follow.
 type FollowOptions struct {
 	// Poll is the safety timer: file events on the transcript's directory
 	// wake the Follower, the timer only covers events the kernel dropped
-	// or a watch that could not be set up. 0 means FollowPoll.
+	// or a watch that could not be set up. 0 means one second.
 	Poll time.Duration
-	// MaxRow bounds the bytes held for one row; 0 means FollowMaxRow.
+	// MaxRow bounds the bytes held for one row; 0 means 64 MiB.
 	MaxRow int
 }
 
 // Line is one complete row of a transcript.
 type Line struct {
 	// Raw is the row without its "\n" (and without a trailing "\r"); parse
-	// it with ParseRow. It is the caller's to keep.
+	// it as JSON (one object). It is the caller's to keep.
 	Raw []byte
 	// Offset is where the row starts in the file, End where the next one
 	// does (after the "\n").
@@ -81,7 +82,7 @@ type Follower struct {
 }
 
 // Follow returns a Follower for the transcript at path, starting at byte
-// offset from: take it from MarkEnd (or the size before a send) so only the
+// offset from: take it from Witness.Mark (or the size before a send) so only the
 // rows appended since are handed over. A row that straddles from is left
 // out. The transcript need not exist yet: a brand-new session's transcript
 // is waited for. ctx bounds the Follower's life as a whole (Next also takes
@@ -93,10 +94,10 @@ func Follow(ctx context.Context, path string, from int64, opts FollowOptions) *F
 	f := &Follower{ctx: ctx, path: filepath.Clean(path), poll: opts.Poll, maxRow: opts.MaxRow, off: max(from, 0)}
 	f.dir = filepath.Dir(f.path)
 	if f.poll <= 0 {
-		f.poll = FollowPoll
+		f.poll = followPoll
 	}
 	if f.maxRow <= 0 {
-		f.maxRow = FollowMaxRow
+		f.maxRow = followMaxRow
 	}
 	return f
 }
@@ -290,7 +291,7 @@ func (f *Follower) read() (bool, error) {
 	if size == end {
 		return false, nil
 	}
-	n := min(size-end, DefaultChunkSize)
+	n := min(size-end, transcriptfile.DefaultChunkSize)
 	old := len(f.buf)
 	f.buf = append(f.buf, make([]byte, n)...)
 	m, err := f.f.ReadAt(f.buf[old:], end)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
+	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/transcript"
 )
 
@@ -132,7 +133,7 @@ func TestFollow(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			path := filepath.Join(t.TempDir(), "-home-u-proj", uuid.NewString()+transcript.Ext)
+			path := filepath.Join(t.TempDir(), "-home-u-proj", uuid.NewString()+transcriptfile.Ext)
 			if tt.before != "--" {
 				if err := os.Mkdir(filepath.Dir(path), 0o700); err != nil {
 					t.Fatal(err)
@@ -194,7 +195,7 @@ func TestFollow(t *testing.T) {
 
 // The offsets a Follower reports are the rows' places in the file.
 func TestFollowOffsets(t *testing.T) {
-	path := filepath.Join(t.TempDir(), uuid.NewString()+transcript.Ext)
+	path := filepath.Join(t.TempDir(), uuid.NewString()+transcriptfile.Ext)
 	content := "first\nsecond row\r\n\nthird\n"
 	appendTo(t, path, content)
 	f := transcript.Follow(context.Background(), path, 0, transcript.FollowOptions{})
@@ -224,11 +225,11 @@ func TestFollowNotRegular(t *testing.T) {
 	dir := t.TempDir()
 	target := filepath.Join(dir, "elsewhere.jsonl")
 	appendTo(t, target, "secret\n")
-	link := filepath.Join(dir, uuid.NewString()+transcript.Ext)
+	link := filepath.Join(dir, uuid.NewString()+transcriptfile.Ext)
 	if err := os.Symlink(target, link); err != nil {
 		t.Fatal(err)
 	}
-	fifo := filepath.Join(dir, uuid.NewString()+transcript.Ext)
+	fifo := filepath.Join(dir, uuid.NewString()+transcriptfile.Ext)
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Skip("no FIFOs here:", err)
 	}
@@ -247,7 +248,7 @@ func TestFollowNotRegular(t *testing.T) {
 }
 
 func TestFollowRowTooLong(t *testing.T) {
-	path := filepath.Join(t.TempDir(), uuid.NewString()+transcript.Ext)
+	path := filepath.Join(t.TempDir(), uuid.NewString()+transcriptfile.Ext)
 	appendTo(t, path, "ok\n"+strings.Repeat("x", 300<<10)+"\nafter\n")
 	f := transcript.Follow(context.Background(), path, 0, transcript.FollowOptions{MaxRow: 100 << 10})
 	defer f.Close()
@@ -262,7 +263,7 @@ func TestFollowRowTooLong(t *testing.T) {
 
 // Next honours both contexts and Close.
 func TestFollowEnds(t *testing.T) {
-	path := filepath.Join(t.TempDir(), uuid.NewString()+transcript.Ext)
+	path := filepath.Join(t.TempDir(), uuid.NewString()+transcriptfile.Ext)
 	appendTo(t, path, "a\n")
 	t.Run("Next's context", func(t *testing.T) {
 		f := transcript.Follow(context.Background(), path, 2, transcript.FollowOptions{Poll: time.Hour})
@@ -307,7 +308,7 @@ func FuzzFollow(f *testing.F) {
 		if len(content) > 1<<16 {
 			return
 		}
-		path := filepath.Join(t.TempDir(), "t"+transcript.Ext)
+		path := filepath.Join(t.TempDir(), "t"+transcriptfile.Ext)
 		fl := transcript.Follow(context.Background(), path, 0, transcript.FollowOptions{Poll: time.Hour})
 		defer fl.Close()
 		var got []string
@@ -363,7 +364,7 @@ func ExampleFollow() {
 		fmt.Println(err)
 		return
 	}
-	row, _ := transcript.ParseRow(l.Raw)
+	row, _ := transcriptfile.ParseRow(l.Raw)
 	fmt.Println(row.Type, l.Offset == int64(len(noiseRow)))
 	// Output:
 	// queue-operation true

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/oo-family/oo-claude/internal/transcriptfile"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/synthetic and the .golden.json files")
@@ -74,12 +75,12 @@ func TestGolden(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer f.Close()
-			ex, st, err := ExchangesFrom(f, size, 1<<30)
+			ex, st, err := exchangesFrom(f, size, 1<<30)
 			if err != nil {
 				t.Fatal(err)
 			}
 			got := golden{Exchanges: ex, BadLines: st.BadLines, TornBytes: st.TornBytes}
-			gp := strings.TrimSuffix(p, Ext) + ".golden.json"
+			gp := strings.TrimSuffix(p, transcriptfile.Ext) + ".golden.json"
 			if *update {
 				var buf bytes.Buffer
 				enc := json.NewEncoder(&buf)
@@ -110,7 +111,7 @@ func TestGolden(t *testing.T) {
 			}
 
 			// The last 3 exchanges are the tail of all of them.
-			last, _, err := ExchangesFrom(f, size, 0)
+			last, _, err := exchangesFrom(f, size, 0)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -1,29 +1,19 @@
 package transcript
 
 import (
-	"bufio"
-	"bytes"
 	"errors"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 
-	"github.com/oo-family/oo-claude/internal/fsx"
+	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/station"
 )
 
-// Ext is the extension of a transcript file.
-const Ext = ".jsonl"
-
-// IsSessionID reports whether s has the shape of a UUID
-// (8-4-4-4-12 hexadecimal digits), the only shape Locate accepts.
-func IsSessionID(s string) bool { return station.IsSessionID(s) }
-
 // Locate returns the transcript of session sessionID under projectsDir
 // (Claude Code's <config dir>/projects). With a cwd it first tries
-// <projectsDir>/<EncodeProjectDir(cwd)>/<sessionID>.jsonl; otherwise, or
+// <projectsDir>/<encoded cwd>/<sessionID>.jsonl; otherwise, or
 // when that file does not exist, it looks for <sessionID>.jsonl in every
 // project directory: one match is the answer, none is ErrNotFound, several
 // are ErrAmbiguous. Only regular files count (a symlink is never returned):
@@ -33,10 +23,10 @@ func IsSessionID(s string) bool { return station.IsSessionID(s) }
 // removed before Claude Code can write the transcript).
 // A sessionID that is not a UUID is ErrBadSessionID.
 func Locate(projectsDir, sessionID, cwd string) (string, error) {
-	if !IsSessionID(sessionID) {
+	if !station.IsSessionID(sessionID) {
 		return "", &Error{Op: "locate", Path: projectsDir, Err: ErrBadSessionID}
 	}
-	name := sessionID + Ext
+	name := sessionID + transcriptfile.Ext
 	hostile := "" // the first candidate that exists and is not regular
 	regular := func(p string) bool {
 		fi, err := os.Lstat(p)
@@ -46,7 +36,7 @@ func Locate(projectsDir, sessionID, cwd string) (string, error) {
 		return err == nil && fi.Mode().IsRegular()
 	}
 	if cwd != "" {
-		p := filepath.Join(projectsDir, EncodeProjectDir(cwd), name)
+		p := filepath.Join(projectsDir, transcriptfile.EncodeProjectDir(cwd), name)
 		if regular(p) {
 			return p, nil
 		}
@@ -94,79 +84,12 @@ func openTranscript(path string) (*os.File, int64, error) {
 // openRegular is openTranscript that returns the file's FileInfo. A symlink
 // or any file that is not regular is ErrNotRegular.
 func openRegular(path string) (*os.File, fs.FileInfo, error) {
-	f, err := fsx.OpenRead(path)
+	f, fi, err := transcriptfile.OpenRegular(path)
 	if err != nil {
-		if errors.Is(err, fsx.ErrSymlink) || errors.Is(err, fsx.ErrNotRegular) {
+		if errors.Is(err, transcriptfile.ErrNotRegular) {
 			err = ErrNotRegular
 		}
 		return nil, nil, &Error{Op: "open", Path: path, Err: err}
 	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
-		return nil, nil, &Error{Op: "open", Path: path, Err: err}
-	}
 	return f, fi, nil
-}
-
-// RecordedCWD returns the cwd recorded in the transcript at path (rows carry
-// "cwd"), looked up in the first 4 MiB: the first one whose encoding names
-// the transcript's directory (see CWDMatches), else the first one; when the
-// head has none, the last one in the last 4 MiB. No cwd is ErrNoCWD.
-func RecordedCWD(path string) (string, error) {
-	f, size, err := openTranscript(path)
-	if err != nil {
-		return "", err
-	}
-	defer f.Close()
-	dir := filepath.Base(filepath.Dir(path))
-	cwd, err := headCWD(io.NewSectionReader(f, 0, min(size, RiderTailBytes)), dir)
-	if err != nil {
-		return "", &Error{Op: "read", Path: path, Err: err}
-	}
-	if cwd != "" {
-		return cwd, nil
-	}
-	rd := NewReader(f, size, RiderTailBytes)
-	for {
-		line, _, err := rd.Prev()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if err != nil {
-			return "", &Error{Op: "read", Path: path, Err: err}
-		}
-		if row, err := ParseRow(line); err == nil && row.CWD != "" {
-			return row.CWD, nil
-		}
-	}
-	return "", &Error{Op: "read", Path: path, Err: ErrNoCWD}
-}
-
-var markCWD = []byte(`"cwd"`)
-
-// headCWD scans r line by line for the first cwd that encodes to dir, else
-// the first cwd.
-func headCWD(r io.Reader, dir string) (string, error) {
-	br := bufio.NewReaderSize(r, DefaultChunkSize)
-	first := ""
-	for {
-		line, err := br.ReadBytes('\n')
-		if len(line) > 0 && line[len(line)-1] == '\n' && bytes.Contains(line, markCWD) {
-			if row, perr := ParseRow(line); perr == nil && row.CWD != "" {
-				if CWDMatches(dir, row.CWD) {
-					return row.CWD, nil
-				}
-				if first == "" {
-					first = row.CWD
-				}
-			}
-		}
-		if errors.Is(err, io.EOF) {
-			return first, nil
-		}
-		if err != nil {
-			return "", err
-		}
-	}
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+
+	"github.com/oo-family/oo-claude/internal/transcriptfile"
 )
 
 func writeFile(t *testing.T, p, content string) {
@@ -27,18 +29,18 @@ func TestLocate(t *testing.T) {
 		sidFifo = "ffffffff-6666-4666-8666-666666666666"
 	)
 	projects := t.TempDir()
-	work := filepath.Join(projects, EncodeProjectDir("/home/u/proj"))
+	work := filepath.Join(projects, transcriptfile.EncodeProjectDir("/home/u/proj"))
 	other := filepath.Join(projects, "-home-u-other")
 	renamed := filepath.Join(projects, "custom-name") // CLAUDE_CODE_PROJECT_DIR_NAME
-	writeFile(t, filepath.Join(work, sidA+Ext), "{}\n")
-	writeFile(t, filepath.Join(work, sidDup+Ext), "{}\n")
-	writeFile(t, filepath.Join(other, sidDup+Ext), "{}\n")
-	writeFile(t, filepath.Join(renamed, "eeeeeeee-5555-4555-8555-555555555555"+Ext), "{}\n")
-	if err := os.Symlink(filepath.Join(work, sidA+Ext), filepath.Join(other, sidLnk+Ext)); err != nil {
+	writeFile(t, filepath.Join(work, sidA+transcriptfile.Ext), "{}\n")
+	writeFile(t, filepath.Join(work, sidDup+transcriptfile.Ext), "{}\n")
+	writeFile(t, filepath.Join(other, sidDup+transcriptfile.Ext), "{}\n")
+	writeFile(t, filepath.Join(renamed, "eeeeeeee-5555-4555-8555-555555555555"+transcriptfile.Ext), "{}\n")
+	if err := os.Symlink(filepath.Join(work, sidA+transcriptfile.Ext), filepath.Join(other, sidLnk+transcriptfile.Ext)); err != nil {
 		t.Fatal(err)
 	}
 
-	if err := syscall.Mkfifo(filepath.Join(other, sidFifo+Ext), 0o600); err != nil {
+	if err := syscall.Mkfifo(filepath.Join(other, sidFifo+transcriptfile.Ext), 0o600); err != nil {
 		t.Fatal(err)
 	}
 
@@ -47,11 +49,11 @@ func TestLocate(t *testing.T) {
 		want           string
 		wantErr        error
 	}{
-		{name: "by cwd", sid: sidA, cwd: "/home/u/proj", want: filepath.Join(work, sidA+Ext)},
-		{name: "by scan", sid: sidA, want: filepath.Join(work, sidA+Ext)},
-		{name: "wrong cwd falls back to the scan", sid: sidA, cwd: "/elsewhere", want: filepath.Join(work, sidA+Ext)},
-		{name: "renamed project dir found by the scan", sid: "eeeeeeee-5555-4555-8555-555555555555", cwd: "/home/u/proj", want: filepath.Join(renamed, "eeeeeeee-5555-4555-8555-555555555555"+Ext)},
-		{name: "cwd decides between duplicates", sid: sidDup, cwd: "/home/u/other", want: filepath.Join(other, sidDup+Ext)},
+		{name: "by cwd", sid: sidA, cwd: "/home/u/proj", want: filepath.Join(work, sidA+transcriptfile.Ext)},
+		{name: "by scan", sid: sidA, want: filepath.Join(work, sidA+transcriptfile.Ext)},
+		{name: "wrong cwd falls back to the scan", sid: sidA, cwd: "/elsewhere", want: filepath.Join(work, sidA+transcriptfile.Ext)},
+		{name: "renamed project dir found by the scan", sid: "eeeeeeee-5555-4555-8555-555555555555", cwd: "/home/u/proj", want: filepath.Join(renamed, "eeeeeeee-5555-4555-8555-555555555555"+transcriptfile.Ext)},
+		{name: "cwd decides between duplicates", sid: sidDup, cwd: "/home/u/other", want: filepath.Join(other, sidDup+transcriptfile.Ext)},
 		{name: "duplicates are ambiguous", sid: sidDup, wantErr: ErrAmbiguous},
 		{name: "missing", sid: sidNo, wantErr: ErrNotFound},
 		// Something that is not a regular file sits where the transcript
@@ -75,7 +77,7 @@ func TestLocate(t *testing.T) {
 				if !errors.As(err, &e) || e.Op != "locate" {
 					t.Errorf("err = %#v, want an *Error with Op locate", err)
 				}
-				if errors.Is(tt.wantErr, ErrNotRegular) && (errors.Is(err, ErrNotFound) || filepath.Base(e.Path) != tt.sid+Ext) {
+				if errors.Is(tt.wantErr, ErrNotRegular) && (errors.Is(err, ErrNotFound) || filepath.Base(e.Path) != tt.sid+transcriptfile.Ext) {
 					t.Errorf("err = %v, want one naming the file and not matching ErrNotFound", err)
 				}
 				return
@@ -99,7 +101,7 @@ func TestLocate(t *testing.T) {
 
 func TestRecordedCWD(t *testing.T) {
 	dir := t.TempDir()
-	proj := filepath.Join(dir, EncodeProjectDir("/home/u/proj"))
+	proj := filepath.Join(dir, transcriptfile.EncodeProjectDir("/home/u/proj"))
 	steer := newBuilder(testSID, "/home/u/proj")
 	steeredTurn(steer, 1)
 	moved := newBuilder(testSID, "/home/u/proj/sub")
@@ -112,12 +114,12 @@ func TestRecordedCWD(t *testing.T) {
 		{name: "first row with a cwd", file: filepath.Join(proj, "a.jsonl"), content: steer.String(), want: "/home/u/proj"},
 		{name: "prefers the cwd that names the dir", file: filepath.Join(proj, "b.jsonl"), content: moved.String() + steer.String(), want: "/home/u/proj"},
 		{name: "else the first one", file: filepath.Join(dir, "elsewhere", "c.jsonl"), content: moved.String() + steer.String(), want: "/home/u/proj/sub"},
-		{name: "none", file: filepath.Join(proj, "d.jsonl"), content: noCWD, wantErr: ErrNoCWD},
+		{name: "none", file: filepath.Join(proj, "d.jsonl"), content: noCWD, wantErr: transcriptfile.ErrNoCWD},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			writeFile(t, tt.file, tt.content)
-			got, err := RecordedCWD(tt.file)
+			got, err := transcriptfile.RecordedCWD(tt.file)
 			if !errors.Is(err, tt.wantErr) {
 				t.Fatalf("err = %v, want %v", err, tt.wantErr)
 			}
@@ -131,7 +133,7 @@ func TestRecordedCWD(t *testing.T) {
 		if err := os.Symlink(filepath.Join(proj, "a.jsonl"), link); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := RecordedCWD(link); err == nil {
+		if _, err := transcriptfile.RecordedCWD(link); err == nil {
 			t.Fatal("RecordedCWD followed a symlink")
 		}
 		if _, err := Exchanges(link, 3); err == nil {
@@ -146,11 +148,11 @@ func TestRealTranscriptLocated(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cwd, err := RecordedCWD(p)
+	cwd, err := transcriptfile.RecordedCWD(p)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cwd != "/home/u/proj" || !CWDMatches(filepath.Base(filepath.Dir(p)), cwd) {
+	if cwd != "/home/u/proj" || !transcriptfile.CWDMatches(filepath.Base(filepath.Dir(p)), cwd) {
 		t.Errorf("RecordedCWD = %q for %s", cwd, p)
 	}
 }

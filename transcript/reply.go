@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/receipt"
 	"github.com/oo-family/oo-claude/station"
 )
@@ -32,13 +33,13 @@ var (
 // ReplyOptions tune ReadReply and WaitReply.
 type ReplyOptions struct {
 	// From is the byte offset where the scan starts: the transcript's
-	// size before the send (Mark.Size) reads only what came after it; 0
+	// size before the send (the size Witness.Mark returns) reads only what came after it; 0
 	// reads the whole transcript.
 	From int64
 	// Wait is how long WaitReply waits for the complete reply; 0 or less
 	// looks once. ReadReply ignores it.
 	Wait time.Duration
-	// Poll is the follower's safety timer; 0 means FollowPoll.
+	// Poll is the follower's safety timer; 0 means one second.
 	Poll time.Duration
 }
 
@@ -76,7 +77,7 @@ func ReadReply(path, msgID string, opts ReplyOptions) (Reply, error) {
 
 // WaitReply waits up to opts.Wait for the complete reply to the peer line
 // whose frame carried msgID, reading the rows appended to path after
-// opts.From (take it from MarkEnd before the send) as they come, by the
+// opts.From (take it from Witness.Mark before the send) as they come, by the
 // rules of ReadReply. The transcript need not exist yet. When the wait ends
 // first the error is ErrNotSeen or ErrReplyPending (with the reply so far);
 // when ctx ends first it is ctx's error itself, with the reply so far.
@@ -149,12 +150,12 @@ func (s *replyScan) add(raw []byte) bool {
 		}
 		return false
 	}
-	row, err := ParseRow(raw)
+	row, err := transcriptfile.ParseRow(raw)
 	if err != nil || row.IsSidechain {
 		return false
 	}
 	switch {
-	case row.Type == RowAssistant && row.Message != nil:
+	case row.Type == transcriptfile.RowAssistant && row.Message != nil:
 		s.answered = true
 		calls := false
 		for _, b := range row.Message.Blocks() {
@@ -174,14 +175,14 @@ func (s *replyScan) add(raw []byte) bool {
 		if t := row.Time(); !t.IsZero() {
 			s.at = t
 		}
-		if !calls && row.Message.StopReason != "" && row.Message.StopReason != StopToolUse {
+		if !calls && row.Message.StopReason != "" && row.Message.StopReason != transcriptfile.StopToolUse {
 			s.done, s.ended = true, true
 		}
-	case row.Type == RowUser:
-		if _, ok := row.PromptKind(); ok {
+	case row.Type == transcriptfile.RowUser:
+		if _, ok := promptKind(&row); ok {
 			s.done = true // a new turn began without a final answer to this one
 		}
-	case row.Type == RowAttachment && row.Attachment != nil && row.Attachment.Type == AttachmentQueuedCommand:
+	case row.Type == transcriptfile.RowAttachment && row.Attachment != nil && row.Attachment.Type == transcriptfile.AttachmentQueuedCommand:
 		if s.answered {
 			s.done = true // the next line, absorbed after the model answered this one
 		}

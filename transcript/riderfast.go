@@ -9,13 +9,14 @@ import (
 	"time"
 
 	"github.com/oo-family/oo-claude/internal/jsonscan"
+	"github.com/oo-family/oo-claude/internal/transcriptfile"
 )
 
 // smallRiderBytes is the largest rider transcript ReadRider reads whole:
 // one read of the file gives its line count, its head timestamp and its
 // tail, and each row is decoded once into only the fields the riding rule
 // and the rider's last step and text need. Larger transcripts take the
-// general path (CountLines, headTime, readTail), bounded to RiderTailBytes.
+// general path (countLines, headTime, readTail), bounded to transcriptfile.TailBytes.
 // Both paths give the same Rider for the same bytes (TestRiderPathsAgree).
 const smallRiderBytes = 64 << 10
 
@@ -27,15 +28,15 @@ type riderFacts struct {
 }
 
 // readRiderGeneral reads a transcript of any size: it counts all its lines,
-// looks for the head timestamp in its first RiderTailBytes and judges its
-// tail from its last RiderTailBytes, parsing rows with ParseRow.
+// looks for the head timestamp in its first transcriptfile.TailBytes and judges its
+// tail from its last transcriptfile.TailBytes, parsing rows with ParseRow.
 func readRiderGeneral(f io.ReaderAt, size int64) (riderFacts, error) {
 	var rf riderFacts
 	var err error
-	if rf.rows, err = CountLines(f, size); err != nil {
+	if rf.rows, err = countLines(f, size); err != nil {
 		return rf, err
 	}
-	if rf.started, err = headTime(io.NewSectionReader(f, 0, min(size, RiderTailBytes)), size); err != nil {
+	if rf.started, err = headTime(io.NewSectionReader(f, 0, min(size, transcriptfile.TailBytes)), size); err != nil {
 		return rf, err
 	}
 	rf.tail, err = readTail(f, size)
@@ -111,10 +112,10 @@ func decodeRow(line []byte, v any) bool {
 // the type Row gives it, so encoding/json fills it exactly as it fills Row's
 // (pointers allocated the same way, the same values left zero).
 type tailRow struct {
-	Type    RowType      `json:"type"`
-	IsMeta  bool         `json:"isMeta"`
-	Origin  *tailOrigin  `json:"origin"`
-	Message *tailMessage `json:"message"`
+	Type    transcriptfile.RowType `json:"type"`
+	IsMeta  bool                   `json:"isMeta"`
+	Origin  *tailOrigin            `json:"origin"`
+	Message *tailMessage           `json:"message"`
 }
 
 type tailOrigin struct {
@@ -182,10 +183,10 @@ func tailOf(complete []byte) tailFacts {
 			row = tailRow{}
 			ok = decodeRow(line, &row)
 		}
-		if !ok || row.Message == nil || (row.Type != RowUser && row.Type != RowAssistant) {
+		if !ok || row.Message == nil || (row.Type != transcriptfile.RowUser && row.Type != transcriptfile.RowAssistant) {
 			continue
 		}
-		if row.Type == RowUser && row.IsMeta && (row.Origin == nil || row.Origin.Kind != OriginKindPeer) {
+		if row.Type == transcriptfile.RowUser && row.IsMeta && (row.Origin == nil || row.Origin.Kind != transcriptfile.OriginKindPeer) {
 			continue // system-injected, not a message of the conversation
 		}
 		j.add(row.Type, row.Message.ID, row.Message.StopReason, row.Message.Content)
@@ -208,10 +209,10 @@ func (j *tailJudge) done() bool { return j.lastMsg && j.haveStep && j.haveText }
 
 // add takes the row before the previous one added: a user or assistant
 // message of the conversation.
-func (j *tailJudge) add(typ RowType, id, stopReason string, blocks []tailBlock) {
+func (j *tailJudge) add(typ transcriptfile.RowType, id, stopReason string, blocks []tailBlock) {
 	if !j.lastMsg {
 		switch {
-		case typ == RowUser:
+		case typ == transcriptfile.RowUser:
 			// Last is a user message (the model is due), or the user
 			// message before the judged assistant message.
 			j.lastMsg = true
@@ -232,7 +233,7 @@ func (j *tailJudge) add(typ RowType, id, stopReason string, blocks []tailBlock) 
 			}
 		}
 	}
-	if typ != RowAssistant {
+	if typ != transcriptfile.RowAssistant {
 		return
 	}
 	for i := len(blocks) - 1; i >= 0; i-- {
@@ -240,17 +241,17 @@ func (j *tailJudge) add(typ RowType, id, stopReason string, blocks []tailBlock) 
 		switch {
 		case b.Type == "tool_use" && !j.haveStep:
 			j.haveStep = true
-			j.t.lastStep = clip(oneLine(b.Name+": "+SummarizeInput(b.Input)), MaxRiderText)
+			j.t.lastStep = clip(oneLine(b.Name+": "+summarizeInput(b.Input)), maxRiderText)
 		case b.Type == "text" && !j.haveText && strings.TrimSpace(b.Text) != "":
 			j.haveText = true
-			j.t.lastText = clip(strings.TrimSpace(oneLine(b.Text)), MaxRiderText)
+			j.t.lastText = clip(strings.TrimSpace(oneLine(b.Text)), maxRiderText)
 		}
 	}
 }
 
 // finalAnswer is Row.FinalAnswer on a decoded row.
-func finalAnswer(typ RowType, stopReason string, blocks []tailBlock) bool {
-	if typ != RowAssistant || stopReason != StopEndTurn && stopReason != StopStopSequence {
+func finalAnswer(typ transcriptfile.RowType, stopReason string, blocks []tailBlock) bool {
+	if typ != transcriptfile.RowAssistant || stopReason != transcriptfile.StopEndTurn && stopReason != transcriptfile.StopStopSequence {
 		return false
 	}
 	for _, b := range blocks {
@@ -278,7 +279,7 @@ func scanRow(line []byte) (row tailRow, ts string, ok, handled bool) {
 	s.Object(0, func(key []byte) bool {
 		switch k := jsonscan.FieldIndex(key, seen[:], "type", "isMeta", "origin", "message", "timestamp"); k {
 		case 0:
-			row.Type = RowType(s.String())
+			row.Type = transcriptfile.RowType(s.String())
 		case 1:
 			row.IsMeta = s.Bool()
 		case 2:

@@ -12,7 +12,7 @@ import (
 
 var allowFacts = cmp.AllowUnexported(riderFacts{}, tailFacts{})
 
-// general reads data through the general path (ParseRow, Reader, bufio).
+// general reads data through the general path (transcriptfile.ParseRow, Reader, bufio).
 func general(tb testing.TB, data string) riderFacts {
 	tb.Helper()
 	rf, err := readRiderGeneral(strings.NewReader(data), int64(len(data)))
@@ -124,7 +124,7 @@ func riderCases() []struct {
 		{"odd rows", noise.String(), riderFacts{rows: 24, started: t0,
 			tail: tailFacts{lastStep: "Né: null", lastText: "\ufffd invalid utf-8 \ufffd"}}},
 		{"long text, no message id", long.String(), riderFacts{rows: 2, started: t0,
-			tail: tailFacts{lastStep: "Task: x y", lastText: clip(strings.TrimSpace(strings.Repeat("é long line ", 40)), MaxRiderText), final: false}}},
+			tail: tailFacts{lastStep: "Task: x y", lastText: clip(strings.TrimSpace(strings.Repeat("é long line ", 40)), maxRiderText), final: false}}},
 	}
 	for name, data := range syntheticTranscripts() {
 		cases = append(cases, struct {

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/oo-family/oo-claude/internal/riderwalk"
+	"github.com/oo-family/oo-claude/internal/transcriptfile"
 )
 
 // RiderState is a rider's state in the observatory schema.
@@ -30,16 +31,8 @@ const (
 	ReasonStale     = "stale"      // its transcript did not change within the window
 )
 
-// DefaultRidingWindow is the riding window of oo-claude's riding rule
-// (OO_CLAUDE_RIDING_WINDOW_S).
-const DefaultRidingWindow = 600 * time.Second
-
-// MaxRiderText is the most characters of a rider's last_step and last_text.
-const MaxRiderText = 200
-
-// SubagentsDir is the directory under a session's directory that holds its
-// riders' transcripts.
-const SubagentsDir = riderwalk.Dir
+// maxRiderText is the most characters of a rider's last_step and last_text.
+const maxRiderText = 200
 
 // Rider is a sub-agent of a session, as the observatory schema
 // oo-claude/sessions/v0 shows it (field names are the schema's).
@@ -72,31 +65,23 @@ func (r Rider) MarshalJSON() ([]byte, error) {
 	}{plain(r), started})
 }
 
-// RiderMeta is agent-<id>.meta.json, the parent's Agent call.
-type RiderMeta struct {
-	AgentType   string `json:"agentType"`
-	Description string `json:"description"`
-	Model       string `json:"model"`
-	ToolUseID   string `json:"toolUseId"`
-	SpawnDepth  int    `json:"spawnDepth"`
-	Finished    bool   `json:"finished"`
-}
-
 // Riders returns the riders of the session whose directory is sessionDir
 // (<projects>/<encoded cwd>/<session id>): every agent-<id>.jsonl under its
 // subagents directory, also nested ones such as
 // subagents/workflows/<run>/agent-<id>.jsonl, with their meta files, oldest
-// first. now and window (DefaultRidingWindow when <= 0) drive the riding
-// rule (see RidingState). A session without riders has none and no error. A
-// rider that cannot be read is left out and its error joined into the
-// returned error; the others are still returned.
+// first. now and window (ten minutes, OO_CLAUDE_RIDING_WINDOW_S's default,
+// when <= 0) drive the riding rule: a rider is riding while its transcript
+// changed within the window and its last message is not a final answer. A
+// session without riders has none and no error. A rider that cannot be
+// read is left out and its error joined into the returned error; the
+// others are still returned.
 func Riders(sessionDir string, now time.Time, window time.Duration) ([]Rider, error) {
 	if window <= 0 {
-		window = DefaultRidingWindow
+		window = transcriptfile.DefaultRidingWindow
 	}
 	var paths []string
 	if err := riderwalk.Walk(sessionDir, func(p string, _ fs.DirEntry) { paths = append(paths, p) }, nil); err != nil {
-		return nil, &Error{Op: "riders", Path: filepath.Join(sessionDir, SubagentsDir), Err: err}
+		return nil, &Error{Op: "riders", Path: filepath.Join(sessionDir, riderwalk.Dir), Err: err}
 	}
 	var riders []Rider
 	var errs []error
@@ -126,7 +111,7 @@ func Riders(sessionDir string, now time.Time, window time.Duration) ([]Rider, er
 // head and its last 4 MiB parsed row by row. Both give the same Rider.
 func ReadRider(path string, now time.Time, window time.Duration) (Rider, error) {
 	if window <= 0 {
-		window = DefaultRidingWindow
+		window = transcriptfile.DefaultRidingWindow
 	}
 	f, fi, err := openRegular(path)
 	if err != nil {
@@ -136,7 +121,7 @@ func ReadRider(path string, now time.Time, window time.Duration) (Rider, error) 
 	size := fi.Size()
 	name := filepath.Base(path)
 	r := Rider{
-		Agent: strings.TrimSuffix(strings.TrimPrefix(name, "agent-"), Ext),
+		Agent: strings.TrimSuffix(strings.TrimPrefix(name, "agent-"), transcriptfile.Ext),
 		Path:  path,
 		Bytes: size,
 	}
@@ -156,20 +141,20 @@ func ReadRider(path string, now time.Time, window time.Duration) (Rider, error) 
 	}
 	r.Rows, r.Started = facts.rows, facts.started
 	r.LastStep, r.LastText = facts.tail.lastStep, facts.tail.lastText
-	r.State, r.StateReason = RidingState(age, window, facts.tail.final)
+	r.State, r.StateReason = ridingState(age, window, facts.tail.final)
 
-	if m, err := ReadRiderMeta(strings.TrimSuffix(path, Ext) + ".meta.json"); err == nil {
+	if m, err := transcriptfile.ReadRiderMeta(strings.TrimSuffix(path, transcriptfile.Ext) + ".meta.json"); err == nil {
 		r.AgentType, r.Description, r.Model = m.AgentType, m.Description, m.Model
 	}
 	return r, nil
 }
 
-// RidingState is oo-claude's riding rule: a rider rides while its
+// ridingState is oo-claude's riding rule: a rider rides while its
 // transcript changed within window (age < window) and its last message is
 // not a final answer; otherwise it is quiet/finished because of its final
 // text (which wins) or because it is stale. A long tool call counts as
 // riding inside the window.
-func RidingState(age, window time.Duration, lastIsFinal bool) (RiderState, string) {
+func ridingState(age, window time.Duration, lastIsFinal bool) (RiderState, string) {
 	switch {
 	case lastIsFinal:
 		return QuietFinished, ReasonFinalText
@@ -179,35 +164,12 @@ func RidingState(age, window time.Duration, lastIsFinal bool) (RiderState, strin
 	return Riding, ""
 }
 
-// ReadRiderMeta reads an agent-<id>.meta.json file (at most 1 MiB; a
-// symlink is refused).
-func ReadRiderMeta(path string) (RiderMeta, error) {
-	f, _, err := openTranscript(path)
-	if err != nil {
-		return RiderMeta{}, err
-	}
-	defer f.Close()
-	var m RiderMeta
-	b, err := io.ReadAll(io.LimitReader(f, 1<<20))
-	if err == nil {
-		err = json.Unmarshal(b, &m)
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			err = nil
-		}
-	}
-	if err != nil {
-		return RiderMeta{}, &Error{Op: "read", Path: path, Err: err}
-	}
-	return m, nil
-}
-
-// CountLines counts the complete lines ("\n"-terminated) in the first size
+// countLines counts the complete lines ("\n"-terminated) in the first size
 // bytes of r. It reads them all, in 1 MiB blocks, with bytes.Count: the
 // cost is one sequential read of the file, O(size) — about 4.5 GB/s from
 // the page cache (BenchmarkCountLines), disk speed for a cold file. It is
 // the one part of Riders whose cost grows with a transcript's size.
-func CountLines(r io.ReaderAt, size int64) (int64, error) {
+func countLines(r io.ReaderAt, size int64) (int64, error) {
 	// A rider is usually a few KiB: size the block to the file, not to the
 	// largest read, or listing 2,000 riders allocates gigabytes.
 	buf := make([]byte, max(1, min(size, 1<<20)))
@@ -231,11 +193,11 @@ var markTimestamp = []byte(`"timestamp"`)
 
 // headTime returns the timestamp of the first row that has one.
 func headTime(r io.Reader, size int64) (time.Time, error) {
-	br := bufio.NewReaderSize(r, int(max(16, min(size, DefaultChunkSize))))
+	br := bufio.NewReaderSize(r, int(max(16, min(size, transcriptfile.DefaultChunkSize))))
 	for {
 		line, err := br.ReadBytes('\n')
 		if len(line) > 0 && line[len(line)-1] == '\n' && bytes.Contains(line, markTimestamp) {
-			if row, perr := ParseRow(line); perr == nil {
+			if row, perr := transcriptfile.ParseRow(line); perr == nil {
 				if t := row.Time(); !t.IsZero() {
 					return t, nil
 				}
@@ -255,11 +217,11 @@ type tailFacts struct {
 	final              bool
 }
 
-// readTail looks in the last RiderTailBytes for the last message (is it a
+// readTail looks in the last transcriptfile.TailBytes for the last message (is it a
 // final answer?), the last tool call and the last assistant text.
 func readTail(r io.ReaderAt, size int64) (tailFacts, error) {
 	var j tailJudge
-	rd := NewReader(r, size, RiderTailBytes)
+	rd := transcriptfile.NewReader(r, size, transcriptfile.TailBytes)
 	for !j.done() {
 		line, _, err := rd.Prev()
 		if errors.Is(err, io.EOF) {
@@ -271,11 +233,11 @@ func readTail(r io.ReaderAt, size int64) (tailFacts, error) {
 		if !bytes.Contains(line, markUser) && !bytes.Contains(line, markAssistant) {
 			continue
 		}
-		row, err := ParseRow(line)
-		if err != nil || row.Message == nil || (row.Type != RowUser && row.Type != RowAssistant) {
+		row, err := transcriptfile.ParseRow(line)
+		if err != nil || row.Message == nil || (row.Type != transcriptfile.RowUser && row.Type != transcriptfile.RowAssistant) {
 			continue
 		}
-		if row.Type == RowUser && row.IsMeta && row.PeerOrigin() == nil {
+		if row.Type == transcriptfile.RowUser && row.IsMeta && row.PeerOrigin() == nil {
 			continue // system-injected, not a message of the conversation
 		}
 		blocks := row.Message.Blocks()

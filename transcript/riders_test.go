@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/oo-family/oo-claude/internal/riderwalk"
+	"github.com/oo-family/oo-claude/internal/transcriptfile"
 )
 
 func TestRidersRealRecording(t *testing.T) {
@@ -55,7 +57,7 @@ func must[T any](v T, err error) T {
 func TestRidersRule(t *testing.T) {
 	now := time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC)
 	sess := t.TempDir()
-	sub := filepath.Join(sess, SubagentsDir)
+	sub := filepath.Join(sess, riderwalk.Dir)
 
 	working := newBuilder(testSID, testCWD)
 	working.prompt("task").assistant("m1", "tool_use", toolUse("t1", "Bash", map[string]any{"command": "make"}))
@@ -107,7 +109,7 @@ func TestRidersRule(t *testing.T) {
 			t.Fatal(err)
 		}
 		if f.meta != "" {
-			writeFile(t, strings.TrimSuffix(p, Ext)+".meta.json", f.meta)
+			writeFile(t, strings.TrimSuffix(p, transcriptfile.Ext)+".meta.json", f.meta)
 		}
 	}
 	if err := os.Symlink(filepath.Join(sub, "agent-working.jsonl"), filepath.Join(sub, "agent-link.jsonl")); err != nil {
@@ -210,9 +212,9 @@ func TestCountLines(t *testing.T) {
 		{"across blocks", strings.Repeat("x\n", 1<<20), 1 << 20},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := CountLines(strings.NewReader(tt.data), int64(len(tt.data)))
+			got, err := countLines(strings.NewReader(tt.data), int64(len(tt.data)))
 			if err != nil || got != tt.want {
-				t.Errorf("CountLines = %d, %v; want %d", got, err, tt.want)
+				t.Errorf("countLines = %d, %v; want %d", got, err, tt.want)
 			}
 		})
 	}

@@ -4,56 +4,9 @@ import (
 	"errors"
 	"strings"
 	"testing"
-)
 
-func TestParseRowLenient(t *testing.T) {
-	tests := []struct {
-		name    string
-		line    string
-		wantErr bool
-		check   func(t *testing.T, r Row)
-	}{
-		{name: "not JSON", line: "hello", wantErr: true},
-		{name: "array", line: "[1]", wantErr: true},
-		{name: "empty", line: "", wantErr: true},
-		{name: "broken object", line: `{"type":"user"`, wantErr: true},
-		{name: "unknown type and fields", line: `{"type":"atis-latch","atis":"","extra":{"a":[1]}}`, check: func(t *testing.T, r Row) {
-			if r.Type != "atis-latch" {
-				t.Errorf("Type = %q", r.Type)
-			}
-		}},
-		{name: "wrong field type keeps the rest", line: `{"type":"user","isMeta":"yes","cwd":"/w","message":{"role":"user","content":"hi"}}`, check: func(t *testing.T, r Row) {
-			if r.CWD != "/w" || r.IsMeta || r.Message == nil {
-				t.Errorf("row = %+v", r)
-			}
-		}},
-		{name: "origin with a string pid", line: `{"type":"user","origin":{"kind":"peer","verifiedPeerPid":"12","msg_id":"m"}}`, check: func(t *testing.T, r Row) {
-			if r.Origin == nil || r.Origin.MsgID != "m" || r.Origin.VerifiedPeerPid != 0 {
-				t.Errorf("origin = %+v", r.Origin)
-			}
-		}},
-		{name: "CRLF and spaces", line: " {\"type\":\"mode\"}\r", check: func(t *testing.T, r Row) {
-			if r.Type != "mode" {
-				t.Errorf("Type = %q", r.Type)
-			}
-		}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r, err := ParseRow([]byte(tt.line))
-			if tt.wantErr {
-				if !errors.Is(err, ErrBadRow) {
-					t.Fatalf("err = %v, want ErrBadRow", err)
-				}
-				return
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			tt.check(t, r)
-		})
-	}
-}
+	"github.com/oo-family/oo-claude/internal/transcriptfile"
+)
 
 func TestPromptKind(t *testing.T) {
 	b := newBuilder(testSID, testCWD)
@@ -87,41 +40,14 @@ func TestPromptKind(t *testing.T) {
 		{PromptUser, true}, // a text block beside the tool result
 	}
 	for i, line := range b.lines {
-		r, err := ParseRow([]byte(line))
+		r, err := transcriptfile.ParseRow([]byte(line))
 		if err != nil {
 			t.Fatal(err)
 		}
-		kind, ok := r.PromptKind()
+		kind, ok := promptKind(&r)
 		if kind != want[i].kind || ok != want[i].ok {
 			t.Errorf("row %d (%.60s): PromptKind = %q, %v; want %q, %v", i, line, kind, ok, want[i].kind, want[i].ok)
 		}
-	}
-}
-
-func TestFinalAnswer(t *testing.T) {
-	tests := []struct {
-		name string
-		line string
-		want bool
-	}{
-		{"end_turn text", `{"type":"assistant","message":{"content":[{"type":"text","text":"x"}],"stop_reason":"end_turn"}}`, true},
-		{"stop_sequence", `{"type":"assistant","message":{"content":[{"type":"text","text":"x"}],"stop_reason":"stop_sequence"}}`, true},
-		{"tool_use", `{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Bash"}],"stop_reason":"tool_use"}}`, false},
-		{"end_turn with a tool_use block", `{"type":"assistant","message":{"content":[{"type":"text","text":"x"},{"type":"tool_use","name":"B"}],"stop_reason":"end_turn"}}`, false},
-		{"streaming (no stop reason)", `{"type":"assistant","message":{"content":[{"type":"text","text":"x"}],"stop_reason":null}}`, false},
-		{"max_tokens", `{"type":"assistant","message":{"content":[{"type":"text","text":"x"}],"stop_reason":"max_tokens"}}`, false},
-		{"user", `{"type":"user","message":{"content":"x","stop_reason":"end_turn"}}`, false},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			r, err := ParseRow([]byte(tt.line))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := r.FinalAnswer(); got != tt.want {
-				t.Errorf("FinalAnswer = %v, want %v", got, tt.want)
-			}
-		})
 	}
 }
 
@@ -134,14 +60,14 @@ func TestSummarizeInput(t *testing.T) {
 		{"description when no command", `{"description":"list files","prompt":"SUBAGENT","subagent_type":"x"}`, "list files"},
 		{"unknown tool", `{"b":1,"a":[true]}`, `{"b":1,"a":[true]}`},
 		{"multi-line command", `{"command":"a\nb\tc"}`, "a b c"},
-		{"long", `{"command":"` + strings.Repeat("é", 300) + `"}`, strings.Repeat("é", MaxToolInput-1) + "…"},
+		{"long", `{"command":"` + strings.Repeat("é", 300) + `"}`, strings.Repeat("é", maxToolInput-1) + "…"},
 		{"not an object", `"x"`, `"x"`},
 		{"empty", ``, ``},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := SummarizeInput([]byte(tt.input)); got != tt.want {
-				t.Errorf("SummarizeInput(%s) = %q, want %q", tt.input, got, tt.want)
+			if got := summarizeInput([]byte(tt.input)); got != tt.want {
+				t.Errorf("summarizeInput(%s) = %q, want %q", tt.input, got, tt.want)
 			}
 		})
 	}
@@ -157,28 +83,28 @@ func FuzzParseRow(f *testing.F) {
 	f.Add(`{"type":"user","message":{"content":[{"type":"text","text":1}]}}`)
 	f.Add(`{"type":"attachment","attachment":{"type":"queued_command","prompt":[{"type":"text","text":"x"}],"origin":{"kind":"peer"}}}`)
 	f.Fuzz(func(t *testing.T, line string) {
-		r, err := ParseRow([]byte(line))
+		r, err := transcriptfile.ParseRow([]byte(line))
 		if err != nil {
-			if !errors.Is(err, ErrBadRow) {
-				t.Fatalf("error %v does not wrap ErrBadRow", err)
+			if !errors.Is(err, transcriptfile.ErrBadRow) {
+				t.Fatalf("error %v does not wrap transcriptfile.ErrBadRow", err)
 			}
 			return
 		}
 		// None of the accessors may panic on whatever parsed.
-		r.PromptKind()
+		promptKind(&r)
 		r.PeerOrigin()
 		r.FinalAnswer()
 		r.Time()
 		r.Message.Blocks()
 		if r.Attachment != nil {
-			textOf(r.Attachment.Prompt)
+			transcriptfile.TextOf(r.Attachment.Prompt)
 		}
 		for _, bl := range r.Message.Blocks() {
-			SummarizeInput(bl.Input)
+			summarizeInput(bl.Input)
 		}
 		var acc pending
 		acc.add(&r)
-		if kind, ok := r.PromptKind(); ok {
+		if kind, ok := promptKind(&r); ok {
 			acc.finish(&r, kind)
 		}
 	})

@@ -8,58 +8,23 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/station"
 )
-
-// SeenPoll is WaitSeen's coarse fallback timer (a Follower's FollowPoll).
-const SeenPoll = FollowPoll
 
 // ErrBadMsgID: the msg_id to wait for is not a UUID (the door keeps a
 // msg_id only when it is one, so no row can carry anything else).
 var ErrBadMsgID = errors.New("transcript: msg_id is not a UUID")
 
-// Mark is where a session's transcript ends at one moment: the file and its
-// size. A WaitSeen from a Mark taken before a send reads only the rows
-// appended after it.
-type Mark struct {
-	// Path is the transcript. It may not exist yet: a brand-new session's
-	// transcript is created with its first row.
-	Path string
-	// Size is the file's size when the mark was taken; 0 when it did not
-	// exist.
-	Size int64
-}
-
-// MarkEnd returns where the transcript of session sessionID ends now: the
-// file Locate finds and its size, or, when the session has no transcript
-// yet, the file Claude Code will create for cwd
-// (<projectsDir>/<EncodeProjectDir(cwd)>/<sessionID>.jsonl) with size 0.
-// Without a cwd a missing transcript is ErrNotFound; a session id that is
-// not a UUID is ErrBadSessionID; several candidates are ErrAmbiguous.
-func MarkEnd(projectsDir, sessionID, cwd string) (Mark, error) {
-	p, err := Locate(projectsDir, sessionID, cwd)
-	if err != nil {
-		if errors.Is(err, ErrNotFound) && cwd != "" {
-			return Mark{Path: filepath.Join(projectsDir, EncodeProjectDir(cwd), sessionID+Ext)}, nil
-		}
-		return Mark{}, err
-	}
-	fi, err := os.Lstat(p)
-	if err != nil {
-		return Mark{}, &Error{Op: "mark", Path: p, Err: err}
-	}
-	return Mark{Path: p, Size: fi.Size()}, nil
-}
-
 // SeenOptions tune WaitSeen.
 type SeenOptions struct {
 	// From is the byte offset where the scan starts: take the transcript's
-	// size before the send (Mark.Size), so only rows appended since are
+	// size before the send (the size Witness.Mark returns), so only rows appended since are
 	// read. A row that straddles From is left out.
 	From int64
 	// Wait is how long to wait for the row; 0 or less looks once.
 	Wait time.Duration
-	// Poll is the fallback timer; 0 means SeenPoll.
+	// Poll is the fallback timer; 0 means one second.
 	Poll time.Duration
 }
 
@@ -72,7 +37,7 @@ type SeenOptions struct {
 // lands), false when the wait ends without one.
 //
 // The wait is a Follower from opts.From: the transcript need not exist when
-// it begins, file events wake it (with a coarse SeenPoll timer behind
+// it begins, file events wake it (with a coarse one-second timer behind
 // them), only the rows appended since are read, and nothing is locked or
 // written. A truncated or replaced transcript is read again from its start.
 // When ctx ends first it returns false and ctx's error. A msgID that is not
@@ -109,13 +74,13 @@ func WaitSeen(ctx context.Context, path, msgID string, opts SeenOptions) (bool, 
 // seenRow reports whether line is a queued_command attachment row or a user
 // row whose peer origin carries msgID.
 func seenRow(line []byte, msgID string) bool {
-	row, err := ParseRow(line)
+	row, err := transcriptfile.ParseRow(line)
 	if err != nil {
 		return false
 	}
 	switch {
-	case row.Type == RowUser:
-	case row.Type == RowAttachment && row.Attachment != nil && row.Attachment.Type == AttachmentQueuedCommand:
+	case row.Type == transcriptfile.RowUser:
+	case row.Type == transcriptfile.RowAttachment && row.Attachment != nil && row.Attachment.Type == transcriptfile.AttachmentQueuedCommand:
 	default:
 		return false
 	}
@@ -130,14 +95,30 @@ func seenRow(line []byte, msgID string) bool {
 type Witness struct {
 	// ProjectsDir is Claude Code's <config dir>/projects.
 	ProjectsDir string
-	// Poll is WaitSeen's fallback timer; 0 means SeenPoll.
+	// Poll is WaitSeen's fallback timer; 0 means one second.
 	Poll time.Duration
 }
 
-// Mark returns the session's transcript and its size now (see MarkEnd).
+// Mark returns where the transcript of session sessionID ends now: the file
+// Locate finds and its size, or, when the session has no transcript yet,
+// the file Claude Code will create for cwd (in the project directory named
+// after cwd) with size 0. Pass them to WaitSeen and WaitReply as path and
+// from, so only the rows appended after the mark are read. Without a cwd a
+// missing transcript is ErrNotFound; a session id that is not a UUID is
+// ErrBadSessionID; several candidates are ErrAmbiguous.
 func (w Witness) Mark(sessionID, cwd string) (path string, size int64, err error) {
-	m, err := MarkEnd(w.ProjectsDir, sessionID, cwd)
-	return m.Path, m.Size, err
+	p, err := Locate(w.ProjectsDir, sessionID, cwd)
+	if err != nil {
+		if errors.Is(err, ErrNotFound) && cwd != "" {
+			return filepath.Join(w.ProjectsDir, transcriptfile.EncodeProjectDir(cwd), sessionID+transcriptfile.Ext), 0, nil
+		}
+		return "", 0, err
+	}
+	fi, err := os.Lstat(p)
+	if err != nil {
+		return "", 0, &Error{Op: "mark", Path: p, Err: err}
+	}
+	return p, fi.Size(), nil
 }
 
 // WaitSeen waits up to wait for a row appended to path after from whose

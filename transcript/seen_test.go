@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
+	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/transcript"
 )
 
@@ -169,7 +170,7 @@ func TestWaitSeen(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			path := filepath.Join(t.TempDir(), "projects", "-home-u-proj", uuid.NewString()+transcript.Ext)
+			path := filepath.Join(t.TempDir(), "projects", "-home-u-proj", uuid.NewString()+transcriptfile.Ext)
 			var from int64
 			dir := filepath.Dir(path)
 			if tt.before == "--" {
@@ -224,7 +225,7 @@ func TestWaitSeenOnlyAfterFrom(t *testing.T) {
 		{"from inside the row", int64(len(noiseRow) + 10), false},
 		{"from after the row", int64(len(noiseRow) + len(row)), false},
 	}
-	path := filepath.Join(t.TempDir(), uuid.NewString()+transcript.Ext)
+	path := filepath.Join(t.TempDir(), uuid.NewString()+transcriptfile.Ext)
 	appendTo(t, path, noiseRow+row+noiseRow)
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -237,7 +238,7 @@ func TestWaitSeenOnlyAfterFrom(t *testing.T) {
 }
 
 func TestWaitSeenCancel(t *testing.T) {
-	path := filepath.Join(t.TempDir(), uuid.NewString()+transcript.Ext)
+	path := filepath.Join(t.TempDir(), uuid.NewString()+transcriptfile.Ext)
 	appendTo(t, path, noiseRow)
 	ctx, cancel := context.WithCancel(context.Background())
 	ch := waitSeen(ctx, path, uuid.NewString(), transcript.SeenOptions{From: int64(len(noiseRow)), Wait: time.Minute})
@@ -257,7 +258,7 @@ func TestWaitSeenErrors(t *testing.T) {
 	dir := t.TempDir()
 	target := filepath.Join(dir, "elsewhere.jsonl")
 	appendTo(t, target, absorbedRow("6c6c667d-dc66-465b-8e42-2811789dfb0b"))
-	link := filepath.Join(dir, uuid.NewString()+transcript.Ext)
+	link := filepath.Join(dir, uuid.NewString()+transcriptfile.Ext)
 	if err := os.Symlink(target, link); err != nil {
 		t.Fatal(err)
 	}
@@ -282,34 +283,42 @@ func TestWaitSeenErrors(t *testing.T) {
 	}
 }
 
-func TestMarkEnd(t *testing.T) {
+// mark is what Witness.Mark returns.
+type mark struct {
+	Path string
+	Size int64
+}
+
+func TestWitnessMark(t *testing.T) {
 	projects := t.TempDir()
 	cwd := "/home/u/proj"
 	sid, fresh := uuid.NewString(), uuid.NewString()
-	existing := filepath.Join(projects, transcript.EncodeProjectDir(cwd), sid+transcript.Ext)
+	existing := filepath.Join(projects, transcriptfile.EncodeProjectDir(cwd), sid+transcriptfile.Ext)
 	if err := os.MkdirAll(filepath.Dir(existing), 0o700); err != nil {
 		t.Fatal(err)
 	}
 	appendTo(t, existing, noiseRow)
 	tests := []struct {
 		name, sid, cwd string
-		want           transcript.Mark
+		want           mark
 		err            error
 	}{
-		{"existing transcript", sid, cwd, transcript.Mark{Path: existing, Size: int64(len(noiseRow))}, nil},
-		{"existing, found without a cwd", sid, "", transcript.Mark{Path: existing, Size: int64(len(noiseRow))}, nil},
-		{"not yet written", fresh, "/srv/new", transcript.Mark{Path: filepath.Join(projects, "-srv-new", fresh+transcript.Ext)}, nil},
-		{"not yet written, no cwd", fresh, "", transcript.Mark{}, transcript.ErrNotFound},
-		{"bad session id", "../x", cwd, transcript.Mark{}, transcript.ErrBadSessionID},
+		{"existing transcript", sid, cwd, mark{Path: existing, Size: int64(len(noiseRow))}, nil},
+		{"existing, found without a cwd", sid, "", mark{Path: existing, Size: int64(len(noiseRow))}, nil},
+		{"not yet written", fresh, "/srv/new", mark{Path: filepath.Join(projects, "-srv-new", fresh+transcriptfile.Ext)}, nil},
+		{"not yet written, no cwd", fresh, "", mark{}, transcript.ErrNotFound},
+		{"bad session id", "../x", cwd, mark{}, transcript.ErrBadSessionID},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got, err := transcript.MarkEnd(projects, tt.sid, tt.cwd)
+			var got mark
+			var err error
+			got.Path, got.Size, err = transcript.Witness{ProjectsDir: projects}.Mark(tt.sid, tt.cwd)
 			if !errors.Is(err, tt.err) {
 				t.Fatalf("err %v, want %v", err, tt.err)
 			}
 			if diff := cmp.Diff(tt.want, got); diff != "" {
-				t.Errorf("MarkEnd (-want +got):\n%s", diff)
+				t.Errorf("Mark (-want +got):\n%s", diff)
 			}
 		})
 	}
@@ -356,14 +365,15 @@ func ExampleWaitSeen() {
 	os.WriteFile(path, []byte(noiseRow), 0o600)
 
 	// Before the send: where the transcript ends.
-	m, _ := transcript.MarkEnd(dir, "6f4333bb-8aef-4dfe-81b7-7feca9be5559", "/home/u/proj")
+	w := transcript.Witness{ProjectsDir: dir}
+	path, from, _ := w.Mark("6f4333bb-8aef-4dfe-81b7-7feca9be5559", "/home/u/proj")
 	// The session absorbs the line (here: written by hand).
 	f, _ := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	f.WriteString(absorbedRow("6c6c667d-dc66-465b-8e42-2811789dfb0b"))
 	f.Close()
 	// After the ack: wait for the row with the ack's msg_id.
-	ok, err := transcript.WaitSeen(context.Background(), m.Path, "6c6c667d-dc66-465b-8e42-2811789dfb0b",
-		transcript.SeenOptions{From: m.Size, Wait: 5 * time.Second})
+	ok, err := transcript.WaitSeen(context.Background(), path, "6c6c667d-dc66-465b-8e42-2811789dfb0b",
+		transcript.SeenOptions{From: from, Wait: 5 * time.Second})
 	fmt.Println(ok, err)
 	// Output:
 	// true <nil>

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/oo-family/oo-claude/fakes/fakestation"
+	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/station"
 	"github.com/oo-family/oo-claude/transcript"
 )
@@ -19,9 +20,9 @@ func TestReadSession(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(fs.Paths.ProjectsDir, transcript.EncodeProjectDir(row.CWD))
+	dir := filepath.Join(fs.Paths.ProjectsDir, transcriptfile.EncodeProjectDir(row.CWD))
 	os.MkdirAll(dir, 0o700)
-	if err := os.WriteFile(filepath.Join(dir, sid+transcript.Ext), src, 0o600); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, sid+transcriptfile.Ext), src, 0o600); err != nil {
 		t.Fatal(err)
 	}
 	st := fs.Station()

@@ -18,7 +18,7 @@ import (
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/fakes/fakedoor"
 	"github.com/oo-family/oo-claude/fakes/fakeowner"
-	"github.com/oo-family/oo-claude/transcript"
+	"github.com/oo-family/oo-claude/internal/transcriptfile"
 )
 
 func TestDoormanUsage(t *testing.T) {
@@ -463,8 +463,8 @@ func enqueueRows(t testing.TB, path string) map[string][]string {
 		t.Fatal(err)
 	}
 	for _, l := range strings.Split(string(b), "\n") {
-		row, err := transcript.ParseRow([]byte(l))
-		if err != nil || row.Type != transcript.RowQueueOperation || row.Operation != transcript.QueueEnqueue {
+		row, err := transcriptfile.ParseRow([]byte(l))
+		if err != nil || row.Type != transcriptfile.RowQueueOperation || row.Operation != transcriptfile.QueueEnqueue {
 			continue
 		}
 		var c string

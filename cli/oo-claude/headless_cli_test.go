@@ -21,9 +21,9 @@ import (
 	"github.com/oo-family/oo-claude/fakes/fakestation"
 	"github.com/oo-family/oo-claude/headless"
 	"github.com/oo-family/oo-claude/internal/fsx"
+	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/receipt"
 	"github.com/oo-family/oo-claude/station"
-	"github.com/oo-family/oo-claude/transcript"
 )
 
 // hlRig is a fake station, the fake claude and systemd-run, and the
@@ -58,7 +58,7 @@ func (r *hlRig) run(t *testing.T, extraEnv []string, args ...string) result {
 // transcriptFor writes a finished session's transcript recorded in r.cwd.
 func (r *hlRig) transcriptFor(t *testing.T, sid string) string {
 	t.Helper()
-	dir := filepath.Join(r.fs.Paths.ProjectsDir, transcript.EncodeProjectDir(r.cwd))
+	dir := filepath.Join(r.fs.Paths.ProjectsDir, transcriptfile.EncodeProjectDir(r.cwd))
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}

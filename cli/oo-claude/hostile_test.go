@@ -24,8 +24,8 @@ import (
 	"github.com/oo-family/oo-claude/fakes/fakeowner"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
 	"github.com/oo-family/oo-claude/internal/hostile"
+	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/receipt"
-	"github.com/oo-family/oo-claude/transcript"
 )
 
 // hostileBound is how soon a verb must answer when a hostile file sits at a
@@ -325,7 +325,7 @@ func hostileCases() []hostileCase {
 		{verb: "resume", file: ".ack", setup: resumeSetup(func(r *hlRig) string { return r.fs.InboxPath(r.sid) + ".ack" }, "hi"), want: all(1), says: all1("bad-inbox")},
 		{verb: "resume (no line)", file: ".offset", setup: resumeSetup(func(r *hlRig) string { return r.fs.InboxPath(r.sid) + ".offset" }, ""), want: all(1), says: all1("bad-inbox")},
 		{verb: "resume", file: "transcript", setup: resumeSetup(func(r *hlRig) string {
-			return filepath.Join(r.fs.Paths.ProjectsDir, transcript.EncodeProjectDir(r.cwd), r.sid+".jsonl")
+			return filepath.Join(r.fs.Paths.ProjectsDir, transcriptfile.EncodeProjectDir(r.cwd), r.sid+".jsonl")
 		}, "hi"), want: all(1), says: notRegular("is not a regular file")},
 		// read and doctor over a hostile registry row (left out: the
 		// session is then offline) or sessions dir.

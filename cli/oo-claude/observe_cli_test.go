@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
-	"github.com/oo-family/oo-claude/transcript"
+	"github.com/oo-family/oo-claude/internal/transcriptfile"
 )
 
 // The tests of read, sessions, riders and doctor, through the binary.
@@ -79,7 +79,7 @@ func newObsStation(t *testing.T) *obsStation {
 		return m
 	}
 	origin := map[string]any{"kind": "peer", "from": "mama", "msg_id": obsMsgID, "verifiedPeerPid": 4256, "verifiedPeerProcStart": "18061"}
-	o.transcriptA = filepath.Join(fs.Paths.ProjectsDir, transcript.EncodeProjectDir(cwdA), o.sidA+".jsonl")
+	o.transcriptA = filepath.Join(fs.Paths.ProjectsDir, transcriptfile.EncodeProjectDir(cwdA), o.sidA+".jsonl")
 	writeT(t, o.transcriptA, jsonl(t,
 		base("user", 1, map[string]any{"message": map[string]any{"role": "user", "content": "run the tests"}}),
 		base("assistant", 2, map[string]any{"message": map[string]any{"id": "m1", "role": "assistant", "stop_reason": "tool_use",

@@ -14,7 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/oo-family/oo-claude/fakes/fakesession"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
-	"github.com/oo-family/oo-claude/transcript"
+	"github.com/oo-family/oo-claude/internal/transcriptfile"
 )
 
 // readmeExample is one "$ oo-claude …" command of the README's Verbs
@@ -156,7 +156,7 @@ func runReadExample(t *testing.T, args []string) []string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	dir := filepath.Join(fs.Paths.ProjectsDir, transcript.EncodeProjectDir("/home/u/proj"))
+	dir := filepath.Join(fs.Paths.ProjectsDir, transcriptfile.EncodeProjectDir("/home/u/proj"))
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}

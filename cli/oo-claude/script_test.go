@@ -9,7 +9,7 @@ import (
 	"syscall"
 	"testing"
 
-	"github.com/oo-family/oo-claude/transcript"
+	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
@@ -41,7 +41,7 @@ func TestScript(t *testing.T) {
 			// transcripts, for scripts that write a session's.
 			proj := filepath.Join(env.WorkDir, "proj")
 			env.Setenv("PROJ", proj)
-			env.Setenv("PROJDIR", filepath.Join(home, ".claude", "projects", transcript.EncodeProjectDir(proj)))
+			env.Setenv("PROJDIR", filepath.Join(home, ".claude", "projects", transcriptfile.EncodeProjectDir(proj)))
 			return nil
 		},
 		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){

@@ -19,8 +19,8 @@ import (
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/fakes/fakedoorman"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
+	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/station"
-	"github.com/oo-family/oo-claude/transcript"
 )
 
 // testToken stands for CLAUDE_CODE_MESSAGING_TOKEN: every send runs with it
@@ -510,7 +510,7 @@ func TestSendSeenBinary(t *testing.T) {
 			for _, asJSON := range []bool{false, true} {
 				fs := fakestation.New(t)
 				r := fs.AddSession(fakestation.Session{Name: "work-e9"})
-				tp := filepath.Join(fs.Paths.ProjectsDir, transcript.EncodeProjectDir(r.CWD), r.SessionID+transcript.Ext)
+				tp := filepath.Join(fs.Paths.ProjectsDir, transcriptfile.EncodeProjectDir(r.CWD), r.SessionID+transcriptfile.Ext)
 				if tt.existing {
 					if err := os.MkdirAll(filepath.Dir(tp), 0o700); err != nil {
 						t.Fatal(err)
@@ -608,7 +608,7 @@ func TestSendReplyBinary(t *testing.T) {
 			for _, asJSON := range []bool{false, true} {
 				fs := fakestation.New(t)
 				r := fs.AddSession(fakestation.Session{Name: "work-e9"})
-				tp := filepath.Join(fs.Paths.ProjectsDir, transcript.EncodeProjectDir(r.CWD), r.SessionID+transcript.Ext)
+				tp := filepath.Join(fs.Paths.ProjectsDir, transcriptfile.EncodeProjectDir(r.CWD), r.SessionID+transcriptfile.Ext)
 				if err := os.MkdirAll(filepath.Dir(tp), 0o700); err != nil {
 					t.Fatal(err)
 				}

@@ -29,7 +29,6 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
-	"path/filepath"
 	"syscall"
 	"time"
 
@@ -93,7 +92,11 @@ func run(out io.Writer) error {
 	// a line only once that row shows it was queued.
 	st := fakestation.New(t)
 	sid, cwd := uuid.NewString(), st.Root
-	tp := filepath.Join(st.Paths.ProjectsDir, transcript.EncodeProjectDir(cwd), sid+transcript.Ext)
+	// Witness.Mark names the transcript Claude Code will write for it.
+	tp, _, err := transcript.Witness{ProjectsDir: st.Paths.ProjectsDir}.Mark(sid, cwd)
+	if err != nil {
+		return err
+	}
 	door, err := fakedoor.Listen("", fakedoor.WithSessionID(sid), fakedoor.WithTranscript(tp))
 	if err != nil {
 		return err

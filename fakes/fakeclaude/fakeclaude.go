@@ -44,7 +44,7 @@ import (
 
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/fakes"
-	"github.com/oo-family/oo-claude/transcript"
+	"github.com/oo-family/oo-claude/internal/transcriptfile"
 )
 
 // Names of the fakes, as the test binary's base name selects them.
@@ -327,7 +327,7 @@ func writeTranscript(sid string) {
 	if real, err := filepath.EvalSymlinks(cwd); err == nil {
 		cwd = real
 	}
-	dir := filepath.Join(cfg, "projects", transcript.EncodeProjectDir(cwd))
+	dir := filepath.Join(cfg, "projects", transcriptfile.EncodeProjectDir(cwd))
 	os.MkdirAll(dir, 0o700)
 	f, err := os.OpenFile(filepath.Join(dir, sid+".jsonl"), os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/oo-family/oo-claude/fakes/fakeclaude"
 	"github.com/oo-family/oo-claude/headless"
+	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/transcript"
 )
 
@@ -73,7 +74,7 @@ func TestFakeClaudeAnswersAndRecords(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, err := transcript.RecordedCWD(p); err != nil || got != cwd {
+	if got, err := transcriptfile.RecordedCWD(p); err != nil || got != cwd {
 		t.Errorf("recorded cwd %q (%v), want %q", got, err, cwd)
 	}
 }

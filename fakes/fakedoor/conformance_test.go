@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/oo-family/oo-claude/fakes/fakedoor"
+	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/transcript"
 )
 
@@ -225,8 +226,8 @@ func TestConformanceEnqueue(t *testing.T) {
 				}
 				b, _ := os.ReadFile(p)
 				for _, l := range strings.Split(string(b), "\n") {
-					row, err := transcript.ParseRow([]byte(l))
-					if err != nil || row.Type != transcript.RowQueueOperation || row.Operation != transcript.QueueEnqueue {
+					row, err := transcriptfile.ParseRow([]byte(l))
+					if err != nil || row.Type != transcriptfile.RowQueueOperation || row.Operation != transcriptfile.QueueEnqueue {
 						continue
 					}
 					var text string

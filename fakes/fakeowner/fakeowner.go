@@ -25,14 +25,13 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/fakes"
 	"github.com/oo-family/oo-claude/fakes/fakedoor"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
 	"github.com/oo-family/oo-claude/internal/fsx"
+	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/station"
-	"github.com/oo-family/oo-claude/transcript"
 )
 
 // Token is the messaging token the fake session hands its children.
@@ -65,7 +64,7 @@ func New(tb fakes.TB, o Options) *Owner {
 	tb.Helper()
 	st := fakestation.New(tb)
 	sid := uuid.NewString()
-	tp := filepath.Join(st.Paths.ProjectsDir, transcript.EncodeProjectDir(CWD), sid+transcript.Ext)
+	tp := filepath.Join(st.Paths.ProjectsDir, transcriptfile.EncodeProjectDir(CWD), sid+transcriptfile.Ext)
 	d := fakedoor.New(tb, append([]fakedoor.Option{fakedoor.WithTranscript(tp)}, o.Door...)...)
 	row := st.AddSession(fakestation.Session{PID: os.Getpid(), SessionID: sid, CWD: CWD, Socket: d.Path(), Status: o.Status})
 	st.WriteKey(row, Token)

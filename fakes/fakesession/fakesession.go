@@ -50,8 +50,9 @@ import (
 	"github.com/oo-family/oo-claude/fakes/fakedoorman"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
 	"github.com/oo-family/oo-claude/internal/fsx"
+	"github.com/oo-family/oo-claude/internal/riderwalk"
+	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/station"
-	"github.com/oo-family/oo-claude/transcript"
 )
 
 // Model is the model name the rows carry.
@@ -138,7 +139,7 @@ func Start(tb fakes.TB, o Options) *Session {
 		status = station.StatusBusy
 	}
 	sid := uuid.NewString()
-	tp := filepath.Join(o.Station.Paths.ProjectsDir, transcript.EncodeProjectDir(o.CWD), sid+transcript.Ext)
+	tp := filepath.Join(o.Station.Paths.ProjectsDir, transcriptfile.EncodeProjectDir(o.CWD), sid+transcriptfile.Ext)
 	if err := os.MkdirAll(filepath.Dir(tp), 0o700); err != nil {
 		tb.Fatalf("fakesession: %v", err)
 	}
@@ -342,7 +343,7 @@ func (s *Session) waitAck(ctx context.Context, msgID string) {
 // rider writes a sub-agent's meta file and transcript.
 func (s *Session) rider(ctx context.Context, toolUseID string, r Rider) error {
 	agent := fmt.Sprintf("a%016x", uuid.New().ID())
-	dir := filepath.Join(filepath.Dir(s.Transcript), s.Row.SessionID, transcript.SubagentsDir)
+	dir := filepath.Join(filepath.Dir(s.Transcript), s.Row.SessionID, riderwalk.Dir)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
@@ -360,7 +361,7 @@ func (s *Session) rider(ctx context.Context, toolUseID string, r Rider) error {
 	side := func(row map[string]any) error {
 		s.stamp(row)
 		row["isSidechain"], row["agentId"] = true, agent
-		return s.write(base+transcript.Ext, row)
+		return s.write(base+transcriptfile.Ext, row)
 	}
 	if err := side(map[string]any{"type": "user", "message": map[string]any{"role": "user", "content": r.Description}}); err != nil {
 		return err

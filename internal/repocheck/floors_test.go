@@ -43,8 +43,9 @@ var floors = map[string]int{
 	// groups; above station, whose process table it reads.
 	"internal/claudeproc": 2,
 
-	"station": 1,
-	"receipt": 1, // a leaf: only plumbing below it
+	"station":                 1,
+	"internal/transcriptfile": 1, // the transcript file layer: below transcript, above fsx
+	"receipt":                 1, // a leaf: only plumbing below it
 
 	"internal/fsx":       0,
 	"internal/ingress":   0,

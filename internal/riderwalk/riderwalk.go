@@ -18,7 +18,7 @@ const Dir = "subagents"
 // transcripts: Dir/agent-*.jsonl and Dir/workflows/<run>/agent-*.jsonl.
 const MaxDirDepth = 2
 
-// ext is a transcript's extension (transcript.Ext).
+// ext is a transcript's extension (transcriptfile.Ext, on the floor above).
 const ext = ".jsonl"
 
 // IsTranscript reports whether name is a rider transcript's: agent-<id>.jsonl

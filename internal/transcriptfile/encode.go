@@ -1,13 +1,16 @@
-package transcript
+package transcriptfile
 
 import (
 	"strconv"
 	"unicode/utf16"
 )
 
-// MaxProjectDirPrefix is the number of encoded characters Claude Code keeps
+// Ext is the extension of a transcript file.
+const Ext = ".jsonl"
+
+// maxProjectDirPrefix is the number of encoded characters Claude Code keeps
 // of a long project directory name before it appends "-" and a hash.
-const MaxProjectDirPrefix = 200
+const maxProjectDirPrefix = 200
 
 // EncodeProjectDir returns the name Claude Code gives the project directory
 // of a session whose cwd is cwd (pass the realpath'd cwd, as Claude Code
@@ -30,7 +33,7 @@ func EncodeProjectDir(cwd string) string {
 			out[i] = '-'
 		}
 	}
-	if len(out) <= MaxProjectDirPrefix {
+	if len(out) <= maxProjectDirPrefix {
 		return string(out)
 	}
 	// Math.abs on a JavaScript number: abs(-2^31) is 2^31, so widen first.
@@ -38,7 +41,7 @@ func EncodeProjectDir(cwd string) string {
 	if abs < 0 {
 		abs = -abs
 	}
-	return string(out[:MaxProjectDirPrefix]) + "-" + strconv.FormatInt(abs, 36)
+	return string(out[:maxProjectDirPrefix]) + "-" + strconv.FormatInt(abs, 36)
 }
 
 func isAlnum(u uint16) bool {

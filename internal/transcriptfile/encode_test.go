@@ -1,4 +1,4 @@
-package transcript
+package transcriptfile
 
 import (
 	"strings"
@@ -65,7 +65,7 @@ func FuzzEncodeProjectDir(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, cwd string) {
 		got := EncodeProjectDir(cwd)
-		if len(got) > MaxProjectDirPrefix+1+7 {
+		if len(got) > maxProjectDirPrefix+1+7 {
 			t.Fatalf("len %d > 208: %q", len(got), got)
 		}
 		for i := 0; i < len(got); i++ {

@@ -1,4 +1,4 @@
-package transcript
+package transcriptfile
 
 import (
 	"bytes"
@@ -10,9 +10,9 @@ import (
 // DefaultChunkSize is how many bytes a Reader reads at a time.
 const DefaultChunkSize = 64 << 10
 
-// RiderTailBytes is the most a rider's last step and text are looked up in:
-// the last 4 MiB of its transcript.
-const RiderTailBytes = 4 << 20
+// TailBytes is the most of a transcript's head or tail that is looked up in
+// for one fact (a rider's last step and text, a recorded cwd): 4 MiB.
+const TailBytes = 4 << 20
 
 // Reader yields the lines of a file from the last to the first, reading
 // the file backwards in chunks through ReadAt. It takes no lock and reads

@@ -1,4 +1,4 @@
-package transcript
+package transcriptfile
 
 import (
 	"bytes"
@@ -8,10 +8,10 @@ import (
 )
 
 // RowType is a transcript row's "type". Rows of other types exist and are
-// tolerated; these are the ones this package reads.
+// tolerated; these are the ones the module reads.
 type RowType string
 
-// The row types this package interprets.
+// The row types the module interprets.
 const (
 	RowUser           RowType = "user"
 	RowAssistant      RowType = "assistant"
@@ -19,7 +19,7 @@ const (
 	RowQueueOperation RowType = "queue-operation"
 )
 
-// Attachment types this package interprets.
+// Attachment types the module interprets.
 const (
 	// AttachmentQueuedCommand is a line queued while a turn ran and
 	// absorbed into it (a peer's when it carries an origin).
@@ -45,7 +45,7 @@ const (
 	StopToolUse      = "tool_use"
 )
 
-// Row is one transcript line, with the fields this package uses. Fields a
+// Row is one transcript line, with the fields the module uses. Fields a
 // row lacks, or holds with an unexpected JSON type, are zero.
 type Row struct {
 	Type        RowType     `json:"type"`
@@ -185,8 +185,8 @@ func contentBlocks(raw json.RawMessage) []Block {
 	return nil
 }
 
-// textOf joins the text blocks of raw content with "\n".
-func textOf(raw json.RawMessage) string {
+// TextOf joins the text blocks of raw content with "\n".
+func TextOf(raw json.RawMessage) string {
 	var buf []byte
 	for _, b := range contentBlocks(raw) {
 		if b.Type != "text" || b.Text == "" {
@@ -198,53 +198,6 @@ func textOf(raw json.RawMessage) string {
 		buf = append(buf, b.Text...)
 	}
 	return string(buf)
-}
-
-// PromptKind says who started a turn.
-type PromptKind string
-
-// Prompt kinds.
-const (
-	// PromptUser: the user (or the program driving claude -p) typed it.
-	PromptUser PromptKind = "user"
-	// PromptPeer: a peer's line that started a turn of its own (a line
-	// still queued when the previous turn ended, or sent as "later").
-	PromptPeer PromptKind = "peer"
-	// PromptSystem: Claude Code itself started the turn, e.g. with a
-	// task notification when a background agent finished.
-	PromptSystem PromptKind = "system"
-)
-
-// PromptKind classifies a row as the start of a turn. It returns false for
-// every row that does not start one: non-user rows, sidechain rows, user
-// rows that only carry tool results, system-injected meta rows (isMeta
-// without a peer origin) and compaction summaries.
-func (r *Row) PromptKind() (PromptKind, bool) {
-	if r.Type != RowUser || r.IsSidechain || r.IsCompactSummary || r.Message == nil {
-		return "", false
-	}
-	peer := r.Origin != nil && r.Origin.Kind == OriginKindPeer || r.TurnOrigin == OriginKindPeer
-	if r.IsMeta && !peer {
-		return "", false
-	}
-	blocks := r.Message.Blocks()
-	prompt := false
-	for _, b := range blocks {
-		if b.Type != "tool_result" {
-			prompt = true
-			break
-		}
-	}
-	if !prompt {
-		return "", false
-	}
-	switch {
-	case peer:
-		return PromptPeer, true
-	case r.Origin != nil && r.Origin.Kind != "":
-		return PromptSystem, true
-	}
-	return PromptUser, true
 }
 
 // PeerOrigin returns the peer origin of a user row or of a queued_command

@@ -1,0 +1,82 @@
+package transcriptfile
+
+import (
+	"errors"
+	"testing"
+)
+
+func TestParseRowLenient(t *testing.T) {
+	tests := []struct {
+		name    string
+		line    string
+		wantErr bool
+		check   func(t *testing.T, r Row)
+	}{
+		{name: "not JSON", line: "hello", wantErr: true},
+		{name: "array", line: "[1]", wantErr: true},
+		{name: "empty", line: "", wantErr: true},
+		{name: "broken object", line: `{"type":"user"`, wantErr: true},
+		{name: "unknown type and fields", line: `{"type":"atis-latch","atis":"","extra":{"a":[1]}}`, check: func(t *testing.T, r Row) {
+			if r.Type != "atis-latch" {
+				t.Errorf("Type = %q", r.Type)
+			}
+		}},
+		{name: "wrong field type keeps the rest", line: `{"type":"user","isMeta":"yes","cwd":"/w","message":{"role":"user","content":"hi"}}`, check: func(t *testing.T, r Row) {
+			if r.CWD != "/w" || r.IsMeta || r.Message == nil {
+				t.Errorf("row = %+v", r)
+			}
+		}},
+		{name: "origin with a string pid", line: `{"type":"user","origin":{"kind":"peer","verifiedPeerPid":"12","msg_id":"m"}}`, check: func(t *testing.T, r Row) {
+			if r.Origin == nil || r.Origin.MsgID != "m" || r.Origin.VerifiedPeerPid != 0 {
+				t.Errorf("origin = %+v", r.Origin)
+			}
+		}},
+		{name: "CRLF and spaces", line: " {\"type\":\"mode\"}\r", check: func(t *testing.T, r Row) {
+			if r.Type != "mode" {
+				t.Errorf("Type = %q", r.Type)
+			}
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := ParseRow([]byte(tt.line))
+			if tt.wantErr {
+				if !errors.Is(err, ErrBadRow) {
+					t.Fatalf("err = %v, want ErrBadRow", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			tt.check(t, r)
+		})
+	}
+}
+
+func TestFinalAnswer(t *testing.T) {
+	tests := []struct {
+		name string
+		line string
+		want bool
+	}{
+		{"end_turn text", `{"type":"assistant","message":{"content":[{"type":"text","text":"x"}],"stop_reason":"end_turn"}}`, true},
+		{"stop_sequence", `{"type":"assistant","message":{"content":[{"type":"text","text":"x"}],"stop_reason":"stop_sequence"}}`, true},
+		{"tool_use", `{"type":"assistant","message":{"content":[{"type":"tool_use","name":"Bash"}],"stop_reason":"tool_use"}}`, false},
+		{"end_turn with a tool_use block", `{"type":"assistant","message":{"content":[{"type":"text","text":"x"},{"type":"tool_use","name":"B"}],"stop_reason":"end_turn"}}`, false},
+		{"streaming (no stop reason)", `{"type":"assistant","message":{"content":[{"type":"text","text":"x"}],"stop_reason":null}}`, false},
+		{"max_tokens", `{"type":"assistant","message":{"content":[{"type":"text","text":"x"}],"stop_reason":"max_tokens"}}`, false},
+		{"user", `{"type":"user","message":{"content":"x","stop_reason":"end_turn"}}`, false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := ParseRow([]byte(tt.line))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := r.FinalAnswer(); got != tt.want {
+				t.Errorf("FinalAnswer = %v, want %v", got, tt.want)
+			}
+		})
+	}
+}
