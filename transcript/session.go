@@ -24,10 +24,14 @@ type Reading struct {
 // fragment or prefix; one that is not running by its full id), locates its
 // transcript under projectsDir (by the registry row's cwd when it runs)
 // and returns its last n exchanges. Target errors are station's
-// (*station.TargetError); a missing transcript wraps [ErrNotFound].
+// (*station.TargetError); a missing transcript wraps [ErrNotFound]. A nil
+// st is an error, not a panic.
 func ReadSession(st *station.Station, projectsDir, target string, n int) (Reading, error) {
 	if n <= 0 {
 		n = DefaultExchanges
+	}
+	if st == nil {
+		return Reading{}, &Error{Op: "read", Path: projectsDir, Err: errors.New("no station")}
 	}
 	t, err := st.Resolve(target)
 	if err != nil {
