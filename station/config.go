@@ -11,7 +11,7 @@ import (
 )
 
 // Paths are the directories oo-claude reads and writes. [PathsFromEnv] fills
-// them from the knobs with v0.1's defaults.
+// them from the knobs, with their defaults (COMPATIBILITY.md, "Knobs").
 type Paths struct {
 	ConfigDir      string // $CLAUDE_CONFIG_DIR (a relative one against the working directory, as Claude Code takes it), else ~/.claude
 	SessionsDir    string // OO_CLAUDE_SESSIONS_DIR, else <config>/sessions: the registry
@@ -97,8 +97,9 @@ func PathsFromEnv(getenv func(string) string) (Paths, error) {
 	return p, nil
 }
 
-// Config is every environment knob of v0.1, parsed. The zero value is not
-// useful; start from [ConfigFromEnv] or [DefaultConfig].
+// Config is every environment knob (COMPATIBILITY.md, "Knobs"), parsed.
+// The zero value is not useful; start from [ConfigFromEnv] or
+// [DefaultConfig].
 type Config struct {
 	Paths
 
@@ -123,7 +124,8 @@ type Config struct {
 	DoctorMCP    bool          // OO_CLAUDE_DOCTOR_MCP (0 skips claude mcp get)
 }
 
-// DefaultConfig returns v0.1's defaults for everything but the paths.
+// DefaultConfig returns the knobs' defaults (COMPATIBILITY.md, "Knobs")
+// for everything but the paths.
 func DefaultConfig(p Paths) Config {
 	return Config{
 		Paths:            p,
