@@ -4,7 +4,8 @@
 // It guarantees: every row is one line written with a single O_APPEND write
 // (so rows of concurrent processes never interleave), the file is created
 // 0600 in a 0700 directory and a symlink at its path is refused; each row
-// type carries every key v0.1 names for it, unused ones as null, so readers
+// type carries every key the v0.1 contract names for it (COMPATIBILITY.md,
+// "Added keys (extensions)"), unused ones as null, so readers
 // can rely on the key set (oo-claude only adds keys, never renames or drops
 // one: the send row's seen and seen_s say whether `send --seen` found the
 // line in the session's transcript); and a [Writer] takes no token and its rows have no

@@ -6,8 +6,8 @@ import (
 )
 
 // Doorman is the doorman's heartbeat as a send row reports it (the row's
-// "doorman" key): v0.1's fresh, pid, age and state, plus why it was not
-// fresh.
+// "doorman" key): the v0.1 keys fresh, pid, age and state, plus why it was
+// not fresh.
 type Doorman struct {
 	Fresh bool     `json:"fresh"`
 	PID   *int     `json:"pid"`
@@ -18,7 +18,8 @@ type Doorman struct {
 	NotFreshBecause *string `json:"not_fresh_because"`
 }
 
-// SendRow is the receipt of one send: every key of v0.1's send row, in its
+// SendRow is the receipt of one send: every key of the v0.1 send row
+// (COMPATIBILITY.md, "Added keys (extensions)"), in its
 // order, unused ones null, then oo-claude's additions (seen, seen_s,
 // reply, reply_s, priority).
 // ReceiptWriteError is present only in a row that is printed after the
@@ -129,7 +130,7 @@ func (r SendRow) stamped(t time.Time) any {
 }
 
 // Run is what one `claude -p` run reported, the keys the resume and start
-// rows (and start's result file) share: v0.1's resume keys, null until
+// rows (and start's result file) share: the v0.1 resume keys, null until
 // known.
 type Run struct {
 	ExitCode       *int     `json:"exit_code"`       // claude's exit code
@@ -179,7 +180,8 @@ const (
 
 // ResumeRow is the receipt of one resume: the send row's keys (the ones a
 // resume has no use for stay null: inbox, line_offset, ack, waits …), then
-// v0.1's resume keys. Argv has the line replaced by "<line>".
+// the v0.1 resume keys (COMPATIBILITY.md, "Added keys (extensions)").
+// Argv has the line replaced by "<line>".
 type ResumeRow struct {
 	TS            string          `json:"ts"`
 	TSMS          int64           `json:"ts_ms"`
@@ -233,7 +235,8 @@ func (r ResumeRow) stamped(t time.Time) any {
 	return r
 }
 
-// StartRow is the receipt of one start. v0.1 names no keys for it; these are
+// StartRow is the receipt of one start. The v0.1 contract names no keys for
+// it; these are
 // the start verb's facts: the keys every row has, the prompt as a line, the
 // run's parameters and its result (the same names as the resume row), and
 // the start-only facts (unit, result file, state, which doorman).
