@@ -8,7 +8,8 @@
 // applies the per-(target, sender) throttle, appends the line in one
 // O_APPEND write, reads the doorman's heartbeat and waits for the ack that
 // matches the line's sha256 and byte offset, woken by file events. It
-// returns a [Verdict] whose [Class] maps to v0.1's exit codes. With
+// returns a [Verdict] whose [Class] maps to the contract's exit codes
+// (COMPATIBILITY.md, "Verdict classes and exit codes"). With
 // [Sender.SeenWait] it then waits for the proof that the model saw a
 // delivered line (a [Witness] reading the session's transcript), which
 // fills Verdict.Seen and never changes the class; with [Sender.ReplyWait]

@@ -120,7 +120,8 @@ type Freshness struct {
 	Detail string
 }
 
-// CheckFreshness applies v0.1's stricter reading: fresh means last_seen
+// CheckFreshness applies the contract's stricter reading (COMPATIBILITY.md,
+// "Verdict classes and exit codes"): fresh means last_seen
 // younger than 15 s, and also state unset or following, the doorman's pid
 // alive (pidAlive may be nil to skip that check), and the heartbeat naming
 // sessionID (when sessionID is not empty).

@@ -20,8 +20,9 @@ import (
 	"github.com/oo-family/oo-claude/station"
 )
 
-// v0.1's send defaults; [NewSender] takes them from the knobs
-// OO_CLAUDE_WAIT_S and OO_CLAUDE_MIN_INTERVAL_S through station.Config.
+// The send defaults (COMPATIBILITY.md, "Knobs"); [NewSender] takes them
+// from the knobs OO_CLAUDE_WAIT_S and OO_CLAUDE_MIN_INTERVAL_S through
+// station.Config.
 const (
 	DefaultWait        = 5 * time.Second
 	DefaultMinInterval = 30 * time.Second
@@ -110,12 +111,12 @@ type Sender struct {
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Wait is how long Send waits for the doorman's ack once the heartbeat
-	// is fresh. 0 looks once and does not wait. v0.1's default is
+	// is fresh. 0 looks once and does not wait. The knob's default is
 	// [DefaultWait]; negative is [ErrBadOption].
 	Wait time.Duration
 	// MinInterval is the throttle per (target session, sender), the
 	// sender being the line's own tag when it carries one, else
-	// Request.From. 0 disables it; v0.1's default is
+	// Request.From. 0 disables it; the knob's default is
 	// [DefaultMinInterval]; negative is [ErrBadOption].
 	MinInterval time.Duration
 	// Receipts gets one row per Send; nil writes none.
@@ -124,7 +125,7 @@ type Sender struct {
 	ClientVersion string
 	// SeenWait is how long Send waits, after a delivered-* verdict, for
 	// the session's transcript to show the line (Verdict.Seen): the proof
-	// that the model saw it. 0 does not wait (v0.1's send); a positive
+	// that the model saw it. 0 does not wait (as v0.1 did not); a positive
 	// wait needs a Witness; negative is [ErrBadOption]. The class is the
 	// same either way.
 	SeenWait time.Duration
@@ -823,8 +824,9 @@ func (s *Sender) awaitAck(ctx context.Context, files Files, from int64, sha stri
 	}
 }
 
-// Row returns the verdict as a receipt row with every key of v0.1's send
-// row; what the verdict does not know is null.
+// Row returns the verdict as a receipt row with every key of the send row
+// (COMPATIBILITY.md, "Added keys (extensions)"); what the verdict does not
+// know is null.
 func (v Verdict) Row() receipt.SendRow {
 	str := func(s string) *string {
 		if s == "" {

@@ -1,6 +1,7 @@
 package claudeinbox
 
-// Class is a send verdict's class, as v0.1 names it.
+// Class is a send verdict's class, as the v0.1 contract names it
+// (COMPATIBILITY.md, "Verdict classes and exit codes").
 type Class string
 
 // The classes of a send, with their exit codes (see [Class.ExitCode]).
@@ -14,7 +15,7 @@ const (
 	Dropped         Class = "dropped"           // throttled: the line was not written; resend after the note's seconds (6)
 )
 
-// ExitCode returns the process exit code v0.1 assigns to the class.
+// ExitCode returns the process exit code the contract assigns to the class.
 func (c Class) ExitCode() int {
 	switch c {
 	case DeliveredSteer, DeliveredStart:

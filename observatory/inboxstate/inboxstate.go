@@ -1,7 +1,7 @@
 // Package inboxstate reads the state of a Claude inbox (contract v1) without
 // writing or locking anything: its non-empty lines, its acks, how many lines
 // still wait for the doorman, its last line, and the doorman's heartbeat
-// judged by v0.1's stricter freshness.
+// judged by the contract's stricter freshness ([claudeinbox.CheckFreshness]).
 //
 // It guarantees: an inbox is read in one sequential pass of 64 KiB reads
 // (never held in memory whole); a last line without its newline (being
