@@ -6,7 +6,8 @@
 // It guarantees:
 //
 //   - The document keeps every field name of the reference reader
-//     (claude-riders.py) and only adds fields, as v0.1 lists them; every
+//     (claude-riders.py) and only adds fields (COMPATIBILITY.md, "The
+//     sessions document oo-claude/sessions/v0" lists them); every
 //     field is always present (null or empty when unknown), so consumers can
 //     index without guards.
 //   - Only sessions whose registry row is live (the pid runs with the row's
