@@ -27,10 +27,10 @@
 //     result file names claude's pid, the supervisor's pid and the deadline
 //     while it runs.
 //   - The claude binary is the configured absolute path (OO_CLAUDE_BIN),
-//     never looked up in PATH, and its argv is v0.1's plus the documented
-//     extensions; a line or prompt that could be read as a flag (starting
-//     with "-") is refused, and so is a budget that is not a finite number
-//     above 0.
+//     never looked up in PATH, and its argv is the one in COMPATIBILITY.md,
+//     "The claude command lines"; a line or prompt that could be read as a
+//     flag (starting with "-") is refused, and so is a budget that is not a
+//     finite number above 0.
 //   - The child's environment is ours minus every CLAUDE* variable except
 //     18 provider/auth names (CLAUDE_CONFIG_DIR, the provider switches and
 //     the four credentials); a descriptor named by

@@ -22,11 +22,12 @@ import (
 )
 
 // DefaultResumeMaxTurns is a resume's --max-turns when the request leaves
-// it zero (v0.1); the model and timeout come from the Config.
+// it zero (COMPATIBILITY.md, "The claude command lines"); the model and
+// timeout come from the Config.
 const DefaultResumeMaxTurns = 1
 
 // defaultBudgetUSD is the --max-budget-usd of a resume or start that leaves
-// it zero (v0.1).
+// it zero (COMPATIBILITY.md, "The claude command lines").
 const defaultBudgetUSD = 0.25
 
 // ResumeRequest is one headless turn into a session that is not running.

@@ -17,7 +17,7 @@ import (
 // Class is the verdict of a resume or a start.
 type Class string
 
-// Resume classes (v0.1).
+// Resume classes (COMPATIBILITY.md, "Verdict classes and exit codes").
 const (
 	DeliveredResume Class = "delivered-resume" // parseable result, is_error false, the same session id
 	Refused         Class = "refused"          // bad request; nothing ran
@@ -26,16 +26,17 @@ const (
 	Timeout         Class = "timeout"          // no result in time; the process group was stopped
 )
 
-// Start classes (v0.1); Refused and Timeout are shared.
+// Start classes (COMPATIBILITY.md, "Verdict classes and exit codes");
+// Refused and Timeout are shared.
 const (
 	Completed Class = "completed" // the run ended with a parseable, non-error result
 	Started   Class = "started"   // --systemd: the unit was started; the result file follows it
 	Failed    Class = "failed"    // claude failed or the run ended in an error
 )
 
-// ExitCode is the exit code v0.1 gives the class: 0 delivered-resume,
-// completed and started; 1 refused; 3 held-by-session; 4 error and failed;
-// 5 timeout.
+// ExitCode is the exit code the contract gives the class: 0
+// delivered-resume, completed and started; 1 refused; 3 held-by-session;
+// 4 error and failed; 5 timeout.
 func (c Class) ExitCode() int {
 	switch c {
 	case DeliveredResume, Completed, Started:

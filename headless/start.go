@@ -22,7 +22,8 @@ import (
 )
 
 // DefaultStartMaxTurns is a start's --max-turns when the request leaves it
-// zero (v0.1); the model and timeout come from the Config.
+// zero (COMPATIBILITY.md, "The claude command lines"); the model and
+// timeout come from the Config.
 const DefaultStartMaxTurns = 4
 
 // maxPromptBytes bounds a start prompt (it travels as one argument).
@@ -113,7 +114,8 @@ type StartFile struct {
 	Reason           *string         `json:"reason"`
 }
 
-// Detached is what a --systemd start returns at once (v0.1's keys).
+// Detached is what a --systemd start returns at once (the v0.1 keys:
+// COMPATIBILITY.md, "Added keys (extensions)").
 type Detached struct {
 	State      Class  `json:"state"`
 	Unit       string `json:"unit"`
