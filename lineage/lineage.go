@@ -5,9 +5,9 @@
 //
 // It guarantees:
 //
-//   - Rows carry exactly v0.1's keys (ts, child_host, child_session,
-//     parent_host, parent_session, title, by); unknown ids are written as
-//     null, never as "".
+//   - Rows carry exactly the ledger's keys (ts, child_host, child_session,
+//     parent_host, parent_session, title, by: COMPATIBILITY.md, "The
+//     lineage ledger v0"); unknown ids are written as null, never as "".
 //   - [Ledger.Register] is idempotent on (child, parent) against the child's
 //     newest link: registering the parent the child already names appends
 //     nothing, registering an earlier parent again appends again, so the
@@ -43,7 +43,7 @@ import (
 // By says who wrote a link.
 type By string
 
-// Writers of a link, as v0.1 names them.
+// Writers of a link, as the ledger names them.
 const (
 	ByChild      By = "child"      // the child registered its own parent
 	ByParent     By = "parent"     // the parent registered a child it started
@@ -54,7 +54,7 @@ const (
 func (b By) Valid() bool { return b == ByChild || b == ByParent || b == ByDispatcher }
 
 // Row is one line of the ledger. Optional ids are pointers so that an
-// unknown id is written as JSON null, as v0.1's row shows.
+// unknown id is written as JSON null, as the ledger has it.
 type Row struct {
 	TS            string  `json:"ts"`
 	ChildHost     *string `json:"child_host"`
