@@ -53,11 +53,11 @@
 //     heartbeat and that poll only. Truncation restarts from 0; a replaced
 //     file is drained, then followed from 0.
 //   - Pacing: lines are held back to stay inside the receiver's ingress
-//     guard (an identical body from the same sender within 30 s is dropped
-//     silently; a token bucket of 30 refilled at 0.5/s per sender). A held
-//     line's ack carries paced_ms and the heartbeat carries pacing. The
-//     receiver's 50-message queue cannot be observed from outside and is
-//     not modelled.
+//     guard (its duplicate window and per-sender token bucket, as
+//     COMPATIBILITY.md gives them under "Where 2.1.332 differs from what
+//     v0.1 measured"). A held line's ack carries paced_ms and the heartbeat
+//     carries pacing. The receiver's queue limit cannot be observed from
+//     outside and is not modelled.
 //   - Trust by ownership: before it follows, the inbox must pass
 //     [claudeinbox.CheckTrust] (its directory the user's and not writable by
 //     group or others; the inbox, ack, offset, lock and attempt files the
@@ -96,7 +96,7 @@
 //
 // The start-up to the initialize answer and the memory of both are in
 // BENCHMARKS.md; the files the doorman writes (heartbeat, acks, offset) are
-// v0.1's, listed in COMPATIBILITY.md.
+// the v0.1 contract's (COMPATIBILITY.md, "Inbox contract v1").
 //
 // Nothing here reads the process environment, the clock or /proc on its own:
 // every input comes through [Host] and [Options].
