@@ -5,7 +5,8 @@
 // It guarantees:
 //
 //   - Locate finds a session's transcript by the project directory name
-//     Claude Code gives its cwd (reproduced byte for byte), and never
+//     Claude Code gives its cwd (reproduced byte for byte; the rule is in
+//     COMPATIBILITY.md, "Files"), and never
 //     leaves the projects directory: a session id that is not a UUID is
 //     refused before any path is built, and only regular files (never
 //     symlinks) are returned.
