@@ -12,7 +12,6 @@ import (
 
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
-	"github.com/oo-family/oo-claude/internal/version"
 	"github.com/oo-family/oo-claude/lineage"
 	"github.com/oo-family/oo-claude/observatory/inboxstate"
 	"github.com/oo-family/oo-claude/station"
@@ -29,15 +28,16 @@ type Options struct {
 	Paths station.Paths
 	// Now is the clock; nil means the station's clock.
 	Now func() time.Time
-	// RidingWindow is the riding rule's window; <= 0 means
-	// transcriptfile.DefaultRidingWindow (OO_CLAUDE_RIDING_WINDOW_S).
+	// RidingWindow is the riding rule's window; <= 0 means ten minutes
+	// (OO_CLAUDE_RIDING_WINDOW_S's default).
 	RidingWindow time.Duration
 	// IncludeFinished lists quiet/finished riders too (--all); the counts
 	// riders_riding and riders_total are the same either way.
 	IncludeFinished bool
 	// Hostname names the station; nil means os.Hostname.
 	Hostname func() (string, error)
-	// Generator is the document's generator; "" means "oo-claude <version>".
+	// Generator is the document's generator, "oo-claude <version>" (the
+	// CLI gives its own version); "" means "oo-claude".
 	Generator string
 	// Only restricts the document to one session id (riders SESSION). When
 	// no live session has that id, the document holds it as an offline
@@ -100,7 +100,7 @@ func Build(ctx context.Context, opts Options) (*Document, error) {
 	}
 	gen := opts.Generator
 	if gen == "" {
-		gen = "oo-claude " + version.Version
+		gen = "oo-claude"
 	}
 	doc := &Document{
 		Schema:          Schema,

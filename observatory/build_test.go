@@ -256,6 +256,10 @@ func TestBuildErrors(t *testing.T) {
 	if err != nil || len(doc.Sessions) != 0 {
 		t.Errorf("missing registry: %v, %d sessions; want none and no error", err, len(doc.Sessions))
 	}
+	// The library knows no version: the caller gives it in Generator.
+	if err == nil && doc.Generator != "oo-claude" {
+		t.Errorf("generator without Options.Generator = %q, want \"oo-claude\"", doc.Generator)
+	}
 }
 
 func TestBuildWarnsAboutUnreadableParts(t *testing.T) {

@@ -39,7 +39,7 @@ type Document struct {
 	Station     string    `json:"station"`      // the host name
 	Sessions    []Session `json:"sessions"`
 
-	Generator       string         `json:"generator"`       // "oo-claude <version>"
+	Generator       string         `json:"generator"`       // "oo-claude <version>" (Options.Generator)
 	RidingWindowS   float64        `json:"riding_window_s"` // the riding rule's window
 	IncludeFinished bool           `json:"include_finished"`
 	OfflineInboxes  []OfflineInbox `json:"offline_inboxes"`

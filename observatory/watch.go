@@ -39,14 +39,14 @@ const (
 	EventOverflow       = "overflow"        // the reader fell behind: dropped events were left out; Initial events of the station as it is follow
 )
 
-// DefaultLiveness is how often Watch checks that the sessions it holds
+// defaultLiveness is how often Watch checks that the sessions it holds
 // still have their process when WatchOptions.Liveness is 0: the doorman's
 // default heartbeat period.
-const DefaultLiveness = 2 * time.Second
+const defaultLiveness = 2 * time.Second
 
-// DefaultMaxQueued is how many events wait for a reader that does not
+// defaultMaxQueued is how many events wait for a reader that does not
 // take them when WatchOptions.MaxQueued is 0.
-const DefaultMaxQueued = 10000
+const defaultMaxQueued = 10000
 
 // Doorman states of a doorman event.
 const (
@@ -55,9 +55,9 @@ const (
 	DoormanNotFresh = "not-fresh"
 )
 
-// TextLimit is how many characters of a line or a final answer an event
+// textLimit is how many characters of a line or a final answer an event
 // carries.
-const TextLimit = 200
+const textLimit = 200
 
 // Event is one thing that happened on the station. Event, TS and Session are
 // always set; the other fields only for the events that name them (see the
@@ -104,11 +104,11 @@ type WatchOptions struct {
 	// Now is the clock of the events' ts; nil means the station's clock.
 	Now func() time.Time
 	// MaxQueued bounds the events that wait for the reader; 0 means
-	// DefaultMaxQueued. See [Watch] for what happens past it.
+	// 10,000. See [Watch] for what happens past it.
 	MaxQueued int
 	// Liveness is how often the watcher checks, while it holds a live
 	// session, that each one's process is still there; 0 means
-	// DefaultLiveness, below 0 never.
+	// two seconds (the doorman's default heartbeat period), below 0 never.
 	Liveness time.Duration
 }
 
@@ -165,11 +165,11 @@ func Watch(ctx context.Context, opts WatchOptions) (<-chan Event, error) {
 	cancel() // a done context: a Follower's Next reads what is there, never waits
 	max := opts.MaxQueued
 	if max <= 0 {
-		max = DefaultMaxQueued
+		max = defaultMaxQueued
 	}
 	liveness := opts.Liveness
 	if liveness == 0 {
-		liveness = DefaultLiveness
+		liveness = defaultLiveness
 	}
 	w := &watcher{
 		st: &st, now: now, only: opts.Only, fw: fw, maxQueued: max, liveness: liveness,
@@ -926,11 +926,11 @@ func readLines(path string, off int64, fn func(line []byte, off int64)) int64 {
 	}
 }
 
-// clip cuts s to TextLimit characters.
+// clip cuts s to textLimit characters.
 func clip(s string) string {
-	if utf8.RuneCountInString(s) <= TextLimit {
+	if utf8.RuneCountInString(s) <= textLimit {
 		return s
 	}
 	r := []rune(s)
-	return string(r[:TextLimit])
+	return string(r[:textLimit])
 }

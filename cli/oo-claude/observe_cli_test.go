@@ -14,6 +14,7 @@ import (
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
+	"github.com/oo-family/oo-claude/internal/version"
 )
 
 // The tests of read, sessions, riders and doctor, through the binary.
@@ -208,8 +209,9 @@ func TestSessionsJSONHasEveryV01Field(t *testing.T) {
 	}
 	// The values the station implies.
 	var doc struct {
-		Schema   string `json:"schema"`
-		Sessions []struct {
+		Schema    string `json:"schema"`
+		Generator string `json:"generator"`
+		Sessions  []struct {
 			Session       string   `json:"session"`
 			ParentSession *string  `json:"parent_session"`
 			Children      []string `json:"children"`
@@ -235,10 +237,10 @@ func TestSessionsJSONHasEveryV01Field(t *testing.T) {
 		t.Fatalf("%d sessions, %d offline inboxes; want 2 and 1:\n%s", len(doc.Sessions), len(doc.Offline), r.stdout)
 	}
 	a, b := doc.Sessions[0], doc.Sessions[1]
-	got := []any{doc.Schema, a.Session, a.Children, a.RidersRiding, a.RidersTotal, a.Inbox.Pending, a.Inbox.PendingSource,
+	got := []any{doc.Schema, doc.Generator, a.Session, a.Children, a.RidersRiding, a.RidersTotal, a.Inbox.Pending, a.Inbox.PendingSource,
 		a.Inbox.Doorman != nil && a.Inbox.Doorman.Fresh, b.Session, b.ParentSession != nil && *b.ParentSession == o.sidA,
 		doc.Offline[0].Session, doc.Offline[0].Pending}
-	want := []any{"oo-claude/sessions/v0", o.sidA, []string{o.sidB}, 1, 2, 0, "offset", true, o.sidB, true, obsOffline, 1}
+	want := []any{"oo-claude/sessions/v0", "oo-claude " + version.Version, o.sidA, []string{o.sidB}, 1, 2, 0, "offset", true, o.sidB, true, obsOffline, 1}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("values (-want +got):\n%s", diff)
 	}

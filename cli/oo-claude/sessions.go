@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/oo-family/oo-claude/internal/fsx"
+	"github.com/oo-family/oo-claude/internal/version"
 	"github.com/oo-family/oo-claude/observatory"
 	"github.com/oo-family/oo-claude/station"
 	"github.com/peterbourgon/ff/v3/ffcli"
@@ -37,6 +38,7 @@ func buildDocument(ctx context.Context, e *env, f *observatoryFlags, only string
 		RidingWindow:    cfg.RidingWindow,
 		IncludeFinished: f.all,
 		Only:            only,
+		Generator:       "oo-claude " + version.Version,
 	})
 	if err != nil {
 		return nil, &exitError{code: exitFail, err: err}
