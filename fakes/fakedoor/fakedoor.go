@@ -1,7 +1,8 @@
 // Package fakedoor is an exported test double for a Claude Code session's
 // messaging socket ("the door"), in the spirit of net/http/httptest: a real
 // Unix-socket listener in a private temporary directory that reads
-// newline-delimited frames by the rules measured on Claude Code 2.1.332,
+// newline-delimited frames by the rules of Claude Code 2.1.332's door
+// (COMPATIBILITY.md, "Where 2.1.332 differs from what v0.1 measured"),
 // never writes a byte, and records every line with the writer's SO_PEERCRED
 // pid and what the real receiver would have done with it.
 //
@@ -40,7 +41,7 @@ import (
 	"github.com/oo-family/oo-claude/station"
 )
 
-// The receiver's limits, as measured.
+// The receiver's limits, as Claude Code 2.1.332 has them.
 const (
 	// MaxBuffer is how many characters (UTF-16 code units) a connection may
 	// have buffered before the receiver drops it.
@@ -120,8 +121,8 @@ type ConnInfo struct {
 }
 
 // Guard mimics the real ingress guard, per sender key (the frame's from, or
-// the peer pid when from is "unknown"). Zero fields take the measured
-// defaults. Its model is the one the doorman paces for.
+// the peer pid when from is "unknown"). Zero fields take the real guard's
+// values, noted beside each field. Its model is the one the doorman paces for.
 type Guard struct {
 	Capacity        float64       // token bucket size; 30
 	RefillPerSecond float64       // 0.5

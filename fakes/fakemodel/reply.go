@@ -23,7 +23,7 @@ type Reply struct {
 	// "message": Text}}). Claude Code retries failed requests with backoff;
 	// with CLAUDE_CODE_MAX_RETRIES=0 a 529 ends the turn at once (result
 	// is_error, terminal_reason "api_error"), but a 400 is still retried
-	// once (measured on 2.1.332), taking the next reply.
+	// once (as Claude Code 2.1.332 does), taking the next reply.
 	Status int
 	// StopReason overrides the stop_reason: by default "tool_use" with a
 	// ToolUse, else "end_turn". "max_tokens" and "refusal" are other real
