@@ -28,7 +28,8 @@ type StartArgs struct {
 	Prompt    string
 }
 
-// StartArgv returns the argv of a start, without argv[0]: v0.1's, with
+// StartArgv returns the argv of a start, without argv[0], as
+// COMPATIBILITY.md gives it ("The claude command lines"): v0.1's, with
 // --output-format stream-json --verbose so every turn's result is read.
 func StartArgv(s StartArgs) []string {
 	a := []string{"-p", "--session-id", s.SessionID, "--output-format", "stream-json", "--verbose", "--model", s.Model,
@@ -55,7 +56,8 @@ type ResumeArgs struct {
 	Budget    float64
 }
 
-// ResumeArgv returns the argv of a resume, without argv[0]: v0.1's flags,
+// ResumeArgv returns the argv of a resume, without argv[0], as
+// COMPATIBILITY.md gives it ("The claude command lines"): v0.1's flags,
 // with the doorman injected as start injects it (--mcp-config, then
 // --strict-mcp-config) so the lines waiting in the inbox reach the resumed
 // process, and stream-json in and out so every turn's result is read and

@@ -6,9 +6,10 @@ import (
 	"strings"
 )
 
-// KeepEnv returns the 18 CLAUDE* variables a child keeps (v0.1's
-// provider/auth names the Claude Code binary knows): CLAUDE_CONFIG_DIR, the
-// provider switches, and the four credentials. Every other variable whose
+// KeepEnv returns the 18 CLAUDE* variables a child keeps (the provider and
+// auth names the Claude Code binary knows, as COMPATIBILITY.md lists them
+// under "Knobs"): CLAUDE_CONFIG_DIR, the provider switches, and the four
+// credentials. Every other variable whose
 // name starts with CLAUDE is dropped from a child's environment.
 func KeepEnv() []string {
 	return []string{
