@@ -3,7 +3,6 @@ package station
 import (
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"time"
 
@@ -31,10 +30,10 @@ func (p Paths) LineageFile() string { return filepath.Join(p.ObservatoryDir, "li
 var ErrNoHome = errors.New("HOME is not set")
 
 // PathsFromEnv returns the paths named by the knobs, read through getenv
-// (nil reads this process's environment).
+// (nil is an environment with nothing set).
 func PathsFromEnv(getenv func(string) string) (Paths, error) {
 	if getenv == nil {
-		getenv = os.Getenv
+		getenv = unset
 	}
 	home := getenv("HOME")
 	need := func(rel string) (string, error) {
@@ -163,12 +162,12 @@ func (e *KnobError) Unwrap() error { return e.Err }
 // ErrBadKnob is wrapped by every [KnobError].
 var ErrBadKnob = errors.New("bad value")
 
-// ConfigFromEnv reads every knob through getenv (nil reads this process's
-// environment). A knob that is set to a value it cannot take is an error (a
+// ConfigFromEnv reads every knob through getenv (nil is an environment
+// with nothing set). A knob that is set to a value it cannot take is an error (a
 // *KnobError), never silently the default.
 func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	if getenv == nil {
-		getenv = os.Getenv
+		getenv = unset
 	}
 	p, err := PathsFromEnv(getenv)
 	if err != nil {
@@ -233,3 +232,6 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	}
 	return c, nil
 }
+
+// unset is the getenv of an environment with nothing set.
+func unset(string) string { return "" }

@@ -1,6 +1,7 @@
 package station_test
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/oo-family/oo-claude/station"
@@ -43,8 +44,13 @@ func TestNoPanicOnZeroValues(t *testing.T) {
 	_ = station.DefaultConfig(station.Paths{})
 	_, _ = station.PathsFromEnv(func(string) string { return "" })
 	_, _ = station.ConfigFromEnv(func(string) string { return "" })
-	_, _ = station.PathsFromEnv(nil)
-	_, _ = station.ConfigFromEnv(nil)
+	// A nil getenv is an environment with nothing set: no HOME.
+	if _, err := station.PathsFromEnv(nil); !errors.Is(err, station.ErrNoHome) {
+		t.Errorf("PathsFromEnv(nil): %v, want ErrNoHome", err)
+	}
+	if _, err := station.ConfigFromEnv(nil); !errors.Is(err, station.ErrNoHome) {
+		t.Errorf("ConfigFromEnv(nil): %v, want ErrNoHome", err)
+	}
 	var tok station.Token
 	_, _, _ = tok.String(), tok.GoString(), tok.IsZero()
 	_, _ = tok.MarshalJSON()
