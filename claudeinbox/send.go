@@ -37,9 +37,10 @@ const AckPoll = time.Second
 // the inbox (or its directory) should be, and nothing was written through it.
 var ErrSymlink = fsx.ErrSymlink
 
-// Errors of a Sender that cannot send at all.
+// Errors of a Sender that cannot send at all. ErrNoStation is also what
+// observatory's Build, Watch and GC return for options without a station.
 var (
-	ErrNoStation = errors.New("sender has no station")
+	ErrNoStation = errors.New("no station")
 	ErrBadOption = errors.New("bad sender option")
 )
 

@@ -3,6 +3,7 @@ package observatory
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -49,9 +50,6 @@ type Options struct {
 	Workers int
 }
 
-// ErrNoStation reports Options without a Station.
-var ErrNoStation = errors.New("observatory: no station")
-
 // Error is a failure to read a part of the station that the document cannot
 // do without (the registry).
 type Error struct {
@@ -65,14 +63,19 @@ func (e *Error) Error() string { return "observatory: " + e.Op + " " + e.Path + 
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
 
+// errNoStation is claudeinbox.ErrNoStation, said by the observatory: the
+// options lack a Station.
+var errNoStation = fmt.Errorf("observatory: %w", claudeinbox.ErrNoStation)
+
 // Build reads the station and returns the oo-claude/sessions/v0 document.
 // Only an unreadable registry is an error; parts that cannot be read (a
 // rider, an inbox, the lineage ledger) are left at their empty values and
-// named in Document.Warnings. When ctx ends while Build reads, the
+// named in Document.Warnings. Options without a Station are an error
+// matching claudeinbox.ErrNoStation. When ctx ends while Build reads, the
 // sessions not read yet are left out and ctx's error is returned itself.
 func Build(ctx context.Context, opts Options) (*Document, error) {
 	if opts.Station == nil {
-		return nil, ErrNoStation
+		return nil, errNoStation
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err

@@ -237,8 +237,8 @@ func TestBuildOnly(t *testing.T) {
 }
 
 func TestBuildErrors(t *testing.T) {
-	if _, err := observatory.Build(context.Background(), observatory.Options{}); !errors.Is(err, observatory.ErrNoStation) {
-		t.Errorf("no station: %v, want ErrNoStation", err)
+	if _, err := observatory.Build(context.Background(), observatory.Options{}); !errors.Is(err, claudeinbox.ErrNoStation) {
+		t.Errorf("no station: %v, want claudeinbox.ErrNoStation", err)
 	}
 	fs := fakestation.New(t)
 	// A registry that is a file cannot be listed.

@@ -70,7 +70,7 @@ type GCItem struct {
 // removes nothing.
 func GC(opts GCOptions) ([]GCItem, error) {
 	if opts.Station == nil {
-		return nil, ErrNoStation
+		return nil, errNoStation
 	}
 	now := time.Now
 	if opts.Now != nil {

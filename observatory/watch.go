@@ -144,10 +144,11 @@ type WatchOptions struct {
 // then and a rider-started for each of its riders still riding: the
 // station as it is, as at the start of a watch. A session the reader knew
 // and that is not among them ended meanwhile. Setup errors (no station,
-// the registry unreadable, no inotify) are returned at once.
+// matching claudeinbox.ErrNoStation; the registry unreadable; no inotify)
+// are returned at once.
 func Watch(ctx context.Context, opts WatchOptions) (<-chan Event, error) {
 	if opts.Station == nil {
-		return nil, ErrNoStation
+		return nil, errNoStation
 	}
 	st := *opts.Station
 	if opts.Paths.SessionsDir != "" {
