@@ -427,7 +427,7 @@ func (s *syncWriter) Write(p []byte) (int, error) {
 }
 
 // inodeOf returns the inode of an open file.
-func inodeOf(fi os.FileInfo) uint64 { return statIno(fi) }
+func inodeOf(fi os.FileInfo) uint64 { return fsx.Inode(fi) }
 
 // Report is the answer of the MCP tool: the status, the heartbeat on disk
 // (nil when this doorman holds no inbox and none exists) and the complete

@@ -209,8 +209,6 @@ func TestDoormanRefusesElsewhere(t *testing.T) {
 	})
 }
 
-// TestDoormanSIGINT: the stopped heartbeat is on disk within 50 ms of
-// SIGINT (Claude Code sends SIGTERM 100 ms later).
 // TestDoormanSIGINT holds the doorman to Claude Code's stop sequence: the
 // stopped heartbeat is on disk before the SIGTERM that follows SIGINT by
 // 100 ms. The typical figure (well under 50 ms) is a measurement, not an

@@ -87,6 +87,8 @@ type Doorman struct {
 	read      atomic.Int64
 	since     time.Time
 	offset    int64
+	inode     atomic.Uint64 // the inbox's, as last read
+	peerPID   atomic.Int64  // the door's listener, as last delivered to
 	errMu     sync.Mutex
 	err       error
 }
@@ -209,6 +211,9 @@ func (d *Doorman) drain() {
 		return // not there yet
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err == nil {
+		d.inode.Store(fsx.Inode(fi))
+	}
 	if _, err := f.Seek(d.offset, io.SeekStart); err != nil {
 		d.fail(err)
 		return
@@ -255,19 +260,20 @@ func (d *Doorman) handle(line []byte, start int64) bool {
 			return true // undeliverable: the fake leaves it
 		}
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		_, err = (&door.Dialer{Settle: door.NoSettle}).Deliver(ctx, d.opts.Door, door.Message{SessionID: d.sessionID, From: m.From, MsgID: msgID, Priority: door.Priority(m.Priority), Text: m.Text})
+		cred, err := (&door.Dialer{Settle: door.NoSettle}).Deliver(ctx, d.opts.Door, door.Message{SessionID: d.sessionID, From: m.From, MsgID: msgID, Priority: door.Priority(m.Priority), Text: m.Text})
 		cancel()
 		if err != nil {
 			d.fail(err)
 			return true
 		}
+		d.peerPID.Store(int64(cred.PID))
 		ts := d.now().UTC().Format("2006-01-02T15:04:05.000Z")
 		queuedAt = &ts
 	}
 	a := claudeinbox.Ack{
 		TS: claudeinbox.FormatTime(d.now()), SHA256: claudeinbox.SHA256(line), SessionID: d.sessionID,
 		PeerStatus: d.opts.PeerStatus, MsgID: msgID, DoormanPID: d.opts.PID, V: claudeinbox.Version,
-		PeerStatusRaw: d.opts.PeerStatus,
+		PeerStatusRaw: d.opts.PeerStatus, Inode: d.inode.Load(),
 	}
 	if !d.opts.NoOffset {
 		a.LineOffset = &start
@@ -316,7 +322,8 @@ func (d *Doorman) heartbeat(state claudeinbox.State) error {
 	h := claudeinbox.Heartbeat{
 		PID: d.opts.PID, SessionID: sid, Since: claudeinbox.FormatTime(d.since), LastSeen: claudeinbox.FormatTime(seen),
 		Delivered: int(d.acked.Load()), Offset: d.offset, State: state, Mode: "fake", OwnerPID: os.Getpid(),
-		LastError: d.opts.LastError,
+		LastError: d.opts.LastError, Inode: d.inode.Load(), PeerPID: int(d.peerPID.Load()), Socket: d.opts.Door,
+		Version: "fakedoorman",
 	}
 	if state == claudeinbox.StateStopped {
 		h.StoppedAt = claudeinbox.FormatTime(now)

@@ -16,7 +16,14 @@ import (
 	"go.uber.org/goleak"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+// TestMain lets the test binary play the real doorman for the conformance
+// test (conformance_test.go).
+func TestMain(m *testing.M) {
+	if os.Getenv(realDoormanEnv) == "1" {
+		os.Exit(runRealDoorman())
+	}
+	goleak.VerifyTestMain(m)
+}
 
 func waitFor(t *testing.T, what string, ok func() bool) {
 	t.Helper()
