@@ -126,9 +126,9 @@ type Sender struct {
 	ClientVersion string
 	// SeenWait is how long Send waits, after a delivered-* verdict, for
 	// the session's transcript to show the line (Verdict.Seen): the proof
-	// that the model saw it. 0 does not wait (as v0.1 did not); a positive
-	// wait needs a Witness; negative is [ErrBadOption]. The class is the
-	// same either way.
+	// that the model saw it. 0 does not wait; a positive wait needs a
+	// Witness; negative is [ErrBadOption]. The class is the same either
+	// way.
 	SeenWait time.Duration
 	// Witness reads the transcript for SeenWait and ReplyWait;
 	// transcript.Witness is the real one.

@@ -6,8 +6,8 @@ import (
 )
 
 // Doorman is the doorman's heartbeat as a send row reports it (the row's
-// "doorman" key): the v0.1 keys fresh, pid, age and state, plus why it was
-// not fresh.
+// "doorman" key): the v0.1 keys fresh, pid, age and state (COMPATIBILITY.md,
+// "Added keys (extensions)"), plus why it was not fresh.
 type Doorman struct {
 	Fresh bool     `json:"fresh"`
 	PID   *int     `json:"pid"`
@@ -130,8 +130,8 @@ func (r SendRow) stamped(t time.Time) any {
 }
 
 // Run is what one `claude -p` run reported, the keys the resume and start
-// rows (and start's result file) share: the v0.1 resume keys, null until
-// known.
+// rows (and start's result file) share: the v0.1 resume keys
+// (COMPATIBILITY.md, "Added keys (extensions)"), null until known.
 type Run struct {
 	ExitCode       *int     `json:"exit_code"`       // claude's exit code
 	Subtype        *string  `json:"subtype"`         // the result's subtype (success, error_max_turns, …)
@@ -236,7 +236,7 @@ func (r ResumeRow) stamped(t time.Time) any {
 }
 
 // StartRow is the receipt of one start. The v0.1 contract names no keys for
-// it; these are
+// it (COMPATIBILITY.md, "Added keys (extensions)", lists these); these are
 // the start verb's facts: the keys every row has, the prompt as a line, the
 // run's parameters and its result (the same names as the resume row), and
 // the start-only facts (unit, result file, state, which doorman).
