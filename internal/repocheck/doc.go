@@ -5,5 +5,9 @@
 // packages on lower floors; its table and rules are in floors_test.go), and
 // that no exported constructor or entry function of a public package
 // panics or hangs on zero or hostile input (TestNoPanic, with
-// TestNoPanicComplete holding its table to every such function).
+// TestNoPanicComplete holding its table to every such function), and that
+// the documents' links hold (TestCompatibilityLinks: the COMPATIBILITY.md
+// sections comments name exist, the Markdown anchors resolve, and doc
+// comments point to COMPATIBILITY.md instead of v0.1's spec and carry no
+// lab notes).
 package repocheck
