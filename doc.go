@@ -27,6 +27,8 @@
 //	                          facts, liveness, resolving a target
 //	         receipt          receipts.jsonl rows; never a token
 //	floor 0  internal/...     plumbing: checked opens, appends, atomic files
+//	                          (and, a floor or two up, the transcript file
+//	                          layer and the claude process runner)
 //
 // Beside the floors: fakes/... (test doubles other projects' tests import:
 // a station, a door, a claude binary, a model server, a session, a doorman),
@@ -34,7 +36,7 @@
 // Code binary).
 //
 // The files, JSON fields, verdict classes, exit codes and environment knobs
-// are v0.1's contract, kept and only extended; COMPATIBILITY.md in the
+// are the v0.1 contract, kept and only extended; COMPATIBILITY.md in the
 // repository lists them and where Claude Code 2.1.332 differs from what
-// v0.1 measured.
+// v0.1 measured. The measured costs are in BENCHMARKS.md.
 package ooclaude
