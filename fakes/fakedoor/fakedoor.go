@@ -161,17 +161,19 @@ func WithGuard(g Guard) Option {
 	}
 }
 
-// WithClock sets the clock for Frame.Time and the guard (default time.Now).
+// WithClock sets the clock for Frame.Time and the guard (nil: time.Now).
 func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
 
 // WithRefuseWhen closes the connection on every user frame for which f
 // returns true (called with the parsed frame, Disposition not yet set).
 func WithRefuseWhen(f func(Frame) bool) Option { return func(c *config) { c.refuseWhen = f } }
 
-// WithFirstLineDeadline replaces [FirstLineDeadline] (for tests of it).
+// WithFirstLineDeadline replaces [FirstLineDeadline] (for tests of it); a
+// duration that is not positive keeps it.
 func WithFirstLineDeadline(d time.Duration) Option { return func(c *config) { c.firstLine = d } }
 
-// WithMaxBuffer replaces [MaxBuffer] (for tests of it).
+// WithMaxBuffer replaces [MaxBuffer] (for tests of it); a size that is not
+// positive keeps it.
 func WithMaxBuffer(n int) Option { return func(c *config) { c.maxBuffer = n } }
 
 // Door is a running fake door.
@@ -210,9 +212,22 @@ func New(tb fakes.TB, opts ...Option) *Door {
 // fresh 0700 temporary directory short enough for a Unix socket, removed by
 // Close. The caller must Close the door.
 func Listen(path string, opts ...Option) (*Door, error) {
-	cfg := config{now: time.Now, firstLine: FirstLineDeadline, maxBuffer: MaxBuffer}
+	cfg := config{}
 	for _, o := range opts {
-		o(&cfg)
+		if o != nil {
+			o(&cfg)
+		}
+	}
+	// A nil clock and a deadline or buffer that is not positive are the
+	// defaults, not a panic or a door that drops every connection.
+	if cfg.now == nil {
+		cfg.now = time.Now
+	}
+	if cfg.firstLine <= 0 {
+		cfg.firstLine = FirstLineDeadline
+	}
+	if cfg.maxBuffer <= 0 {
+		cfg.maxBuffer = MaxBuffer
 	}
 	d := &Door{
 		cfg:     cfg,

@@ -390,3 +390,19 @@ func TestListenPath(t *testing.T) {
 		t.Errorf("Close removed the caller's directory: %v", err)
 	}
 }
+
+// TestZeroOptionsAreDefaults: a nil option, a nil clock, and a first-line
+// deadline or buffer that is not positive are the defaults: the door
+// still takes a line (a nil clock used to panic on the first frame, a zero
+// buffer to drop every connection).
+func TestZeroOptionsAreDefaults(t *testing.T) {
+	d := fakedoor.New(t, nil, fakedoor.WithClock(nil), fakedoor.WithFirstLineDeadline(0), fakedoor.WithMaxBuffer(-1), fakedoor.WithGuard(fakedoor.Guard{Capacity: -1, RefillPerSecond: -1, DedupWindow: -1}))
+	send(t, d, false, 1, user("hello")+"\n")
+	q := d.Queued()
+	if len(q) != 1 || q[0].Content != "hello" || q[0].Time.IsZero() {
+		t.Fatalf("queued %+v, want the line with its time", q)
+	}
+	if c := d.Conns(); len(c) != 1 || c[0].End != fakedoor.EndEOF {
+		t.Errorf("conns %+v, want one ended at EOF", c)
+	}
+}

@@ -55,7 +55,7 @@ type Options struct {
 	PID int
 	// NoHeartbeat writes no heartbeat at all.
 	NoHeartbeat bool
-	// HeartbeatEvery is the heartbeat interval; 0 means 1 s.
+	// HeartbeatEvery is the heartbeat interval; 0 (or less) means 1 s.
 	HeartbeatEvery time.Duration
 	// NoOffset writes acks without line_offset, as a v1 doorman does.
 	NoOffset bool
@@ -111,7 +111,7 @@ func Start(tb fakes.TB, dir, sessionID string, opts Options) *Doorman {
 	if opts.PID == 0 {
 		opts.PID = os.Getpid()
 	}
-	if opts.HeartbeatEvery == 0 {
+	if opts.HeartbeatEvery <= 0 {
 		opts.HeartbeatEvery = time.Second
 	}
 	d := &Doorman{
