@@ -48,10 +48,10 @@ func ExampleBuild() {
 	}
 	s := doc.Sessions[0]
 	fmt.Println(doc.Schema)
-	fmt.Println(s.Name, s.Status, s.Inbox.Pending, s.Inbox.PendingSource, observatory.DoormanState(s.Inbox.Doorman))
+	fmt.Println(s.Name, s.Status, s.Inbox.Pending, s.Inbox.PendingSource, s.Inbox.Doorman == nil)
 	// Output:
 	// oo-claude/sessions/v0
-	// demo busy 2 lines-acks none
+	// demo busy 2 lines-acks true
 }
 
 // Watch a station: a session is already running (this process), then a

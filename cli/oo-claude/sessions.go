@@ -81,7 +81,7 @@ func newSessionsCmd(e *env) *ffcli.Command {
 			if err != nil {
 				return err
 			}
-			return emit(e, &f, doc, func() error { return observatory.WriteTree(e.human(), doc) })
+			return emit(e, &f, doc, func() error { return writeTree(e.human(), doc) })
 		},
 	}
 }
@@ -111,7 +111,7 @@ func newRidersCmd(e *env) *ffcli.Command {
 			if err != nil {
 				return err
 			}
-			return emit(e, &f, doc, func() error { return observatory.WriteRiders(e.human(), doc) })
+			return emit(e, &f, doc, func() error { return writeRiders(e.human(), doc) })
 		},
 	}
 }

@@ -1,36 +1,38 @@
-package observatory_test
+package main
 
 import (
 	"bytes"
-	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/oo-family/oo-claude/observatory"
+	"github.com/oo-family/oo-claude/transcript"
 )
 
-func TestTree(t *testing.T) {
+func TestSessionTree(t *testing.T) {
+	t.Parallel()
 	s := func(id, parent string) observatory.Session {
 		return observatory.Session{Session: id, ParentSession: observatory.NullString(parent)}
 	}
 	tests := []struct {
 		name     string
 		sessions []observatory.Session
-		want     []observatory.Node
+		want     []treeNode
 	}{
-		{"flat", []observatory.Session{s("a", ""), s("b", "")}, []observatory.Node{{0, 0}, {1, 0}}},
+		{"flat", []observatory.Session{s("a", ""), s("b", "")}, []treeNode{{0, 0}, {1, 0}}},
 		{"child after its parent, whatever the order",
 			[]observatory.Session{s("c", "a"), s("a", ""), s("b", ""), s("d", "c")},
-			[]observatory.Node{{1, 0}, {0, 1}, {3, 2}, {2, 0}}},
-		{"parent not running: a root", []observatory.Session{s("a", "gone")}, []observatory.Node{{0, 0}}},
-		{"own parent: a root", []observatory.Session{s("a", "a")}, []observatory.Node{{0, 0}}},
+			[]treeNode{{1, 0}, {0, 1}, {3, 2}, {2, 0}}},
+		{"parent not running: a root", []observatory.Session{s("a", "gone")}, []treeNode{{0, 0}}},
+		{"own parent: a root", []observatory.Session{s("a", "a")}, []treeNode{{0, 0}}},
 		{"cycle shown flat", []observatory.Session{s("a", "b"), s("b", "a"), s("c", "")},
-			[]observatory.Node{{2, 0}, {0, 0}, {1, 1}}},
+			[]treeNode{{2, 0}, {0, 0}, {1, 1}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, observatory.Tree(tt.sessions)); diff != "" {
+			if diff := cmp.Diff(tt.want, sessionTree(tt.sessions)); diff != "" {
 				t.Errorf("(-want +got):\n%s", diff)
 			}
 		})
@@ -38,13 +40,21 @@ func TestTree(t *testing.T) {
 }
 
 func TestWriteTree(t *testing.T) {
-	_, st := synthetic(t)
-	doc, err := observatory.Build(context.Background(), observatory.Options{Station: st})
-	if err != nil {
-		t.Fatal(err)
+	t.Parallel()
+	// A parent with a child, and an inbox of a session that does not run.
+	doc := &observatory.Document{
+		Sessions: []observatory.Session{
+			{Session: "aaaaaaaa-0000-4000-8000-000000000002", Name: "other-01", PID: 1002, Status: "idle",
+				StartedMS:     time.Date(2026, 11, 30, 11, 30, 0, 0, time.UTC).UnixMilli(),
+				ParentSession: "aaaaaaaa-0000-4000-8000-000000000001", Inbox: observatory.Inbox{Pending: 1}},
+			{Session: "aaaaaaaa-0000-4000-8000-000000000001", Name: "work-e9", PID: 1001, Status: "busy",
+				StartedMS: time.Date(2026, 11, 30, 11, 0, 0, 0, time.UTC).UnixMilli(), RidersRiding: 2, RidersTotal: 4,
+				Inbox: observatory.Inbox{Pending: 2, Doorman: &observatory.Doorman{Fresh: true, State: "following"}}},
+		},
+		OfflineInboxes: []observatory.OfflineInbox{{Session: "aaaaaaaa-0000-4000-8000-000000000003", Pending: 1, LastLine: "[x 📡] second"}},
 	}
 	var buf bytes.Buffer
-	if err := observatory.WriteTree(&buf, doc); err != nil {
+	if err := writeTree(&buf, doc); err != nil {
 		t.Fatal(err)
 	}
 	want := strings.Join([]string{
@@ -62,13 +72,24 @@ func TestWriteTree(t *testing.T) {
 }
 
 func TestWriteRiders(t *testing.T) {
-	_, st := synthetic(t)
-	doc, err := observatory.Build(context.Background(), observatory.Options{Station: st, Only: sidA, IncludeFinished: true})
-	if err != nil {
-		t.Fatal(err)
+	t.Parallel()
+	rider := func(agent string, state transcript.RiderState, reason string, ago int64, step, text string) transcript.Rider {
+		return transcript.Rider{Agent: agent, State: state, StateReason: reason, LastActivityS: ago, Rows: 4,
+			AgentType: "general-purpose", Description: "task " + agent, LastStep: step, LastText: text}
+	}
+	doc := &observatory.Document{
+		IncludeFinished: true,
+		Sessions: []observatory.Session{{
+			Session: "aaaaaaaa-0000-4000-8000-000000000001", Name: "work-e9", PID: 1001, Status: "busy", RidersRiding: 2, RidersTotal: 4,
+			Riders: []transcript.Rider{
+				rider("a3", transcript.QuietFinished, transcript.ReasonStale, 1200, "", ""),
+				rider("a2", transcript.QuietFinished, transcript.ReasonFinalText, 20, "Bash: ls", "All done."),
+				rider("a1", transcript.Riding, "", 10, "Read: /x/y.go", "Reading."),
+			},
+		}},
 	}
 	var buf bytes.Buffer
-	if err := observatory.WriteRiders(&buf, doc); err != nil {
+	if err := writeRiders(&buf, doc); err != nil {
 		t.Fatal(err)
 	}
 	got := buf.String()
@@ -87,6 +108,7 @@ func TestWriteRiders(t *testing.T) {
 }
 
 func TestDoormanState(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		d    *observatory.Doorman
@@ -100,7 +122,7 @@ func TestDoormanState(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := observatory.DoormanState(tt.d); got != tt.want {
+			if got := doormanState(tt.d); got != tt.want {
 				t.Errorf("%q, want %q", got, tt.want)
 			}
 		})

@@ -1,4 +1,4 @@
-package observatory
+package main
 
 import (
 	"fmt"
@@ -7,14 +7,15 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/oo-family/oo-claude/observatory"
 	"github.com/oo-family/oo-claude/transcript"
 )
 
-// DoormanState is the one-word doorman state the human listings show: none
+// doormanState is the one-word doorman state the human listings show: none
 // (no heartbeat), the heartbeat's state when it is fresh ("fresh" for a
 // contract-v1 doorman without one), else why it is not fresh (its state
 // when that is the reason: stopped, switched, ...).
-func DoormanState(d *Doorman) string {
+func doormanState(d *observatory.Doorman) string {
 	switch {
 	case d == nil:
 		return "none"
@@ -38,21 +39,21 @@ func startTime(ms int64) string {
 	return time.UnixMilli(ms).UTC().Format("2006-01-02 15:04:05Z")
 }
 
-// WriteTree writes the human form of `oo-claude sessions`: one line per
+// writeTree writes the human form of `oo-claude sessions`: one line per
 // session with its status, riders riding/total, doorman state, pending
 // lines and start time, children indented under their parent, then the
 // offline inboxes that hold waiting lines.
-func WriteTree(w io.Writer, doc *Document) error {
+func writeTree(w io.Writer, doc *observatory.Document) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SESSION\tNAME\tPID\tSTATUS\tRIDERS\tDOORMAN\tPENDING\tSTARTED")
 	if len(doc.Sessions) == 0 {
 		fmt.Fprintln(tw, "(no running sessions)")
 	}
-	for _, n := range Tree(doc.Sessions) {
+	for _, n := range sessionTree(doc.Sessions) {
 		s := doc.Sessions[n.Index]
 		fmt.Fprintf(tw, "%s%s\t%s\t%d\t%s\t%d/%d\t%s\t%d\t%s\n",
 			strings.Repeat("  ", n.Depth), s.Session, dash(s.Name), s.PID, dash(s.Status),
-			s.RidersRiding, s.RidersTotal, DoormanState(s.Inbox.Doorman), s.Inbox.Pending, startTime(s.StartedMS))
+			s.RidersRiding, s.RidersTotal, doormanState(s.Inbox.Doorman), s.Inbox.Pending, startTime(s.StartedMS))
 	}
 	if err := tw.Flush(); err != nil {
 		return err
@@ -73,22 +74,22 @@ func WriteTree(w io.Writer, doc *Document) error {
 	return nil
 }
 
-// Node is one session's place in the lineage tree: its index in the
+// treeNode is one session's place in the lineage tree: its index in the
 // sessions slice and its depth (0 for a root).
-type Node struct {
+type treeNode struct {
 	Index int
 	Depth int
 }
 
-// Tree orders sessions depth first: every session whose parent is not
+// sessionTree orders sessions depth first: every session whose parent is not
 // among them is a root (in the given order), each followed by its
 // children. A cycle in the ledger is cut where it closes.
-func Tree(sessions []Session) []Node {
+func sessionTree(sessions []observatory.Session) []treeNode {
 	idx := make(map[string]int, len(sessions))
 	for i, s := range sessions {
 		idx[s.Session] = i
 	}
-	parentOf := func(s Session) (int, bool) {
+	parentOf := func(s observatory.Session) (int, bool) {
 		if s.ParentSession == "" {
 			return 0, false
 		}
@@ -104,7 +105,7 @@ func Tree(sessions []Session) []Node {
 			roots = append(roots, i)
 		}
 	}
-	var out []Node
+	var out []treeNode
 	seen := make([]bool, len(sessions))
 	var walk func(i, depth int)
 	walk = func(i, depth int) {
@@ -112,7 +113,7 @@ func Tree(sessions []Session) []Node {
 			return
 		}
 		seen[i] = true
-		out = append(out, Node{Index: i, Depth: depth})
+		out = append(out, treeNode{Index: i, Depth: depth})
 		for _, k := range kids[i] {
 			walk(k, depth+1)
 		}
@@ -127,12 +128,12 @@ func Tree(sessions []Session) []Node {
 	return out
 }
 
-// WriteRiders writes the human form of `oo-claude riders`: each session
+// writeRiders writes the human form of `oo-claude riders`: each session
 // with its riders, one line per rider (state, last activity, rows, agent
 // type, description) and its last step or text. Sessions without listed
 // riders are left out, unless the document holds a single session (a
 // riders target), which is always shown.
-func WriteRiders(w io.Writer, doc *Document) error {
+func writeRiders(w io.Writer, doc *observatory.Document) error {
 	shown := 0
 	for _, s := range doc.Sessions {
 		if len(s.Riders) == 0 && len(doc.Sessions) > 1 {
@@ -178,7 +179,7 @@ func WriteRiders(w io.Writer, doc *Document) error {
 	return nil
 }
 
-func noRiders(doc *Document) string {
+func noRiders(doc *observatory.Document) string {
 	if doc.IncludeFinished {
 		return "no riders"
 	}
