@@ -55,9 +55,14 @@
 //   - Pacing: lines are held back to stay inside the receiver's ingress
 //     guard (its duplicate window and per-sender token bucket, as
 //     COMPATIBILITY.md gives them under "Where 2.1.332 differs from what
-//     v0.1 measured"). A held line's ack carries paced_ms and the heartbeat
-//     carries pacing. The receiver's queue limit cannot be observed from
-//     outside and is not modelled.
+//     v0.1 measured"; the model is the one fakes/fakedoor's guard drops
+//     by). A held line's ack carries paced_ms and the heartbeat carries
+//     pacing. The receiver's queue limit cannot be observed from outside
+//     and is not modelled.
+//   - A failed delivery (a refused dial, a failed write, a refusal within the
+//     settle) leaves the line pending with the failure in last_error and
+//     is retried after 1, 2, 4, 8 and then every 10 s; with Once, [Doorman.Run]
+//     returns a [*DeliveryError] instead.
 //   - Trust by ownership: before it follows, the inbox must pass
 //     [claudeinbox.CheckTrust] (its directory the user's and not writable by
 //     group or others; the inbox, ack, offset, lock and attempt files the
