@@ -32,7 +32,7 @@ type Options struct {
 	// RidingWindow is the riding rule's window; <= 0 means ten minutes
 	// (OO_CLAUDE_RIDING_WINDOW_S's default).
 	RidingWindow time.Duration
-	// IncludeFinished lists quiet/finished riders too (--all); the counts
+	// IncludeFinished lists quiet/finished riders too; the counts
 	// riders_riding and riders_total are the same either way.
 	IncludeFinished bool
 	// Hostname names the station; nil means os.Hostname.
@@ -40,14 +40,11 @@ type Options struct {
 	// Generator is the document's generator, "oo-claude <version>" (the
 	// CLI gives its own version); "" means "oo-claude".
 	Generator string
-	// Only restricts the document to one session id (riders SESSION). When
+	// Only restricts the document to one session id. When
 	// no live session has that id, the document holds it as an offline
 	// session (status offline, its riders from its transcript directory).
 	// offline_inboxes is then left empty.
 	Only string
-	// Workers bounds how many sessions are read at once; <= 0 means
-	// GOMAXPROCS (at most 8).
-	Workers int
 }
 
 // Error is a failure to read a part of the station that the document cannot
@@ -134,10 +131,7 @@ func Build(ctx context.Context, opts Options) (*Document, error) {
 	b := builder{st: &st, now: t, window: window, all: opts.IncludeFinished}
 	sessions := make([]Session, len(live))
 	warns := make([][]string, len(live))
-	workers := opts.Workers
-	if workers <= 0 {
-		workers = min(runtime.GOMAXPROCS(0), 8)
-	}
+	workers := min(runtime.GOMAXPROCS(0), 8) // sessions read at once
 	var wg sync.WaitGroup
 	next := make(chan int)
 	for range min(workers, len(live)) {

@@ -25,15 +25,15 @@ var (
 	// was removed and recreated, or renamed over). The Follower goes on
 	// from the start of the new file.
 	ErrReplaced = errors.New("transcript: replaced under the follower")
-	// ErrRowTooLong: a row grew past FollowOptions.MaxRow without its
-	// "\n". It is not handed over; the Follower goes on after its end.
+	// ErrRowTooLong: a row grew past 64 MiB without its "\n". It is not
+	// handed over; the Follower goes on after its end.
 	ErrRowTooLong = errors.New("transcript: row too long to follow")
 )
 
 // followPoll is a Follower's default safety poll.
 const followPoll = time.Second
 
-// followMaxRow is a Follower's default bound on one row.
+// followMaxRow is a Follower's bound on one row.
 const followMaxRow = 64 << 20
 
 // FollowOptions tune Follow.
@@ -42,8 +42,6 @@ type FollowOptions struct {
 	// wake the Follower, the timer only covers events the kernel dropped
 	// or a watch that could not be set up. 0 means one second.
 	Poll time.Duration
-	// MaxRow bounds the bytes held for one row; 0 means 64 MiB.
-	MaxRow int
 }
 
 // Line is one complete row of a transcript.
@@ -91,13 +89,10 @@ func Follow(ctx context.Context, path string, from int64, opts FollowOptions) *F
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	f := &Follower{ctx: ctx, path: filepath.Clean(path), poll: opts.Poll, maxRow: opts.MaxRow, off: max(from, 0)}
+	f := &Follower{ctx: ctx, path: filepath.Clean(path), poll: opts.Poll, maxRow: followMaxRow, off: max(from, 0)}
 	f.dir = filepath.Dir(f.path)
 	if f.poll <= 0 {
 		f.poll = followPoll
-	}
-	if f.maxRow <= 0 {
-		f.maxRow = followMaxRow
 	}
 	return f
 }

@@ -250,7 +250,7 @@ func TestFollowNotRegular(t *testing.T) {
 func TestFollowRowTooLong(t *testing.T) {
 	path := filepath.Join(t.TempDir(), uuid.NewString()+transcriptfile.Ext)
 	appendTo(t, path, "ok\n"+strings.Repeat("x", 300<<10)+"\nafter\n")
-	f := transcript.Follow(context.Background(), path, 0, transcript.FollowOptions{MaxRow: 100 << 10})
+	f := transcript.FollowMaxRow(context.Background(), path, 0, transcript.FollowOptions{}, 100<<10)
 	defer f.Close()
 	rows, errs := drain(f)
 	if diff := cmp.Diff([]string{"ok", "after"}, rows); diff != "" {

@@ -284,7 +284,7 @@ var noPanicCases = []noPanicCase{
 	// transcript
 	{names: []string{"transcript.Follow", "transcript.Follower.Next"}, run: func(h *hostile) {
 		for _, p := range h.paths {
-			for _, o := range []transcript.FollowOptions{{}, {Poll: -1, MaxRow: -1}} {
+			for _, o := range []transcript.FollowOptions{{}, {Poll: -1}} {
 				h.call("transcript.Follow("+q(p)+")", func() {
 					f := transcript.Follow(h.ctx(), p, -1, o)
 					f.Next(h.ctx())
@@ -422,7 +422,7 @@ var noPanicCases = []noPanicCase{
 		h.call("observatory.Build(zero)", func() { observatory.Build(h.ctx(), observatory.Options{}) })
 		for i, s := range h.strs {
 			p := station.Paths{ConfigDir: s, SessionsDir: s, ProjectsDir: s, InboxDir: s, StateDir: s, ObservatoryDir: s}
-			o := observatory.Options{Station: h.st, Paths: p, RidingWindow: h.durs[i%len(h.durs)], Only: s, Workers: h.ints[i%len(h.ints)], Generator: s}
+			o := observatory.Options{Station: h.st, Paths: p, RidingWindow: h.durs[i%len(h.durs)], Only: s, Generator: s}
 			h.call("observatory.Build("+q(s)+")", func() {
 				observatory.Build(h.ctx(), o)
 				observatory.Build(h.ctx(), observatory.Options{Station: station.New(p), Paths: p, Only: s})

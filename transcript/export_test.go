@@ -1,0 +1,11 @@
+package transcript
+
+import "context"
+
+// FollowMaxRow is Follow with a smaller bound on one row than the 64 MiB
+// every Follower has, so a test can pass it without writing 64 MiB.
+func FollowMaxRow(ctx context.Context, path string, from int64, opts FollowOptions, maxRow int) *Follower {
+	f := Follow(ctx, path, from, opts)
+	f.maxRow = maxRow
+	return f
+}
