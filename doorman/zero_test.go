@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -81,5 +82,32 @@ func TestDoorDialerSettleMeansWhatDoorSays(t *testing.T) {
 	}
 	if _, err := (doorman.DoorDialer{Settle: door.NoSettle}).Deliver(context.Background(), fd.Path(), os.Getpid(), m, true); err != nil {
 		t.Errorf("NoSettle: err %v, want none (no settle, the close unseen)", err)
+	}
+}
+
+// TestThisProcessMapsTheSettleKnob: OO_CLAUDE_DOOR_SETTLE_S keeps its
+// meaning (0: no settle) now that a zero DoorDialer.Settle is door's
+// default: ThisProcess, where the knob is read, maps it.
+func TestThisProcessMapsTheSettleKnob(t *testing.T) {
+	for _, tt := range []struct {
+		knob string
+		want time.Duration
+	}{{"", 250 * time.Millisecond}, {"0", door.NoSettle}, {"0.05", 50 * time.Millisecond}} {
+		cfg, err := station.ConfigFromEnv(func(k string) string {
+			if k == "OO_CLAUDE_DOOR_SETTLE_S" {
+				return tt.knob
+			}
+			if k == "HOME" {
+				return "/home/u"
+			}
+			return ""
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		dd, ok := doorman.ThisProcess(cfg, nil).Door.(doorman.DoorDialer)
+		if !ok || dd.Settle != tt.want {
+			t.Errorf("OO_CLAUDE_DOOR_SETTLE_S=%q: door %#v, want a DoorDialer settling %v", tt.knob, dd, tt.want)
+		}
 	}
 }
