@@ -1,18 +1,21 @@
 package lineage_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
 	"github.com/oo-family/oo-claude/lineage"
 	"go.uber.org/goleak"
@@ -228,8 +231,9 @@ func TestParseRowsLenient(t *testing.T) {
 	}
 }
 
-// ParseRows never loses a row to the lines before it, and Current keeps
-// exactly one row per child: the newest.
+// ParseRows never loses a row to the lines before it, Current keeps
+// exactly one row per child (the newest), and the ledger's own reader
+// (Rows, Links) gives what they give.
 func FuzzParseRows(f *testing.F) {
 	f.Add([]byte(`{"ts":"x","child_host":null,"child_session":"` + child + `","parent_host":null,"parent_session":null,"title":"","by":"child"}` + "\n"))
 	f.Add([]byte("{\n}\n{\"child_session\":1}"))
@@ -254,6 +258,29 @@ func FuzzParseRows(f *testing.F) {
 		}
 		if len(cur) > len(rows) {
 			t.Fatalf("Current made %d rows out of %d", len(cur), len(rows))
+		}
+		// The ledger's streaming reader agrees with the model: Rows are
+		// the parsed rows, Links their newest per child (lines within the
+		// reader's 64 KiB bound; it skips longer ones).
+		if !slices.ContainsFunc(bytes.Split(b, []byte("\n")), func(l []byte) bool { return len(l) > 64<<10 }) {
+			l := &lineage.Ledger{Path: filepath.Join(t.TempDir(), "lineage.jsonl")}
+			if err := os.WriteFile(l.Path, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			gotRows, err := l.Rows()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(rows, gotRows, cmpopts.EquateEmpty()); d != "" {
+				t.Fatalf("Ledger.Rows vs ParseRows (-model +ledger):\n%s", d)
+			}
+			links, err := l.Links()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := cmp.Diff(cur, links, cmpopts.EquateEmpty()); d != "" {
+				t.Fatalf("Ledger.Links vs Current (-model +ledger):\n%s", d)
+			}
 		}
 		// Whatever came before, a whole row appended after it is read
 		// and is its child's current link.
