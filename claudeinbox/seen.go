@@ -54,7 +54,7 @@ func (s *Sender) awaitSeen(ctx context.Context, v *Verdict, m transcriptMark, wa
 	seen := false
 	v.Seen, v.Transcript = &seen, m.path
 	if m.err != nil {
-		v.Note = fmt.Sprintf("not seen: the session's transcript cannot be watched (%v); oo-claude read %s shows the line once the model took it", m.err, v.SessionID)
+		v.Note = fmt.Sprintf("not seen: the session's transcript cannot be watched (%v)", m.err)
 		return nil
 	}
 	v.TranscriptOffset, v.waited = m.size, true
@@ -62,7 +62,7 @@ func (s *Sender) awaitSeen(ctx context.Context, v *Verdict, m transcriptMark, wa
 	seen, err := s.Witness.WaitSeen(ctx, m.path, m.size, v.MsgID, wait)
 	v.SeenAfter = s.now().Sub(start)
 	if !seen {
-		v.Note = fmt.Sprintf("not seen within %s: the door took the line, but the transcript has no row with its msg_id yet; oo-claude read %s shows it once the model takes it", wait, v.SessionID)
+		v.Note = fmt.Sprintf("not seen within %s: the door took the line, but the transcript has no row with its msg_id yet", wait)
 	}
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
@@ -87,7 +87,7 @@ func (s *Sender) awaitReply(ctx context.Context, v *Verdict, m transcriptMark) e
 	}
 	if !*v.Seen {
 		v.ReplyAfter = s.now().Sub(start)
-		v.Note = fmt.Sprintf("no reply within %s: the door took the line, but the transcript has no row with its msg_id yet; oo-claude read %s shows the answer once the model gives it", s.ReplyWait, v.SessionID)
+		v.Note = fmt.Sprintf("no reply within %s: the door took the line, but the transcript has no row with its msg_id yet", s.ReplyWait)
 		return nil
 	}
 	left := s.ReplyWait - s.now().Sub(start)
@@ -95,7 +95,7 @@ func (s *Sender) awaitReply(ctx context.Context, v *Verdict, m transcriptMark) e
 	v.ReplyAfter = s.now().Sub(start)
 	v.Reply = r
 	if r == nil && err == nil {
-		v.Note = fmt.Sprintf("no reply within %s: the model took the line (seen after %.1fs) but has not finished answering it; oo-claude read %s shows the answer once it is written", s.ReplyWait, v.SeenAfter.Seconds(), v.SessionID)
+		v.Note = fmt.Sprintf("no reply within %s: the model took the line (seen after %.1fs) but has not finished answering it", s.ReplyWait, v.SeenAfter.Seconds())
 	}
 	if err != nil {
 		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {

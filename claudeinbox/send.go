@@ -367,7 +367,7 @@ func (s *Sender) send(ctx context.Context, req Request) (Verdict, error) {
 		v.From = DefaultFrom
 	}
 	if err := CheckFrom(v.From); err != nil {
-		v.refuse(ReasonBadFrom, fmt.Sprintf("--from %q: %v (1–80 characters, no brackets, control or format characters)", v.From, err))
+		v.refuse(ReasonBadFrom, fmt.Sprintf("From %q: %v (1–80 characters, no brackets, control or format characters)", v.From, err))
 		return v, err
 	}
 	if strings.TrimSpace(req.Line) == "" {
@@ -418,7 +418,7 @@ func (s *Sender) send(ctx context.Context, req Request) (Verdict, error) {
 		case errors.Is(err, station.ErrAmbiguousTarget):
 			v.refuse(ReasonAmbiguousTarget, err.Error()+" (use the full session id)")
 		case errors.Is(err, station.ErrUnknownTarget):
-			v.refuse(ReasonUnknownTarget, err.Error()+" (oo-claude sessions lists them; a session that is not running is addressed by its full id)")
+			v.refuse(ReasonUnknownTarget, err.Error())
 		default:
 			v.refuse(ReasonBadTarget, err.Error())
 		}

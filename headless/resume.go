@@ -182,7 +182,7 @@ func (r *Runner) resume(ctx context.Context, req ResumeRequest) (ResumeResult, e
 	case !filepath.IsAbs(r.Config.ClaudeBin):
 		return refuse("bad-binary", fmt.Errorf("claude binary %q: %w", r.Config.ClaudeBin, errNotAbsolute))
 	case !filepath.IsAbs(req.Self):
-		return refuse("bad-binary", fmt.Errorf("oo-claude binary %q: %w", req.Self, errNotAbsolute))
+		return refuse("bad-binary", fmt.Errorf("Self %q: %w", req.Self, errNotAbsolute))
 	}
 	sid := req.SessionID
 	files := claudeinbox.FilesFor(r.Config.InboxDir, sid)
@@ -198,7 +198,7 @@ func (r *Runner) resume(ctx context.Context, req ResumeRequest) (ResumeResult, e
 	// so two resumes racing past the other checks cannot both run.
 	lock, err := fsx.TryLock(claudeproc.ResumeLockPath(r.Config.Paths, sid))
 	if errors.Is(err, fsx.ErrLocked) {
-		res.Class, res.HeldBy, res.Reason = HeldBySession, HeldByLock, "another oo-claude resume of this session runs"
+		res.Class, res.HeldBy, res.Reason = HeldBySession, HeldByLock, "another resume or start of this session holds its lock"
 		return res, nil
 	}
 	if errors.Is(err, fsx.ErrSymlink) || errors.Is(err, fsx.ErrNotRegular) || errors.Is(err, fsx.ErrUntrusted) {

@@ -239,7 +239,7 @@ func (r *Runner) start(ctx context.Context, req StartRequest) (StartResult, erro
 		return refuse("bad-binary", fmt.Errorf("claude binary %q: %w", r.Config.ClaudeBin, errNotAbsolute))
 	}
 	if (f.Doorman == DoormanInjected || req.Systemd) && !filepath.IsAbs(req.Self) {
-		return refuse("bad-binary", fmt.Errorf("oo-claude binary %q: %w", req.Self, errNotAbsolute))
+		return refuse("bad-binary", fmt.Errorf("Self %q: %w", req.Self, errNotAbsolute))
 	}
 	if req.Systemd && !filepath.IsAbs(r.Config.SystemdRun) {
 		return refuse("bad-binary", fmt.Errorf("systemd-run %q: %w", r.Config.SystemdRun, errNotAbsolute))
@@ -256,7 +256,7 @@ func (r *Runner) start(ctx context.Context, req StartRequest) (StartResult, erro
 	// refusing when they cannot be read.
 	lock, err := fsx.TryLock(claudeproc.ResumeLockPath(r.Config.Paths, sid))
 	if errors.Is(err, fsx.ErrLocked) {
-		return refuse("session-in-use", fmt.Errorf("%w: another oo-claude resume or start of this session runs", ErrSessionInUse))
+		return refuse("session-in-use", fmt.Errorf("%w: another resume or start of this session holds its lock", ErrSessionInUse))
 	}
 	if err != nil {
 		return refuse("lock", err)

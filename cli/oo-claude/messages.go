@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/headless"
 	"github.com/oo-family/oo-claude/lineage"
 	"github.com/oo-family/oo-claude/station"
@@ -76,7 +77,46 @@ func refusedMessage(err error, sessionID, projectsDir string) string {
 	if errors.Is(err, headless.ErrNoTranscript) && sessionID != "" {
 		return fmt.Sprintf("%s refused (%s): %s", re.Op, re.Reason, noTranscriptMessage(sessionID, projectsDir))
 	}
+	switch {
+	case errors.Is(err, headless.ErrCWDMismatch):
+		return oneLine(re) + " (give --cwd the session's project directory, or leave it out for the one the transcript recorded)"
+	case re.Reason == "bad-out":
+		return oneLine(re) + " (--out names the result file)"
+	}
 	return oneLine(re)
+}
+
+// heldMessage is the one line for a resume held by the session: the
+// library's reason, and, when the session runs, the verb that reaches it.
+func heldMessage(res headless.ResumeResult) string {
+	msg := fmt.Sprintf("held-by-session (%s): %s", res.HeldBy, res.Reason)
+	if res.HeldBy != headless.HeldByLock {
+		msg += "; use oo-claude send"
+	}
+	return msg
+}
+
+// sendNote is the note of a send verdict as the CLI prints it: the
+// library's note (which speaks of the request's fields and the verdict)
+// with the flag or verb that helps next.
+func sendNote(v claudeinbox.Verdict) string {
+	n := v.Note
+	switch {
+	case n == "":
+	case v.Reason == claudeinbox.ReasonUnknownTarget:
+		n += " (oo-claude sessions lists them; a session that is not running is addressed by its full id)"
+	case v.Reason == claudeinbox.ReasonBadFrom:
+		if rest, ok := strings.CutPrefix(n, "From "); ok {
+			n = "--from " + rest
+		}
+	case v.Seen != nil && !*v.Seen && v.ReplyWait > 0:
+		n += fmt.Sprintf("; oo-claude read %s shows the answer once the model gives it", v.SessionID)
+	case v.Seen != nil && !*v.Seen:
+		n += fmt.Sprintf("; oo-claude read %s shows the line once the model takes it", v.SessionID)
+	case v.ReplyWait > 0 && v.Reply == nil && v.Seen != nil:
+		n += fmt.Sprintf("; oo-claude read %s shows the answer once it is written", v.SessionID)
+	}
+	return n
 }
 
 // lineageMessage is the one line for a refused lineage register.

@@ -100,7 +100,7 @@ func printResume(e *env, res headless.ResumeResult, err error) {
 		}
 		fmt.Fprintf(e.stderr, "oo-claude: delivered-resume: %s (%d turn(s), %.4f USD)\n", res.SessionID, max(len(res.Turns), 1), res.Claude.TotalCostUSD)
 	case headless.HeldBySession:
-		fmt.Fprintf(e.stderr, "oo-claude: held-by-session (%s): %s; use oo-claude send\n", res.HeldBy, res.Reason)
+		fmt.Fprintf(e.stderr, "oo-claude: %s\n", heldMessage(res))
 	case headless.Refused:
 		cfg, _ := e.config()
 		fmt.Fprintf(e.stderr, "oo-claude: %s\n", refusedMessage(err, res.SessionID, cfg.ProjectsDir))

@@ -73,7 +73,7 @@ func newSendCmd(e *env) *ffcli.Command {
 				}
 			}
 			for _, x := range []struct{ label, text string }{
-				{"note", v.Note}, {"hint", v.Hint}, {"receipt not written", v.ReceiptWriteError},
+				{"note", sendNote(v)}, {"hint", v.Hint}, {"receipt not written", v.ReceiptWriteError},
 			} {
 				if x.text != "" {
 					fmt.Fprintf(e.stderr, "oo-claude: %s: %s\n", x.label, x.text)
