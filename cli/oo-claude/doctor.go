@@ -4,7 +4,6 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
 	"text/tabwriter"
 
 	"github.com/oo-family/oo-claude/doctor"
@@ -35,7 +34,7 @@ func newDoctorCmd(e *env) *ffcli.Command {
 			rep := doctor.Run(ctx, doctor.Options{
 				Config:    cfg,
 				Self:      self,
-				PID:       os.Getpid(),
+				PID:       e.pid,
 				SessionID: e.getenv("CLAUDE_CODE_SESSION_ID"),
 				// The library takes the version it reports from its caller.
 				ProvenAgainst: version.ProvenAgainst,

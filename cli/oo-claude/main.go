@@ -21,7 +21,7 @@ import (
 
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv)
+	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, osProc())
 	stop()
 	os.Exit(exitCode(err, termsafe.NewWriter(os.Stderr)))
 }

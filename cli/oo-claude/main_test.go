@@ -100,9 +100,17 @@ func runBinary(t testing.TB, env []string, stdin string, args ...string) result 
 func runInProcess(t testing.TB, getenv func(string) string, stdin string, args ...string) result {
 	t.Helper()
 	var out, errb bytes.Buffer
-	err := run(context.Background(), args, strings.NewReader(stdin), &out, &errb, getenv)
+	err := run(context.Background(), args, strings.NewReader(stdin), &out, &errb, testProc(getenv))
 	code := exitCode(err, &errb)
 	return result{stdout: out.String(), stderr: errb.String(), code: code}
+}
+
+// testProc is the process seen by an in-process run: the test's own
+// environment lookup, the rest the test process's.
+func testProc(getenv func(string) string) proc {
+	p := osProc()
+	p.getenv = getenv
+	return p
 }
 
 func TestUsageAndVersion(t *testing.T) {

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"os"
 	"strings"
 
 	"github.com/oo-family/oo-claude/headless"
@@ -23,7 +22,8 @@ func headlessRunner(e *env) (*headless.Runner, error) {
 	}
 	return &headless.Runner{
 		Config:        cfg,
-		Environ:       os.Environ,
+		Environ:       e.environ,
+		PID:           e.pid,
 		Receipts:      &receipt.Writer{Path: cfg.ReceiptsFile()},
 		ClientVersion: version.Version,
 	}, nil

@@ -14,11 +14,29 @@ import (
 	"github.com/peterbourgon/ff/v3/ffcli"
 )
 
+// proc is what the process gives the verbs besides stdio: main passes the
+// os package's (osProc), a test its own.
+type proc struct {
+	getenv     func(string) string
+	environ    func() []string        // the base of a child's environment (resume, start)
+	getwd      func() (string, error) // start's project directory when --cwd is not given
+	getpid     func() int             // this process (doctor, the headless runner)
+	executable func() (string, error) // this binary (env.self)
+}
+
+// osProc is the running process's own.
+func osProc() proc {
+	return proc{getenv: os.Getenv, environ: os.Environ, getwd: os.Getwd, getpid: os.Getpid, executable: os.Executable}
+}
+
 // env is what every verb is given: stdio, the environment and the knobs.
 type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	getenv         func(string) string
+	environ        func() []string
+	getwd          func() (string, error)
+	pid            int
 	// config is read lazily: `version` and usage errors must work even
 	// when a knob is bad.
 	config func() (station.Config, error)
@@ -27,17 +45,17 @@ type env struct {
 	self func() (string, error)
 }
 
-func newEnv(stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) *env {
+func newEnv(stdin io.Reader, stdout, stderr io.Writer, p proc) *env {
 	// stderr is for people only: what it shows is escaped (termsafe).
-	e := &env{stdin: stdin, stdout: stdout, stderr: termsafe.NewWriter(stderr), getenv: getenv}
+	e := &env{stdin: stdin, stdout: stdout, stderr: termsafe.NewWriter(stderr),
+		getenv: p.getenv, environ: p.environ, getwd: p.getwd, pid: p.getpid(), self: p.executable}
 	e.config = func() (station.Config, error) {
-		c, err := station.ConfigFromEnv(getenv)
+		c, err := station.ConfigFromEnv(p.getenv)
 		if err != nil {
 			return c, usagef("%v", err)
 		}
 		return c, nil
 	}
-	e.self = os.Executable
 	return e
 }
 
@@ -65,8 +83,8 @@ var verbs = []func(*env) *ffcli.Command{
 
 // run is the whole program: main only adds the process's stdio, signals and
 // exit code.
-func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, getenv func(string) string) error {
-	e := newEnv(stdin, stdout, stderr, getenv)
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, p proc) error {
+	e := newEnv(stdin, stdout, stderr, p)
 	root := &ffcli.Command{
 		Name:       "oo-claude",
 		ShortUsage: "oo-claude <verb> [flags] [args]",

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -70,7 +69,7 @@ func newStartCmd(e *env) *ffcli.Command {
 				req.Doorman = headless.DoormanUserScope
 			}
 			if req.CWD == "" {
-				if req.CWD, err = os.Getwd(); err != nil {
+				if req.CWD, err = e.getwd(); err != nil {
 					return err
 				}
 			} else if req.CWD, err = filepath.Abs(req.CWD); err != nil {

@@ -44,7 +44,7 @@ func TestWatchVerb(t *testing.T) {
 			args = append(args, "--json")
 		}
 		done := make(chan error, 1)
-		go func() { done <- run(ctx, args, strings.NewReader(""), &out, &errb, fs.Getenv) }()
+		go func() { done <- run(ctx, args, strings.NewReader(""), &out, &errb, testProc(fs.Getenv)) }()
 		waitFor := func(what string) {
 			t.Helper()
 			for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
