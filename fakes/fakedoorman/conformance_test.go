@@ -66,18 +66,26 @@ type frame struct{ SessionID, From, Priority, Content string }
 // runs (times, ids, pids, inodes): their keys are compared, not their values.
 var varying = []string{"ts", "msg_id", "doorman_pid", "queued_at", "inode", "since", "last_seen", "stopped_at", "pid", "owner_pid", "peer_pid", "socket", "session_id", "mode", "version", "paced_ms"}
 
-func shapeOf(t *testing.T, o *fakeowner.Owner) shape {
+// mask replaces the varying values that are set (not "" or null) by "…".
+func mask(m map[string]any) {
+	for _, k := range varying {
+		if v, ok := m[k]; ok && v != nil && v != "" {
+			m[k] = "…"
+		}
+	}
+}
+
+// doorKeys are the heartbeat keys only a doorman with a door writes.
+var doorKeys = []string{"peer_pid", "socket"}
+
+func shapeOf(t *testing.T, o *fakeowner.Owner, withDoor bool) shape {
 	t.Helper()
 	var s shape
 	for _, a := range o.Acks() {
 		b, _ := json.Marshal(a)
 		var m map[string]any
 		json.Unmarshal(b, &m)
-		for _, k := range varying {
-			if _, ok := m[k]; ok {
-				m[k] = "…"
-			}
-		}
+		mask(m)
 		s.Acks = append(s.Acks, m)
 	}
 	frames := o.Door.Frames()
@@ -100,30 +108,56 @@ func shapeOf(t *testing.T, o *fakeowner.Owner) shape {
 	b, _ := json.Marshal(h)
 	var m map[string]any
 	json.Unmarshal(b, &m)
+	if !withDoor {
+		for _, k := range doorKeys {
+			delete(m, k)
+		}
+	}
 	s.Heartbeat = slices.Sorted(maps.Keys(m))
 	s.State, s.Delivered = h.State, h.Delivered
 	return s
 }
 
-// TestConformsToTheRealDoorman holds fakedoorman (with a Door) to the real
-// doorman, as fakedoor's conformance test holds the fake door to the real
-// one: for the same inbox lines both write the same acks (the same keys;
-// the same class, sha256, line_offset, from, priority, peer status and
+// TestConformsToTheRealDoorman holds fakedoorman to the real doorman, as
+// fakedoor's conformance test holds the fake door to the real one: for the
+// same inbox lines both write the same acks (the same keys; the same
+// class, reason, sha256, line_offset, from, priority, peer status and
 // confirm), carry the same user frames through the door, and leave a
-// stopped heartbeat with the same keys. It fails when either drifts.
+// stopped heartbeat with the same keys. A delivering fake (with a Door) is
+// compared on lines the doorman delivers, a refusing one (Refuse) on a
+// line it refuses. It fails when either drifts.
 func TestConformsToTheRealDoorman(t *testing.T) {
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, status := range []string{station.StatusBusy, station.StatusIdle} {
-		t.Run(status, func(t *testing.T) {
+	tests := []struct {
+		name   string
+		status string
+		lines  []string
+		fake   func(door string) fakedoorman.Options
+		// noDoor: the fake is given no door, so its heartbeat names none
+		// (the real one's peer_pid and socket are not compared).
+		noDoor bool
+	}{
+		{"delivered busy", station.StatusBusy, conformanceLines, func(door string) fakedoorman.Options {
+			return fakedoorman.Options{PeerStatus: station.StatusBusy, Door: door}
+		}, false},
+		{"delivered idle", station.StatusIdle, conformanceLines, func(door string) fakedoorman.Options {
+			return fakedoorman.Options{PeerStatus: station.StatusIdle, Door: door}
+		}, false},
+		{"refused", station.StatusBusy, []string{"a NUL \x00 in the line"}, func(string) fakedoorman.Options {
+			return fakedoorman.Options{Refuse: claudeinbox.RefuseNUL}
+		}, true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			guard := fakeowner.Options{Status: status, Door: []fakedoor.Option{fakedoor.WithGuard(fakedoor.Guard{})}}
+			owner := fakeowner.Options{Status: tt.status, Door: []fakedoor.Option{fakedoor.WithGuard(fakedoor.Guard{})}}
 
-			real := fakeowner.New(t, guard)
-			for _, l := range conformanceLines {
+			real := fakeowner.New(t, owner)
+			for _, l := range tt.lines {
 				real.Append(l)
 			}
 			cmd := exec.Command(self)
@@ -133,12 +167,12 @@ func TestConformsToTheRealDoorman(t *testing.T) {
 				t.Fatalf("real doorman: exit %d %v\n%s", code, err, child.Stderr())
 			}
 
-			fake := fakeowner.New(t, guard)
-			for _, l := range conformanceLines {
+			fake := fakeowner.New(t, owner)
+			for _, l := range tt.lines {
 				fake.Append(l)
 			}
-			d := fakedoorman.Start(t, fake.Station.Paths.InboxDir, fake.SessionID(), fakedoorman.Options{PeerStatus: status, Door: fake.Door.Path()})
-			if _, err := fake.WaitAcks(ctx, len(conformanceLines)); err != nil {
+			d := fakedoorman.Start(t, fake.Station.Paths.InboxDir, fake.SessionID(), tt.fake(fake.Door.Path()))
+			if _, err := fake.WaitAcks(ctx, len(tt.lines)); err != nil {
 				t.Fatalf("fake doorman: %v (%v)", err, d.Err())
 			}
 			d.Stop()
@@ -146,9 +180,9 @@ func TestConformsToTheRealDoorman(t *testing.T) {
 				t.Fatal(err)
 			}
 
-			want, got := shapeOf(t, real), shapeOf(t, fake)
-			if len(want.Acks) != len(conformanceLines) {
-				t.Fatalf("the real doorman wrote %d acks, want %d", len(want.Acks), len(conformanceLines))
+			want, got := shapeOf(t, real, !tt.noDoor), shapeOf(t, fake, !tt.noDoor)
+			if len(want.Acks) != len(tt.lines) {
+				t.Fatalf("the real doorman wrote %d acks, want %d", len(want.Acks), len(tt.lines))
 			}
 			if diff := cmp.Diff(want, got); diff != "" {
 				t.Errorf("fakedoorman differs from the real doorman (-real +fake):\n%s", diff)

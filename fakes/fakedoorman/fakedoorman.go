@@ -84,6 +84,7 @@ type Doorman struct {
 	done      chan struct{}
 	once      sync.Once
 	acked     atomic.Int64
+	delivered atomic.Int64 // acks of a delivered-* class
 	read      atomic.Int64
 	since     time.Time
 	offset    int64
@@ -280,7 +281,10 @@ func (d *Doorman) handle(line []byte, start int64) bool {
 	}
 	switch {
 	case d.opts.Refuse != "":
+		// As the real doorman refuses: no door frame (no msg_id) and no
+		// session status.
 		a.Class, a.Reason = claudeinbox.AckRefused, d.opts.Refuse
+		a.MsgID, a.PeerStatus, a.PeerStatusRaw = "", "", ""
 	case d.opts.PeerStatus == station.StatusIdle:
 		a.Class = claudeinbox.AckDeliveredStart
 	default:
@@ -300,6 +304,9 @@ func (d *Doorman) handle(line []byte, start int64) bool {
 		return true
 	}
 	d.acked.Add(1)
+	if a.Class != claudeinbox.AckRefused {
+		d.delivered.Add(1)
+	}
 	return true
 }
 
@@ -321,7 +328,7 @@ func (d *Doorman) heartbeat(state claudeinbox.State) error {
 	}
 	h := claudeinbox.Heartbeat{
 		PID: d.opts.PID, SessionID: sid, Since: claudeinbox.FormatTime(d.since), LastSeen: claudeinbox.FormatTime(seen),
-		Delivered: int(d.acked.Load()), Offset: d.offset, State: state, Mode: "fake", OwnerPID: os.Getpid(),
+		Delivered: int(d.delivered.Load()), Offset: d.offset, State: state, Mode: "fake", OwnerPID: os.Getpid(),
 		LastError: d.opts.LastError, Inode: d.inode.Load(), PeerPID: int(d.peerPID.Load()), Socket: d.opts.Door,
 		Version: "fakedoorman",
 	}
