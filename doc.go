@@ -18,14 +18,17 @@
 //	         headless         resume and start a session without a terminal
 //	         observatory      the oo-claude/sessions/v0 document and Watch
 //	         doctor           readiness checks, each a typed finding
-//	floor 2  claudeinbox      inbox contract v1: lines, heartbeat, acks,
-//	                          offset, Send and its Verdict, the throttle
+//	floor 2  claudeinbox      the sender: Send a line to a session's inbox,
+//	                          its Verdict, Class and Reason
 //	         door             Dial with the peer check, one frame's write
 //	         transcript       locate, read and follow transcripts; riders
 //	         lineage          the append-only ledger of who started whom
 //	floor 1  station          paths from the knobs, registry rows, process
 //	                          facts, liveness, resolving a target
 //	         receipt          receipts.jsonl rows; never a token
+//	         internal/inbox   the inbox files' one reader and writer each
+//	                          (lines, acks, heartbeat, offset, throttle,
+//	                          the inbox state) for the module's packages
 //	floor 0  internal/...     plumbing: checked opens, appends, atomic files
 //	                          (and, a floor or two up, the transcript file
 //	                          layer and the claude process runner)

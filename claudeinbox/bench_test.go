@@ -9,6 +9,7 @@ import (
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/fakes/fakedoorman"
 	"github.com/oo-family/oo-claude/internal/fsx"
+	"github.com/oo-family/oo-claude/internal/inbox"
 )
 
 // BenchmarkSend is a whole send against the fake doorman: append, read the
@@ -36,7 +37,7 @@ func BenchmarkSend(b *testing.B) {
 // O_APPEND write (open, write, seek, close), as Send does it.
 func BenchmarkAppend(b *testing.B) {
 	path := filepath.Join(b.TempDir(), "bench.inbox")
-	line := []byte(claudeinbox.Tagged("benchmark line: what is the status of the build? please answer briefly.", "mama"))
+	line := []byte(inbox.Tagged("benchmark line: what is the status of the build? please answer briefly.", "mama"))
 	b.SetBytes(int64(len(line) + 1))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -51,11 +52,11 @@ func BenchmarkAppend(b *testing.B) {
 // still names the file (one lstat).
 func BenchmarkAppendInbox(b *testing.B) {
 	path := filepath.Join(b.TempDir(), "bench.inbox")
-	line := []byte(claudeinbox.Tagged("benchmark line: what is the status of the build? please answer briefly.", "mama"))
+	line := []byte(inbox.Tagged("benchmark line: what is the status of the build? please answer briefly.", "mama"))
 	b.SetBytes(int64(len(line) + 1))
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := claudeinbox.AppendInbox(path, line); err != nil {
+		if _, err := inbox.AppendInbox(path, line); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -1,5 +1,5 @@
-// Package claudeinbox implements the Claude inbox file contract v1 from the
-// sender's side, and the shared shapes both sides agree on.
+// Package claudeinbox sends lines to Claude Code sessions through their
+// inboxes: the sender's side of the Claude inbox file contract v1.
 //
 // A sender never writes to a session's door: it appends one line to
 // <inbox dir>/<session id>.inbox, and the session's own doorman (package
@@ -9,30 +9,27 @@
 // O_APPEND write, reads the doorman's heartbeat and waits for the ack that
 // matches the line's sha256 and byte offset, woken by file events. It
 // returns a [Verdict] whose [Class] maps to the contract's exit codes
-// (COMPATIBILITY.md, "Verdict classes and exit codes"). With
-// [Sender.SeenWait] it then waits for the proof that the model saw a
-// delivered line (a [Witness] reading the session's transcript), which
-// fills Verdict.Seen and never changes the class; with [Sender.ReplyWait]
-// it also waits for the session's answer to the line (a [ReplyWitness]),
-// which fills Verdict.Reply. Request.Priority (now, next, later) travels in
-// the line's structured form to the door frame and the ack. A refused send
-// returns a *[RefusedError] that wraps its cause for errors.Is and
-// errors.As.
+// ([Class.ExitCode]; COMPATIBILITY.md, "Verdict classes and exit codes")
+// and whose [Reason] says why a line was refused,
+// dropped or queued. With [Sender.SeenWait] it then waits for the proof
+// that the model saw a delivered line (a [Witness] reading the session's
+// transcript), which fills Verdict.Seen and never changes the class; with
+// [Sender.ReplyWait] it also waits for the session's answer to the line (a
+// [ReplyWitness]), which fills Verdict.Reply. Request.Priority
+// ([PriorityNow], [PriorityNext], [PriorityLater]) travels in the line's
+// structured form to the door frame and the ack.
 //
-// Send refuses, before it writes anything, an inbox that fails [CheckTrust]
-// ([ReasonUntrusted]: another user's, or writable by others) or holds a
-// FIFO, socket, device or directory ([ReasonNotRegular]) or a symlink
-// ([ReasonSymlink]); every file is opened without following a symlink or
-// blocking.
+// A refused send returns a *[RefusedError] (errors.Is [ErrRefused]) whose
+// Reason is the verdict's and which wraps its cause for errors.Is and
+// errors.As: a target's *station.TargetError, a *[SendError] for a file
+// that could not be written.
 //
-// An inbox is removed (by oo-claude gc, or a start that failed) only under
-// its removal protocol: every writer appends with [AppendInbox] (a shared
-// flock on the file it opened, and a check that the path still names it),
-// and [RemoveInbox] judges and removes under the doorman's lock and the
-// inbox's exclusive flock, so a line is never written into a removed file.
-//
-// The line rules ([CheckLine], [CheckFrom]), sender tags ([SenderTag],
-// [Tagged]), the structured form ([ParseStructured], [Decode]), the
-// heartbeat ([Heartbeat], [CheckFreshness]) and the ack ([Ack]) are the
-// contract itself; the doorman uses the same definitions.
+// Send refuses, before it writes anything, a line the doorman would refuse
+// ([ReasonEmpty], [ReasonNewline], [ReasonTooLong], [ReasonInvalidUTF8],
+// [ReasonNUL]), a bad sender name ([ReasonBadFrom]), an inbox another user
+// could have written ([ReasonUntrusted]: another user's, or writable by
+// others), one that holds a FIFO, socket, device or directory
+// ([ReasonNotRegular]) or a symlink ([ReasonSymlink]); every file is opened
+// without following a symlink or blocking, and a line is never written
+// into an inbox that is being removed.
 package claudeinbox

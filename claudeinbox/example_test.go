@@ -63,11 +63,3 @@ func ExampleSender_Send_offline() {
 	fmt.Println(v.Class, v.Class.ExitCode(), v.Written)
 	// Output: queued-offline 3 true
 }
-
-func ExampleTagged() {
-	fmt.Println(claudeinbox.Tagged("hi", "luna"))
-	fmt.Println(claudeinbox.Tagged("[zai 📡 PONG 🐉] hi", "luna"))
-	// Output:
-	// [luna 📡] hi
-	// [zai 📡 PONG 🐉] hi
-}

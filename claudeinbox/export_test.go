@@ -1,4 +1,12 @@
 package claudeinbox
 
+import "github.com/oo-family/oo-claude/internal/inbox"
+
 // WithPriority is withPriority, for the fuzz test of what it keeps.
 func WithPriority(line, p string) (string, string) { return withPriority(line, p) }
+
+// AckOf is the doorman's ack the verdict rests on (the receipt's ack).
+func AckOf(v Verdict) *inbox.Ack { return v.ack }
+
+// AckPoll is the ack wait's safety timer.
+const AckPoll = ackPoll

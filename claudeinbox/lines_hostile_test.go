@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/internal/inbox"
 )
 
 // TestSendRefusesWhatTheDoormanWould: lines the doorman refuses are refused
@@ -19,7 +20,7 @@ import (
 func TestSendRefusesWhatTheDoormanWould(t *testing.T) {
 	cases := []struct {
 		name, line, from string
-		reason           string
+		reason           claudeinbox.Reason
 	}{
 		{"tag only", "[x 📡]", "t", claudeinbox.ReasonEmpty},
 		{"tag and spaces", "[x 📡]   ", "t", claudeinbox.ReasonEmpty},
@@ -47,14 +48,14 @@ func TestSendRefusesWhatTheDoormanWould(t *testing.T) {
 		})
 	}
 	// The doorman's decoding refuses the tag-only line too.
-	if _, err := claudeinbox.Decode([]byte("[x 📡]")); !errors.Is(err, claudeinbox.ErrEmptyLine) {
+	if _, err := inbox.Decode([]byte("[x 📡]")); !errors.Is(err, inbox.ErrEmptyLine) {
 		t.Errorf("Decode(tag only) = %v, want ErrEmptyLine", err)
 	}
-	if got := claudeinbox.SanitizeFrom("ma\u202ema\u200b"); got != "mama" {
+	if got := inbox.SanitizeFrom("ma\u202ema\u200b"); got != "mama" {
 		t.Errorf("SanitizeFrom kept a format character: %q", got)
 	}
 	// A line with a tag and text is still fine.
-	if err := claudeinbox.CheckLine([]byte("[x 📡] hi")); err != nil {
+	if err := inbox.CheckLine([]byte("[x 📡] hi")); err != nil {
 		t.Errorf("CheckLine(tagged) = %v", err)
 	}
 }

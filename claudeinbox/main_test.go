@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/internal/inbox"
 	"go.uber.org/goleak"
 )
 
@@ -26,7 +26,7 @@ func TestMain(m *testing.M) {
 // throttleHelper takes one throttle decision for (HELPER_SID, HELPER_FROM)
 // and prints "won" or "dropped".
 func throttleHelper() int {
-	th := claudeinbox.ThrottleFor(os.Getenv("HELPER_STATE"), 30*time.Second, nil)
+	th := inbox.ThrottleFor(os.Getenv("HELPER_STATE"), 30*time.Second, nil)
 	adm, err := th.Do(context.Background(), os.Getenv("HELPER_SID"), os.Getenv("HELPER_FROM"), func() error { return nil })
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

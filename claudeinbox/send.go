@@ -15,27 +15,15 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/oo-family/oo-claude/internal/fsx"
-	"github.com/oo-family/oo-claude/internal/version"
+	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/receipt"
 	"github.com/oo-family/oo-claude/station"
 )
 
-// The send defaults (COMPATIBILITY.md, "Knobs"); [NewSender] takes them
-// from the knobs OO_CLAUDE_WAIT_S and OO_CLAUDE_MIN_INTERVAL_S through
-// station.Config.
-const (
-	DefaultWait        = 5 * time.Second
-	DefaultMinInterval = 30 * time.Second
-)
-
-// AckPoll is the coarse safety timer of the ack wait. File events wake the
+// ackPoll is the coarse safety timer of the ack wait. File events wake the
 // wait; the timer only covers events the kernel dropped (an overflowed
 // inotify queue) or a watch that could not be set up.
-const AckPoll = time.Second
-
-// ErrSymlink is fsx's sentinel, re-exported: a symlink was planted where
-// the inbox (or its directory) should be, and nothing was written through it.
-var ErrSymlink = fsx.ErrSymlink
+const ackPoll = time.Second
 
 // Errors of a Sender that cannot send at all. ErrNoStation is also what
 // observatory's Build, Watch and GC return for options without a station.
@@ -49,24 +37,24 @@ var (
 var ErrRefused = errors.New("refused")
 
 // RefusedError is the error [Sender.Send] returns next to a [Refused]
-// verdict. Err is the cause where there is one to match: the line rule it
-// breaks ([ErrEmptyLine], [ErrNewline], [ErrLineTooLong], [ErrInvalidUTF8],
-// [ErrNUL]), [ErrBadFrom], the target's *station.TargetError (matching
-// station.ErrUnknownTarget, ErrAmbiguousTarget or ErrBadTarget), a
-// *[SendError] for a file that could not be written (a planted symlink
-// matches [ErrSymlink]), [ErrBadOption], [ErrNoStation], the context's
-// error for a send cancelled before it wrote anything, or nil for a line
-// the doorman refused (Reason is then the ack's reason).
+// verdict. Reason is the verdict's: a program branches on it (a line that
+// breaks a line rule, a bad sender name or priority, an untrusted inbox, a
+// line the doorman refused). Err is the cause where there is one to match:
+// the target's *station.TargetError (matching station.ErrUnknownTarget,
+// ErrAmbiguousTarget or ErrBadTarget), a *[SendError] for a file that
+// could not be written, [ErrBadOption], [ErrNoStation], the error of the
+// line rule it breaks (its text names the rule), or nil for a line the
+// doorman refused (Reason is then the ack's reason).
 type RefusedError struct {
-	Reason string // Verdict.Reason: one of the Reason constants, or the doorman's
+	Reason Reason // Verdict.Reason
 	Err    error
 }
 
 func (e *RefusedError) Error() string {
 	if e.Err == nil {
-		return "send refused: " + e.Reason
+		return "send refused: " + string(e.Reason)
 	}
-	return "send refused (" + e.Reason + "): " + e.Err.Error()
+	return "send refused (" + string(e.Reason) + "): " + e.Err.Error()
 }
 
 // Unwrap returns the cause.
@@ -74,30 +62,6 @@ func (e *RefusedError) Unwrap() error { return e.Err }
 
 // Is reports whether target is [ErrRefused].
 func (e *RefusedError) Is(target error) bool { return target == ErrRefused }
-
-// Reasons a send was refused, dropped or queued (Verdict.Reason). A
-// queued-no-doorman verdict carries one of the NotFresh constants; a line
-// the doorman refused carries the ack's reason (the Refuse constants).
-const (
-	ReasonEmpty           = RefuseEmpty       // the line is empty or only spaces
-	ReasonNewline         = "newline"         // the line holds a newline or carriage return
-	ReasonTooLong         = RefuseTooLong     // the line (with its tag) is over 16 KiB
-	ReasonInvalidUTF8     = RefuseInvalidUTF8 // the line is not valid UTF-8
-	ReasonNUL             = RefuseNUL         // the line holds a NUL byte
-	ReasonBadFrom         = "bad-from"        // --from breaks the sender-name rule
-	ReasonUnknownTarget   = "unknown-target"  // no session matches the target
-	ReasonAmbiguousTarget = "ambiguous-target"
-	ReasonBadTarget       = "bad-target"      // the target cannot name a session
-	ReasonSymlink         = "symlink"         // a symlink sits at the inbox path
-	ReasonNotRegular      = "not-regular"     // a FIFO, socket, device node or directory sits at the inbox path
-	ReasonUntrusted       = "untrusted"       // the inbox directory or file is another user's or writable by others
-	ReasonIO              = "io-error"        // the inbox or the station could not be read or written
-	ReasonThrottled       = "throttled"       // dropped: the sender's last line to this session is too recent
-	ReasonDoormanRefused  = "doorman-refused" // the doorman acked the line as refused without a reason
-	ReasonBadOption       = "bad-option"      // the Sender itself is misconfigured
-	ReasonCanceled        = "canceled"        // the context ended before anything was written
-	ReasonBadPriority     = "bad-priority"    // Request.Priority is not now, next or later
-)
 
 // Sender sends lines to sessions' inboxes. Build one with [NewSender] from
 // the knobs, or fill the fields; a Sender is safe for concurrent use, also
@@ -112,17 +76,19 @@ type Sender struct {
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
 	// Wait is how long Send waits for the doorman's ack once the heartbeat
-	// is fresh. 0 looks once and does not wait. The knob's default is
-	// [DefaultWait]; negative is [ErrBadOption].
+	// is fresh. 0 looks once and does not wait. The contract's default (5 s,
+	// OO_CLAUDE_WAIT_S) comes with [NewSender]; negative is [ErrBadOption].
 	Wait time.Duration
 	// MinInterval is the throttle per (target session, sender), the
 	// sender being the line's own tag when it carries one, else
-	// Request.From. 0 disables it; the knob's default is
-	// [DefaultMinInterval]; negative is [ErrBadOption].
+	// Request.From. 0 disables it. The contract's default (30 s,
+	// OO_CLAUDE_MIN_INTERVAL_S) comes with [NewSender]; negative is
+	// [ErrBadOption].
 	MinInterval time.Duration
 	// Receipts gets one row per Send; nil writes none.
 	Receipts *receipt.Writer
-	// ClientVersion goes into receipts.
+	// ClientVersion is the sending program's version, the receipts'
+	// client_version (the CLI puts its own there); "" writes null.
 	ClientVersion string
 	// SeenWait is how long Send waits, after a delivered-* verdict, for
 	// the session's transcript to show the line (Verdict.Seen): the proof
@@ -143,16 +109,16 @@ type Sender struct {
 }
 
 // NewSender returns a Sender for the station the config describes, with
-// the config's wait, throttle and receipts file.
+// the config's wait, throttle and receipts file. The receipts carry no
+// client version until the caller sets ClientVersion.
 func NewSender(c station.Config) *Sender {
 	return &Sender{
-		Station:       station.New(c.Paths),
-		InboxDir:      c.InboxDir,
-		StateDir:      c.StateDir,
-		Wait:          c.Wait,
-		MinInterval:   c.MinInterval,
-		Receipts:      &receipt.Writer{Path: c.ReceiptsFile()},
-		ClientVersion: version.Version,
+		Station:     station.New(c.Paths),
+		InboxDir:    c.InboxDir,
+		StateDir:    c.StateDir,
+		Wait:        c.Wait,
+		MinInterval: c.MinInterval,
+		Receipts:    &receipt.Writer{Path: c.ReceiptsFile()},
 	}
 }
 
@@ -170,27 +136,37 @@ type Request struct {
 	// "[From 📡] " unless it already carries a sender tag or is a
 	// structured (JSON) line.
 	NoTag bool
-	// Priority is when the receiver shows the line: PriorityNow (appended
-	// to the running tool's result), PriorityNext (the default: at the
+	// Priority is when the receiver shows the line: PriorityNow (at once:
+	// the receiver aborts the running tool), PriorityNext (the default: at the
 	// next tool round, or a new turn when idle) or PriorityLater (a turn
 	// of its own after the running one: for a sender that must not
 	// interrupt a busy session). A line with now or later is written in
 	// the structured form with the extension key "priority" (the doorman
 	// tags a structured line's text with its from, so NoTag does not keep
 	// such a line untagged); "" and next leave the line as v1 writes it.
-	// Anything else is refused ([ErrBadPriority]).
+	// Anything else is refused ([ReasonBadPriority]).
 	Priority string
 }
+
+// The priorities of Request.Priority: when the receiver shows the line.
+const (
+	PriorityNow   = inbox.PriorityNow   // "now": at once; the receiver aborts the running tool
+	PriorityNext  = inbox.PriorityNext  // "next": at the next tool round, or a new turn when idle (the default)
+	PriorityLater = inbox.PriorityLater // "later": a turn of its own after the running one ends
+)
 
 // DoormanStatus is what the heartbeat said when Send read it.
 type DoormanStatus struct {
 	Fresh bool
 	PID   int
 	// Age is now − last_seen; 0 when unknown.
-	Age   time.Duration
-	State State
-	// NotFreshBecause is a NotFresh constant when Fresh is false.
-	NotFreshBecause string
+	Age time.Duration
+	// State is the heartbeat's state (following, standby, stopped, ...);
+	// "" when it has none.
+	State string
+	// NotFreshBecause is why the heartbeat is not fresh, one of the
+	// ReasonHeartbeat... and ReasonDoorman... reasons; "" when Fresh.
+	NotFreshBecause Reason
 }
 
 // Verdict is everything a send found out: the class and every fact the
@@ -221,8 +197,9 @@ type Verdict struct {
 	// Doorman is the heartbeat read after the append; nil when none was
 	// read (not running, or the send ended before).
 	Doorman *DoormanStatus
-	// Ack is the doorman's ack for this line, when one came.
-	Ack        *Ack
+	// ack is the doorman's ack for this line, when one came: the
+	// receipt's ack.
+	ack        *inbox.Ack
 	PeerStatus string
 	MsgID      string
 	// Confirm is the ack's confirm: ConfirmTranscript when the doorman
@@ -270,7 +247,7 @@ type Verdict struct {
 	ReplyAfter time.Duration
 	ReplyWait  time.Duration
 
-	Reason string // why refused, queued-no-doorman or dropped
+	Reason Reason // why refused, queued-no-doorman or dropped
 	Note   string // advice for a human
 	Hint   string // the command to run next
 
@@ -336,7 +313,7 @@ func (s *Sender) now() time.Time {
 	return time.Now()
 }
 
-func (v *Verdict) refuse(reason, note string) {
+func (v *Verdict) refuse(reason Reason, note string) {
 	v.Class, v.Reason, v.Note = Refused, reason, note
 }
 
@@ -364,45 +341,45 @@ func (s *Sender) send(ctx context.Context, req Request) (Verdict, error) {
 	// The sender and the final line.
 	v.From = req.From
 	if v.From == "" {
-		v.From = DefaultFrom
+		v.From = inbox.DefaultFrom
 	}
-	if err := CheckFrom(v.From); err != nil {
+	if err := inbox.CheckFrom(v.From); err != nil {
 		v.refuse(ReasonBadFrom, fmt.Sprintf("From %q: %v (1–80 characters, no brackets, control or format characters)", v.From, err))
 		return v, err
 	}
 	if strings.TrimSpace(req.Line) == "" {
 		v.refuse(ReasonEmpty, "empty line: there is nothing to send")
-		return v, ErrEmptyLine
+		return v, inbox.ErrEmptyLine
 	}
-	if err := CheckPriority(req.Priority); err != nil {
+	if err := inbox.CheckPriority(req.Priority); err != nil {
 		v.refuse(ReasonBadPriority, fmt.Sprintf("%v: the priority is now, next (the default) or later", err))
 		return v, err
 	}
 	line := req.Line
-	if st, ok := ParseStructured([]byte(line)); ok {
-		if err := CheckFrom(st.From); st.From != "" && err != nil {
+	if st, ok := inbox.ParseStructured([]byte(line)); ok {
+		if err := inbox.CheckFrom(st.From); st.From != "" && err != nil {
 			v.refuse(ReasonBadFrom, fmt.Sprintf("the structured line's from %q: %v (1–80 characters, no brackets, control or format characters)", st.From, err))
 			return v, err
 		}
-		if f := SanitizeFrom(st.From); f != "" {
+		if f := inbox.SanitizeFrom(st.From); f != "" {
 			v.From = f
 		}
-	} else if tf, ok := SenderTag(line); ok {
-		if f := SanitizeFrom(tf); f != "" {
+	} else if tf, ok := inbox.SenderTag(line); ok {
+		if f := inbox.SanitizeFrom(tf); f != "" {
 			v.From = f
 		}
 	} else if !req.NoTag {
-		line = Tagged(line, v.From)
+		line = inbox.Tagged(line, v.From)
 	}
 	if line, v.Priority = withPriority(line, req.Priority); v.Priority == "" {
-		v.Priority = PriorityNext
+		v.Priority = inbox.PriorityNext
 	}
-	v.Line, v.Bytes, v.SHA256 = line, len(line), SHA256([]byte(line))
+	v.Line, v.Bytes, v.SHA256 = line, len(line), inbox.SHA256([]byte(line))
 	// The doorman's own decoding, so a line it would refuse (a structured
 	// line whose text holds a newline, a tag and nothing else) is refused
 	// here and never written.
-	if _, err := Decode([]byte(line)); err != nil {
-		v.refuse(lineReason(err), fmt.Sprintf("%v: a line is one line of valid UTF-8, not empty, at most %d bytes with its tag", err, MaxLineBytes))
+	if _, err := inbox.Decode([]byte(line)); err != nil {
+		v.refuse(lineReason(err), fmt.Sprintf("%v: a line is one line of valid UTF-8, not empty, at most %d bytes with its tag", err, inbox.MaxLineBytes))
 		return v, err
 	}
 
@@ -436,7 +413,7 @@ func (s *Sender) send(ctx context.Context, req Request) (Verdict, error) {
 	if stateDir == "" {
 		stateDir = s.Station.Paths.StateDir
 	}
-	files := FilesFor(inboxDir, t.SessionID)
+	files := inbox.FilesFor(inboxDir, t.SessionID)
 	v.Inbox = files.Inbox
 
 	// Where the transcript ends before the append, for the proof.
@@ -446,15 +423,15 @@ func (s *Sender) send(ctx context.Context, req Request) (Verdict, error) {
 	}
 
 	// An inbox another user could have written is not ours to add to.
-	if err := CheckTrust(files, os.Geteuid()); err != nil {
+	if err := inbox.CheckTrust(files, os.Geteuid()); err != nil {
 		return v, s.refuseFile(&v, files.Inbox, err)
 	}
 
 	// Throttle and append, one decision under the ledger's lock.
 	ackFrom := fileSize(files.Ack)
-	th := ThrottleFor(stateDir, s.MinInterval, s.Now)
+	th := inbox.ThrottleFor(stateDir, s.MinInterval, s.Now)
 	adm, err := th.Do(ctx, v.SessionID, v.From, func() error {
-		off, err := AppendInbox(files.Inbox, []byte(line))
+		off, err := inbox.AppendInbox(files.Inbox, []byte(line))
 		if err == nil {
 			v.Written, v.LineOffset = true, off
 		}
@@ -493,10 +470,10 @@ func (s *Sender) send(ctx context.Context, req Request) (Verdict, error) {
 		v.Hint = "oo-claude resume " + v.SessionID
 		return v, ledgerErr
 	}
-	h, fr := HeartbeatFreshness(files.Heartbeat, s.now(), v.SessionID, func(pid int) bool { return s.Station.Proc.Alive(pid, "") })
-	v.Doorman = &DoormanStatus{Fresh: fr.Fresh, PID: h.PID, Age: fr.Age, State: h.State, NotFreshBecause: fr.Reason}
+	h, fr := inbox.HeartbeatFreshness(files.Heartbeat, s.now(), v.SessionID, func(pid int) bool { return s.Station.Proc.Alive(pid, "") })
+	v.Doorman = &DoormanStatus{Fresh: fr.Fresh, PID: h.PID, Age: fr.Age, State: string(h.State), NotFreshBecause: Reason(fr.Reason)}
 	if !fr.Fresh {
-		v.Class, v.Reason = QueuedNoDoorman, fr.Reason
+		v.Class, v.Reason = QueuedNoDoorman, Reason(fr.Reason)
 		v.Note = notFreshNote(fr) + ": the line waits in the inbox until the session's doorman runs"
 		return v, ledgerErr
 	}
@@ -507,27 +484,27 @@ func (s *Sender) send(ctx context.Context, req Request) (Verdict, error) {
 	if ack == nil {
 		v.Class = Timeout
 		v.Note = fmt.Sprintf("the doorman is fresh but no ack came within %s: the line waits in the inbox; do not resend it", s.Wait)
-		if hb, err := ReadHeartbeat(files.Heartbeat); err == nil && hb.LastError != "" {
+		if hb, err := inbox.ReadHeartbeat(files.Heartbeat); err == nil && hb.LastError != "" {
 			// Why the doorman holds it (e.g. receiver-did-not-queue).
 			v.Note += " (the doorman says: " + hb.LastError + ")"
 		}
 		return v, joinErr(werr, ledgerErr)
 	}
-	v.Ack, v.PeerStatus, v.MsgID = ack, ack.PeerStatus, ack.MsgID
-	if ack.Class != AckRefused {
+	v.ack, v.PeerStatus, v.MsgID = ack, ack.PeerStatus, ack.MsgID
+	if ack.Class != inbox.AckRefused {
 		v.Confirm = ack.Confirm
 		if ack.QueuedAt != nil {
 			v.QueuedAt = *ack.QueuedAt
 		}
 	}
 	switch ack.Class {
-	case AckRefused:
-		v.Class, v.Reason = Refused, ack.Reason
+	case inbox.AckRefused:
+		v.Class, v.Reason = Refused, Reason(ack.Reason)
 		if v.Reason == "" {
 			v.Reason = ReasonDoormanRefused
 		}
-		v.Note = "the doorman refused the line (" + v.Reason + "); it will not be delivered"
-	case AckDeliveredStart:
+		v.Note = "the doorman refused the line (" + string(v.Reason) + "); it will not be delivered"
+	case inbox.AckDeliveredStart:
 		v.Class = DeliveredStart
 	default:
 		v.Class = DeliveredSteer
@@ -554,21 +531,21 @@ func (s *Sender) send(ctx context.Context, req Request) (Verdict, error) {
 // a null one, the contract's is put first. It also returns the priority the line now
 // carries.
 func withPriority(line, p string) (string, string) {
-	st, structured := ParseStructured([]byte(line))
-	if p == "" || p == PriorityNext {
+	st, structured := inbox.ParseStructured([]byte(line))
+	if p == "" || p == inbox.PriorityNext {
 		if structured {
-			return line, priorityOf(st.Priority)
+			return line, inbox.PriorityOf(st.Priority)
 		}
-		return line, PriorityNext
+		return line, inbox.PriorityNext
 	}
 	if structured {
 		if out, ok := setPriority(line, p); ok {
 			return out, p
 		}
 	}
-	st = Structured{V: Version, Line: line}
-	if tf, ok := SenderTag(line); ok {
-		st.From = SanitizeFrom(tf)
+	st = inbox.Structured{V: inbox.Version, Line: line}
+	if tf, ok := inbox.SenderTag(line); ok {
+		st.From = inbox.SanitizeFrom(tf)
 	}
 	st.Priority = p
 	var b strings.Builder
@@ -622,7 +599,7 @@ func setPriority(line, p string) (string, bool) {
 		}
 	}
 	if !hasV {
-		fmt.Fprintf(&b, `"v":%d`, Version)
+		fmt.Fprintf(&b, `"v":%d`, inbox.Version)
 	}
 	wrote := false
 	for _, m := range members {
@@ -696,38 +673,38 @@ type SendError struct {
 func (e *SendError) Error() string { return fmt.Sprintf("send: %s %s: %v", e.Op, e.Path, e.Err) }
 func (e *SendError) Unwrap() error { return e.Err }
 
-func lineReason(err error) string {
+func lineReason(err error) Reason {
 	switch {
-	case errors.Is(err, ErrEmptyLine):
+	case errors.Is(err, inbox.ErrEmptyLine):
 		return ReasonEmpty
-	case errors.Is(err, ErrNewline):
+	case errors.Is(err, inbox.ErrNewline):
 		return ReasonNewline
-	case errors.Is(err, ErrLineTooLong):
+	case errors.Is(err, inbox.ErrLineTooLong):
 		return ReasonTooLong
-	case errors.Is(err, ErrInvalidUTF8):
+	case errors.Is(err, inbox.ErrInvalidUTF8):
 		return ReasonInvalidUTF8
-	case errors.Is(err, ErrNUL):
+	case errors.Is(err, inbox.ErrNUL):
 		return ReasonNUL
 	}
 	return ReasonInvalidUTF8
 }
 
-func notFreshNote(f Freshness) string {
+func notFreshNote(f inbox.Freshness) string {
 	switch f.Reason {
-	case NotFreshMissing:
+	case inbox.NotFreshMissing:
 		return "no doorman heartbeat"
-	case NotFreshStale:
+	case inbox.NotFreshStale:
 		if f.Age > 0 {
 			return fmt.Sprintf("the doorman's heartbeat is stale (last seen %.1fs ago)", f.Age.Seconds())
 		}
 		return "the doorman's heartbeat is stale"
-	case NotFreshState:
+	case inbox.NotFreshState:
 		return fmt.Sprintf("the doorman is %s, not following", f.Detail)
-	case NotFreshPIDGone:
+	case inbox.NotFreshPIDGone:
 		return "the doorman's process is gone"
-	case NotFreshOtherSession:
+	case inbox.NotFreshOtherSession:
 		return fmt.Sprintf("the heartbeat is another session's (%s)", f.Detail)
-	case NotFreshUnreadable:
+	case inbox.NotFreshUnreadable:
 		return "the doorman's heartbeat is unreadable"
 	}
 	return "no fresh doorman heartbeat"
@@ -751,9 +728,9 @@ func fileSize(path string) int64 {
 // ack file, reading from byte from on. It is woken by file events on the
 // inbox directory and, as a safety net, by a coarse timer. It returns nil
 // when no ack came; the error is ctx's when ctx ended first.
-func (s *Sender) awaitAck(ctx context.Context, files Files, from int64, sha string, offset int64) (*Ack, error) {
+func (s *Sender) awaitAck(ctx context.Context, files inbox.Files, from int64, sha string, offset int64) (*inbox.Ack, error) {
 	pos := from
-	scan := func() *Ack {
+	scan := func() *inbox.Ack {
 		f, err := fsx.OpenRead(files.Ack)
 		if err != nil {
 			return nil
@@ -765,8 +742,8 @@ func (s *Sender) awaitAck(ctx context.Context, files Files, from int64, sha stri
 		if _, err := f.Seek(pos, io.SeekStart); err != nil {
 			return nil
 		}
-		var found *Ack
-		ScanAcks(f, pos, func(a Ack, end int64) bool {
+		var found *inbox.Ack
+		inbox.ScanAcks(f, pos, func(a inbox.Ack, end int64) bool {
 			pos = end
 			if a.Matches(sha, offset) {
 				found = &a
@@ -779,16 +756,16 @@ func (s *Sender) awaitAck(ctx context.Context, files Files, from int64, sha stri
 
 	var events chan fsnotify.Event
 	var errs chan error
-	poll := AckPoll
+	poll := ackPoll
 	if w, err := fsnotify.NewWatcher(); err == nil {
 		defer w.Close()
 		if err := w.Add(filepath.Dir(files.Ack)); err == nil {
 			events, errs = w.Events, w.Errors
 		} else {
-			poll = AckPoll / 10
+			poll = ackPoll / 10
 		}
 	} else {
-		poll = AckPoll / 10
+		poll = ackPoll / 10
 	}
 	if a := scan(); a != nil || s.Wait == 0 {
 		return a, nil
@@ -851,7 +828,7 @@ func (v Verdict) Row() receipt.SendRow {
 		Priority:      str(v.Priority),
 		WaitS:         receipt.Seconds(v.Wait),
 		MinIntervalS:  receipt.Seconds(v.MinInterval),
-		Reason:        str(v.Reason),
+		Reason:        str(string(v.Reason)),
 		Note:          str(v.Note),
 		Hint:          str(v.Hint),
 		ClientVersion: str(v.ClientVersion),
@@ -872,7 +849,7 @@ func (v Verdict) Row() receipt.SendRow {
 		r.LineOffset = receipt.Ptr(v.LineOffset)
 	}
 	if d := v.Doorman; d != nil {
-		r.Doorman = &receipt.Doorman{Fresh: d.Fresh, State: str(string(d.State)), NotFreshBecause: str(d.NotFreshBecause)}
+		r.Doorman = &receipt.Doorman{Fresh: d.Fresh, State: str(d.State), NotFreshBecause: str(string(d.NotFreshBecause))}
 		if d.PID > 0 {
 			r.Doorman.PID = receipt.Ptr(d.PID)
 		}
@@ -880,8 +857,8 @@ func (v Verdict) Row() receipt.SendRow {
 			r.Doorman.Age = receipt.Seconds(d.Age)
 		}
 	}
-	if v.Ack != nil {
-		if b, err := json.Marshal(v.Ack); err == nil {
+	if v.ack != nil {
+		if b, err := json.Marshal(v.ack); err == nil {
 			r.Ack = b
 		}
 	}

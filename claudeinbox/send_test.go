@@ -21,6 +21,8 @@ import (
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/fakes/fakedoorman"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
+	"github.com/oo-family/oo-claude/internal/fsx"
+	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/receipt"
 	"github.com/oo-family/oo-claude/station"
 )
@@ -109,7 +111,7 @@ func TestSendClasses(t *testing.T) {
 		setup   setup
 		class   claudeinbox.Class
 		exit    int
-		reason  string
+		reason  claudeinbox.Reason
 		written bool
 		hint    bool
 	}{
@@ -117,12 +119,12 @@ func TestSendClasses(t *testing.T) {
 			return line(w.session(t, "work-e9").SessionID, "two\nlines")
 		}, claudeinbox.Refused, 1, claudeinbox.ReasonNewline, false, false},
 		{"16 KiB + 1", func(t *testing.T, w *world) claudeinbox.Request {
-			r := line(w.session(t, "work-e9").SessionID, strings.Repeat("x", claudeinbox.MaxLineBytes+1))
+			r := line(w.session(t, "work-e9").SessionID, strings.Repeat("x", inbox.MaxLineBytes+1))
 			r.NoTag = true
 			return r
 		}, claudeinbox.Refused, 1, claudeinbox.ReasonTooLong, false, false},
 		{"16 KiB with its tag", func(t *testing.T, w *world) claudeinbox.Request {
-			return line(w.session(t, "work-e9").SessionID, strings.Repeat("x", claudeinbox.MaxLineBytes-5))
+			return line(w.session(t, "work-e9").SessionID, strings.Repeat("x", inbox.MaxLineBytes-5))
 		}, claudeinbox.Refused, 1, claudeinbox.ReasonTooLong, false, false},
 		{"empty", func(t *testing.T, w *world) claudeinbox.Request {
 			r := line(w.session(t, "work-e9").SessionID, "")
@@ -156,17 +158,17 @@ func TestSendClasses(t *testing.T) {
 			r := w.fs.AddSession(fakestation.Session{Name: "gone", ProcStart: "1"}) // a recycled pid
 			return line(r.SessionID, "wake up")
 		}, claudeinbox.QueuedOffline, 3, "", true, true},
-		{"running, no heartbeat", running(nil), claudeinbox.QueuedNoDoorman, 3, claudeinbox.NotFreshMissing, true, false},
-		{"stale heartbeat", running(&fakedoorman.Options{Stale: true}), claudeinbox.QueuedNoDoorman, 3, claudeinbox.NotFreshStale, true, false},
-		{"heartbeat of another session", running(&fakedoorman.Options{HeartbeatSession: uuid.NewString()}), claudeinbox.QueuedNoDoorman, 3, claudeinbox.NotFreshOtherSession, true, false},
-		{"stopped doorman", running(&fakedoorman.Options{State: claudeinbox.StateStopped}), claudeinbox.QueuedNoDoorman, 3, claudeinbox.NotFreshState, true, false},
-		{"doorman pid gone", running(&fakedoorman.Options{PID: fakedoorman.DeadPID()}), claudeinbox.QueuedNoDoorman, 3, claudeinbox.NotFreshPIDGone, true, false},
+		{"running, no heartbeat", running(nil), claudeinbox.QueuedNoDoorman, 3, inbox.NotFreshMissing, true, false},
+		{"stale heartbeat", running(&fakedoorman.Options{Stale: true}), claudeinbox.QueuedNoDoorman, 3, inbox.NotFreshStale, true, false},
+		{"heartbeat of another session", running(&fakedoorman.Options{HeartbeatSession: uuid.NewString()}), claudeinbox.QueuedNoDoorman, 3, inbox.NotFreshOtherSession, true, false},
+		{"stopped doorman", running(&fakedoorman.Options{State: inbox.StateStopped}), claudeinbox.QueuedNoDoorman, 3, inbox.NotFreshState, true, false},
+		{"doorman pid gone", running(&fakedoorman.Options{PID: fakedoorman.DeadPID()}), claudeinbox.QueuedNoDoorman, 3, inbox.NotFreshPIDGone, true, false},
 		{"fresh heartbeat, no ack", running(&fakedoorman.Options{NoAck: true}), claudeinbox.Timeout, 5, "", true, false},
 		{"delivered-steer", running(&fakedoorman.Options{}), claudeinbox.DeliveredSteer, 0, "", true, false},
 		{"delivered-start", running(&fakedoorman.Options{PeerStatus: station.StatusIdle}), claudeinbox.DeliveredStart, 0, "", true, false},
 		{"delivered after a delay", running(&fakedoorman.Options{AckDelay: 200 * time.Millisecond}), claudeinbox.DeliveredSteer, 0, "", true, false},
 		{"v1 ack without offset", running(&fakedoorman.Options{NoOffset: true}), claudeinbox.DeliveredSteer, 0, "", true, false},
-		{"doorman refuses", running(&fakedoorman.Options{Refuse: claudeinbox.RefuseNUL}), claudeinbox.Refused, 1, claudeinbox.RefuseNUL, true, false},
+		{"doorman refuses", running(&fakedoorman.Options{Refuse: inbox.RefuseNUL}), claudeinbox.Refused, 1, inbox.RefuseNUL, true, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -214,8 +216,8 @@ func TestSendClasses(t *testing.T) {
 			if v.Class.Delivered() || (v.Class == claudeinbox.Refused && tt.written) {
 				// A refused line went through no door: its ack has no
 				// msg_id (the real doorman's; fakedoorman conforms).
-				if v.Ack == nil || (v.MsgID == "") == v.Class.Delivered() || v.Ack.SHA256 != v.SHA256 {
-					t.Errorf("ack %+v does not belong to the line", v.Ack)
+				if claudeinbox.AckOf(v) == nil || (v.MsgID == "") == v.Class.Delivered() || claudeinbox.AckOf(v).SHA256 != v.SHA256 {
+					t.Errorf("ack %+v does not belong to the line", claudeinbox.AckOf(v))
 				}
 			}
 			// One receipt row with every key.
@@ -265,15 +267,15 @@ func TestIdenticalLinesMatchTheirOwnAck(t *testing.T) {
 		if errs[i] != nil || v.Class != claudeinbox.DeliveredSteer {
 			t.Fatalf("send %d: %v %v (%s)", i, v.Class, errs[i], v.Note)
 		}
-		if v.Ack.LineOffset == nil || *v.Ack.LineOffset != v.LineOffset {
-			t.Errorf("send %d at offset %d took the ack of offset %v", i, v.LineOffset, v.Ack.LineOffset)
+		if claudeinbox.AckOf(v).LineOffset == nil || *claudeinbox.AckOf(v).LineOffset != v.LineOffset {
+			t.Errorf("send %d at offset %d took the ack of offset %v", i, v.LineOffset, claudeinbox.AckOf(v).LineOffset)
 		}
 	}
 	if verdicts[0].SHA256 != verdicts[1].SHA256 {
 		t.Fatal("the lines differ")
 	}
 	if verdicts[0].LineOffset == verdicts[1].LineOffset || verdicts[0].MsgID == verdicts[1].MsgID {
-		t.Errorf("both sends took one ack: %+v / %+v", verdicts[0].Ack, verdicts[1].Ack)
+		t.Errorf("both sends took one ack: %+v / %+v", claudeinbox.AckOf(verdicts[0]), claudeinbox.AckOf(verdicts[1]))
 	}
 }
 
@@ -289,8 +291,8 @@ func TestIdenticalLinesSequential(t *testing.T) {
 		if err != nil || !v.Class.Delivered() {
 			t.Fatalf("send %d: %v %v", i, v.Class, err)
 		}
-		if *v.Ack.LineOffset != v.LineOffset {
-			t.Errorf("send %d at %d took the ack of %d", i, v.LineOffset, *v.Ack.LineOffset)
+		if *claudeinbox.AckOf(v).LineOffset != v.LineOffset {
+			t.Errorf("send %d at %d took the ack of %d", i, v.LineOffset, *claudeinbox.AckOf(v).LineOffset)
 		}
 		offs = append(offs, fmt.Sprint(v.LineOffset))
 		msgs = append(msgs, v.MsgID)
@@ -409,7 +411,7 @@ func TestThrottleLedgerProcesses(t *testing.T) {
 	if diff := cmp.Diff(map[string]int{"mama": 1, "luna": 1}, won); diff != "" {
 		t.Errorf("winners (-want +got):\n%s", diff)
 	}
-	dir := filepath.Join(state, claudeinbox.ThrottleDir)
+	dir := filepath.Join(state, inbox.ThrottleDir)
 	all, err := os.ReadDir(dir)
 	var ents []os.DirEntry
 	for _, e := range all {
@@ -428,9 +430,9 @@ func TestThrottleLedgerProcesses(t *testing.T) {
 }
 
 func TestThrottleRejectsNegative(t *testing.T) {
-	th := claudeinbox.ThrottleFor(t.TempDir(), -time.Second, nil)
+	th := inbox.ThrottleFor(t.TempDir(), -time.Second, nil)
 	called := false
-	if _, err := th.Do(context.Background(), "s", "f", func() error { called = true; return nil }); !errors.Is(err, claudeinbox.ErrBadInterval) || called {
+	if _, err := th.Do(context.Background(), "s", "f", func() error { called = true; return nil }); !errors.Is(err, inbox.ErrBadInterval) || called {
 		t.Errorf("negative interval: %v, write called %v", err, called)
 	}
 	w := newWorld(t)
@@ -521,8 +523,8 @@ func TestFileModes(t *testing.T) {
 		w.sender.InboxDir: 0o700 | os.ModeDir,
 		filepath.Join(w.sender.InboxDir, sid+".inbox"): 0o600,
 		w.sender.StateDir: 0o700 | os.ModeDir,
-		filepath.Join(w.sender.StateDir, claudeinbox.ThrottleDir):                                          0o700 | os.ModeDir,
-		claudeinbox.ThrottleFor(w.sender.StateDir, time.Minute, nil).KeyFile(sid, claudeinbox.DefaultFrom): 0o600,
+		filepath.Join(w.sender.StateDir, inbox.ThrottleDir):                                    0o700 | os.ModeDir,
+		inbox.ThrottleFor(w.sender.StateDir, time.Minute, nil).KeyFile(sid, inbox.DefaultFrom): 0o600,
 		w.sender.Receipts.Path: 0o600,
 	} {
 		fi, err := os.Lstat(path)
@@ -546,7 +548,7 @@ func TestSymlinkAtInbox(t *testing.T) {
 		t.Fatal(err)
 	}
 	v, err := w.sender.Send(context.Background(), claudeinbox.Request{Target: r.SessionID, Line: "through?"})
-	if !errors.Is(err, claudeinbox.ErrSymlink) {
+	if !errors.Is(err, fsx.ErrSymlink) {
 		t.Fatalf("error %v, want one wrapping ErrSymlink", err)
 	}
 	var se *claudeinbox.SendError
@@ -635,7 +637,7 @@ func TestTimeoutNoteSaysWhy(t *testing.T) {
 	w := newWorld(t)
 	w.sender.Wait = 100 * time.Millisecond
 	r := w.session(t, "work-n0")
-	why := claudeinbox.PendingNotQueued + ": no enqueue row for the line at offset 0 within 2s of write 1 of 3"
+	why := inbox.PendingNotQueued + ": no enqueue row for the line at offset 0 within 2s of write 1 of 3"
 	w.doorman(t, r.SessionID, fakedoorman.Options{NoAck: true, LastError: why})
 	v, err := w.sender.Send(context.Background(), claudeinbox.Request{Target: r.SessionID, Line: "x"})
 	if err != nil || v.Class != claudeinbox.Timeout || v.Class.ExitCode() != 5 {
@@ -698,18 +700,18 @@ func TestRefusedCauses(t *testing.T) {
 		}, station.ErrAmbiguousTarget},
 		{"newline", func(t *testing.T, w *world) claudeinbox.Request {
 			return line(w.session(t, "work-e9").SessionID, "two\nlines")
-		}, claudeinbox.ErrNewline},
+		}, inbox.ErrNewline},
 		{"empty", func(t *testing.T, w *world) claudeinbox.Request {
 			return line(w.session(t, "work-e9").SessionID, "  ")
-		}, claudeinbox.ErrEmptyLine},
+		}, inbox.ErrEmptyLine},
 		{"too long", func(t *testing.T, w *world) claudeinbox.Request {
-			return line(w.session(t, "work-e9").SessionID, strings.Repeat("x", claudeinbox.MaxLineBytes))
-		}, claudeinbox.ErrLineTooLong},
+			return line(w.session(t, "work-e9").SessionID, strings.Repeat("x", inbox.MaxLineBytes))
+		}, inbox.ErrLineTooLong},
 		{"bad from", func(t *testing.T, w *world) claudeinbox.Request {
 			r := line(w.session(t, "work-e9").SessionID, "hi")
 			r.From = "a[b"
 			return r
-		}, claudeinbox.ErrBadFrom},
+		}, inbox.ErrBadFrom},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -789,7 +791,7 @@ func TestSendPriority(t *testing.T) {
 			if got := strings.TrimSuffix(readFile(t, w.fs.InboxPath(sid)), "\n"); got != tt.wantLine || v.Line != got || v.Priority != tt.want {
 				t.Errorf("written %q (verdict line %q, priority %q), want %q, %q", got, v.Line, v.Priority, tt.wantLine, tt.want)
 			}
-			m, err := claudeinbox.Decode([]byte(v.Line))
+			m, err := inbox.Decode([]byte(v.Line))
 			if err != nil || m.Priority != tt.want {
 				t.Errorf("Decode: %+v, %v; want priority %s", m, err, tt.want)
 			}
@@ -802,7 +804,7 @@ func TestSendPriority(t *testing.T) {
 	w := newWorld(t)
 	sid := uuid.NewString()
 	v, err := w.sender.Send(context.Background(), claudeinbox.Request{Target: sid, Line: "x", Priority: "soon"})
-	if !errors.Is(err, claudeinbox.ErrBadPriority) || v.Class != claudeinbox.Refused || v.Reason != claudeinbox.ReasonBadPriority || v.Written {
+	if !errors.Is(err, inbox.ErrBadPriority) || v.Class != claudeinbox.Refused || v.Reason != claudeinbox.ReasonBadPriority || v.Written {
 		t.Errorf("priority soon: %s %s written %v err %v", v.Class, v.Reason, v.Written, err)
 	}
 }

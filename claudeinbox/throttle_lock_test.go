@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/internal/fsx"
+	"github.com/oo-family/oo-claude/internal/inbox"
 )
 
 // holdLock has flock(1) hold the flock of path, as a stopped send or
@@ -48,7 +49,7 @@ func holdLock(t *testing.T, path string) int {
 // Do answers ErrThrottleLocked after LockWait, naming the holder's pid,
 // and write is not called.
 func TestThrottleLockWaitIsBounded(t *testing.T) {
-	th := claudeinbox.ThrottleFor(t.TempDir(), 30*time.Second, nil)
+	th := inbox.ThrottleFor(t.TempDir(), 30*time.Second, nil)
 	th.LockWait = 200 * time.Millisecond
 	sid := uuid.NewString()
 	pid := holdLock(t, th.KeyFile(sid, "mama"))
@@ -56,7 +57,7 @@ func TestThrottleLockWaitIsBounded(t *testing.T) {
 	called := false
 	adm, err := th.Do(context.Background(), sid, "mama", func() error { called = true; return nil })
 	took := time.Since(start)
-	if !errors.Is(err, claudeinbox.ErrThrottleLocked) || adm.Admitted || called {
+	if !errors.Is(err, inbox.ErrThrottleLocked) || adm.Admitted || called {
 		t.Fatalf("Do = %+v, %v (write called %v); want ErrThrottleLocked, nothing written", adm, err, called)
 	}
 	if want := fmt.Sprintf("pid %d", pid); !strings.Contains(err.Error(), want) {
@@ -79,16 +80,16 @@ func TestSendThrottleLockHeld(t *testing.T) {
 	w := newWorld(t)
 	w.sender.MinInterval = 30 * time.Second
 	sid := uuid.NewString() // offline: no ack wait
-	th := claudeinbox.ThrottleFor(w.fs.Paths.StateDir, w.sender.MinInterval, nil)
+	th := inbox.ThrottleFor(w.fs.Paths.StateDir, w.sender.MinInterval, nil)
 	pid := holdLock(t, th.KeyFile(sid, "mama"))
-	ctx, cancel := context.WithTimeout(context.Background(), claudeinbox.DefaultThrottleLockWait+20*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), inbox.DefaultThrottleLockWait+20*time.Second)
 	defer cancel()
 	v, err := w.sender.Send(ctx, claudeinbox.Request{Target: sid, Line: "hello", From: "mama"})
 	if ctx.Err() != nil {
 		t.Fatalf("the send waited for the lock until its context ended: %+v", v)
 	}
 	var se *claudeinbox.SendError
-	if !errors.As(err, &se) || !errors.Is(err, claudeinbox.ErrThrottleLocked) {
+	if !errors.As(err, &se) || !errors.Is(err, inbox.ErrThrottleLocked) {
 		t.Errorf("err %v, want a SendError wrapping ErrThrottleLocked", err)
 	}
 	if v.Class != claudeinbox.Refused || v.Class.ExitCode() != 1 || v.Reason != claudeinbox.ReasonIO || v.Written {

@@ -24,7 +24,7 @@ func TestSendRefusesHostileInbox(t *testing.T) {
 	cases := []struct {
 		name   string
 		plant  func(t *testing.T, inboxDir, inbox string) error
-		reason string
+		reason claudeinbox.Reason
 		inNote string
 	}{
 		{"fifo", func(t *testing.T, _, in string) error { return hostile.Plant(in, hostile.FIFO, nil, "") }, claudeinbox.ReasonNotRegular, "not a regular file"},

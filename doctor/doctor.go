@@ -27,10 +27,9 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/internal/claudeproc"
 	"github.com/oo-family/oo-claude/internal/fsx"
-	"github.com/oo-family/oo-claude/observatory/inboxstate"
+	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/station"
 )
 
@@ -439,9 +438,9 @@ func (d *doc) doorman(st *station.Station, live []station.Session) {
 		return
 	}
 	d.r.Session = sid
-	files := claudeinbox.FilesFor(d.o.Config.InboxDir, sid)
+	files := inbox.FilesFor(d.o.Config.InboxDir, sid)
 	// The directory has its own check (inbox-dir); here, its files.
-	if err := claudeinbox.CheckTrust(files, os.Geteuid()); err != nil && fsx.CheckDirTrust(filepath.Dir(files.Inbox), os.Geteuid()) == nil {
+	if err := inbox.CheckTrust(files, os.Geteuid()); err != nil && fsx.CheckDirTrust(filepath.Dir(files.Inbox), os.Geteuid()) == nil {
 		fix := "remove what another user or a non-regular file put there; oo-claude recreates the inbox files 0600"
 		var te *fsx.TrustError
 		if errors.As(err, &te) {
@@ -452,16 +451,16 @@ func (d *doc) doorman(st *station.Station, live []station.Session) {
 			Fix:     fix}}, "")
 		return
 	}
-	hb, fr := claudeinbox.HeartbeatFreshness(files.Heartbeat, d.o.Now(), sid, func(pid int) bool { return d.o.Proc.Alive(pid, "") })
+	hb, fr := inbox.HeartbeatFreshness(files.Heartbeat, d.o.Now(), sid, func(pid int) bool { return d.o.Proc.Alive(pid, "") })
 	if fr.Fresh {
 		d.check(CheckDoorman, nil, fmt.Sprintf("session %s: doorman pid %d %s, last seen %.1f s ago", sid, hb.PID, hb.State, fr.Age.Seconds()))
 		return
 	}
 	why := fr.Reason
-	if fr.Detail != "" && fr.Reason != claudeinbox.NotFreshUnreadable {
+	if fr.Detail != "" && fr.Reason != inbox.NotFreshUnreadable {
 		why += " (" + fr.Detail + ")"
 	}
-	if hb.State == claudeinbox.StateUntrusted && hb.LastError != "" {
+	if hb.State == inbox.StateUntrusted && hb.LastError != "" {
 		why += ": " + hb.LastError
 	}
 	d.check(CheckDoorman, []Finding{{Kind: KindDoormanNotFresh, Session: sid, Path: files.Heartbeat,
@@ -476,7 +475,7 @@ func (d *doc) offlineInboxes(live []station.Session) {
 	for _, s := range live {
 		running[s.SessionID] = true
 	}
-	ents, err := inboxstate.Scan(d.o.Config.InboxDir, func(sid string) bool { return running[sid] }, d.o.Now(),
+	ents, err := inbox.ScanState(d.o.Config.InboxDir, func(sid string) bool { return station.IsSessionID(sid) && !running[sid] }, d.o.Now(),
 		func(pid int) bool { return d.o.Proc.Alive(pid, "") })
 	var findings []Finding
 	for _, e := range ents {

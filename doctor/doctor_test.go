@@ -13,9 +13,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/doctor"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
+	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/station"
 	"go.uber.org/goleak"
 )
@@ -94,8 +94,8 @@ func newFixture(t *testing.T) *fixture {
 	t.Cleanup(func() { l.Close() })
 	fs.WriteRow(station.Row{PID: pidSession, SessionID: sidLive, CWD: fs.Root, ProcStart: "4000", StartedAt: now.UnixMilli(),
 		MessagingSocketPath: sock, Status: station.StatusBusy, Name: "work-aa"})
-	writeJSON(t, claudeinbox.FilesFor(fs.Paths.InboxDir, sidLive).Heartbeat, claudeinbox.Heartbeat{
-		PID: 600, SessionID: sidLive, LastSeen: claudeinbox.FormatTime(now.Add(-time.Second)), State: claudeinbox.StateFollowing,
+	writeJSON(t, inbox.FilesFor(fs.Paths.InboxDir, sidLive).Heartbeat, inbox.Heartbeat{
+		PID: 600, SessionID: sidLive, LastSeen: inbox.FormatTime(now.Add(-time.Second)), State: inbox.StateFollowing,
 	})
 
 	bin := filepath.Join(fs.Root, "claude-bin")
@@ -189,8 +189,8 @@ func TestRun(t *testing.T) {
 			f.mcpExit = 1 // would be a finding
 		}, nil},
 		{"this session's doorman stopped", func(t *testing.T, f *fixture) {
-			writeJSON(t, claudeinbox.FilesFor(f.fs.Paths.InboxDir, sidLive).Heartbeat, claudeinbox.Heartbeat{
-				PID: 600, SessionID: sidLive, LastSeen: claudeinbox.FormatTime(now), State: claudeinbox.StateStopped,
+			writeJSON(t, inbox.FilesFor(f.fs.Paths.InboxDir, sidLive).Heartbeat, inbox.Heartbeat{
+				PID: 600, SessionID: sidLive, LastSeen: inbox.FormatTime(now), State: inbox.StateStopped,
 			})
 		}, []doctor.Kind{doctor.KindDoormanNotFresh}},
 		{"session from CLAUDE_CODE_SESSION_ID without a heartbeat", func(t *testing.T, f *fixture) {
@@ -203,7 +203,7 @@ func TestRun(t *testing.T) {
 		}, []doctor.Kind{doctor.KindOfflineInbox}},
 		{"offline inbox all delivered", func(t *testing.T, f *fixture) {
 			os.WriteFile(f.fs.InboxPath(sidGone), []byte("[mama 📡] done\n"), 0o600)
-			os.WriteFile(claudeinbox.FilesFor(f.fs.Paths.InboxDir, sidGone).Offset, []byte("17"), 0o600)
+			os.WriteFile(inbox.FilesFor(f.fs.Paths.InboxDir, sidGone).Offset, []byte("17"), 0o600)
 		}, nil},
 		{"socket missing", func(t *testing.T, f *fixture) {
 			writeStat(t, f.procDir, 700, 1, "7000")

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/doctor"
+	"github.com/oo-family/oo-claude/internal/inbox"
 )
 
 // TestBinaryMustBeClaude: doctor knows claude by its --version answer.
@@ -107,7 +107,7 @@ func alive(pid int) bool {
 // says untrusted in its heartbeat is not fresh.
 func TestUntrustedInboxIsAFinding(t *testing.T) {
 	f := newFixture(t)
-	files := claudeinbox.FilesFor(f.fs.Paths.InboxDir, sidLive)
+	files := inbox.FilesFor(f.fs.Paths.InboxDir, sidLive)
 	if err := os.WriteFile(files.Ack, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -120,8 +120,8 @@ func TestUntrustedInboxIsAFinding(t *testing.T) {
 		t.Errorf("fix %q", fx)
 	}
 	os.Chmod(files.Ack, 0o600)
-	writeJSON(t, files.Heartbeat, claudeinbox.Heartbeat{PID: 600, SessionID: sidLive, LastSeen: claudeinbox.FormatTime(now),
-		State: claudeinbox.StateUntrusted, LastError: "x is writable by others"})
+	writeJSON(t, files.Heartbeat, inbox.Heartbeat{PID: 600, SessionID: sidLive, LastSeen: inbox.FormatTime(now),
+		State: inbox.StateUntrusted, LastError: "x is writable by others"})
 	rep = doctor.Run(context.Background(), f.opts)
 	if d := cmp.Diff([]doctor.Kind{doctor.KindDoormanNotFresh}, kinds(rep)); d != "" || !strings.Contains(rep.Findings[0].Message, "untrusted") {
 		t.Errorf("(-want +got):\n%s\n%+v", d, rep.Findings)

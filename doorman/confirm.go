@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/transcript"
 )
@@ -19,7 +19,7 @@ const (
 	// maxWrites is how many times the doorman writes one line to the door
 	// without seeing its enqueue row. Once the receiver's windows have
 	// passed after the last unconfirmed write, with still no row, the line
-	// is acked refused with reason claudeinbox.PendingNotQueued, so it
+	// is acked refused with reason inbox.PendingNotQueued, so it
 	// never blocks the lines after it for good.
 	maxWrites = 3
 	// rowSlack: an enqueue row stamped more than this before the line's
@@ -175,9 +175,9 @@ func (fl *follower) dropTranscript() {
 // after the first write's mark or the last write's, or from the start of
 // the transcript the session has now when that is another file (a mark
 // predicted a path the session did not use).
-func (fl *follower) lookLate(ctx context.Context, id identity, a claudeinbox.Attempt, text string) (string, bool) {
+func (fl *follower) lookLate(ctx context.Context, id identity, a inbox.Attempt, text string) (string, bool) {
 	firstAt, firstPath, firstOff := a.First()
-	since, err := claudeinbox.ParseTime(firstAt)
+	since, err := inbox.ParseTime(firstAt)
 	if err != nil {
 		return "", false
 	}

@@ -16,10 +16,10 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/door"
 	"github.com/oo-family/oo-claude/doorman"
 	"github.com/oo-family/oo-claude/fakes/fakedoor"
+	"github.com/oo-family/oo-claude/internal/inbox"
 )
 
 // Defect 1, stale offset: an inbox truncated and refilled while no doorman
@@ -30,7 +30,7 @@ import (
 func TestStaleOffsetAfterRewrite(t *testing.T) {
 	w := newWorld(t)
 	sid := w.owned("busy")
-	files := claudeinbox.FilesFor(w.fs.Paths.InboxDir, sid)
+	files := inbox.FilesFor(w.fs.Paths.InboxDir, sid)
 	for _, l := range []string{"[a 📡] 1", "[a 📡] 2", "[a 📡] 3", "[a 📡] 4"} {
 		w.appendLine(sid, l)
 	}
@@ -91,7 +91,7 @@ func TestPacerSeededFromAcks(t *testing.T) {
 			t.Errorf("frame %q: %s; want every line written into a bucket with room", f.Content, f.Disposition)
 		}
 	}
-	acks := readAcks(t, claudeinbox.FilesFor(w.fs.Paths.InboxDir, sid).Ack)
+	acks := readAcks(t, inbox.FilesFor(w.fs.Paths.InboxDir, sid).Ack)
 	if len(acks) != 6 {
 		t.Fatalf("%d acks, want 6", len(acks))
 	}
@@ -103,7 +103,7 @@ func TestPacerSeededFromAcks(t *testing.T) {
 func TestAckUnwritableNotRedelivered(t *testing.T) {
 	w := newWorld(t)
 	sid := w.owned("busy")
-	files := claudeinbox.FilesFor(w.fs.Paths.InboxDir, sid)
+	files := inbox.FilesFor(w.fs.Paths.InboxDir, sid)
 	cfg := w.config()
 	cfg.DoormanPoll = 50 * time.Millisecond
 	dm, lg, stop := w.running(doorman.Options{Host: w.host(nil), Config: cfg})
@@ -112,16 +112,16 @@ func TestAckUnwritableNotRedelivered(t *testing.T) {
 			t.Log(lg.String())
 		}
 	}()
-	waitState(t, dm, claudeinbox.StateFollowing)
+	waitState(t, dm, inbox.StateFollowing)
 	if err := os.MkdirAll(files.Ack, 0o700); err != nil { // an ack file that cannot be appended to
 		t.Fatal(err)
 	}
 	w.appendLine(sid, "[a 📡] once only")
 	w.waitQueued(1)
 	deadline := time.Now().Add(10 * time.Second)
-	for !strings.HasPrefix(dm.Status().LastError, claudeinbox.PendingAckUnwritable) {
+	for !strings.HasPrefix(dm.Status().LastError, inbox.PendingAckUnwritable) {
 		if time.Now().After(deadline) {
-			t.Fatalf("last_error %q, want it to start with %s", dm.Status().LastError, claudeinbox.PendingAckUnwritable)
+			t.Fatalf("last_error %q, want it to start with %s", dm.Status().LastError, inbox.PendingAckUnwritable)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -137,7 +137,7 @@ func TestAckUnwritableNotRedelivered(t *testing.T) {
 	if n := len(userFrames(w.door.Frames())); n != 1 {
 		t.Errorf("the line went to the door %d times, want once", n)
 	}
-	if acks[0].Confirm != claudeinbox.ConfirmTranscript || acks[0].QueuedAt == nil {
+	if acks[0].Confirm != inbox.ConfirmTranscript || acks[0].QueuedAt == nil {
 		t.Errorf("ack confirm %q queued_at %v, want transcript and the row's time", acks[0].Confirm, acks[0].QueuedAt)
 	}
 }
@@ -154,10 +154,10 @@ func TestBadTokenIsADeliveryError(t *testing.T) {
 	if !errors.As(err, &de) {
 		t.Fatalf("run = %v, want a *DeliveryError\n%s", err, log)
 	}
-	if !strings.HasPrefix(st.LastError, claudeinbox.PendingBadToken) {
-		t.Errorf("last_error %q, want %s", st.LastError, claudeinbox.PendingBadToken)
+	if !strings.HasPrefix(st.LastError, inbox.PendingBadToken) {
+		t.Errorf("last_error %q, want %s", st.LastError, inbox.PendingBadToken)
 	}
-	if acks := readAcks(t, claudeinbox.FilesFor(w.fs.Paths.InboxDir, sid).Ack); len(acks) != 0 {
+	if acks := readAcks(t, inbox.FilesFor(w.fs.Paths.InboxDir, sid).Ack); len(acks) != 0 {
 		t.Errorf("acks %+v, want none (the line waits)", acks)
 	}
 	if strings.Contains(log+st.LastError, "bad\ntoken") {
@@ -210,10 +210,10 @@ func TestNotQueuedStaysPendingThenRetried(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	if st := dm.Status(); !strings.HasPrefix(st.LastError, claudeinbox.PendingNotQueued) {
-		t.Errorf("last_error %q, want %s", st.LastError, claudeinbox.PendingNotQueued)
+	if st := dm.Status(); !strings.HasPrefix(st.LastError, inbox.PendingNotQueued) {
+		t.Errorf("last_error %q, want %s", st.LastError, inbox.PendingNotQueued)
 	}
-	if acks := readAcks(t, claudeinbox.FilesFor(w.fs.Paths.InboxDir, sid).Ack); len(acks) != 0 {
+	if acks := readAcks(t, inbox.FilesFor(w.fs.Paths.InboxDir, sid).Ack); len(acks) != 0 {
 		t.Fatalf("acked %+v before the receiver queued the line", acks)
 	}
 	acks := w.waitAcks(sid, 1)
@@ -223,7 +223,7 @@ func TestNotQueuedStaysPendingThenRetried(t *testing.T) {
 	if len(rows) != 1 {
 		t.Fatalf("enqueue rows of the line: %q, want exactly one", rows)
 	}
-	if acks[0].Confirm != claudeinbox.ConfirmTranscript || acks[0].QueuedAt == nil || *acks[0].QueuedAt != rows[0] {
+	if acks[0].Confirm != inbox.ConfirmTranscript || acks[0].QueuedAt == nil || *acks[0].QueuedAt != rows[0] {
 		t.Errorf("ack confirm %q queued_at %v, want transcript and %s", acks[0].Confirm, acks[0].QueuedAt, rows[0])
 	}
 	if st.Confirmed != 1 || st.Unconfirmed != 1 || st.LastError != "" {
@@ -252,8 +252,8 @@ func TestNeverQueuedIsRefusedAfterTheLimit(t *testing.T) {
 	w.appendLine(sid, "[a 📡] never queued")
 	acks := w.waitAcks(sid, 1)
 	stop()
-	if acks[0].Class != claudeinbox.AckRefused || acks[0].Reason != claudeinbox.PendingNotQueued {
-		t.Errorf("ack %s (%s), want refused (%s)", acks[0].Class, acks[0].Reason, claudeinbox.PendingNotQueued)
+	if acks[0].Class != inbox.AckRefused || acks[0].Reason != inbox.PendingNotQueued {
+		t.Errorf("ack %s (%s), want refused (%s)", acks[0].Class, acks[0].Reason, inbox.PendingNotQueued)
 	}
 	if n := len(userFrames(w.door.Frames())); n != doorman.MaxWrites {
 		t.Errorf("%d writes, want %d", n, doorman.MaxWrites)
@@ -266,15 +266,15 @@ func TestNeverQueuedIsRefusedAfterTheLimit(t *testing.T) {
 func TestRestartAcksAnEarlierWrite(t *testing.T) {
 	w := newWorld(t)
 	sid := w.owned("busy")
-	files := claudeinbox.FilesFor(w.fs.Paths.InboxDir, sid)
+	files := inbox.FilesFor(w.fs.Paths.InboxDir, sid)
 	line := "[a 📡] written before the kill"
 	off := w.appendLine(sid, line)
 	fi, _ := os.Stat(files.Inbox)
 	ino := fi.Sys().(*syscall.Stat_t).Ino
 	at := time.Now()
-	att := claudeinbox.Attempt{LineOffset: off, SHA256: claudeinbox.SHA256([]byte(line)), Inode: ino, MsgID: "5b0e7c1e-8a3f-4d6b-9c2e-0f1a2b3c4d5e",
-		Transcript: w.transcript, At: claudeinbox.FormatTime(at), Writes: 1}
-	if err := claudeinbox.WriteAttempt(files.Attempt, att); err != nil {
+	att := inbox.Attempt{LineOffset: off, SHA256: inbox.SHA256([]byte(line)), Inode: ino, MsgID: "5b0e7c1e-8a3f-4d6b-9c2e-0f1a2b3c4d5e",
+		Transcript: w.transcript, At: inbox.FormatTime(at), Writes: 1}
+	if err := inbox.WriteAttempt(files.Attempt, att); err != nil {
 		t.Fatal(err)
 	}
 	row := `{"type":"queue-operation","operation":"enqueue","timestamp":"` + at.UTC().Format("2006-01-02T15:04:05.000Z") + `","sessionId":"` + sid + `","content":"` + line + `"}`
@@ -291,7 +291,7 @@ func TestRestartAcksAnEarlierWrite(t *testing.T) {
 		t.Errorf("%d frames: the line was written again", n)
 	}
 	acks := readAcks(t, files.Ack)
-	if len(acks) != 1 || acks[0].MsgID != att.MsgID || acks[0].Confirm != claudeinbox.ConfirmTranscript || acks[0].QueuedAt == nil {
+	if len(acks) != 1 || acks[0].MsgID != att.MsgID || acks[0].Confirm != inbox.ConfirmTranscript || acks[0].QueuedAt == nil {
 		t.Errorf("acks %+v, want one confirmed ack with the first write's msg_id", acks)
 	}
 }
@@ -299,17 +299,17 @@ func TestRestartAcksAnEarlierWrite(t *testing.T) {
 // writeAttemptAndRow records an earlier write of line (at, first write at
 // firstAt) and, when rowAt is not zero, the receiver's enqueue row of it
 // stamped rowAt in the session's transcript.
-func (w *world) writeAttemptAndRow(t *testing.T, sid, line string, att claudeinbox.Attempt, rowAt time.Time) claudeinbox.Files {
+func (w *world) writeAttemptAndRow(t *testing.T, sid, line string, att inbox.Attempt, rowAt time.Time) inbox.Files {
 	t.Helper()
-	files := claudeinbox.FilesFor(w.fs.Paths.InboxDir, sid)
+	files := inbox.FilesFor(w.fs.Paths.InboxDir, sid)
 	off := w.appendLine(sid, line)
 	fi, err := os.Stat(files.Inbox)
 	if err != nil {
 		t.Fatal(err)
 	}
-	att.LineOffset, att.SHA256, att.Inode = off, claudeinbox.SHA256([]byte(line)), fi.Sys().(*syscall.Stat_t).Ino
+	att.LineOffset, att.SHA256, att.Inode = off, inbox.SHA256([]byte(line)), fi.Sys().(*syscall.Stat_t).Ino
 	att.MsgID, att.Transcript = "5b0e7c1e-8a3f-4d6b-9c2e-0f1a2b3c4d5e", w.transcript
-	if err := claudeinbox.WriteAttempt(files.Attempt, att); err != nil {
+	if err := inbox.WriteAttempt(files.Attempt, att); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.MkdirAll(filepath.Dir(w.transcript), 0o700); err != nil {
@@ -332,12 +332,12 @@ func enqueueRow(sid, line string, at time.Time) string {
 
 // ackedNotWritten checks that the line was acked on its row, confirmed,
 // and not written to the door.
-func (w *world) ackedNotWritten(t *testing.T, files claudeinbox.Files) {
+func (w *world) ackedNotWritten(t *testing.T, files inbox.Files) {
 	t.Helper()
 	if n := len(w.door.Frames()); n != 0 {
 		t.Errorf("%d frames: the line was written again though its row is there", n)
 	}
-	if acks := readAcks(t, files.Ack); len(acks) != 1 || acks[0].Confirm != claudeinbox.ConfirmTranscript {
+	if acks := readAcks(t, files.Ack); len(acks) != 1 || acks[0].Confirm != inbox.ConfirmTranscript {
 		t.Errorf("acks %+v, want one confirmed ack", acks)
 	}
 }
@@ -352,13 +352,13 @@ func TestUnknownFateWaitsOutTheWindows(t *testing.T) {
 	sid := w.owned("busy")
 	line := "[a 📡] written before the kill, its row still to come"
 	at := time.Now()
-	files := w.writeAttemptAndRow(t, sid, line, claudeinbox.Attempt{At: claudeinbox.FormatTime(at), Writes: 1}, time.Time{})
+	files := w.writeAttemptAndRow(t, sid, line, inbox.Attempt{At: inbox.FormatTime(at), Writes: 1}, time.Time{})
 	err, st, log := w.runOnce(doorman.ModeMCP, "", nil)
 	if !errors.Is(err, doorman.ErrNotQueued) {
 		t.Fatalf("run = %v, want ErrNotQueued (the line waits)\n%s", err, log)
 	}
-	if !strings.HasPrefix(st.LastError, claudeinbox.PendingNotQueued) {
-		t.Errorf("last_error %q, want %s", st.LastError, claudeinbox.PendingNotQueued)
+	if !strings.HasPrefix(st.LastError, inbox.PendingNotQueued) {
+		t.Errorf("last_error %q, want %s", st.LastError, inbox.PendingNotQueued)
 	}
 	if n := len(w.door.Frames()); n != 0 {
 		t.Fatalf("%d frames: the line was written again while the first write's row could still come\n%s", n, log)
@@ -382,7 +382,7 @@ func TestLateRowOfTheFirstWrite(t *testing.T) {
 	line := "[a 📡] held, then approved"
 	now := time.Now()
 	first, last := now.Add(-2*time.Minute), now.Add(-time.Minute)
-	att := claudeinbox.Attempt{At: claudeinbox.FormatTime(last), Writes: 2, Unconfirmed: true, FirstAt: claudeinbox.FormatTime(first)}
+	att := inbox.Attempt{At: inbox.FormatTime(last), Writes: 2, Unconfirmed: true, FirstAt: inbox.FormatTime(first)}
 	files := w.writeAttemptAndRow(t, sid, line, att, first.Add(100*time.Millisecond))
 	if err, _, log := w.runOnce(doorman.ModeMCP, "", nil); err != nil {
 		t.Fatalf("%v\n%s", err, log)
@@ -399,7 +399,7 @@ func TestAttemptKeepsTheFirstWrite(t *testing.T) {
 	sid := w.owned("busy")
 	line := "[a 📡] never queued"
 	first := time.Now().Add(-time.Minute)
-	files := w.writeAttemptAndRow(t, sid, line, claudeinbox.Attempt{At: claudeinbox.FormatTime(first), Writes: 1, Unconfirmed: true}, time.Time{})
+	files := w.writeAttemptAndRow(t, sid, line, inbox.Attempt{At: inbox.FormatTime(first), Writes: 1, Unconfirmed: true}, time.Time{})
 	cfg := w.config()
 	cfg.DoorConfirm = 50 * time.Millisecond
 	var log bytes.Buffer
@@ -407,13 +407,13 @@ func TestAttemptKeepsTheFirstWrite(t *testing.T) {
 	if err := dm.Run(context.Background()); !errors.Is(err, doorman.ErrNotQueued) {
 		t.Fatalf("run = %v, want ErrNotQueued\n%s", err, log.String())
 	}
-	got, err := claudeinbox.ReadAttempt(files.Attempt)
+	got, err := inbox.ReadAttempt(files.Attempt)
 	if err != nil {
 		t.Fatal(err)
 	}
 	at, tr, off := got.First()
-	if at != claudeinbox.FormatTime(first) || tr != w.transcript || off != 0 || got.Writes != 2 {
-		t.Errorf("record %+v, want write 2 with the first write at %s in %s at 0", got, claudeinbox.FormatTime(first), w.transcript)
+	if at != inbox.FormatTime(first) || tr != w.transcript || off != 0 || got.Writes != 2 {
+		t.Errorf("record %+v, want write 2 with the first write at %s in %s at 0", got, inbox.FormatTime(first), w.transcript)
 	}
 }
 
@@ -426,7 +426,7 @@ func TestAttemptKeepsTheFirstWrite(t *testing.T) {
 func TestAckAndAttemptUnwritableAcrossRestarts(t *testing.T) {
 	w := newWorld(t)
 	sid := w.owned("busy")
-	files := claudeinbox.FilesFor(w.fs.Paths.InboxDir, sid)
+	files := inbox.FilesFor(w.fs.Paths.InboxDir, sid)
 	cfg := w.config()
 	cfg.DoormanPoll = 50 * time.Millisecond
 	dm, lg, stop := w.running(doorman.Options{Host: w.host(nil), Config: cfg})
@@ -436,7 +436,7 @@ func TestAckAndAttemptUnwritableAcrossRestarts(t *testing.T) {
 			t.Log(lg.String())
 		}
 	}()
-	waitState(t, dm, claudeinbox.StateFollowing)
+	waitState(t, dm, inbox.StateFollowing)
 	for _, p := range []string{files.Ack, files.Attempt} {
 		if err := os.MkdirAll(p, 0o700); err != nil { // cannot be written
 			t.Fatal(err)
@@ -454,14 +454,14 @@ func TestAckAndAttemptUnwritableAcrossRestarts(t *testing.T) {
 		}
 	}
 	w.appendLine(sid, "[a 📡] once only")
-	waitPrefix(claudeinbox.PendingAttemptUnwritable)
+	waitPrefix(inbox.PendingAttemptUnwritable)
 	if n := writes(); n != 0 {
 		t.Fatalf("%d door writes while the attempt could not be recorded, want none", n)
 	}
 	if err := os.Remove(files.Attempt); err != nil {
 		t.Fatal(err)
 	}
-	waitPrefix(claudeinbox.PendingAckUnwritable)
+	waitPrefix(inbox.PendingAckUnwritable)
 	stop()
 	if n := writes(); n != 1 {
 		t.Fatalf("%d door writes, want 1", n)
@@ -475,7 +475,7 @@ func TestAckAndAttemptUnwritableAcrossRestarts(t *testing.T) {
 	if err, _, log := w.runOnce(doorman.ModeMCP, "", nil); err != nil {
 		t.Fatalf("%v\n%s", err, log)
 	}
-	if acks := readAcks(t, files.Ack); len(acks) != 1 || acks[0].Confirm != claudeinbox.ConfirmTranscript {
+	if acks := readAcks(t, files.Ack); len(acks) != 1 || acks[0].Confirm != inbox.ConfirmTranscript {
 		t.Errorf("acks %+v, want one confirmed ack", acks)
 	}
 	if n := writes(); n != 1 {
@@ -489,7 +489,7 @@ func TestAckAndAttemptUnwritableAcrossRestarts(t *testing.T) {
 func TestStartBoundedWithoutOffset(t *testing.T) {
 	w := newWorld(t)
 	sid := w.owned("busy")
-	files := claudeinbox.FilesFor(w.fs.Paths.InboxDir, sid)
+	files := inbox.FilesFor(w.fs.Paths.InboxDir, sid)
 	const size = 64 << 20
 	big := bytes.Repeat([]byte("x"), size)
 	if err := os.WriteFile(files.Ack, big, 0o600); err != nil {
@@ -528,8 +528,8 @@ func TestStartKeepsOnlyWhatTheResumeNeeds(t *testing.T) {
 		if i >= n-3 {
 			ts = now.Add(-time.Second)
 		}
-		a := claudeinbox.Ack{TS: claudeinbox.FormatTime(ts), SHA256: fmt.Sprintf("%064x", i), Class: claudeinbox.AckDeliveredSteer, LineOffset: &o, Inode: ino, From: "a"}
-		if err := claudeinbox.AppendAck(p, a); err != nil {
+		a := inbox.Ack{TS: inbox.FormatTime(ts), SHA256: fmt.Sprintf("%064x", i), Class: inbox.AckDeliveredSteer, LineOffset: &o, Inode: ino, From: "a"}
+		if err := inbox.AppendAck(p, a); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -11,7 +11,7 @@
 //     must equal the row's and is never trusted without one), the socket
 //     (the row's, else CLAUDE_CODE_MESSAGING_SOCKET only when the owner
 //     itself serves it) and, in MCP mode, that the owner is the direct
-//     parent. Each failure is a typed [claudeinbox.State]. A doorman that
+//     parent. Each failure is a typed [inbox.State]. A doorman that
 //     never established its identity writes nothing at all into the inbox
 //     directory: it reports its state on stderr, through the MCP tool
 //     claude_inbox_status and in the foreground's --json output.
@@ -64,10 +64,10 @@
 //     is retried after 1, 2, 4, 8 and then every 10 s; with Once, [Doorman.Run]
 //     returns a [*DeliveryError] instead.
 //   - Trust by ownership: before it follows, the inbox must pass
-//     [claudeinbox.CheckTrust] (its directory the user's and not writable by
+//     [inbox.CheckTrust] (its directory the user's and not writable by
 //     group or others; the inbox, ack, offset, lock and attempt files the
 //     user's regular files, not writable by others). Otherwise nothing is
-//     delivered: the heartbeat says [claudeinbox.StateUntrusted] with the
+//     delivered: the heartbeat says [inbox.StateUntrusted] with the
 //     reason and the fix in last_error; an MCP doorman checks again every
 //     2 s, the foreground one returns an [*IdentityError].
 //   - Stop (context cancelled, stdin EOF in MCP mode): the heartbeat says

@@ -11,8 +11,8 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/internal/fsx"
+	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/ingress"
 	"github.com/oo-family/oo-claude/station"
 )
@@ -34,7 +34,7 @@ const (
 
 // refuseUndeliverable is the reason of a line the door client rejects
 // although it passed the line rules (it cannot happen for a line that
-// passes claudeinbox.Decode; kept so such a line never blocks).
+// passes inbox.Decode; kept so such a line never blocks).
 const refuseUndeliverable = "undeliverable"
 
 // Options configure a [Doorman].
@@ -65,27 +65,27 @@ type Options struct {
 // Status is what a doorman reports about itself: the MCP tool, the
 // foreground --json output and the heartbeat are made from it.
 type Status struct {
-	State        claudeinbox.State `json:"state"`
-	Detail       string            `json:"detail,omitempty"`
-	Mode         Mode              `json:"mode"`
-	PID          int               `json:"pid"`
-	SessionID    string            `json:"session_id,omitempty"`
-	Inbox        string            `json:"inbox,omitempty"`
-	OwnerPID     int               `json:"owner_pid,omitempty"`
-	PeerPID      int               `json:"peer_pid,omitempty"`
-	Socket       string            `json:"socket,omitempty"`
-	Holder       bool              `json:"lock_holder"`
-	Since        string            `json:"since,omitempty"`
-	Delivered    int               `json:"delivered"`
-	Confirmed    int               `json:"confirmed"`
-	Unconfirmed  int               `json:"unconfirmed"`
-	Refused      int               `json:"refused"`
-	Offset       int64             `json:"offset"`
-	Inode        uint64            `json:"inode,omitempty"`
-	PendingBytes int64             `json:"pending_bytes"`
-	Pacing       int               `json:"pacing,omitempty"`
-	LastError    string            `json:"last_error,omitempty"`
-	ThreadAlive  bool              `json:"thread_alive"`
+	State        inbox.State `json:"state"`
+	Detail       string      `json:"detail,omitempty"`
+	Mode         Mode        `json:"mode"`
+	PID          int         `json:"pid"`
+	SessionID    string      `json:"session_id,omitempty"`
+	Inbox        string      `json:"inbox,omitempty"`
+	OwnerPID     int         `json:"owner_pid,omitempty"`
+	PeerPID      int         `json:"peer_pid,omitempty"`
+	Socket       string      `json:"socket,omitempty"`
+	Holder       bool        `json:"lock_holder"`
+	Since        string      `json:"since,omitempty"`
+	Delivered    int         `json:"delivered"`
+	Confirmed    int         `json:"confirmed"`
+	Unconfirmed  int         `json:"unconfirmed"`
+	Refused      int         `json:"refused"`
+	Offset       int64       `json:"offset"`
+	Inode        uint64      `json:"inode,omitempty"`
+	PendingBytes int64       `json:"pending_bytes"`
+	Pacing       int         `json:"pacing,omitempty"`
+	LastError    string      `json:"last_error,omitempty"`
+	ThreadAlive  bool        `json:"thread_alive"`
 }
 
 // Doorman is one receiver. Create it with [New]; Run it once.
@@ -178,7 +178,7 @@ func (d *Doorman) Run(ctx context.Context) error {
 	defer d.update(func(s *Status) { s.ThreadAlive = false })
 	if !d.o.Config.DoormanEnabled {
 		d.update(func(s *Status) {
-			s.State, s.Detail = claudeinbox.StateSilenced, "OO_CLAUDE_DOORMAN=0: nothing is followed or written"
+			s.State, s.Detail = inbox.StateSilenced, "OO_CLAUDE_DOORMAN=0: nothing is followed or written"
 		})
 		d.logf("silenced (OO_CLAUDE_DOORMAN=0)")
 		if d.o.Once {
@@ -188,11 +188,11 @@ func (d *Doorman) Run(ctx context.Context) error {
 		return nil
 	}
 	var prev identity
-	var logged claudeinbox.State
+	var logged inbox.State
 	for {
 		id := d.o.Host.identify(ctx, d.o.Mode, d.o.Session, prev)
 		if ctx.Err() != nil {
-			d.update(func(s *Status) { s.State = claudeinbox.StateStopped })
+			d.update(func(s *Status) { s.State = inbox.StateStopped })
 			return nil
 		}
 		if !id.ok() {
@@ -209,7 +209,7 @@ func (d *Doorman) Run(ctx context.Context) error {
 			}
 			select {
 			case <-ctx.Done():
-				d.update(func(s *Status) { s.State = claudeinbox.StateStopped })
+				d.update(func(s *Status) { s.State = inbox.StateStopped })
 				return nil
 			case <-d.o.After(identityEvery):
 			}
@@ -233,11 +233,11 @@ func (d *Doorman) Run(ctx context.Context) error {
 
 // serve holds one session's inbox until ctx ends or the identity changes.
 func (d *Doorman) serve(ctx context.Context, id identity) error {
-	files := claudeinbox.FilesFor(d.o.Config.InboxDir, id.SessionID)
+	files := inbox.FilesFor(d.o.Config.InboxDir, id.SessionID)
 	d.update(func(s *Status) {
 		s.SessionID, s.Inbox, s.OwnerPID, s.PeerPID, s.Socket = id.SessionID, files.Inbox, id.OwnerPID, id.PeerPID, id.Socket
 	})
-	if err := claudeinbox.CheckTrust(files, os.Geteuid()); err != nil {
+	if err := inbox.CheckTrust(files, os.Geteuid()); err != nil {
 		return d.untrusted(ctx, files, err)
 	}
 	if err := ensureInbox(files.Inbox); err != nil {
@@ -252,7 +252,7 @@ func (d *Doorman) serve(ctx context.Context, id identity) error {
 	defer lk.Unlock()
 	now := d.o.Host.now()
 	d.update(func(s *Status) {
-		s.Holder, s.State, s.Detail, s.Since = true, claudeinbox.StateFollowing, id.Detail, claudeinbox.FormatTime(now)
+		s.Holder, s.State, s.Detail, s.Since = true, inbox.StateFollowing, id.Detail, inbox.FormatTime(now)
 		s.LastError = ""
 	})
 	d.logf("following %s (%s)", files.Inbox, id.Detail)
@@ -272,7 +272,7 @@ func (d *Doorman) serve(ctx context.Context, id identity) error {
 		defer hbDone.Done()
 		d.heartbeatLoop(hbCtx, files)
 	}()
-	final := claudeinbox.StateStopped
+	final := inbox.StateStopped
 	defer func() {
 		hbStop()
 		hbDone.Wait()
@@ -290,7 +290,7 @@ func (d *Doorman) serve(ctx context.Context, id identity) error {
 	if errors.Is(err, errSwitch) {
 		cur := f.id
 		if cur.ok() && cur.SessionID != id.SessionID {
-			final = claudeinbox.StateSwitched
+			final = inbox.StateSwitched
 		} else if !cur.ok() {
 			final = cur.State
 		}
@@ -298,28 +298,28 @@ func (d *Doorman) serve(ctx context.Context, id identity) error {
 	return err
 }
 
-// untrusted reports an inbox that fails claudeinbox.CheckTrust (or is not a
+// untrusted reports an inbox that fails inbox.CheckTrust (or is not a
 // regular file): nothing is delivered from it, and the heartbeat says why,
 // so sessions and doctor show it. In the foreground (and with Once) it is an
 // *IdentityError; an MCP doorman checks again every identityEvery.
-func (d *Doorman) untrusted(ctx context.Context, files claudeinbox.Files, cause error) error {
+func (d *Doorman) untrusted(ctx context.Context, files inbox.Files, cause error) error {
 	detail := cause.Error() + "; nothing is delivered from this inbox until it is fixed"
 	prev := d.Status()
 	d.update(func(s *Status) {
-		s.State, s.Detail, s.LastError, s.Holder = claudeinbox.StateUntrusted, detail, cause.Error(), false
+		s.State, s.Detail, s.LastError, s.Holder = inbox.StateUntrusted, detail, cause.Error(), false
 	})
-	if prev.State != claudeinbox.StateUntrusted || prev.Detail != detail {
+	if prev.State != inbox.StateUntrusted || prev.Detail != detail {
 		d.logf("untrusted: %s", detail)
 	}
 	if err := d.writeHeartbeat(files, false); err != nil {
 		d.logf("heartbeat: %v", err)
 	}
 	if d.o.Mode != ModeMCP || d.o.Once {
-		return &IdentityError{State: claudeinbox.StateUntrusted, Detail: detail}
+		return &IdentityError{State: inbox.StateUntrusted, Detail: detail}
 	}
 	select {
 	case <-ctx.Done():
-		d.update(func(s *Status) { s.State = claudeinbox.StateStopped })
+		d.update(func(s *Status) { s.State = inbox.StateStopped })
 		return nil
 	case <-d.o.After(identityEvery):
 	}
@@ -328,7 +328,7 @@ func (d *Doorman) untrusted(ctx context.Context, files claudeinbox.Files, cause 
 
 // standby takes the inbox lock, waiting while another doorman holds it.
 // It returns a nil lock (and nil error) when ctx ended.
-func (d *Doorman) standby(ctx context.Context, files claudeinbox.Files, id identity) (*fsx.Lock, error) {
+func (d *Doorman) standby(ctx context.Context, files inbox.Files, id identity) (*fsx.Lock, error) {
 	lk, err := fsx.TryLock(files.Lock)
 	if err == nil {
 		return lk, nil
@@ -338,17 +338,17 @@ func (d *Doorman) standby(ctx context.Context, files claudeinbox.Files, id ident
 		return nil, err
 	}
 	d.update(func(s *Status) {
-		s.State, s.Detail = claudeinbox.StateStandby, "another doorman holds "+files.Lock
+		s.State, s.Detail = inbox.StateStandby, "another doorman holds "+files.Lock
 	})
 	d.logf("standby: another doorman follows %s", files.Inbox)
 	if d.o.Once {
-		return nil, &IdentityError{State: claudeinbox.StateStandby, Detail: "another doorman holds " + files.Lock}
+		return nil, &IdentityError{State: inbox.StateStandby, Detail: "another doorman holds " + files.Lock}
 	}
 	recheck := d.o.Host.now().Add(identityEvery)
 	for {
 		select {
 		case <-ctx.Done():
-			d.update(func(s *Status) { s.State = claudeinbox.StateStopped })
+			d.update(func(s *Status) { s.State = inbox.StateStopped })
 			return nil, nil
 		case <-d.o.After(standbyPoll):
 		}
@@ -368,7 +368,7 @@ func (d *Doorman) standby(ctx context.Context, files claudeinbox.Files, id ident
 	}
 }
 
-func (d *Doorman) heartbeatLoop(ctx context.Context, files claudeinbox.Files) {
+func (d *Doorman) heartbeatLoop(ctx context.Context, files inbox.Files) {
 	every := d.o.Config.DoormanHeartbeat
 	if every <= 0 {
 		every = 2 * time.Second
@@ -389,20 +389,20 @@ func (d *Doorman) heartbeatLoop(ctx context.Context, files claudeinbox.Files) {
 }
 
 // writeHeartbeat replaces <inbox>.doorman.json with the current status.
-func (d *Doorman) writeHeartbeat(files claudeinbox.Files, stopped bool) error {
+func (d *Doorman) writeHeartbeat(files inbox.Files, stopped bool) error {
 	st := d.Status()
 	now := d.o.Host.now()
-	h := claudeinbox.Heartbeat{
-		PID: st.PID, SessionID: st.SessionID, Since: st.Since, LastSeen: claudeinbox.FormatTime(now),
+	h := inbox.Heartbeat{
+		PID: st.PID, SessionID: st.SessionID, Since: st.Since, LastSeen: inbox.FormatTime(now),
 		Delivered: st.Delivered, Offset: st.Offset,
 		State: st.State, Inode: st.Inode, OwnerPID: st.OwnerPID, PeerPID: st.PeerPID, Socket: st.Socket,
 		Mode: string(st.Mode), Version: d.o.Version, PendingBytes: st.PendingBytes, LastError: st.LastError,
 		Pacing: st.Pacing, Confirmed: st.Confirmed, Unconfirmed: st.Unconfirmed,
 	}
 	if stopped {
-		h.StoppedAt = claudeinbox.FormatTime(now)
+		h.StoppedAt = inbox.FormatTime(now)
 	}
-	return claudeinbox.WriteHeartbeat(files.Heartbeat, h)
+	return inbox.WriteHeartbeat(files.Heartbeat, h)
 }
 
 // ensureInbox creates the inbox file (0600, its directory 0700) if absent.
@@ -442,13 +442,13 @@ func (d *Doorman) Report() Report {
 	if st.Inbox == "" {
 		return r
 	}
-	files := claudeinbox.FilesFor(d.o.Config.InboxDir, st.SessionID)
-	if h, err := claudeinbox.ReadHeartbeat(files.Heartbeat); err == nil {
+	files := inbox.FilesFor(d.o.Config.InboxDir, st.SessionID)
+	if h, err := inbox.ReadHeartbeat(files.Heartbeat); err == nil {
 		r.Heartbeat = &h
 	}
 	off := st.Offset
 	if !st.Holder {
-		if n, err := claudeinbox.ReadOffset(files.Offset); err == nil {
+		if n, err := inbox.ReadOffset(files.Offset); err == nil {
 			off = n
 		}
 	}

@@ -21,9 +21,9 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/google/uuid"
 
-	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/door"
 	"github.com/oo-family/oo-claude/internal/fsx"
+	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/station"
 	"github.com/oo-family/oo-claude/transcript"
 )
@@ -42,7 +42,7 @@ type longScan struct {
 // follower reads one inbox file and handles its lines.
 type follower struct {
 	d     *Doorman
-	files claudeinbox.Files
+	files inbox.Files
 	id    identity
 	pacer *pacer
 
@@ -55,7 +55,7 @@ type follower struct {
 	acked  map[int64]string // line_offset → sha256 of acks for the current inode at or after the start
 	piece  []byte
 
-	attempt *claudeinbox.Attempt // the last door write's record, when it is the current line's
+	attempt *inbox.Attempt // the last door write's record, when it is the current line's
 
 	// tf follows the session's transcript at tfPath for the confirmation,
 	// kept from line to line while it can be (transcriptAt).
@@ -78,7 +78,7 @@ const (
 	longLine                 // a complete line longer than readChunk; only its sha256 is known
 )
 
-func newFollower(d *Doorman, files claudeinbox.Files, id identity) (*follower, error) {
+func newFollower(d *Doorman, files inbox.Files, id identity) (*follower, error) {
 	fl := &follower{d: d, files: files, id: id, pacer: newPacer(d.o.guard, d.o.Host.PID, d.o.noPacing), wake: make(chan struct{}, 1), piece: make([]byte, readPiece)}
 	// Watch the directory first, so no append between the read and the
 	// watch is missed.
@@ -122,10 +122,10 @@ func newFollower(d *Doorman, files claudeinbox.Files, id identity) (*follower, e
 	// Where to start: the previous heartbeat's inode tells a file replaced
 	// while no doorman ran; read it before this doorman's first heartbeat.
 	prevIno := uint64(0)
-	if hb, err := claudeinbox.ReadHeartbeat(files.Heartbeat); err == nil {
+	if hb, err := inbox.ReadHeartbeat(files.Heartbeat); err == nil {
 		prevIno = hb.Inode
 	}
-	off, err := claudeinbox.ReadOffset(files.Offset)
+	off, err := inbox.ReadOffset(files.Offset)
 	ok := !errors.Is(err, fs.ErrNotExist)
 	verify := err == nil
 	if err != nil && ok {
@@ -199,14 +199,14 @@ func (fl *follower) close() {
 
 // loadAcks returns the acks of the ack file for inode, by line_offset (the
 // last one for an offset wins).
-func loadAcks(path string, inode uint64) map[int64]claudeinbox.Ack {
-	acks, _, _ := claudeinbox.ReadAcks(path, 0)
+func loadAcks(path string, inode uint64) map[int64]inbox.Ack {
+	acks, _, _ := inbox.ReadAcks(path, 0)
 	return acksFor(acks, inode)
 }
 
 // acksFor returns the acks for inode by line_offset.
-func acksFor(acks []claudeinbox.Ack, inode uint64) map[int64]claudeinbox.Ack {
-	out := map[int64]claudeinbox.Ack{}
+func acksFor(acks []inbox.Ack, inode uint64) map[int64]inbox.Ack {
+	out := map[int64]inbox.Ack{}
 	for _, a := range acks {
 		if a.Inode == inode && a.LineOffset != nil {
 			out[*a.LineOffset] = a
@@ -217,10 +217,10 @@ func acksFor(acks []claudeinbox.Ack, inode uint64) map[int64]claudeinbox.Ack {
 
 // startAcks is what a doorman's start keeps of the ack file.
 type startAcks struct {
-	last    claudeinbox.Ack   // the inode's ack with the greatest line_offset before off
-	hasLast bool              // whether there is one
-	after   map[int64]string  // line_offset → sha256 of the inode's acks at or after off
-	recent  []claudeinbox.Ack // deliveries the receiver still remembers
+	last    inbox.Ack        // the inode's ack with the greatest line_offset before off
+	hasLast bool             // whether there is one
+	after   map[int64]string // line_offset → sha256 of the inode's acks at or after off
+	recent  []inbox.Ack      // deliveries the receiver still remembers
 }
 
 // scanStartAcks reads the ack file once, in bounded lines (ScanAcks),
@@ -233,7 +233,7 @@ func scanStartAcks(path string, inode uint64, off int64, p *pacer, now time.Time
 		return st
 	}
 	defer f.Close()
-	claudeinbox.ScanAcks(f, 0, func(a claudeinbox.Ack, _ int64) bool {
+	inbox.ScanAcks(f, 0, func(a inbox.Ack, _ int64) bool {
 		if _, ok := p.recent(a, now); ok {
 			st.recent = append(st.recent, a)
 		}
@@ -255,7 +255,7 @@ func scanStartAcks(path string, inode uint64, off int64, p *pacer, now time.Time
 // it ends: the bytes from that ack's line_offset up to off are one line
 // whose sha256 is the ack's. With no ack before off, only the line ending
 // is checked (a resume point never cuts a line).
-func offsetVerified(f *os.File, off int64, last claudeinbox.Ack, hasLast bool) bool {
+func offsetVerified(f *os.File, off int64, last inbox.Ack, hasLast bool) bool {
 	var b [1]byte
 	if _, err := f.ReadAt(b[:], off-1); err != nil || b[0] != '\n' {
 		return false
@@ -274,7 +274,7 @@ func offsetVerified(f *os.File, off int64, last claudeinbox.Ack, hasLast bool) b
 // resumeFromAcks returns the start of the first line of the file (up to
 // size) that has no ack for its offset and sha256: lines before it were
 // handled; later acked lines are skipped one by one as they come.
-func resumeFromAcks(f *os.File, size int64, acks map[int64]claudeinbox.Ack) int64 {
+func resumeFromAcks(f *os.File, size int64, acks map[int64]inbox.Ack) int64 {
 	br := bufio.NewReaderSize(io.NewSectionReader(f, 0, size), readPiece)
 	var pos int64
 	for {
@@ -303,16 +303,16 @@ func resumeFromAcks(f *os.File, size int64, acks map[int64]claudeinbox.Ack) int6
 // monitor-era ack file ("<ts> read: <first 80 characters>") records as read,
 // matched line by line from the start. Both files are read in bounded
 // lines: an ack or inbox line of any length costs at most a buffer.
-func adoptMonitorEra(files claudeinbox.Files, inbox *os.File) (int64, int) {
+func adoptMonitorEra(files inbox.Files, in *os.File) (int64, int) {
 	af, err := fsx.OpenRead(files.Ack)
 	if err != nil {
 		return 0, 0
 	}
 	defer af.Close()
-	br := bufio.NewReaderSize(io.NewSectionReader(inbox, 0, 1<<62), readPiece)
+	br := bufio.NewReaderSize(io.NewSectionReader(in, 0, 1<<62), readPiece)
 	var off int64
 	n := 0
-	claudeinbox.ScanMonitorEraAcks(af, func(read string) bool {
+	inbox.ScanMonitorEraAcks(af, func(read string) bool {
 		head, size, ok := readLineHead(br)
 		if !ok {
 			return false
@@ -467,7 +467,7 @@ func (fl *follower) drain(ctx context.Context) error {
 			return err
 		}
 		fl.advance(next)
-		if err := claudeinbox.WriteOffset(fl.files.Offset, next); err != nil {
+		if err := inbox.WriteOffset(fl.files.Offset, next); err != nil {
 			return err
 		}
 		fl.d.update(func(s *Status) { s.Offset = next })
@@ -493,7 +493,7 @@ func (fl *follower) checkPath(ctx context.Context) error {
 		fl.d.logf("inbox truncated (%d bytes, offset %d): from 0", fi.Size(), fl.pos)
 		fl.reset(0)
 		fl.acked = map[int64]string{}
-		if err := claudeinbox.WriteOffset(fl.files.Offset, 0); err != nil {
+		if err := inbox.WriteOffset(fl.files.Offset, 0); err != nil {
 			return err
 		}
 		fl.d.update(func(s *Status) { s.Offset = 0 })
@@ -530,7 +530,7 @@ func (fl *follower) checkPath(ctx context.Context) error {
 	for o, a := range loadAcks(fl.files.Ack, fl.ino) {
 		fl.acked[o] = a.SHA256
 	}
-	if err := claudeinbox.WriteOffset(fl.files.Offset, 0); err != nil {
+	if err := inbox.WriteOffset(fl.files.Offset, 0); err != nil {
 		return err
 	}
 	fl.d.update(func(s *Status) { s.Offset, s.Inode = 0, fl.ino })
@@ -601,15 +601,15 @@ func (fl *follower) advance(next int64) {
 // handle delivers or refuses one line. errStop means: not handled, stop.
 func (fl *follower) handle(ctx context.Context, kind lineKind, line []byte, sha string, off int64) error {
 	if kind == fullLine {
-		sha = claudeinbox.SHA256(line)
+		sha = inbox.SHA256(line)
 	}
 	if fl.acked[off] == sha {
 		return nil // acked before a crash kept the offset from moving
 	}
 	if kind == longLine {
-		return fl.refuse(sha, off, claudeinbox.RefuseTooLong)
+		return fl.refuse(sha, off, inbox.RefuseTooLong)
 	}
-	msg, err := claudeinbox.Decode(line)
+	msg, err := inbox.Decode(line)
 	if err != nil {
 		return fl.refuse(sha, off, refuseReason(err))
 	}
@@ -618,29 +618,29 @@ func (fl *follower) handle(ctx context.Context, kind lineKind, line []byte, sha 
 
 func refuseReason(err error) string {
 	switch {
-	case errors.Is(err, claudeinbox.ErrInvalidUTF8):
-		return claudeinbox.RefuseInvalidUTF8
-	case errors.Is(err, claudeinbox.ErrLineTooLong):
-		return claudeinbox.RefuseTooLong
-	case errors.Is(err, claudeinbox.ErrNUL):
-		return claudeinbox.RefuseNUL
-	case errors.Is(err, claudeinbox.ErrEmptyLine):
-		return claudeinbox.RefuseEmpty
+	case errors.Is(err, inbox.ErrInvalidUTF8):
+		return inbox.RefuseInvalidUTF8
+	case errors.Is(err, inbox.ErrLineTooLong):
+		return inbox.RefuseTooLong
+	case errors.Is(err, inbox.ErrNUL):
+		return inbox.RefuseNUL
+	case errors.Is(err, inbox.ErrEmptyLine):
+		return inbox.RefuseEmpty
 	}
 	return refuseUndeliverable
 }
 
-func (fl *follower) ack(a claudeinbox.Ack) error {
-	return claudeinbox.AppendAck(fl.files.Ack, a)
+func (fl *follower) ack(a inbox.Ack) error {
+	return inbox.AppendAck(fl.files.Ack, a)
 }
 
 func (fl *follower) refuse(sha string, off int64, reason string) error {
 	d := fl.d
 	o := off
-	a := claudeinbox.Ack{
-		TS: claudeinbox.FormatTime(d.o.Host.now()), SHA256: sha, SessionID: fl.id.SessionID,
-		Class: claudeinbox.AckRefused, Reason: reason,
-		LineOffset: &o, Inode: fl.ino, DoormanPID: d.o.Host.PID, V: claudeinbox.Version,
+	a := inbox.Ack{
+		TS: inbox.FormatTime(d.o.Host.now()), SHA256: sha, SessionID: fl.id.SessionID,
+		Class: inbox.AckRefused, Reason: reason,
+		LineOffset: &o, Inode: fl.ino, DoormanPID: d.o.Host.PID, V: inbox.Version,
 	}
 	if err := fl.ack(a); err != nil {
 		return err
@@ -650,7 +650,7 @@ func (fl *follower) refuse(sha string, off int64, reason string) error {
 	return nil
 }
 
-func (fl *follower) deliver(ctx context.Context, msg claudeinbox.Message, sha string, off int64) error {
+func (fl *follower) deliver(ctx context.Context, msg inbox.Message, sha string, off int64) error {
 	d := fl.d
 	id := d.o.Host.identify(ctx, d.o.Mode, d.o.Session, fl.id)
 	if ctx.Err() != nil {
@@ -668,19 +668,19 @@ func (fl *follower) deliver(ctx context.Context, msg claudeinbox.Message, sha st
 	if hasPrev {
 		if ts, ok := fl.lookLate(ctx, id, prev, msg.Text); ok {
 			d.logf("the line at offset %d was queued by the receiver at %s (an earlier write): acking it", off, ts)
-			return fl.ackDelivered(ctx, id, msg, sha, off, prev.MsgID, claudeinbox.ConfirmTranscript, &ts, 0, 0)
+			return fl.ackDelivered(ctx, id, msg, sha, off, prev.MsgID, inbox.ConfirmTranscript, &ts, 0, 0)
 		}
 		// Whether the write was unconfirmed or its fate is unknown (the
 		// doorman died in its wait, the write failed part way), the next
 		// one waits out the confirmation bound and the receiver's windows
 		// from the write's own time, looking for the late row meanwhile.
-		at, _ := claudeinbox.ParseTime(prev.At)
+		at, _ := inbox.ParseTime(prev.At)
 		if wait := at.Add(max(fl.retryDelay(), d.confirmWait())).Sub(d.o.Host.now()); wait > 0 {
 			return fl.notQueued(off, prev, wait)
 		}
 		if prev.Writes >= maxWrites {
 			d.logf("the receiver did not queue the line at offset %d after %d writes: refusing it", off, prev.Writes)
-			return fl.refuse(sha, off, claudeinbox.PendingNotQueued)
+			return fl.refuse(sha, off, inbox.PendingNotQueued)
 		}
 	}
 	var paced time.Duration
@@ -702,7 +702,7 @@ func (fl *follower) deliver(ctx context.Context, msg claudeinbox.Message, sha st
 		if errors.As(err, &me) && me.Field == "token" {
 			// The session's token, not the line, is at fault: the line
 			// waits for a token the door can carry.
-			detail := claudeinbox.PendingBadToken + ": the session's messaging token cannot be carried in a door frame (" + me.Reason + ")"
+			detail := inbox.PendingBadToken + ": the session's messaging token cannot be carried in a door frame (" + me.Reason + ")"
 			d.update(func(s *Status) { s.LastError = detail })
 			d.logf("%s; the line at offset %d waits", detail, off)
 			return &DeliveryError{Inbox: fl.files.Inbox, Offset: off, Err: fmt.Errorf("%w: %s", ErrDeliveryFailed, detail)}
@@ -711,7 +711,7 @@ func (fl *follower) deliver(ctx context.Context, msg claudeinbox.Message, sha st
 	mark, markErr := fl.markTranscript(id)
 	confirm := markErr == nil
 	start := d.o.Host.now()
-	att := claudeinbox.Attempt{LineOffset: off, SHA256: sha, Inode: fl.ino, MsgID: m.MsgID, At: claudeinbox.FormatTime(start), Writes: 1}
+	att := inbox.Attempt{LineOffset: off, SHA256: sha, Inode: fl.ino, MsgID: m.MsgID, At: inbox.FormatTime(start), Writes: 1}
 	since := start
 	var follow *transcript.Follower
 	if confirm {
@@ -719,7 +719,7 @@ func (fl *follower) deliver(ctx context.Context, msg claudeinbox.Message, sha st
 		if hasPrev {
 			att.Writes = prev.Writes + 1
 			att.FirstAt, att.FirstTranscript, att.FirstTranscriptOffset = prev.First()
-			if t, err := claudeinbox.ParseTime(att.FirstAt); err == nil {
+			if t, err := inbox.ParseTime(att.FirstAt); err == nil {
 				since = t
 			}
 		}
@@ -743,7 +743,7 @@ func (fl *follower) deliver(ctx context.Context, msg claudeinbox.Message, sha st
 				return errQueuedBefore
 			}
 		}
-		return claudeinbox.WriteAttempt(fl.files.Attempt, att)
+		return inbox.WriteAttempt(fl.files.Attempt, att)
 	}
 	var peer int
 	var err error
@@ -758,11 +758,11 @@ func (fl *follower) deliver(ctx context.Context, msg claudeinbox.Message, sha st
 	switch {
 	case errors.Is(err, errQueuedBefore):
 		d.logf("the line at offset %d was queued by the receiver at %s (an earlier write): acking it", off, lateTS)
-		return fl.ackDelivered(ctx, id, msg, sha, off, prev.MsgID, claudeinbox.ConfirmTranscript, &lateTS, paced, 0)
+		return fl.ackDelivered(ctx, id, msg, sha, off, prev.MsgID, inbox.ConfirmTranscript, &lateTS, paced, 0)
 	case errors.As(err, &be):
 		// Unrecorded, a write the receiver queued could be written
 		// again by the next doorman: the line waits.
-		detail := fmt.Sprintf("%s: the door write of the line at offset %d cannot be recorded: %v", claudeinbox.PendingAttemptUnwritable, off, be.err)
+		detail := fmt.Sprintf("%s: the door write of the line at offset %d cannot be recorded: %v", inbox.PendingAttemptUnwritable, off, be.err)
 		d.update(func(s *Status) { s.LastError = detail })
 		d.logf("%s; the line waits", detail)
 		return &DeliveryError{Inbox: fl.files.Inbox, Offset: off, Err: fmt.Errorf("%w: %s", ErrDeliveryFailed, detail)}
@@ -772,10 +772,10 @@ func (fl *follower) deliver(ctx context.Context, msg claudeinbox.Message, sha st
 		case ctx.Err() != nil:
 			return errStop
 		case errors.Is(err, door.ErrPeerMismatch):
-			fl.id.State = claudeinbox.StatePeerMismatch
+			fl.id.State = inbox.StatePeerMismatch
 			fl.id.Detail = err.Error()
 			d.update(func(s *Status) {
-				s.State, s.Detail, s.LastError = claudeinbox.StatePeerMismatch, err.Error(), err.Error()
+				s.State, s.Detail, s.LastError = inbox.StatePeerMismatch, err.Error(), err.Error()
 			})
 			d.logf("peer-mismatch: %v; nothing written, the line waits", err)
 			return errSwitch
@@ -791,7 +791,7 @@ func (fl *follower) deliver(ctx context.Context, msg claudeinbox.Message, sha st
 	}
 	fl.pacer.record(msg.From, sha, d.o.Host.now())
 	if !confirm {
-		return fl.ackDelivered(ctx, id, msg, sha, off, m.MsgID, claudeinbox.ConfirmSettle, nil, paced, peer)
+		return fl.ackDelivered(ctx, id, msg, sha, off, m.MsgID, inbox.ConfirmSettle, nil, paced, peer)
 	}
 	ts, ok, broken := awaitEnqueue(ctx, follow, msg.Text, since, mark.Size, d.confirmWait())
 	if broken {
@@ -803,14 +803,14 @@ func (fl *follower) deliver(ctx context.Context, msg claudeinbox.Message, sha st
 		}
 		fl.pacer.drain(msg.From, d.o.Host.now())
 		att.Unconfirmed = true
-		if err := claudeinbox.WriteAttempt(fl.files.Attempt, att); err != nil {
+		if err := inbox.WriteAttempt(fl.files.Attempt, att); err != nil {
 			d.logf("cannot record the attempt (%v)", err)
 		}
 		fl.attempt = &att
 		d.update(func(s *Status) { s.Unconfirmed++ })
 		return fl.notQueued(off, att, fl.retryDelay())
 	}
-	return fl.ackDelivered(ctx, id, msg, sha, off, m.MsgID, claudeinbox.ConfirmTranscript, &ts, paced, peer)
+	return fl.ackDelivered(ctx, id, msg, sha, off, m.MsgID, inbox.ConfirmTranscript, &ts, paced, peer)
 }
 
 // writeFailed records a door write that failed. One that reached no
@@ -818,15 +818,15 @@ func (fl *follower) deliver(ctx context.Context, msg claudeinbox.Message, sha st
 // before it. One that may have gone out in part does not count against
 // maxWrites, but its record stays: the next write looks for its row first
 // and waits out the bound and the windows as after any write.
-func (fl *follower) writeFailed(err error, att, prev claudeinbox.Attempt, hasPrev bool) {
+func (fl *follower) writeFailed(err error, att, prev inbox.Attempt, hasPrev bool) {
 	var oe *door.OpError
 	if errors.As(err, &oe) && (oe.Op == "dial" || oe.Op == "peercred") {
 		if hasPrev {
 			fl.attempt = &prev
-			err = claudeinbox.WriteAttempt(fl.files.Attempt, prev)
+			err = inbox.WriteAttempt(fl.files.Attempt, prev)
 		} else {
 			fl.attempt = nil
-			err = claudeinbox.RemoveAttempt(fl.files.Attempt)
+			err = inbox.RemoveAttempt(fl.files.Attempt)
 		}
 		if err != nil {
 			fl.d.logf("cannot record the attempt (%v)", err)
@@ -835,30 +835,30 @@ func (fl *follower) writeFailed(err error, att, prev claudeinbox.Attempt, hasPre
 	}
 	att.Writes--
 	fl.attempt = &att
-	if err := claudeinbox.WriteAttempt(fl.files.Attempt, att); err != nil {
+	if err := inbox.WriteAttempt(fl.files.Attempt, att); err != nil {
 		fl.d.logf("cannot record the attempt (%v)", err)
 	}
 }
 
 // attemptFor returns the recorded door write of the line (sha, off), if
 // the last one was for it.
-func (fl *follower) attemptFor(off int64, sha string) (claudeinbox.Attempt, bool) {
+func (fl *follower) attemptFor(off int64, sha string) (inbox.Attempt, bool) {
 	if fl.attempt != nil && fl.attempt.Matches(sha, off, fl.ino) {
 		return *fl.attempt, true
 	}
-	a, err := claudeinbox.ReadAttempt(fl.files.Attempt)
+	a, err := inbox.ReadAttempt(fl.files.Attempt)
 	if err != nil || !a.Matches(sha, off, fl.ino) {
-		return claudeinbox.Attempt{}, false
+		return inbox.Attempt{}, false
 	}
 	fl.attempt = &a
 	return a, true
 }
 
 // notQueued reports a line the receiver has not queued: it stays pending.
-func (fl *follower) notQueued(off int64, a claudeinbox.Attempt, retryIn time.Duration) error {
+func (fl *follower) notQueued(off int64, a inbox.Attempt, retryIn time.Duration) error {
 	d := fl.d
 	left := maxWrites - a.Writes
-	detail := fmt.Sprintf("%s: no enqueue row for the line at offset %d within %s of write %d of %d; ", claudeinbox.PendingNotQueued, off, d.confirmWait(), a.Writes, maxWrites)
+	detail := fmt.Sprintf("%s: no enqueue row for the line at offset %d within %s of write %d of %d; ", inbox.PendingNotQueued, off, d.confirmWait(), a.Writes, maxWrites)
 	if left > 0 {
 		detail += fmt.Sprintf("next write in %.0f s, once the receiver's windows have passed", retryIn.Seconds())
 	} else {
@@ -872,17 +872,17 @@ func (fl *follower) notQueued(off int64, a claudeinbox.Attempt, retryIn time.Dur
 // ackDelivered writes the delivered-* ack of a line the receiver took. An
 // ack that cannot be written is retried as an ack (the line is never
 // written to the door again for it), with the fault in the heartbeat.
-func (fl *follower) ackDelivered(ctx context.Context, id identity, msg claudeinbox.Message, sha string, off int64, msgID, confirm string, queuedAt *string, paced time.Duration, peer int) error {
+func (fl *follower) ackDelivered(ctx context.Context, id identity, msg inbox.Message, sha string, off int64, msgID, confirm string, queuedAt *string, paced time.Duration, peer int) error {
 	d := fl.d
 	now := d.o.Host.now()
-	status, class := "busy", claudeinbox.AckDeliveredSteer
+	status, class := "busy", inbox.AckDeliveredSteer
 	if id.Status == station.StatusIdle {
-		status, class = "idle", claudeinbox.AckDeliveredStart
+		status, class = "idle", inbox.AckDeliveredStart
 	}
 	o := off
-	a := claudeinbox.Ack{
-		TS: claudeinbox.FormatTime(now), SHA256: sha, SessionID: id.SessionID, PeerStatus: status, Class: class, MsgID: msgID,
-		LineOffset: &o, Inode: fl.ino, From: msg.From, PeerStatusRaw: id.Status, DoormanPID: d.o.Host.PID, V: claudeinbox.Version,
+	a := inbox.Ack{
+		TS: inbox.FormatTime(now), SHA256: sha, SessionID: id.SessionID, PeerStatus: status, Class: class, MsgID: msgID,
+		LineOffset: &o, Inode: fl.ino, From: msg.From, PeerStatusRaw: id.Status, DoormanPID: d.o.Host.PID, V: inbox.Version,
 		PacedMS: paced.Milliseconds(), Confirm: confirm, QueuedAt: queuedAt, Priority: msg.Priority,
 	}
 	backoff := time.Duration(0)
@@ -891,7 +891,7 @@ func (fl *follower) ackDelivered(ctx context.Context, id identity, msg claudeinb
 		if err == nil {
 			break
 		}
-		detail := fmt.Sprintf("%s: the line at offset %d was delivered but its ack cannot be written: %v", claudeinbox.PendingAckUnwritable, off, err)
+		detail := fmt.Sprintf("%s: the line at offset %d was delivered but its ack cannot be written: %v", inbox.PendingAckUnwritable, off, err)
 		d.update(func(s *Status) { s.LastError = detail })
 		d.logf("%s; retrying the ack", detail)
 		if d.o.Once {
@@ -907,7 +907,7 @@ func (fl *follower) ackDelivered(ctx context.Context, id identity, msg claudeinb
 	fl.attempt = nil
 	d.update(func(s *Status) {
 		s.Delivered++
-		if confirm == claudeinbox.ConfirmTranscript {
+		if confirm == inbox.ConfirmTranscript {
 			s.Confirmed++
 		}
 		if peer != 0 {

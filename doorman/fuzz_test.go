@@ -14,8 +14,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/doorman"
+	"github.com/oo-family/oo-claude/internal/inbox"
 )
 
 // FuzzServer: whatever arrives, stdout carries only JSON-RPC frames, valid
@@ -199,14 +199,14 @@ func FuzzFollower(f *testing.F) {
 	for _, s := range []string{
 		"[a 📡] one\n[a 📡] one\n", "\n\n \n", "no tag\nbad \xff\nnul \x00\ntorn",
 		`{"v":1,"from":"zai","line":"PONG"}` + "\n" + `{"line":""}` + "\n\r\n",
-		"[a 📡] x\r\n" + strings.Repeat("y", claudeinbox.MaxLineBytes+1) + "\n",
+		"[a 📡] x\r\n" + strings.Repeat("y", inbox.MaxLineBytes+1) + "\n",
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		w := newWorld(t)
 		sid := w.owned("busy")
-		files := claudeinbox.FilesFor(w.fs.Paths.InboxDir, sid)
+		files := inbox.FilesFor(w.fs.Paths.InboxDir, sid)
 		if err := os.WriteFile(files.Inbox, data, 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -235,8 +235,8 @@ func FuzzFollower(f *testing.F) {
 				break
 			}
 			line := rest[:i]
-			m, err := claudeinbox.Decode(line)
-			want = append(want, verdict{end, claudeinbox.SHA256(line), err == nil})
+			m, err := inbox.Decode(line)
+			want = append(want, verdict{end, inbox.SHA256(line), err == nil})
 			if err == nil {
 				texts = append(texts, m.Text)
 			}
@@ -247,8 +247,8 @@ func FuzzFollower(f *testing.F) {
 			if a.LineOffset == nil {
 				t.Fatalf("ack without line_offset: %+v", a)
 			}
-			delivered := a.Class == claudeinbox.AckDeliveredSteer
-			if !delivered && (a.Class != claudeinbox.AckRefused || a.Reason == "") {
+			delivered := a.Class == inbox.AckDeliveredSteer
+			if !delivered && (a.Class != inbox.AckRefused || a.Reason == "") {
 				t.Fatalf("ack neither delivered-steer nor refused with a reason: %+v", a)
 			}
 			got = append(got, verdict{*a.LineOffset, a.SHA256, delivered})

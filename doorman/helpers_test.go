@@ -14,12 +14,12 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/door"
 	"github.com/oo-family/oo-claude/doorman"
 	"github.com/oo-family/oo-claude/fakes/fakedoor"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
 	"github.com/oo-family/oo-claude/internal/fsx"
+	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/station"
 )
@@ -196,7 +196,7 @@ func (w *world) inboxEntries() []string {
 
 func (w *world) appendLine(sid, line string) int64 {
 	w.t.Helper()
-	path := claudeinbox.FilesFor(w.fs.Paths.InboxDir, sid).Inbox
+	path := inbox.FilesFor(w.fs.Paths.InboxDir, sid).Inbox
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		w.t.Fatal(err)
@@ -209,7 +209,7 @@ func (w *world) appendLine(sid, line string) int64 {
 	return fi.Size()
 }
 
-func readAcks(t testing.TB, path string) []claudeinbox.Ack {
+func readAcks(t testing.TB, path string) []inbox.Ack {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -219,7 +219,7 @@ func readAcks(t testing.TB, path string) []claudeinbox.Ack {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var out []claudeinbox.Ack
-	claudeinbox.ScanAcks(f, 0, func(a claudeinbox.Ack, _ int64) bool { out = append(out, a); return true })
+	var out []inbox.Ack
+	inbox.ScanAcks(f, 0, func(a inbox.Ack, _ int64) bool { out = append(out, a); return true })
 	return out
 }

@@ -9,9 +9,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"go.uber.org/goleak"
 
-	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/door"
 	"github.com/oo-family/oo-claude/doorman"
+	"github.com/oo-family/oo-claude/internal/inbox"
 )
 
 func TestMain(m *testing.M) {
@@ -22,7 +22,7 @@ const otherSID = "0badc0de-0000-4000-8000-000000000000"
 
 func TestIdentify(t *testing.T) {
 	type want struct {
-		State      claudeinbox.State
+		State      inbox.State
 		OwnerPID   int
 		SessionID  bool // the session id is the row's (or the env's) sid
 		SocketFrom string
@@ -42,7 +42,7 @@ func TestIdentify(t *testing.T) {
 				w.self, w.ppid = selfPID, 500
 				return 500
 			},
-			want: want{claudeinbox.StateFollowing, 500, true, "registry"},
+			want: want{inbox.StateFollowing, 500, true, "registry"},
 		},
 		{
 			name: "cli: grandchild of a session",
@@ -53,7 +53,7 @@ func TestIdentify(t *testing.T) {
 				w.self, w.ppid = selfPID, 600
 				return 500
 			},
-			want: want{claudeinbox.StateFollowing, 500, true, "registry"},
+			want: want{inbox.StateFollowing, 500, true, "registry"},
 		},
 		{
 			name: "mcp: grandchild is refused (started from a session's tool)",
@@ -64,7 +64,7 @@ func TestIdentify(t *testing.T) {
 				w.self, w.ppid = selfPID, 600
 				return 500
 			},
-			want: want{State: claudeinbox.StateNotDescendant, OwnerPID: 500},
+			want: want{State: inbox.StateNotDescendant, OwnerPID: 500},
 		},
 		{
 			name: "no session among the ancestors",
@@ -76,7 +76,7 @@ func TestIdentify(t *testing.T) {
 				w.env[doorman.EnvSessionID] = sid
 				return 500
 			},
-			want: want{State: claudeinbox.StateNotDescendant, OwnerPID: 500},
+			want: want{State: inbox.StateNotDescendant, OwnerPID: 500},
 		},
 		{
 			name: "claude executable without a row: env session and its own <pid>.sock",
@@ -88,7 +88,7 @@ func TestIdentify(t *testing.T) {
 				w.env[doorman.EnvSocket] = "/run/user/1/cc-socks/700.sock"
 				return 700
 			},
-			want: want{claudeinbox.StateFollowing, 700, true, "env"},
+			want: want{inbox.StateFollowing, 700, true, "env"},
 		},
 		{
 			name: "owner found by exe basename although comm differs",
@@ -100,7 +100,7 @@ func TestIdentify(t *testing.T) {
 				w.env[doorman.EnvSocket] = "/run/user/1/cc-socks/700-0a1b2c3d.sock"
 				return 700
 			},
-			want: want{claudeinbox.StateFollowing, 700, true, "env"},
+			want: want{inbox.StateFollowing, 700, true, "env"},
 		},
 		{
 			name: "inherited socket named for another pid",
@@ -112,7 +112,7 @@ func TestIdentify(t *testing.T) {
 				w.env[doorman.EnvSocket] = "/run/user/1/cc-socks/500.sock"
 				return 500
 			},
-			want: want{State: claudeinbox.StateSocketNotMine, OwnerPID: 700},
+			want: want{State: inbox.StateSocketNotMine, OwnerPID: 700},
 		},
 		{
 			name: "inherited socket of another name served by another process",
@@ -124,7 +124,7 @@ func TestIdentify(t *testing.T) {
 				w.env[doorman.EnvSocket] = "/tmp/elsewhere/door.sock"
 				return 500
 			},
-			want: want{State: claudeinbox.StateSocketNotMine, OwnerPID: 700},
+			want: want{State: inbox.StateSocketNotMine, OwnerPID: 700},
 		},
 		{
 			name: "health check: session id but no socket variables",
@@ -135,7 +135,7 @@ func TestIdentify(t *testing.T) {
 				w.env[doorman.EnvSessionID] = sid
 				return 700
 			},
-			want: want{State: claudeinbox.StateNoDoor, OwnerPID: 700},
+			want: want{State: inbox.StateNoDoor, OwnerPID: 700},
 		},
 		{
 			name: "health check inside another session: the nearest claude wins",
@@ -148,7 +148,7 @@ func TestIdentify(t *testing.T) {
 				w.env[doorman.EnvSocket] = "/run/user/1/cc-socks/500.sock"
 				return 500
 			},
-			want: want{State: claudeinbox.StateSocketNotMine, OwnerPID: 700},
+			want: want{State: inbox.StateSocketNotMine, OwnerPID: 700},
 		},
 		{
 			name: "claude executable without a row and no session id",
@@ -158,7 +158,7 @@ func TestIdentify(t *testing.T) {
 				w.self, w.ppid = selfPID, 700
 				return 700
 			},
-			want: want{State: claudeinbox.StateNoSessionID, OwnerPID: 700},
+			want: want{State: inbox.StateNoSessionID, OwnerPID: 700},
 		},
 		{
 			name:    "--session of another session",
@@ -169,7 +169,7 @@ func TestIdentify(t *testing.T) {
 				w.self, w.ppid = selfPID, 500
 				return 500
 			},
-			want: want{State: claudeinbox.StateSessionMismatch, OwnerPID: 500},
+			want: want{State: inbox.StateSessionMismatch, OwnerPID: 500},
 		},
 		{
 			name:    "--session without a row to verify it",
@@ -182,7 +182,7 @@ func TestIdentify(t *testing.T) {
 				w.env[doorman.EnvSocket] = "/run/user/1/cc-socks/700.sock"
 				return 700
 			},
-			want: want{State: claudeinbox.StateSessionUnverifiable, OwnerPID: 700},
+			want: want{State: inbox.StateSessionUnverifiable, OwnerPID: 700},
 		},
 		{
 			name: "registry socket served by another process",
@@ -192,7 +192,7 @@ func TestIdentify(t *testing.T) {
 				w.self, w.ppid = selfPID, 500
 				return 4242
 			},
-			want: want{State: claudeinbox.StatePeerMismatch, OwnerPID: 500},
+			want: want{State: inbox.StatePeerMismatch, OwnerPID: 500},
 		},
 	}
 	for _, tt := range tests {
@@ -228,7 +228,7 @@ func TestIdentityMutations(t *testing.T) {
 		name  string
 		mode  doorman.Mode
 		setup func(w *world) (sid string)
-		want  claudeinbox.State
+		want  inbox.State
 	}{
 		{
 			name: "control: the session's direct child delivers",
@@ -238,7 +238,7 @@ func TestIdentityMutations(t *testing.T) {
 				w.self, w.ppid = selfPID, w.me
 				return w.session(w.me, "busy").SessionID
 			},
-			want: claudeinbox.StateFollowing,
+			want: inbox.StateFollowing,
 		},
 		{
 			name: "descendant check: not below the session named by the environment",
@@ -252,7 +252,7 @@ func TestIdentityMutations(t *testing.T) {
 				w.env[doorman.EnvSocket] = w.door.Path()
 				return sid
 			},
-			want: claudeinbox.StateNotDescendant,
+			want: inbox.StateNotDescendant,
 		},
 		{
 			name: "direct-parent check: mcp doorman started from the session's tool",
@@ -263,7 +263,7 @@ func TestIdentityMutations(t *testing.T) {
 				w.self, w.ppid = selfPID, 600
 				return w.session(w.me, "busy").SessionID
 			},
-			want: claudeinbox.StateNotDescendant,
+			want: inbox.StateNotDescendant,
 		},
 		{
 			name: "peer check: the registry's socket is served by another process",
@@ -273,7 +273,7 @@ func TestIdentityMutations(t *testing.T) {
 				w.self, w.ppid = selfPID, 4242
 				return w.session(4242, "busy").SessionID
 			},
-			want: claudeinbox.StatePeerMismatch,
+			want: inbox.StatePeerMismatch,
 		},
 	}
 	for _, tt := range tests {
@@ -284,7 +284,7 @@ func TestIdentityMutations(t *testing.T) {
 			w.appendLine(sid, "[chatgpt 📡] hello")
 			err, st, log := w.runOnce(tt.mode, "", nil)
 			frames := w.door.Frames()
-			if tt.want == claudeinbox.StateFollowing {
+			if tt.want == inbox.StateFollowing {
 				if err != nil || len(frames) != 1 {
 					t.Fatalf("control: err %v, %d frames, want nil and 1; log:\n%s", err, len(frames), log)
 				}
@@ -322,8 +322,8 @@ func TestIdentifyListenerOfAnotherUser(t *testing.T) {
 	other := &door.PeerMismatchError{Socket: w.door.Path(), Got: 500, WantUID: 1000, GotUID: 1001}
 	h := w.host(&stubDoor{peer: 500, peerErr: other})
 	id := h.Identify(context.Background(), doorman.ModeMCP, "", doorman.Identity{})
-	if id.State != claudeinbox.StatePeerMismatch || id.OK() {
-		t.Fatalf("state %q (%s), want %q", id.State, id.Detail, claudeinbox.StatePeerMismatch)
+	if id.State != inbox.StatePeerMismatch || id.OK() {
+		t.Fatalf("state %q (%s), want %q", id.State, id.Detail, inbox.StatePeerMismatch)
 	}
 	if !strings.Contains(id.Detail, "runs as uid 1001") {
 		t.Errorf("detail %q does not say whose listener it is", id.Detail)

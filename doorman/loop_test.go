@@ -14,9 +14,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/doorman"
 	"github.com/oo-family/oo-claude/fakes/fakedoor"
+	"github.com/oo-family/oo-claude/internal/inbox"
 )
 
 // owned sets w up as the direct child of a live session listening on the
@@ -84,9 +84,9 @@ func (w *world) waitQueued(n int) []fakedoor.Frame {
 	}
 }
 
-func (w *world) waitAcks(sid string, n int) []claudeinbox.Ack {
+func (w *world) waitAcks(sid string, n int) []inbox.Ack {
 	w.t.Helper()
-	path := claudeinbox.FilesFor(w.fs.Paths.InboxDir, sid).Ack
+	path := inbox.FilesFor(w.fs.Paths.InboxDir, sid).Ack
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		a := readAcks(w.t, path)
@@ -145,16 +145,16 @@ func TestRoundTripAndAckFields(t *testing.T) {
 				t.Fatal(err)
 			}
 			a := acks[0]
-			class, peer := claudeinbox.AckDeliveredSteer, "busy"
+			class, peer := inbox.AckDeliveredSteer, "busy"
 			if status == "idle" {
-				class, peer = claudeinbox.AckDeliveredStart, "idle"
+				class, peer = inbox.AckDeliveredStart, "idle"
 			}
-			fi, _ := os.Stat(claudeinbox.FilesFor(w.fs.Paths.InboxDir, sid).Inbox)
+			fi, _ := os.Stat(inbox.FilesFor(w.fs.Paths.InboxDir, sid).Inbox)
 			ino := fi.Sys().(*syscall.Stat_t).Ino
-			want := claudeinbox.Ack{
-				TS: a.TS, SHA256: claudeinbox.SHA256([]byte("[chatgpt 📡] hello")), SessionID: sid, PeerStatus: peer, Class: class,
+			want := inbox.Ack{
+				TS: a.TS, SHA256: inbox.SHA256([]byte("[chatgpt 📡] hello")), SessionID: sid, PeerStatus: peer, Class: class,
 				MsgID: q[0].MsgID, LineOffset: &off, Inode: ino, From: "chatgpt", PeerStatusRaw: status,
-				DoormanPID: selfPID, V: 1, Confirm: claudeinbox.ConfirmTranscript, Priority: claudeinbox.PriorityNext,
+				DoormanPID: selfPID, V: 1, Confirm: inbox.ConfirmTranscript, Priority: inbox.PriorityNext,
 			}
 			if rows := enqueueTimes(t, w.transcript)["[chatgpt 📡] hello"]; len(rows) == 1 {
 				want.QueuedAt = &rows[0]
@@ -171,14 +171,14 @@ func TestRoundTripAndAckFields(t *testing.T) {
 			if frames[0].Type != "auth" || frames[0].Token.Reveal() != "0123456789abcdef0123456789abcdef" {
 				t.Errorf("first frame %q is not the auth frame with the key file's token", frames[0].Type)
 			}
-			hb, err := claudeinbox.ReadHeartbeat(claudeinbox.FilesFor(w.fs.Paths.InboxDir, sid).Heartbeat)
+			hb, err := inbox.ReadHeartbeat(inbox.FilesFor(w.fs.Paths.InboxDir, sid).Heartbeat)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if hb.State != claudeinbox.StateStopped || hb.Delivered != 1 || hb.Confirmed != 1 || hb.Unconfirmed != 0 || hb.Offset != off+int64(len("[chatgpt 📡] hello\n")) || hb.StoppedAt == "" || hb.Mode != "mcp" {
+			if hb.State != inbox.StateStopped || hb.Delivered != 1 || hb.Confirmed != 1 || hb.Unconfirmed != 0 || hb.Offset != off+int64(len("[chatgpt 📡] hello\n")) || hb.StoppedAt == "" || hb.Mode != "mcp" {
 				t.Errorf("stopped heartbeat %+v", hb)
 			}
-			if strings.Contains(readFile(t, claudeinbox.FilesFor(w.fs.Paths.InboxDir, sid).Heartbeat), "0123456789abcdef") {
+			if strings.Contains(readFile(t, inbox.FilesFor(w.fs.Paths.InboxDir, sid).Heartbeat), "0123456789abcdef") {
 				t.Error("the heartbeat holds the token")
 			}
 		})
@@ -188,9 +188,9 @@ func TestRoundTripAndAckFields(t *testing.T) {
 func TestHostileLinesAndFileChanges(t *testing.T) {
 	w := newWorld(t)
 	sid := w.owned("busy")
-	files := claudeinbox.FilesFor(w.fs.Paths.InboxDir, sid)
+	files := inbox.FilesFor(w.fs.Paths.InboxDir, sid)
 	big := strings.Repeat("x", 20<<20)
-	long := "[a 📡] " + strings.Repeat("y", claudeinbox.MaxLineBytes+1-len("[a 📡] "))
+	long := "[a 📡] " + strings.Repeat("y", inbox.MaxLineBytes+1-len("[a 📡] "))
 	// Lines written before the doorman starts: the 20 MiB line is read in
 	// chunks, the rest are refused by the line rules.
 	w.appendLine(sid, "[a 📡] one")
@@ -238,11 +238,11 @@ func TestHostileLinesAndFileChanges(t *testing.T) {
 	}
 	reasons := map[string]int{}
 	for _, a := range readAcks(t, files.Ack) {
-		if a.Class == claudeinbox.AckRefused {
+		if a.Class == inbox.AckRefused {
 			reasons[a.Reason]++
 		}
 	}
-	wantReasons := map[string]int{claudeinbox.RefuseNUL: 1, claudeinbox.RefuseInvalidUTF8: 1, claudeinbox.RefuseTooLong: 3}
+	wantReasons := map[string]int{inbox.RefuseNUL: 1, inbox.RefuseInvalidUTF8: 1, inbox.RefuseTooLong: 3}
 	if diff := cmp.Diff(wantReasons, reasons); diff != "" {
 		t.Errorf("refusals (-want +got):\n%s", diff)
 	}
@@ -251,7 +251,7 @@ func TestHostileLinesAndFileChanges(t *testing.T) {
 func TestRestartSkipsAckedLines(t *testing.T) {
 	w := newWorld(t)
 	sid := w.owned("busy")
-	files := claudeinbox.FilesFor(w.fs.Paths.InboxDir, sid)
+	files := inbox.FilesFor(w.fs.Paths.InboxDir, sid)
 	for _, l := range []string{"[a 📡] 1", "[b 📡] 2", "[c 📡] bad\x00", "[d 📡] 3"} {
 		w.appendLine(sid, l)
 	}
@@ -277,7 +277,7 @@ func TestRestartSkipsAckedLines(t *testing.T) {
 func TestMonitorEraAdoption(t *testing.T) {
 	w := newWorld(t)
 	sid := w.owned("busy")
-	files := claudeinbox.FilesFor(w.fs.Paths.InboxDir, sid)
+	files := inbox.FilesFor(w.fs.Paths.InboxDir, sid)
 	w.appendLine(sid, "[a 📡] read by the monitor")
 	w.appendLine(sid, "[a 📡] "+strings.Repeat("long ", 30))
 	w.appendLine(sid, "[a 📡] new")
@@ -296,9 +296,9 @@ func TestTwoDoormenOneDelivers(t *testing.T) {
 	w := newWorld(t)
 	sid := w.owned("busy")
 	first, _, stopFirst := w.running(doorman.Options{})
-	waitState(t, first, claudeinbox.StateFollowing)
+	waitState(t, first, inbox.StateFollowing)
 	second, _, stopSecond := w.running(doorman.Options{})
-	waitState(t, second, claudeinbox.StateStandby)
+	waitState(t, second, inbox.StateStandby)
 	for i := range 5 {
 		w.appendLine(sid, "[a 📡] before "+string(rune('0'+i)))
 	}
@@ -351,7 +351,7 @@ func TestSilenced(t *testing.T) {
 	if err := dm.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if dm.Status().State != claudeinbox.StateSilenced || len(w.door.Frames()) != 0 {
+	if dm.Status().State != inbox.StateSilenced || len(w.door.Frames()) != 0 {
 		t.Errorf("state %s, %d frames", dm.Status().State, len(w.door.Frames()))
 	}
 	if diff := cmp.Diff([]string{sid + ".inbox"}, w.inboxEntries()); diff != "" {
@@ -359,7 +359,7 @@ func TestSilenced(t *testing.T) {
 	}
 }
 
-func waitState(t *testing.T, dm *doorman.Doorman, s claudeinbox.State) {
+func waitState(t *testing.T, dm *doorman.Doorman, s inbox.State) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for dm.Status().State != s {

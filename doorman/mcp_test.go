@@ -10,8 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/doorman"
+	"github.com/oo-family/oo-claude/internal/inbox"
 )
 
 const toolJSON = `{"name":"claude_inbox_status","title":"Claude inbox status","description":"Read-only: this session's inbox file, how many lines its doorman delivered, refused and has pending, the doorman's heartbeat and whether its follow loop runs.","inputSchema":{"type":"object","properties":{},"additionalProperties":false},"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}}`
@@ -188,7 +188,7 @@ func TestMCPStdoutCleanWhileLoopLogs(t *testing.T) {
 	s := &doorman.Server{In: pr, Out: &out, Log: &log, Report: dm.Report}
 	sdone := make(chan error, 1)
 	go func() { sdone <- s.Serve(context.Background()) }()
-	waitState(t, dm, claudeinbox.StateNotDescendant)
+	waitState(t, dm, inbox.StateNotDescendant)
 	io.WriteString(pw, `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"claude_inbox_status"}}`+"\n")
 	pw.Close()
 	if err := <-sdone; err != nil {

@@ -3,7 +3,7 @@ package doorman
 import (
 	"time"
 
-	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/ingress"
 )
 
@@ -60,7 +60,7 @@ func (p *pacer) drain(from string, now time.Time) {
 // receiver has, not full ones. Acks older than the receiver's memory (the
 // duplicate window, or the time a bucket takes to refill) are left out. A
 // delivery without from was keyed by the pid of the doorman that made it.
-func (p *pacer) seed(acks []claudeinbox.Ack, now time.Time) {
+func (p *pacer) seed(acks []inbox.Ack, now time.Time) {
 	if p.off {
 		return
 	}
@@ -73,11 +73,11 @@ func (p *pacer) seed(acks []claudeinbox.Ack, now time.Time) {
 
 // recent reports whether a is a delivery the receiver still remembers at
 // now, and when it was.
-func (p *pacer) recent(a claudeinbox.Ack, now time.Time) (time.Time, bool) {
-	if p.off || (a.Class != claudeinbox.AckDeliveredSteer && a.Class != claudeinbox.AckDeliveredStart) {
+func (p *pacer) recent(a inbox.Ack, now time.Time) (time.Time, bool) {
+	if p.off || (a.Class != inbox.AckDeliveredSteer && a.Class != inbox.AckDeliveredStart) {
 		return time.Time{}, false
 	}
-	at, err := claudeinbox.ParseTime(a.TS)
+	at, err := inbox.ParseTime(a.TS)
 	if err != nil || now.Sub(at) > p.t.Guard().Memory() || at.After(now) {
 		return time.Time{}, false
 	}

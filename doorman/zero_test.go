@@ -11,10 +11,10 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/door"
 	"github.com/oo-family/oo-claude/doorman"
 	"github.com/oo-family/oo-claude/fakes/fakedoor"
+	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/station"
 )
 
@@ -28,12 +28,12 @@ func TestZeroInputsDoNotPanic(t *testing.T) {
 		name    string
 		o       doorman.Options
 		wantErr bool
-		state   claudeinbox.State
+		state   inbox.State
 	}{
-		{"zero options: silenced", doorman.Options{Once: true}, false, claudeinbox.StateSilenced},
-		{"no host: this process, no environment", doorman.Options{Config: enabled, Once: true, Mode: doorman.ModeMCP}, true, claudeinbox.StateNotDescendant},
-		{"zero host", doorman.Options{Host: &doorman.Host{}, Config: enabled, Once: true}, true, claudeinbox.StateNotDescendant},
-		{"host without station or door", doorman.Options{Host: &doorman.Host{Proc: w.tree.proc(), PID: selfPID}, Config: enabled, Once: true}, true, claudeinbox.StateNotDescendant},
+		{"zero options: silenced", doorman.Options{Once: true}, false, inbox.StateSilenced},
+		{"no host: this process, no environment", doorman.Options{Config: enabled, Once: true, Mode: doorman.ModeMCP}, true, inbox.StateNotDescendant},
+		{"zero host", doorman.Options{Host: &doorman.Host{}, Config: enabled, Once: true}, true, inbox.StateNotDescendant},
+		{"host without station or door", doorman.Options{Host: &doorman.Host{Proc: w.tree.proc(), PID: selfPID}, Config: enabled, Once: true}, true, inbox.StateNotDescendant},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

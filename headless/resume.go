@@ -11,11 +11,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/internal/claudeproc"
 	"github.com/oo-family/oo-claude/internal/fsx"
+	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
-	"github.com/oo-family/oo-claude/observatory/inboxstate"
 	"github.com/oo-family/oo-claude/receipt"
 	"github.com/oo-family/oo-claude/station"
 	"github.com/oo-family/oo-claude/transcript"
@@ -115,7 +114,7 @@ func positive(v float64) bool { return v > 0 && !math.IsInf(v, 0) }
 // no newline, at most 16 KiB, UTF-8, no NUL) and not starting with "-", so
 // claude can never read it as a flag.
 func checkLine(line string) error {
-	if err := claudeinbox.CheckLine([]byte(line)); err != nil {
+	if err := inbox.CheckLine([]byte(line)); err != nil {
 		return fmt.Errorf("%w: %w", errBadLine, err)
 	}
 	if strings.HasPrefix(strings.TrimLeft(line, " \t"), "-") {
@@ -185,7 +184,7 @@ func (r *Runner) resume(ctx context.Context, req ResumeRequest) (ResumeResult, e
 		return refuse("bad-binary", fmt.Errorf("Self %q: %w", req.Self, errNotAbsolute))
 	}
 	sid := req.SessionID
-	files := claudeinbox.FilesFor(r.Config.InboxDir, sid)
+	files := inbox.FilesFor(r.Config.InboxDir, sid)
 	// An inbox the doorman would not trust (not a regular file, another
 	// user's, writable by others) is refused before the lock and before
 	// claude runs: the injected doorman would deliver nothing from it, and
@@ -313,7 +312,7 @@ func (r *Runner) resume(ctx context.Context, req ResumeRequest) (ResumeResult, e
 // pending is how many lines wait in the session's inbox (0 when it cannot
 // be read).
 func (r *Runner) pending(sid string) int64 {
-	in, err := inboxstate.Read(r.Config.InboxDir, sid, r.now(), nil)
+	in, err := inbox.ReadState(r.Config.InboxDir, sid, r.now(), nil)
 	if err != nil {
 		return 0
 	}
@@ -352,7 +351,7 @@ func (c *stdinCloser) line(b []byte) {
 
 func (c *stdinCloser) closed() <-chan struct{} { return c.end }
 
-func (c *stdinCloser) run(r *Runner, sid string, files claudeinbox.Files) {
+func (c *stdinCloser) run(r *Runner, sid string, files inbox.Files) {
 	defer close(c.end)
 	defer c.w.Close()
 	tick := time.NewTicker(100 * time.Millisecond)
@@ -378,7 +377,7 @@ func (c *stdinCloser) run(r *Runner, sid string, files claudeinbox.Files) {
 			return
 		}
 		if time.Since(firstResult) > 10*time.Second {
-			if _, f := claudeinbox.HeartbeatFreshness(files.Heartbeat, r.now(), sid, nil); !f.Fresh {
+			if _, f := inbox.HeartbeatFreshness(files.Heartbeat, r.now(), sid, nil); !f.Fresh {
 				return
 			}
 		}
@@ -476,8 +475,8 @@ func (r *Runner) heldBy(sid string, res *ResumeResult) (bool, error) {
 		res.Reason = fmt.Sprintf("the session runs (pid %d)", s.PID)
 		return true, nil
 	}
-	files := claudeinbox.FilesFor(r.Config.InboxDir, sid)
-	h, f := claudeinbox.HeartbeatFreshness(files.Heartbeat, r.now(), sid, func(pid int) bool { return st.Proc.Alive(pid, "") })
+	files := inbox.FilesFor(r.Config.InboxDir, sid)
+	h, f := inbox.HeartbeatFreshness(files.Heartbeat, r.now(), sid, func(pid int) bool { return st.Proc.Alive(pid, "") })
 	if f.Fresh {
 		res.HeldBy, res.HeldPID = HeldByHeartbeat, h.PID
 		res.Reason = fmt.Sprintf("its doorman (pid %d) is alive", h.PID)

@@ -12,9 +12,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/internal/claudeproc"
 	"github.com/oo-family/oo-claude/internal/fsx"
+	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/lineage"
 	"github.com/oo-family/oo-claude/receipt"
 	"github.com/oo-family/oo-claude/station"
@@ -293,13 +293,13 @@ func (r *Runner) start(ctx context.Context, req StartRequest) (StartResult, erro
 	if err := fsx.CheckReplaceable(claudeproc.PromptFile(f.ResultFile)); req.Systemd && err != nil {
 		return refuse("bad-out", fmt.Errorf("result file %q: %w", f.ResultFile, err))
 	}
-	if err := checkInbox(claudeinbox.FilesFor(r.Config.InboxDir, sid)); err != nil {
+	if err := checkInbox(inbox.FilesFor(r.Config.InboxDir, sid)); err != nil {
 		return refuse("bad-inbox", err)
 	}
 	if f.Doorman == DoormanInjected {
 		f.DoormanCommand = []string{req.Self, "doorman", "--mcp"}
 	}
-	f.Inbox = claudeinbox.FilesFor(r.Config.InboxDir, sid).Inbox
+	f.Inbox = inbox.FilesFor(r.Config.InboxDir, sid).Inbox
 	f.StartedAt = r.now().UTC().Format(receipt.TimeFormat)
 	// The lineage link is registered once claude runs (foreground) or the
 	// unit has taken the run (--systemd): a start that never ran leaves
@@ -335,8 +335,8 @@ func (r *Runner) start(ctx context.Context, req StartRequest) (StartResult, erro
 // empty and no doorman holds it, under the inbox's removal protocol (a line
 // a sender appends meanwhile keeps it).
 func (r *Runner) dropEmptyInbox(sid string) {
-	files := claudeinbox.FilesFor(r.Config.InboxDir, sid)
-	_, _ = claudeinbox.RemoveInbox(files, func() (bool, error) {
+	files := inbox.FilesFor(r.Config.InboxDir, sid)
+	_, _ = inbox.RemoveInbox(files, func() (bool, error) {
 		fi, err := os.Lstat(files.Inbox)
 		if err != nil {
 			return false, nil
@@ -355,11 +355,11 @@ func (r *Runner) failEarly(res *StartResult, what string, err error) (StartResul
 	return *res, err
 }
 
-// checkInbox is [claudeinbox.CheckTrust] for the user, its error naming
+// checkInbox is [inbox.CheckTrust] for the user, its error naming
 // the fix when a symlink or a file that is not regular sits at the inbox or
-// one of its files (a [claudeinbox.ErrUntrusted] names its own).
-func checkInbox(files claudeinbox.Files) error {
-	err := claudeinbox.CheckTrust(files, os.Geteuid())
+// one of its files (a [inbox.ErrUntrusted] names its own).
+func checkInbox(files inbox.Files) error {
+	err := inbox.CheckTrust(files, os.Geteuid())
 	if errors.Is(err, fsx.ErrSymlink) || errors.Is(err, fsx.ErrNotRegular) {
 		return fmt.Errorf("%w (fix: remove it; oo-claude creates the session's inbox files itself)", err)
 	}
@@ -509,14 +509,14 @@ func (r *Runner) killGrace() time.Duration {
 // readDoorman records the doorman's heartbeat after the run and how many
 // lines it delivered into this session.
 func (r *Runner) readDoorman(f *StartFile) {
-	files := claudeinbox.FilesFor(r.Config.InboxDir, f.SessionID)
-	if h, err := claudeinbox.ReadHeartbeat(files.Heartbeat); err == nil {
+	files := inbox.FilesFor(r.Config.InboxDir, f.SessionID)
+	if h, err := inbox.ReadHeartbeat(files.Heartbeat); err == nil {
 		f.DoormanHeartbeat, _ = json.Marshal(h)
 	}
 	n := 0
 	if fh, err := fsx.OpenRead(files.Ack); err == nil {
-		_ = claudeinbox.ScanAcks(fh, 0, func(a claudeinbox.Ack, _ int64) bool {
-			if (a.Class == claudeinbox.AckDeliveredSteer || a.Class == claudeinbox.AckDeliveredStart) &&
+		_ = inbox.ScanAcks(fh, 0, func(a inbox.Ack, _ int64) bool {
+			if (a.Class == inbox.AckDeliveredSteer || a.Class == inbox.AckDeliveredStart) &&
 				(a.SessionID == "" || a.SessionID == f.SessionID) {
 				n++
 			}

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/lineage"
-	"github.com/oo-family/oo-claude/observatory/inboxstate"
 	"github.com/oo-family/oo-claude/station"
 	"github.com/oo-family/oo-claude/transcript"
 )
@@ -216,7 +216,7 @@ func (b *builder) session(s station.Session) (Session, []string) {
 	}
 	var warns []string
 	out.Riders, out.RidersRiding, out.RidersTotal, warns = b.riders(b.sessionDir(s.SessionID, s.CWD))
-	in, err := inboxstate.Read(b.st.Paths.InboxDir, s.SessionID, b.now, b.pidAlive)
+	in, err := inbox.ReadState(b.st.Paths.InboxDir, s.SessionID, b.now, b.pidAlive)
 	if err != nil {
 		warns = append(warns, err.Error())
 	}
@@ -244,7 +244,7 @@ func (b *builder) offline(sid string) (Session, []string) {
 	} else {
 		out.Riders = []transcript.Rider{}
 	}
-	in, err := inboxstate.Read(b.st.Paths.InboxDir, sid, b.now, b.pidAlive)
+	in, err := inbox.ReadState(b.st.Paths.InboxDir, sid, b.now, b.pidAlive)
 	if err != nil {
 		warns = append(warns, err.Error())
 	}
@@ -271,7 +271,7 @@ func (b *builder) sessionDir(sid, cwd string) string {
 func (b *builder) offlineInboxes(running map[string]bool) ([]OfflineInbox, []string) {
 	out := []OfflineInbox{}
 	var warns []string
-	ents, err := inboxstate.Scan(b.st.Paths.InboxDir, func(sid string) bool { return running[sid] }, b.now, b.pidAlive)
+	ents, err := inbox.ScanState(b.st.Paths.InboxDir, func(sid string) bool { return station.IsSessionID(sid) && !running[sid] }, b.now, b.pidAlive)
 	if err != nil {
 		warns = append(warns, err.Error())
 	}
@@ -343,4 +343,4 @@ func deref(p *string) NullString {
 }
 
 // formatTime renders t as the contract's files do: ISO 8601, UTC, ms.
-func formatTime(t time.Time) string { return claudeinbox.FormatTime(t) }
+func formatTime(t time.Time) string { return inbox.FormatTime(t) }

@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
+	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/observatory"
 	"github.com/oo-family/oo-claude/station"
@@ -68,27 +69,27 @@ func synthetic(t *testing.T) (*fakestation.Station, *station.Station) {
 	addRider(t, dirA, "workflows/run1", "a4", riderWorking, testNow.Add(-5*time.Second))
 
 	in := fs.Paths.InboxDir
-	fa := claudeinbox.FilesFor(in, sidA)
+	fa := inbox.FilesFor(in, sidA)
 	writeFile(t, fa.Inbox, "[mama 📡] one\n[mama 📡] two\n\n[luna 📡] three\n", time.Time{})
 	writeFile(t, fa.Offset, "16\n", time.Time{})
 	writeFile(t, fa.Ack, `{"ts":"2026-11-30T11:59:00.000Z","sha256":"x","session_id":"`+sidA+`","peer_status":"busy","class":"delivered-steer","msg_id":"m"}`+"\n", time.Time{})
-	writeHeartbeat(t, in, sidA, claudeinbox.Heartbeat{
+	writeHeartbeat(t, in, sidA, inbox.Heartbeat{
 		PID: 2001, SessionID: sidA, Since: "2026-11-30T11:00:00.000Z", LastSeen: "2026-11-30T11:59:58.000Z",
-		Delivered: 1, Offset: 16, State: claudeinbox.StateFollowing, Mode: "mcp", Version: "0.2.0-dev",
+		Delivered: 1, Offset: 16, State: inbox.StateFollowing, Mode: "mcp", Version: "0.2.0-dev",
 	})
 
-	fb := claudeinbox.FilesFor(in, sidB)
+	fb := inbox.FilesFor(in, sidB)
 	writeFile(t, fb.Inbox, "[x 📡] a\n[x 📡] b\n[x 📡] c\n", time.Time{})
 	writeFile(t, fb.Ack, "2026-10-30T20:00:00 read: [x 📡] a\n2026-10-30T20:00:01 read: [x 📡] b\n", time.Time{})
 
-	fc := claudeinbox.FilesFor(in, sidC)
+	fc := inbox.FilesFor(in, sidC)
 	writeFile(t, fc.Inbox, "[x 📡] first\n[x 📡] second\n", time.Time{})
-	writeHeartbeat(t, in, sidC, claudeinbox.Heartbeat{
+	writeHeartbeat(t, in, sidC, inbox.Heartbeat{
 		PID: 2003, SessionID: sidC, Since: "2026-11-30T09:00:00.000Z", LastSeen: "2026-11-30T10:00:00.000Z",
-		Delivered: 1, Offset: 15, State: claudeinbox.StateStopped, Mode: "mcp", Version: "0.2.0-dev",
+		Delivered: 1, Offset: 15, State: inbox.StateStopped, Mode: "mcp", Version: "0.2.0-dev",
 	})
 
-	fd := claudeinbox.FilesFor(in, sidD)
+	fd := inbox.FilesFor(in, sidD)
 	writeFile(t, fd.Inbox, "[x 📡] done\n", time.Time{})
 	writeFile(t, fd.Offset, "14", time.Time{})
 

@@ -9,9 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/internal/fsx"
-	"github.com/oo-family/oo-claude/observatory/inboxstate"
+	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/station"
 )
 
@@ -62,7 +61,7 @@ type GCItem struct {
 // session that does not run is removed once quiet too. It never removes an
 // inbox with a pending line, one a doorman holds, or a line a concurrent
 // send appends: the final judgement is made under the inbox's removal
-// protocol ([claudeinbox.RemoveInbox]). An inbox one of whose files is not
+// protocol ([inbox.RemoveInbox]). An inbox one of whose files is not
 // a regular file of the user (a FIFO, socket, device, directory or symlink,
 // another user's file, one others can write) or whose directory others can
 // write is kept as [GCUnread], the detail naming the file and the fix.
@@ -98,7 +97,7 @@ func GC(opts GCOptions) ([]GCItem, error) {
 	var items []GCItem
 	for _, sid := range sids {
 		it := GCItem{Session: sid}
-		files := claudeinbox.FilesFor(dir, sid)
+		files := inbox.FilesFor(dir, sid)
 		judge := func() (bool, error) {
 			t := now()
 			it.Why, it.Detail, it.Files = "", "", nil
@@ -110,7 +109,7 @@ func GC(opts GCOptions) ([]GCItem, error) {
 				it.Why, it.Detail = GCUnread, err.Error()
 				return false, nil
 			}
-			in, err := inboxstate.Read(dir, sid, t, alive)
+			in, err := inbox.ReadState(dir, sid, t, alive)
 			if err != nil {
 				it.Why, it.Detail = GCUnread, err.Error()
 				return false, nil
@@ -143,9 +142,9 @@ func GC(opts GCOptions) ([]GCItem, error) {
 			items = append(items, it)
 			continue
 		}
-		removed, err := claudeinbox.RemoveInbox(files, judge)
+		removed, err := inbox.RemoveInbox(files, judge)
 		switch {
-		case errors.Is(err, claudeinbox.ErrInUse):
+		case errors.Is(err, inbox.ErrInUse):
 			it.Why, it.Detail, it.Files = GCInUse, err.Error(), nil
 		case err != nil:
 			it.Why, it.Detail = GCRmFailed, err.Error()
@@ -194,10 +193,10 @@ func inboxSessions(dir string) ([]string, error) {
 
 // lastActivity is the doorman's last beat, or, when it has none (or the
 // files changed later), the newest modification of the session's files.
-func lastActivity(files claudeinbox.Files) time.Time {
+func lastActivity(files inbox.Files) time.Time {
 	var last time.Time
-	if h, err := claudeinbox.ReadHeartbeat(files.Heartbeat); err == nil {
-		if t, err := claudeinbox.ParseTime(h.LastSeen); err == nil {
+	if h, err := inbox.ReadHeartbeat(files.Heartbeat); err == nil {
+		if t, err := inbox.ParseTime(h.LastSeen); err == nil {
 			last = t
 		}
 	}
@@ -210,7 +209,7 @@ func lastActivity(files claudeinbox.Files) time.Time {
 }
 
 // existing lists the session's inbox files that exist.
-func existing(files claudeinbox.Files) []string {
+func existing(files inbox.Files) []string {
 	var out []string
 	for _, p := range []string{files.Offset, files.Ack, files.Attempt, files.Inbox, files.Heartbeat, files.Lock} {
 		if _, err := os.Lstat(p); err == nil {
@@ -221,12 +220,12 @@ func existing(files claudeinbox.Files) []string {
 }
 
 // gcTrust reports whether gc may judge and remove the inbox of files:
-// [claudeinbox.CheckTrust] for the user, and the heartbeat (which gc reads
+// [inbox.CheckTrust] for the user, and the heartbeat (which gc reads
 // for the last activity and removes) a regular file of the user too. Its
 // error names the file and the fix.
-func gcTrust(files claudeinbox.Files) error {
+func gcTrust(files inbox.Files) error {
 	uid := os.Geteuid()
-	err := claudeinbox.CheckTrust(files, uid)
+	err := inbox.CheckTrust(files, uid)
 	if err == nil {
 		err = fsx.CheckFileAt(files.Heartbeat, uid)
 	}

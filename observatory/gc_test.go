@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
 	"github.com/oo-family/oo-claude/internal/hostile"
+	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/observatory"
 )
 
@@ -198,7 +198,7 @@ func listDir(t *testing.T, dir string) []string {
 func TestGCRacesSendersLosesNothing(t *testing.T) {
 	fs := fakestation.New(t)
 	sid := "9c0dffff-1111-4222-8333-444455556666"
-	files := claudeinbox.FilesFor(filepath.Dir(fs.InboxPath(sid)), sid)
+	files := inbox.FilesFor(filepath.Dir(fs.InboxPath(sid)), sid)
 	if err := os.MkdirAll(filepath.Dir(files.Inbox), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -223,7 +223,7 @@ func TestGCRacesSendersLosesNothing(t *testing.T) {
 		wg.Add(2)
 		go func() {
 			defer wg.Done()
-			_, sendErr = claudeinbox.AppendInbox(files.Inbox, []byte(line))
+			_, sendErr = inbox.AppendInbox(files.Inbox, []byte(line))
 		}()
 		go func() {
 			defer wg.Done()

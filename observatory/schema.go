@@ -1,7 +1,7 @@
 package observatory
 
 import (
-	"github.com/oo-family/oo-claude/observatory/inboxstate"
+	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/transcript"
 )
 
@@ -13,23 +13,23 @@ const Schema = "oo-claude/sessions/v0"
 const StatusOffline = "offline"
 
 // PendingSource says how Inbox.Pending was counted.
-type PendingSource = inboxstate.PendingSource
+type PendingSource = inbox.PendingSource
 
 // Pending sources.
 const (
-	PendingFromOffset = inboxstate.PendingFromOffset // the non-empty lines beyond the doorman's offset
-	PendingFromAcks   = inboxstate.PendingFromAcks   // lines − acks (monitor-era inboxes, no offset)
-	PendingNoInbox    = inboxstate.PendingNoInbox    // no inbox file
+	PendingFromOffset = inbox.PendingFromOffset // the non-empty lines beyond the doorman's offset
+	PendingFromAcks   = inbox.PendingFromAcks   // lines − acks (monitor-era inboxes, no offset)
+	PendingNoInbox    = inbox.PendingNoInbox    // no inbox file
 )
 
 // Inbox is a session's inbox file and what its doorman made of it.
-type Inbox = inboxstate.Inbox
+type Inbox = inbox.Inbox
 
 // Doorman is a doorman's heartbeat, judged.
-type Doorman = inboxstate.Doorman
+type Doorman = inbox.Doorman
 
 // NullString is a string that is JSON null when empty.
-type NullString = inboxstate.NullString
+type NullString = inbox.NullString
 
 // Document is oo-claude/sessions/v0. The first four fields are the
 // reference reader's; the rest are oo-claude's additions.

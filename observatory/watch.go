@@ -15,8 +15,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/fsnotify/fsnotify"
-	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/internal/fsx"
+	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/riderwalk"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/station"
@@ -773,7 +773,7 @@ func (w *watcher) scanInboxes() {
 		if !ok || !station.IsSessionID(sid) {
 			continue
 		}
-		f := claudeinbox.FilesFor(w.st.Paths.InboxDir, sid)
+		f := inbox.FilesFor(w.st.Paths.InboxDir, sid)
 		w.inboxes[sid] = &winbox{inboxOff: fileSize(f.Inbox), ackOff: fileSize(f.Ack)}
 	}
 }
@@ -803,7 +803,7 @@ func (w *watcher) inboxFile(name string) {
 		in = &winbox{} // a new inbox: everything in it is new
 		w.inboxes[sid] = in
 	}
-	f := claudeinbox.FilesFor(w.st.Paths.InboxDir, sid)
+	f := inbox.FilesFor(w.st.Paths.InboxDir, sid)
 	switch kind {
 	case ".inbox":
 		in.inboxOff = readLines(f.Inbox, in.inboxOff, func(line []byte, off int64) {
@@ -822,7 +822,7 @@ func (w *watcher) inboxFile(name string) {
 		if _, err := fh.Seek(in.ackOff, io.SeekStart); err != nil {
 			return
 		}
-		claudeinbox.ScanAcks(fh, in.ackOff, func(a claudeinbox.Ack, end int64) bool {
+		inbox.ScanAcks(fh, in.ackOff, func(a inbox.Ack, end int64) bool {
 			in.ackOff = end
 			e := Event{Event: EventLineDelivered, Session: sid, MsgID: a.MsgID, Class: string(a.Class)}
 			if a.LineOffset != nil {
@@ -846,14 +846,14 @@ func (w *watcher) checkDoorman(sid string) {
 		return
 	}
 	now := w.now()
-	f := claudeinbox.FilesFor(w.st.Paths.InboxDir, sid)
-	h, fr := claudeinbox.HeartbeatFreshness(f.Heartbeat, now, sid, func(pid int) bool { return w.st.Proc.Alive(pid, "") })
+	f := inbox.FilesFor(w.st.Paths.InboxDir, sid)
+	h, fr := inbox.HeartbeatFreshness(f.Heartbeat, now, sid, func(pid int) bool { return w.st.Proc.Alive(pid, "") })
 	state := DoormanNotFresh
 	switch {
 	case fr.Fresh:
 		state = DoormanUp
-		s.staleAt = now.Add(claudeinbox.FreshFor - fr.Age + 10*time.Millisecond)
-	case h.State == claudeinbox.StateStopped:
+		s.staleAt = now.Add(inbox.FreshFor - fr.Age + 10*time.Millisecond)
+	case h.State == inbox.StateStopped:
 		state = DoormanStopped
 	}
 	changed := state != s.doorman

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/fakes/fakeowner"
+	"github.com/oo-family/oo-claude/internal/inbox"
 )
 
 // TestDoormanOnceFailedDeliveryExits4: `doorman --allow-foreground --once`
@@ -33,10 +33,10 @@ func TestDoormanOnceFailedDeliveryExits4(t *testing.T) {
 		t.Errorf("stderr does not say the delivery failed:\n%s", c.Stderr())
 	}
 	var st struct {
-		State     claudeinbox.State `json:"state"`
-		Offset    int64             `json:"offset"`
-		Delivered int               `json:"delivered"`
-		LastError string            `json:"last_error"`
+		State     inbox.State `json:"state"`
+		Offset    int64       `json:"offset"`
+		Delivered int         `json:"delivered"`
+		LastError string      `json:"last_error"`
 	}
 	if err := json.Unmarshal([]byte(c.Stdout()), &st); err != nil {
 		t.Fatalf("--json: %v: %q", err, c.Stdout())
@@ -54,7 +54,7 @@ func TestDoormanOnceFailedDeliveryExits4(t *testing.T) {
 		t.Fatalf("second run: exit %d (%v), want 0; stderr:\n%s", code, err, c.Stderr())
 	}
 	acks := o.Acks()
-	if len(acks) != 1 || acks[0].Class != claudeinbox.AckDeliveredSteer || acks[0].LineOffset == nil || *acks[0].LineOffset != off {
+	if len(acks) != 1 || acks[0].Class != inbox.AckDeliveredSteer || acks[0].LineOffset == nil || *acks[0].LineOffset != off {
 		t.Errorf("acks %+v, want one delivered-steer for offset %d", acks, off)
 	}
 }

@@ -18,12 +18,12 @@ import (
 	"github.com/oo-family/oo-claude/internal/claudeproc"
 
 	"github.com/google/uuid"
-	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/doorman"
 	"github.com/oo-family/oo-claude/fakes/fakeclaude"
 	"github.com/oo-family/oo-claude/fakes/fakeowner"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
 	"github.com/oo-family/oo-claude/internal/hostile"
+	inboxfile "github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/receipt"
 )
@@ -217,7 +217,7 @@ func hostileCases() []hostileCase {
 		{verb: "send", file: ".doorman.lock", setup: sendSetup(inbox(".doorman.lock")), want: all(1)},
 		{verb: "send", file: ".doorman.json", setup: sendSetup(inbox(".doorman.json")), want: all(3)},
 		{verb: "send", file: "throttle ledger", setup: sendSetup(func(fs *fakestation.Station, sid string) string {
-			key := claudeinbox.ThrottleFor(fs.Paths.StateDir, 0, nil).KeyFile(sid, "t")
+			key := inboxfile.ThrottleFor(fs.Paths.StateDir, 0, nil).KeyFile(sid, "t")
 			os.MkdirAll(filepath.Dir(key), 0o700) // the ledger's directory; a failure shows in the planting
 			return key
 		}, "OO_CLAUDE_MIN_INTERVAL_S=30"), want: all(1)},
@@ -252,11 +252,11 @@ func hostileCases() []hostileCase {
 		{verb: "sessions", file: "registry row", setup: obs(func(o *obsStation) string {
 			return filepath.Join(o.fs.Paths.SessionsDir, strconv.Itoa(os.Getpid())+".json")
 		}, "sessions", "--json"), want: all(0)},
-		{verb: "sessions", file: "inbox", setup: obs(func(o *obsStation) string { return claudeinbox.FilesFor(o.fs.Paths.InboxDir, o.sidA).Inbox }, "sessions", "--json"), want: all(0)},
-		{verb: "sessions", file: ".ack", setup: obs(func(o *obsStation) string { return claudeinbox.FilesFor(o.fs.Paths.InboxDir, o.sidA).Ack }, "sessions"), want: all(0)},
-		{verb: "sessions", file: ".offset", setup: obs(func(o *obsStation) string { return claudeinbox.FilesFor(o.fs.Paths.InboxDir, o.sidA).Offset }, "sessions"), want: all(0)},
+		{verb: "sessions", file: "inbox", setup: obs(func(o *obsStation) string { return inboxfile.FilesFor(o.fs.Paths.InboxDir, o.sidA).Inbox }, "sessions", "--json"), want: all(0)},
+		{verb: "sessions", file: ".ack", setup: obs(func(o *obsStation) string { return inboxfile.FilesFor(o.fs.Paths.InboxDir, o.sidA).Ack }, "sessions"), want: all(0)},
+		{verb: "sessions", file: ".offset", setup: obs(func(o *obsStation) string { return inboxfile.FilesFor(o.fs.Paths.InboxDir, o.sidA).Offset }, "sessions"), want: all(0)},
 		{verb: "sessions", file: ".doorman.json", setup: obs(func(o *obsStation) string {
-			return claudeinbox.FilesFor(o.fs.Paths.InboxDir, o.sidA).Heartbeat
+			return inboxfile.FilesFor(o.fs.Paths.InboxDir, o.sidA).Heartbeat
 		}, "sessions"), want: all(0)},
 		{verb: "sessions", file: "lineage.jsonl", setup: obs(func(o *obsStation) string { return o.fs.Paths.LineageFile() }, "sessions"), want: all(0)},
 		{verb: "sessions", file: "transcript", setup: obs(func(o *obsStation) string { return o.transcriptA }, "sessions"), want: all(0)},
@@ -680,7 +680,7 @@ func TestDoormanDeliversNothingFromUntrustedInbox(t *testing.T) {
 	ctx := ctxT(t, 30*time.Second)
 	c := o.Start(command(ctx, t, []string{"OO_CLAUDE_DOOR_SETTLE_S=0.05"}, "doorman", "--mcp"))
 	c.Stdin.Write([]byte(initialize))
-	h, err := o.WaitHeartbeat(ctx, func(h claudeinbox.Heartbeat) bool { return h.State == claudeinbox.StateUntrusted })
+	h, err := o.WaitHeartbeat(ctx, func(h inboxfile.Heartbeat) bool { return h.State == inboxfile.StateUntrusted })
 	if err != nil {
 		t.Fatalf("no untrusted heartbeat: %v; stderr:\n%s", err, c.Stderr())
 	}
@@ -720,7 +720,7 @@ func TestForegroundDoormanExitCodes(t *testing.T) {
 		want int
 	}{
 		{"ok", nil, 0},
-		{"not deliverable here", &doorman.IdentityError{State: claudeinbox.StateUntrusted, Detail: "x"}, 3},
+		{"not deliverable here", &doorman.IdentityError{State: inboxfile.StateUntrusted, Detail: "x"}, 3},
 		{"delivery failed", &doorman.DeliveryError{Inbox: "i", Err: errors.New("door")}, 4},
 		{"offset unreadable", &fs.PathError{Op: "parse", Path: "x.inbox.offset", Err: errors.New("bad offset")}, 4},
 		{"ack unwritable", &fs.PathError{Op: "write", Path: "x.inbox.ack", Err: syscall.EIO}, 4},
@@ -741,7 +741,7 @@ func TestWatchHostileFiles(t *testing.T) {
 		t.Run(string(k), func(t *testing.T) {
 			t.Parallel()
 			o := newObsStation(t)
-			inbox := claudeinbox.FilesFor(o.fs.Paths.InboxDir, o.sidA).Inbox
+			inbox := inboxfile.FilesFor(o.fs.Paths.InboxDir, o.sidA).Inbox
 			row := filepath.Join(o.fs.Paths.SessionsDir, "4242.json")
 			decoy := filepath.Join(t.TempDir(), "decoy")
 			paths := []string{inbox, o.transcriptA, row}

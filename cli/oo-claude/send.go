@@ -10,13 +10,15 @@ import (
 	"time"
 
 	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/internal/version"
 	"github.com/oo-family/oo-claude/transcript"
 	"github.com/peterbourgon/ff/v3/ffcli"
 )
 
 func newSendCmd(e *env) *ffcli.Command {
 	fs := flag.NewFlagSet("send", flag.ContinueOnError)
-	from := fs.String("from", claudeinbox.DefaultFrom, "sender `NAME` for the tag (1–80 characters, no brackets)")
+	from := fs.String("from", inbox.DefaultFrom, "sender `NAME` for the tag (1–80 characters, no brackets)")
 	asJSON := fs.Bool("json", false, "print the receipt row as one JSON line")
 	noTag := fs.Bool("no-tag", false, "send the line as it is, without a [NAME 📡] tag")
 	priority := fs.String("priority", "", "when the session sees the line: `now` (at once: it aborts the running tool), next (the default: at the next tool round, or a new turn when idle) or later (a turn of its own after the running one)")
@@ -39,7 +41,7 @@ func newSendCmd(e *env) *ffcli.Command {
 			if len(pos) != 2 {
 				return usagef(`send needs a target and one line: oo-claude send <sessionId|name|pid> "<line>" (got %d arguments)`, len(pos))
 			}
-			if err := claudeinbox.CheckPriority(*priority); err != nil {
+			if err := inbox.CheckPriority(*priority); err != nil {
 				return usagef("--priority %q: the priority is now, next or later", *priority)
 			}
 			cfg, err := e.config()
@@ -47,6 +49,7 @@ func newSendCmd(e *env) *ffcli.Command {
 				return err
 			}
 			s := claudeinbox.NewSender(cfg)
+			s.ClientVersion = version.Version
 			if wait.set {
 				s.Wait = waitD
 			}
@@ -110,9 +113,9 @@ func humanVerdict(v claudeinbox.Verdict) string {
 	case v.Class.Delivered():
 		fmt.Fprintf(&b, " msg_id=%s after %.1fs", v.MsgID, v.Waited.Seconds())
 		switch v.Confirm {
-		case claudeinbox.ConfirmTranscript:
+		case inbox.ConfirmTranscript:
 			fmt.Fprintf(&b, ", queued at %s", v.QueuedAt)
-		case claudeinbox.ConfirmSettle:
+		case inbox.ConfirmSettle:
 			b.WriteString(", unconfirmed (no transcript: acked after the settle)")
 		}
 		switch {

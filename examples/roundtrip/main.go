@@ -22,6 +22,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -29,6 +30,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"syscall"
 	"time"
 
@@ -131,9 +133,8 @@ func run(out io.Writer) error {
 		child.Process.Kill()
 		child.Wait()
 	}()
-	files := claudeinbox.FilesFor(st.Paths.InboxDir, row.SessionID)
-	hb, err := waitHeartbeat(ctx, files.Heartbeat, row.SessionID, func(h claudeinbox.Heartbeat) bool {
-		return h.State == claudeinbox.StateFollowing
+	hb, err := waitHeartbeat(ctx, st.Paths.InboxDir, row.SessionID, func(h heartbeat) bool {
+		return h.State == "following"
 	})
 	if err != nil {
 		return fmt.Errorf("doorman did not start: %w\n%s", err, childErr.String())
@@ -191,8 +192,8 @@ func run(out io.Writer) error {
 	// The stop: Claude Code ends its MCP servers with SIGINT.
 	start := time.Now()
 	child.Process.Signal(os.Interrupt)
-	hb, err = waitHeartbeat(ctx, files.Heartbeat, row.SessionID, func(h claudeinbox.Heartbeat) bool {
-		return h.State == claudeinbox.StateStopped
+	hb, err = waitHeartbeat(ctx, st.Paths.InboxDir, row.SessionID, func(h heartbeat) bool {
+		return h.State == "stopped"
 	})
 	if err != nil {
 		return fmt.Errorf("no stopped heartbeat: %w", err)
@@ -213,9 +214,9 @@ func run(out io.Writer) error {
 }
 
 // waitHeartbeat polls the heartbeat file (a demo may poll) until ok holds.
-func waitHeartbeat(ctx context.Context, path, sid string, ok func(claudeinbox.Heartbeat) bool) (claudeinbox.Heartbeat, error) {
+func waitHeartbeat(ctx context.Context, inboxDir, sid string, ok func(heartbeat) bool) (heartbeat, error) {
 	for {
-		h, err := claudeinbox.ReadHeartbeat(path)
+		h, err := readHeartbeat(inboxDir, sid)
 		if err == nil && h.SessionID == sid && ok(h) {
 			return h, nil
 		}
@@ -225,4 +226,26 @@ func waitHeartbeat(ctx context.Context, path, sid string, ok func(claudeinbox.He
 		case <-time.After(10 * time.Millisecond):
 		}
 	}
+}
+
+// heartbeat is the doorman's heartbeat file, <inbox dir>/<session
+// id>.inbox.doorman.json (the inbox contract's; oo-claude adds state,
+// owner_pid and peer_pid): the fields this demo prints.
+type heartbeat struct {
+	PID       int    `json:"pid"`
+	SessionID string `json:"session_id"`
+	State     string `json:"state"`
+	OwnerPID  int    `json:"owner_pid"`
+	PeerPID   int    `json:"peer_pid"`
+	Delivered int    `json:"delivered"`
+}
+
+// readHeartbeat reads session sid's heartbeat in the inbox dir.
+func readHeartbeat(inboxDir, sid string) (heartbeat, error) {
+	var h heartbeat
+	b, err := os.ReadFile(filepath.Join(inboxDir, sid+".inbox.doorman.json"))
+	if err == nil {
+		err = json.Unmarshal(b, &h)
+	}
+	return h, err
 }

@@ -42,8 +42,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/fakes"
+	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
 )
 
@@ -351,14 +351,14 @@ func writeAcks(sid string, n int) {
 	if dir == "" || sid == "" {
 		return
 	}
-	files := claudeinbox.FilesFor(dir, sid)
-	now := claudeinbox.FormatTime(time.Now())
+	files := inbox.FilesFor(dir, sid)
+	now := inbox.FormatTime(time.Now())
 	for i := range n {
-		claudeinbox.AppendAck(files.Ack, claudeinbox.Ack{TS: now, SHA256: fmt.Sprintf("%064x", i+1), SessionID: sid,
-			PeerStatus: "busy", Class: claudeinbox.AckDeliveredSteer, MsgID: fmt.Sprintf("00000000-0000-4000-8000-%012d", i+1)})
+		inbox.AppendAck(files.Ack, inbox.Ack{TS: now, SHA256: fmt.Sprintf("%064x", i+1), SessionID: sid,
+			PeerStatus: "busy", Class: inbox.AckDeliveredSteer, MsgID: fmt.Sprintf("00000000-0000-4000-8000-%012d", i+1)})
 	}
-	claudeinbox.WriteHeartbeat(files.Heartbeat, claudeinbox.Heartbeat{PID: os.Getpid(), SessionID: sid, Since: now, LastSeen: now,
-		Delivered: n, State: claudeinbox.StateStopped, Mode: "mcp", StoppedAt: now})
+	inbox.WriteHeartbeat(files.Heartbeat, inbox.Heartbeat{PID: os.Getpid(), SessionID: sid, Since: now, LastSeen: now,
+		Delivered: n, State: inbox.StateStopped, Mode: "mcp", StoppedAt: now})
 }
 
 func runGrandchild() int {

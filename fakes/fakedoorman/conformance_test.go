@@ -13,11 +13,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/doorman"
 	"github.com/oo-family/oo-claude/fakes/fakedoor"
 	"github.com/oo-family/oo-claude/fakes/fakedoorman"
 	"github.com/oo-family/oo-claude/fakes/fakeowner"
+	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/station"
 )
 
@@ -56,7 +56,7 @@ type shape struct {
 	Acks      []map[string]any
 	Frames    []frame
 	Heartbeat []string
-	State     claudeinbox.State
+	State     inbox.State
 	Delivered int
 }
 
@@ -101,7 +101,7 @@ func shapeOf(t *testing.T, o *fakeowner.Owner, withDoor bool) shape {
 			s.Frames = append(s.Frames, frame{sid, f.From, f.Priority, f.Content})
 		}
 	}
-	h, err := claudeinbox.ReadHeartbeat(o.Files().Heartbeat)
+	h, err := inbox.ReadHeartbeat(o.Files().Heartbeat)
 	if err != nil {
 		t.Fatalf("heartbeat: %v", err)
 	}
@@ -147,7 +147,7 @@ func TestConformsToTheRealDoorman(t *testing.T) {
 			return fakedoorman.Options{PeerStatus: station.StatusIdle, Door: door}
 		}, false},
 		{"refused", station.StatusBusy, []string{"a NUL \x00 in the line"}, func(string) fakedoorman.Options {
-			return fakedoorman.Options{Refuse: claudeinbox.RefuseNUL}
+			return fakedoorman.Options{Refuse: inbox.RefuseNUL}
 		}, true},
 	}
 	for _, tt := range tests {

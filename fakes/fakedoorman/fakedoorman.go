@@ -24,10 +24,10 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/google/uuid"
-	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/door"
 	"github.com/oo-family/oo-claude/fakes"
 	"github.com/oo-family/oo-claude/internal/fsx"
+	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/station"
 )
 
@@ -49,7 +49,7 @@ type Options struct {
 	// doorman's own (set another to fake a heartbeat of another session).
 	HeartbeatSession string
 	// State is the heartbeat's state; "" means following.
-	State claudeinbox.State
+	State inbox.State
 	// PID is the heartbeat's doorman pid; 0 means this process. [DeadPID]
 	// gives one that does not run.
 	PID int
@@ -60,7 +60,7 @@ type Options struct {
 	// NoOffset writes acks without line_offset, as a v1 doorman does.
 	NoOffset bool
 	// LastError is the heartbeat's last_error: why lines are pending
-	// (with NoAck, e.g. claudeinbox.PendingNotQueued).
+	// (with NoAck, e.g. inbox.PendingNotQueued).
 	LastError string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
@@ -77,7 +77,7 @@ type Options struct {
 // Doorman is a running fake doorman.
 type Doorman struct {
 	// Files are the inbox's files it reads and writes.
-	Files     claudeinbox.Files
+	Files     inbox.Files
 	sessionID string
 	opts      Options
 	stop      chan struct{}
@@ -116,7 +116,7 @@ func Start(tb fakes.TB, dir, sessionID string, opts Options) *Doorman {
 		opts.HeartbeatEvery = time.Second
 	}
 	d := &Doorman{
-		Files: claudeinbox.FilesFor(dir, sessionID), sessionID: sessionID, opts: opts,
+		Files: inbox.FilesFor(dir, sessionID), sessionID: sessionID, opts: opts,
 		stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	d.since = d.now()
@@ -128,7 +128,7 @@ func Start(tb fakes.TB, dir, sessionID string, opts Options) *Doorman {
 		w.Close()
 		tb.Fatalf("fakedoorman: watch %s: %v", dir, err)
 	}
-	if err := d.heartbeat(claudeinbox.StateFollowing); err != nil {
+	if err := d.heartbeat(inbox.StateFollowing); err != nil {
 		w.Close()
 		tb.Fatalf("fakedoorman: heartbeat: %v", err)
 	}
@@ -150,7 +150,7 @@ func (d *Doorman) Stop() {
 	d.once.Do(func() {
 		close(d.stop)
 		<-d.done
-		if err := d.heartbeat(claudeinbox.StateStopped); err != nil {
+		if err := d.heartbeat(inbox.StateStopped); err != nil {
 			d.fail(err)
 		}
 	})
@@ -197,7 +197,7 @@ func (d *Doorman) loop(w *fsnotify.Watcher) {
 		case <-w.Errors:
 			d.drain()
 		case <-hb.C:
-			if err := d.heartbeat(claudeinbox.StateFollowing); err != nil {
+			if err := d.heartbeat(inbox.StateFollowing); err != nil {
 				d.fail(err)
 			}
 			d.drain() // the safety poll
@@ -256,7 +256,7 @@ func (d *Doorman) handle(line []byte, start int64) bool {
 	msgID := uuid.NewString()
 	var queuedAt *string // when the door took the line
 	if d.opts.Door != "" && d.opts.Refuse == "" {
-		m, err := claudeinbox.Decode(line)
+		m, err := inbox.Decode(line)
 		if err != nil {
 			return true // undeliverable: the fake leaves it
 		}
@@ -271,9 +271,9 @@ func (d *Doorman) handle(line []byte, start int64) bool {
 		ts := d.now().UTC().Format("2006-01-02T15:04:05.000Z")
 		queuedAt = &ts
 	}
-	a := claudeinbox.Ack{
-		TS: claudeinbox.FormatTime(d.now()), SHA256: claudeinbox.SHA256(line), SessionID: d.sessionID,
-		PeerStatus: d.opts.PeerStatus, MsgID: msgID, DoormanPID: d.opts.PID, V: claudeinbox.Version,
+	a := inbox.Ack{
+		TS: inbox.FormatTime(d.now()), SHA256: inbox.SHA256(line), SessionID: d.sessionID,
+		PeerStatus: d.opts.PeerStatus, MsgID: msgID, DoormanPID: d.opts.PID, V: inbox.Version,
 		PeerStatusRaw: d.opts.PeerStatus, Inode: d.inode.Load(),
 	}
 	if !d.opts.NoOffset {
@@ -283,34 +283,34 @@ func (d *Doorman) handle(line []byte, start int64) bool {
 	case d.opts.Refuse != "":
 		// As the real doorman refuses: no door frame (no msg_id) and no
 		// session status.
-		a.Class, a.Reason = claudeinbox.AckRefused, d.opts.Refuse
+		a.Class, a.Reason = inbox.AckRefused, d.opts.Refuse
 		a.MsgID, a.PeerStatus, a.PeerStatusRaw = "", "", ""
 	case d.opts.PeerStatus == station.StatusIdle:
-		a.Class = claudeinbox.AckDeliveredStart
+		a.Class = inbox.AckDeliveredStart
 	default:
-		a.Class = claudeinbox.AckDeliveredSteer
+		a.Class = inbox.AckDeliveredSteer
 	}
-	if queuedAt != nil && a.Class != claudeinbox.AckRefused {
-		a.Confirm, a.QueuedAt = claudeinbox.ConfirmTranscript, queuedAt
+	if queuedAt != nil && a.Class != inbox.AckRefused {
+		a.Confirm, a.QueuedAt = inbox.ConfirmTranscript, queuedAt
 	}
-	if m, err := claudeinbox.Decode(line); err == nil {
+	if m, err := inbox.Decode(line); err == nil {
 		a.From = m.From
-		if a.Class != claudeinbox.AckRefused {
+		if a.Class != inbox.AckRefused {
 			a.Priority = m.Priority
 		}
 	}
-	if err := claudeinbox.AppendAck(d.Files.Ack, a); err != nil {
+	if err := inbox.AppendAck(d.Files.Ack, a); err != nil {
 		d.fail(err)
 		return true
 	}
 	d.acked.Add(1)
-	if a.Class != claudeinbox.AckRefused {
+	if a.Class != inbox.AckRefused {
 		d.delivered.Add(1)
 	}
 	return true
 }
 
-func (d *Doorman) heartbeat(state claudeinbox.State) error {
+func (d *Doorman) heartbeat(state inbox.State) error {
 	if d.opts.NoHeartbeat {
 		return nil
 	}
@@ -323,17 +323,17 @@ func (d *Doorman) heartbeat(state claudeinbox.State) error {
 	if sid == "" {
 		sid = d.sessionID
 	}
-	if d.opts.State != "" && state == claudeinbox.StateFollowing {
+	if d.opts.State != "" && state == inbox.StateFollowing {
 		state = d.opts.State
 	}
-	h := claudeinbox.Heartbeat{
-		PID: d.opts.PID, SessionID: sid, Since: claudeinbox.FormatTime(d.since), LastSeen: claudeinbox.FormatTime(seen),
+	h := inbox.Heartbeat{
+		PID: d.opts.PID, SessionID: sid, Since: inbox.FormatTime(d.since), LastSeen: inbox.FormatTime(seen),
 		Delivered: int(d.delivered.Load()), Offset: d.offset, State: state, Mode: "fake", OwnerPID: os.Getpid(),
 		LastError: d.opts.LastError, Inode: d.inode.Load(), PeerPID: int(d.peerPID.Load()), Socket: d.opts.Door,
 		Version: "fakedoorman",
 	}
-	if state == claudeinbox.StateStopped {
-		h.StoppedAt = claudeinbox.FormatTime(now)
+	if state == inbox.StateStopped {
+		h.StoppedAt = inbox.FormatTime(now)
 	}
-	return claudeinbox.WriteHeartbeat(d.Files.Heartbeat, h)
+	return inbox.WriteHeartbeat(d.Files.Heartbeat, h)
 }

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/fakes/fakedoorman"
 	"github.com/oo-family/oo-claude/internal/fsx"
+	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/station"
 	"go.uber.org/goleak"
 )
@@ -36,17 +36,17 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 	}
 }
 
-func acks(t *testing.T, path string) []claudeinbox.Ack {
+func acks(t *testing.T, path string) []inbox.Ack {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var out []claudeinbox.Ack
+	var out []inbox.Ack
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		var a claudeinbox.Ack
+		var a inbox.Ack
 		if err := json.Unmarshal(sc.Bytes(), &a); err != nil {
 			t.Fatal(err)
 		}
@@ -63,19 +63,19 @@ func TestContract(t *testing.T) {
 	tests := []struct {
 		name  string
 		opts  fakedoorman.Options
-		class claudeinbox.AckClass
+		class inbox.AckClass
 	}{
-		{"busy", fakedoorman.Options{}, claudeinbox.AckDeliveredSteer},
-		{"idle", fakedoorman.Options{PeerStatus: station.StatusIdle}, claudeinbox.AckDeliveredStart},
-		{"refuse", fakedoorman.Options{Refuse: claudeinbox.RefuseTooLong}, claudeinbox.AckRefused},
+		{"busy", fakedoorman.Options{}, inbox.AckDeliveredSteer},
+		{"idle", fakedoorman.Options{PeerStatus: station.StatusIdle}, inbox.AckDeliveredStart},
+		{"refuse", fakedoorman.Options{Refuse: inbox.RefuseTooLong}, inbox.AckRefused},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir, sid := t.TempDir(), uuid.NewString()
-			files := claudeinbox.FilesFor(dir, sid)
+			files := inbox.FilesFor(dir, sid)
 			first, _ := fsx.AppendLine(files.Inbox, []byte("[a 📡] before the doorman"))
 			d := fakedoorman.Start(t, dir, sid, tt.opts)
-			h, fr := claudeinbox.HeartbeatFreshness(files.Heartbeat, time.Now(), sid, func(pid int) bool { return (station.Proc{}).Alive(pid, "") })
+			h, fr := inbox.HeartbeatFreshness(files.Heartbeat, time.Now(), sid, func(pid int) bool { return (station.Proc{}).Alive(pid, "") })
 			if !fr.Fresh || h.PID != os.Getpid() {
 				t.Fatalf("heartbeat %+v not fresh: %+v", h, fr)
 			}
@@ -89,10 +89,10 @@ func TestContract(t *testing.T) {
 				a := got[i]
 				// A refused line went through no door: no msg_id, as the
 				// real doorman's refusal has none.
-				if !a.Matches(claudeinbox.SHA256([]byte(want.line)), want.off) || a.Class != tt.class || a.SessionID != sid || (a.MsgID == "") != (tt.class == claudeinbox.AckRefused) {
+				if !a.Matches(inbox.SHA256([]byte(want.line)), want.off) || a.Class != tt.class || a.SessionID != sid || (a.MsgID == "") != (tt.class == inbox.AckRefused) {
 					t.Errorf("ack %d: %+v", i, a)
 				}
-				if tt.class == claudeinbox.AckRefused && a.Reason != tt.opts.Refuse {
+				if tt.class == inbox.AckRefused && a.Reason != tt.opts.Refuse {
 					t.Errorf("refused without the reason: %+v", a)
 				}
 			}
@@ -101,8 +101,8 @@ func TestContract(t *testing.T) {
 			if d.Err() != nil {
 				t.Fatal(d.Err())
 			}
-			h, fr = claudeinbox.HeartbeatFreshness(files.Heartbeat, time.Now(), sid, nil)
-			if fr.Fresh || h.State != claudeinbox.StateStopped {
+			h, fr = inbox.HeartbeatFreshness(files.Heartbeat, time.Now(), sid, nil)
+			if fr.Fresh || h.State != inbox.StateStopped {
 				t.Errorf("after Stop: %+v %+v", h, fr)
 			}
 		})
@@ -116,17 +116,17 @@ func TestScriptedHeartbeats(t *testing.T) {
 		opts   fakedoorman.Options
 		reason string
 	}{
-		{"stale", fakedoorman.Options{Stale: true}, claudeinbox.NotFreshStale},
-		{"other session", fakedoorman.Options{HeartbeatSession: other}, claudeinbox.NotFreshOtherSession},
-		{"stopped", fakedoorman.Options{State: claudeinbox.StateStopped}, claudeinbox.NotFreshState},
-		{"dead pid", fakedoorman.Options{PID: fakedoorman.DeadPID()}, claudeinbox.NotFreshPIDGone},
-		{"none", fakedoorman.Options{NoHeartbeat: true}, claudeinbox.NotFreshMissing},
+		{"stale", fakedoorman.Options{Stale: true}, inbox.NotFreshStale},
+		{"other session", fakedoorman.Options{HeartbeatSession: other}, inbox.NotFreshOtherSession},
+		{"stopped", fakedoorman.Options{State: inbox.StateStopped}, inbox.NotFreshState},
+		{"dead pid", fakedoorman.Options{PID: fakedoorman.DeadPID()}, inbox.NotFreshPIDGone},
+		{"none", fakedoorman.Options{NoHeartbeat: true}, inbox.NotFreshMissing},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir, sid := t.TempDir(), uuid.NewString()
 			fakedoorman.Start(t, dir, sid, tt.opts)
-			_, fr := claudeinbox.HeartbeatFreshness(claudeinbox.FilesFor(dir, sid).Heartbeat, time.Now(), sid, func(pid int) bool { return (station.Proc{}).Alive(pid, "") })
+			_, fr := inbox.HeartbeatFreshness(inbox.FilesFor(dir, sid).Heartbeat, time.Now(), sid, func(pid int) bool { return (station.Proc{}).Alive(pid, "") })
 			if fr.Fresh || fr.Reason != tt.reason {
 				t.Errorf("freshness %+v, want not fresh because %s", fr, tt.reason)
 			}
@@ -136,7 +136,7 @@ func TestScriptedHeartbeats(t *testing.T) {
 
 func TestNoAckAndDelay(t *testing.T) {
 	dir, sid := t.TempDir(), uuid.NewString()
-	files := claudeinbox.FilesFor(dir, sid)
+	files := inbox.FilesFor(dir, sid)
 	d := fakedoorman.Start(t, dir, sid, fakedoorman.Options{NoAck: true})
 	fsx.AppendLine(files.Inbox, []byte("x"))
 	waitFor(t, "the line read", func() bool { return d.Read() == 1 })
@@ -146,7 +146,7 @@ func TestNoAckAndDelay(t *testing.T) {
 	}
 
 	dir, sid = t.TempDir(), uuid.NewString()
-	files = claudeinbox.FilesFor(dir, sid)
+	files = inbox.FilesFor(dir, sid)
 	d = fakedoorman.Start(t, dir, sid, fakedoorman.Options{AckDelay: 150 * time.Millisecond})
 	start := time.Now()
 	fsx.AppendLine(files.Inbox, []byte("x"))

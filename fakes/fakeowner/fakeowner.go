@@ -25,11 +25,11 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/fakes"
 	"github.com/oo-family/oo-claude/fakes/fakedoor"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
 	"github.com/oo-family/oo-claude/internal/fsx"
+	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/station"
 )
@@ -75,8 +75,8 @@ func New(tb fakes.TB, o Options) *Owner {
 func (o *Owner) SessionID() string { return o.Row.SessionID }
 
 // Files are the session's inbox files.
-func (o *Owner) Files() claudeinbox.Files {
-	return claudeinbox.FilesFor(o.Station.Paths.InboxDir, o.Row.SessionID)
+func (o *Owner) Files() inbox.Files {
+	return inbox.FilesFor(o.Station.Paths.InboxDir, o.Row.SessionID)
 }
 
 // Env is what Claude Code adds to an MCP child's environment, plus the
@@ -171,7 +171,7 @@ func (c *Child) Wait(ctx context.Context) (int, error) {
 // offset.
 func (o *Owner) Append(line string) int64 {
 	o.tb.Helper()
-	off, err := claudeinbox.AppendInbox(o.Files().Inbox, []byte(line))
+	off, err := inbox.AppendInbox(o.Files().Inbox, []byte(line))
 	if err != nil {
 		o.tb.Fatalf("fakeowner: %v", err)
 	}
@@ -179,19 +179,19 @@ func (o *Owner) Append(line string) int64 {
 }
 
 // Acks returns the JSON acks written so far.
-func (o *Owner) Acks() []claudeinbox.Ack {
+func (o *Owner) Acks() []inbox.Ack {
 	f, err := fsx.OpenRead(o.Files().Ack)
 	if err != nil {
 		return nil
 	}
 	defer f.Close()
-	var out []claudeinbox.Ack
-	claudeinbox.ScanAcks(f, 0, func(a claudeinbox.Ack, _ int64) bool { out = append(out, a); return true })
+	var out []inbox.Ack
+	inbox.ScanAcks(f, 0, func(a inbox.Ack, _ int64) bool { out = append(out, a); return true })
 	return out
 }
 
 // WaitAcks waits until at least n acks are written.
-func (o *Owner) WaitAcks(ctx context.Context, n int) ([]claudeinbox.Ack, error) {
+func (o *Owner) WaitAcks(ctx context.Context, n int) ([]inbox.Ack, error) {
 	for {
 		a := o.Acks()
 		if len(a) >= n {
@@ -206,9 +206,9 @@ func (o *Owner) WaitAcks(ctx context.Context, n int) ([]claudeinbox.Ack, error) 
 }
 
 // WaitHeartbeat waits until the heartbeat satisfies ok.
-func (o *Owner) WaitHeartbeat(ctx context.Context, ok func(claudeinbox.Heartbeat) bool) (claudeinbox.Heartbeat, error) {
+func (o *Owner) WaitHeartbeat(ctx context.Context, ok func(inbox.Heartbeat) bool) (inbox.Heartbeat, error) {
 	for {
-		h, err := claudeinbox.ReadHeartbeat(o.Files().Heartbeat)
+		h, err := inbox.ReadHeartbeat(o.Files().Heartbeat)
 		if err == nil && ok(h) {
 			return h, nil
 		}

@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/doorman"
 	"github.com/oo-family/oo-claude/fakes/fakeowner"
+	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/station"
 	"go.uber.org/goleak"
 )
@@ -56,7 +56,7 @@ func TestOwnerIsTheSession(t *testing.T) {
 		t.Fatalf("doorman exit %d, %v\n%s", code, err, child.Stderr())
 	}
 	acks := o.Acks()
-	if len(acks) != 1 || !acks[0].Matches(claudeinbox.SHA256([]byte("[t 📡] hello owner")), off) || acks[0].Class != claudeinbox.AckDeliveredStart {
+	if len(acks) != 1 || !acks[0].Matches(inbox.SHA256([]byte("[t 📡] hello owner")), off) || acks[0].Class != inbox.AckDeliveredStart {
 		t.Fatalf("acks = %+v, want one delivered-start for offset %d", acks, off)
 	}
 	var user, auth int

@@ -44,12 +44,12 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/fakes"
 	"github.com/oo-family/oo-claude/fakes/fakedoor"
 	"github.com/oo-family/oo-claude/fakes/fakedoorman"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
 	"github.com/oo-family/oo-claude/internal/fsx"
+	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/riderwalk"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/station"
@@ -323,7 +323,7 @@ func (s *Session) waitAck(ctx context.Context, msgID string) {
 	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); {
 		found := false
 		if f, err := fsx.OpenRead(s.Doorman.Files.Ack); err == nil {
-			claudeinbox.ScanAcks(f, 0, func(a claudeinbox.Ack, _ int64) bool {
+			inbox.ScanAcks(f, 0, func(a inbox.Ack, _ int64) bool {
 				found = a.MsgID == msgID
 				return !found
 			})

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/fakes/fakesession"
+	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/observatory"
 	"github.com/oo-family/oo-claude/transcript"
 	"go.uber.org/goleak"
@@ -48,8 +49,8 @@ func TestAskAndAnswer(t *testing.T) {
 			t.Fatalf("busy %v: class %s seen %v reply %v (note %s)", busy, v.Class, v.Seen, v.Reply, v.Note)
 		}
 		// The ack rests on the door's enqueue row, as the real doorman's.
-		if v.Confirm != claudeinbox.ConfirmTranscript || v.QueuedAt == "" {
-			t.Errorf("busy %v: confirm %q queued_at %q, want %q and a time", busy, v.Confirm, v.QueuedAt, claudeinbox.ConfirmTranscript)
+		if v.Confirm != inbox.ConfirmTranscript || v.QueuedAt == "" {
+			t.Errorf("busy %v: confirm %q queued_at %q, want %q and a time", busy, v.Confirm, v.QueuedAt, inbox.ConfirmTranscript)
 		}
 		got := *v.Reply
 		got.At = time.Time{}
@@ -225,7 +226,7 @@ func TestLaterIsItsOwnTurn(t *testing.T) {
 	s := fakesession.Start(t, fakesession.Options{Busy: true, Answer: func(line string) fakesession.Turn {
 		return fakesession.Turn{Text: "later answer"}
 	}})
-	v, err := sender(s, 10*time.Second).Send(context.Background(), claudeinbox.Request{Target: s.SessionID(), Line: "when you are done", Priority: claudeinbox.PriorityLater})
+	v, err := sender(s, 10*time.Second).Send(context.Background(), claudeinbox.Request{Target: s.SessionID(), Line: "when you are done", Priority: inbox.PriorityLater})
 	if err != nil || v.Reply == nil || v.Reply.Text != "later answer" || v.Priority != "later" {
 		t.Fatalf("send: %v, priority %s reply %+v", err, v.Priority, v.Reply)
 	}

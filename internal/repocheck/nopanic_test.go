@@ -32,9 +32,9 @@ import (
 	"github.com/oo-family/oo-claude/fakes/fakesession"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
 	"github.com/oo-family/oo-claude/headless"
+	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/lineage"
 	"github.com/oo-family/oo-claude/observatory"
-	"github.com/oo-family/oo-claude/observatory/inboxstate"
 	"github.com/oo-family/oo-claude/station"
 	"github.com/oo-family/oo-claude/transcript"
 )
@@ -221,43 +221,7 @@ var noPanicCases = []noPanicCase{
 			})
 		}
 	}},
-	{names: []string{"claudeinbox.ThrottleFor", "claudeinbox.Throttle.Do"}, run: func(h *hostile) {
-		for i, s := range h.strs {
-			d := h.durs[i%len(h.durs)]
-			h.call("ThrottleFor("+q(s)+").Do", func() {
-				claudeinbox.ThrottleFor(s, d, nil).Do(h.ctx(), s, s, func() error { return nil })
-				claudeinbox.ThrottleFor(h.dir, d, time.Now).Do(h.ctx(), s, s, func() error { return io.EOF })
-			})
-		}
-	}},
-	{names: []string{"claudeinbox.FilesFor", "claudeinbox.ReadAcks", "claudeinbox.ReadAttempt", "claudeinbox.ReadHeartbeat", "claudeinbox.HeartbeatFreshness", "claudeinbox.CheckFreshness"}, run: func(h *hostile) {
-		alive := func(int) bool { return true }
-		for _, p := range h.paths {
-			h.call("claudeinbox readers("+q(p)+")", func() {
-				claudeinbox.FilesFor(p, p)
-				claudeinbox.ReadAcks(p, -1)
-				claudeinbox.ReadAcks(p, math.MaxInt64)
-				claudeinbox.ReadAttempt(p)
-				hb, _ := claudeinbox.ReadHeartbeat(p)
-				claudeinbox.HeartbeatFreshness(p, time.Time{}, p, alive)
-				claudeinbox.CheckFreshness(hb, time.Time{}, p, alive)
-			})
-		}
-		for _, s := range h.strs {
-			h.call("claudeinbox.CheckFreshness("+q(s)+")", func() {
-				claudeinbox.FilesFor(h.dir, s)
-				claudeinbox.CheckFreshness(claudeinbox.Heartbeat{SessionID: s, PID: -1}, time.Unix(math.MaxInt32, 0), s, alive)
-			})
-		}
-	}},
-	{names: []string{"claudeinbox.Decode", "claudeinbox.ParseStructured"}, run: func(h *hostile) {
-		for _, b := range append(h.bytes, []byte(`{"v":1}`), []byte(`{"v":1,"line":null,"from":7}`), []byte(`{"v":"1","id":[],"line":"\u0000"}`)) {
-			h.call("claudeinbox.Decode("+q(b)+")", func() {
-				claudeinbox.Decode(b)
-				claudeinbox.ParseStructured(b)
-			})
-		}
-	}},
+	// The inbox file layer (internal/inbox) holds its own no-panic test.
 
 	// door
 	{names: []string{"door.Dial", "door.Dialer.Dial", "door.Dialer.Deliver", "door.Conn.Deliver"}, run: func(h *hostile) {
@@ -453,17 +417,6 @@ var noPanicCases = []noPanicCase{
 			h.call(fmt.Sprintf("observatory.GC(%v)", d), func() { observatory.GC(observatory.GCOptions{Station: h.st, OlderThan: d}) })
 		}
 	}},
-	{names: []string{"observatory/inboxstate.Read", "observatory/inboxstate.Scan"}, run: func(h *hostile) {
-		for _, p := range h.paths {
-			for _, s := range h.strs[:4] {
-				h.call("inboxstate.Read("+q(p)+", "+q(s)+")", func() {
-					inboxstate.Read(p, s, time.Time{}, nil)
-					inboxstate.Scan(p, nil, time.Time{}, nil)
-				})
-			}
-		}
-	}},
-
 	// doctor
 	{names: []string{"doctor.Run"}, run: func(h *hostile) {
 		exec := func(context.Context, string, ...string) ([]byte, int, error) { return []byte("\x00\xff"), -1, nil }
@@ -514,7 +467,7 @@ var noPanicCases = []noPanicCase{
 	{names: []string{"fakes/fakedoorman.Start"}, run: func(h *hostile) {
 		for _, p := range h.paths {
 			for _, s := range h.strs[:4] {
-				o := fakedoorman.Options{PeerStatus: s, AckDelay: -1, Refuse: s, HeartbeatSession: s, State: claudeinbox.State(s), PID: -1, Door: s}
+				o := fakedoorman.Options{PeerStatus: s, AckDelay: -1, Refuse: s, HeartbeatSession: s, State: inbox.State(s), PID: -1, Door: s}
 				h.call("fakedoorman.Start("+q(p)+", "+q(s)+")", func() { fakedoorman.Start(tb{h.t}, p, s, o) })
 			}
 		}

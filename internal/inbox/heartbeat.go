@@ -1,4 +1,4 @@
-package claudeinbox
+package inbox
 
 import (
 	"encoding/json"

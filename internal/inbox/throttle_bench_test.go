@@ -1,4 +1,4 @@
-package claudeinbox_test
+package inbox_test
 
 import (
 	"context"
@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/internal/inbox"
 )
 
 // BenchmarkThrottle is one admitted line's throttle decision (lock, read
@@ -19,7 +19,7 @@ func BenchmarkThrottle(b *testing.B) {
 			// A clock that moves past the interval at every decision, so
 			// one key is admitted each time and the ledger keeps its size.
 			now := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
-			th := claudeinbox.ThrottleFor(b.TempDir(), 30*time.Second, func() time.Time { return now })
+			th := inbox.ThrottleFor(b.TempDir(), 30*time.Second, func() time.Time { return now })
 			ctx := context.Background()
 			for i := 0; i < keys; i++ {
 				sid := fmt.Sprintf("dddddddd-0000-4000-8000-%012d", i)

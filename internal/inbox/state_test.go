@@ -1,4 +1,4 @@
-package inboxstate_test
+package inbox_test
 
 import (
 	"encoding/json"
@@ -9,8 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/oo-family/oo-claude/claudeinbox"
-	"github.com/oo-family/oo-claude/observatory/inboxstate"
+	"github.com/oo-family/oo-claude/internal/inbox"
 )
 
 func TestInboxState(t *testing.T) {
@@ -18,20 +17,20 @@ func TestInboxState(t *testing.T) {
 	long := strings.Repeat("é", 300)
 	type files struct {
 		inbox, ack, offset string
-		hb                 *claudeinbox.Heartbeat
+		hb                 *inbox.Heartbeat
 		noInbox            bool
 	}
 	type want struct {
 		exists            bool
 		lines, acks, pend int64
-		source            inboxstate.PendingSource
+		source            inbox.PendingSource
 		offset, pendBytes *int64
-		lastLine          inboxstate.NullString
+		lastLine          inbox.NullString
 		doorman, fresh    bool
-		notFresh          inboxstate.NullString
+		notFresh          inbox.NullString
 	}
-	hb := func(offset int64, inode uint64) *claudeinbox.Heartbeat {
-		return &claudeinbox.Heartbeat{PID: 7, SessionID: sid, LastSeen: "2026-11-30T11:59:59.000Z", Offset: offset, Inode: inode, State: claudeinbox.StateFollowing}
+	hb := func(offset int64, inode uint64) *inbox.Heartbeat {
+		return &inbox.Heartbeat{PID: 7, SessionID: sid, LastSeen: "2026-11-30T11:59:59.000Z", Offset: offset, Inode: inode, State: inbox.StateFollowing}
 	}
 	tests := []struct {
 		name string
@@ -59,7 +58,7 @@ func TestInboxState(t *testing.T) {
 		{"heartbeat of another inode is not used", files{inbox: "a\nb\n", hb: hb(2, 1)},
 			want{exists: true, lines: 2, pend: 2, source: "lines-acks", lastLine: "b", doorman: true, fresh: true}},
 		{"long last line is cut to 200 characters", files{inbox: "a\n" + long + "\n"},
-			want{exists: true, lines: 2, pend: 2, source: "lines-acks", lastLine: inboxstate.NullString(strings.Repeat("é", 199) + "…")}},
+			want{exists: true, lines: 2, pend: 2, source: "lines-acks", lastLine: inbox.NullString(strings.Repeat("é", 199) + "…")}},
 		{"invalid UTF-8 in the last line is replaced", files{inbox: "a\xff\n"},
 			want{exists: true, lines: 1, pend: 1, source: "lines-acks", lastLine: "a\uFFFD"}},
 	}
@@ -67,7 +66,7 @@ func TestInboxState(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			f := claudeinbox.FilesFor(dir, sid)
+			f := inbox.FilesFor(dir, sid)
 			if !tt.in.noInbox {
 				writeFile(t, f.Inbox, tt.in.inbox, time.Time{})
 			}
@@ -80,7 +79,7 @@ func TestInboxState(t *testing.T) {
 			if tt.in.hb != nil {
 				writeHeartbeat(t, dir, sid, *tt.in.hb)
 			}
-			in, err := inboxstate.Read(dir, sid, now, nil)
+			in, err := inbox.ReadState(dir, sid, now, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -108,36 +107,36 @@ func TestInboxStateDoorman(t *testing.T) {
 	tests := []struct {
 		name string
 		hb   string // the heartbeat file; "" for none
-		want *inboxstate.Doorman
+		want *inbox.Doorman
 	}{
 		{"no heartbeat", "", nil},
-		{"unreadable", "{not json", &inboxstate.Doorman{NotFreshBecause: "unreadable"}},
+		{"unreadable", "{not json", &inbox.Doorman{NotFreshBecause: "unreadable"}},
 		{"fresh contract-v1 doorman (no state)",
 			`{"pid":7,"session_id":"` + sid + `","since":"2026-11-30T11:00:00Z","last_seen":"2026-11-30T11:59:55.04Z","delivered":3,"offset":0}`,
-			&inboxstate.Doorman{PID: 7, LastSeenS: ptr(5.0), Fresh: true, Delivered: 3, PIDAlive: true, Since: "2026-11-30T11:00:00Z", LastSeen: "2026-11-30T11:59:55.04Z"}},
+			&inbox.Doorman{PID: 7, LastSeenS: ptr(5.0), Fresh: true, Delivered: 3, PIDAlive: true, Since: "2026-11-30T11:00:00Z", LastSeen: "2026-11-30T11:59:55.04Z"}},
 		{"stale",
 			`{"pid":7,"session_id":"` + sid + `","last_seen":"2026-11-30T11:59:00Z","state":"following"}`,
-			&inboxstate.Doorman{PID: 7, LastSeenS: ptr(60.0), State: "following", PIDAlive: true, LastSeen: "2026-11-30T11:59:00Z", NotFreshBecause: "stale"}},
+			&inbox.Doorman{PID: 7, LastSeenS: ptr(60.0), State: "following", PIDAlive: true, LastSeen: "2026-11-30T11:59:00Z", NotFreshBecause: "stale"}},
 		{"switched",
 			`{"pid":7,"session_id":"` + sid + `","last_seen":"2026-11-30T11:59:59Z","state":"switched"}`,
-			&inboxstate.Doorman{PID: 7, LastSeenS: ptr(1.0), State: "switched", PIDAlive: true, LastSeen: "2026-11-30T11:59:59Z", NotFreshBecause: "state"}},
+			&inbox.Doorman{PID: 7, LastSeenS: ptr(1.0), State: "switched", PIDAlive: true, LastSeen: "2026-11-30T11:59:59Z", NotFreshBecause: "state"}},
 		{"pid gone",
 			`{"pid":8,"session_id":"` + sid + `","last_seen":"2026-11-30T11:59:59Z","state":"following"}`,
-			&inboxstate.Doorman{PID: 8, LastSeenS: ptr(1.0), State: "following", LastSeen: "2026-11-30T11:59:59Z", NotFreshBecause: "pid-gone"}},
+			&inbox.Doorman{PID: 8, LastSeenS: ptr(1.0), State: "following", LastSeen: "2026-11-30T11:59:59Z", NotFreshBecause: "pid-gone"}},
 		{"another session",
 			`{"pid":7,"session_id":"other","last_seen":"2026-11-30T11:59:59Z","state":"following"}`,
-			&inboxstate.Doorman{PID: 7, LastSeenS: ptr(1.0), State: "following", PIDAlive: true, LastSeen: "2026-11-30T11:59:59Z", NotFreshBecause: "other-session"}},
+			&inbox.Doorman{PID: 7, LastSeenS: ptr(1.0), State: "following", PIDAlive: true, LastSeen: "2026-11-30T11:59:59Z", NotFreshBecause: "other-session"}},
 		{"unparseable last_seen",
 			`{"pid":7,"session_id":"` + sid + `","last_seen":"yesterday"}`,
-			&inboxstate.Doorman{PID: 7, PIDAlive: true, LastSeen: "yesterday", NotFreshBecause: "stale"}},
+			&inbox.Doorman{PID: 7, PIDAlive: true, LastSeen: "yesterday", NotFreshBecause: "stale"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			if tt.hb != "" {
-				writeFile(t, claudeinbox.FilesFor(dir, sid).Heartbeat, tt.hb, time.Time{})
+				writeFile(t, inbox.FilesFor(dir, sid).Heartbeat, tt.hb, time.Time{})
 			}
-			in, err := inboxstate.Read(dir, sid, now, alive)
+			in, err := inbox.ReadState(dir, sid, now, alive)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -152,10 +151,10 @@ func TestInboxStateRefusesSymlink(t *testing.T) {
 	const sid = "cccccccc-0000-4000-8000-000000000003"
 	dir := t.TempDir()
 	writeFile(t, dir+"/target", "a\n", time.Time{})
-	if err := os.Symlink(dir+"/target", claudeinbox.FilesFor(dir, sid).Inbox); err != nil {
+	if err := os.Symlink(dir+"/target", inbox.FilesFor(dir, sid).Inbox); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := inboxstate.Read(dir, sid, time.Now(), nil); err == nil {
+	if _, err := inbox.ReadState(dir, sid, time.Now(), nil); err == nil {
 		t.Error("a symlinked inbox was read")
 	}
 }
@@ -168,13 +167,13 @@ func FuzzInboxCount(f *testing.F) {
 	const sid = "cccccccc-0000-4000-8000-000000000004"
 	f.Fuzz(func(t *testing.T, content string, offset int64) {
 		dir := t.TempDir()
-		fl := claudeinbox.FilesFor(dir, sid)
+		fl := inbox.FilesFor(dir, sid)
 		writeFile(t, fl.Inbox, content, time.Time{})
 		useOffset := offset >= 0 && offset <= int64(len(content))
 		if useOffset {
 			writeFile(t, fl.Offset, strconv.FormatInt(offset, 10), time.Time{})
 		}
-		in, err := inboxstate.Read(dir, sid, time.Now(), nil)
+		in, err := inbox.ReadState(dir, sid, time.Now(), nil)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -215,11 +214,11 @@ func writeFile(tb testing.TB, path, content string, _ time.Time) {
 	}
 }
 
-func writeHeartbeat(tb testing.TB, dir, sid string, hb claudeinbox.Heartbeat) {
+func writeHeartbeat(tb testing.TB, dir, sid string, hb inbox.Heartbeat) {
 	tb.Helper()
 	b, err := json.Marshal(hb)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	writeFile(tb, claudeinbox.FilesFor(dir, sid).Heartbeat, string(b), time.Time{})
+	writeFile(tb, inbox.FilesFor(dir, sid).Heartbeat, string(b), time.Time{})
 }

@@ -1,6 +1,6 @@
 //go:build unix
 
-package inboxstate
+package inbox
 
 import (
 	"io/fs"

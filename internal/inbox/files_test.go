@@ -1,4 +1,4 @@
-package claudeinbox_test
+package inbox_test
 
 import (
 	"errors"
@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/internal/inbox"
 )
 
 // ReadOffset is the one reader of <inbox>.offset: an empty file is an
@@ -26,11 +26,11 @@ func TestReadOffset(t *testing.T) {
 		{"no newline", "7", 7, nil},
 		{"zero", "0\n", 0, nil},
 		{"missing", "-", 0, fs.ErrNotExist},
-		{"empty", "", 0, claudeinbox.ErrBadOffset},
-		{"spaces", "  \n", 0, claudeinbox.ErrBadOffset},
-		{"negative", "-5\n", 0, claudeinbox.ErrBadOffset},
-		{"garbage", "12 apples\n", 0, claudeinbox.ErrBadOffset},
-		{"too long", strings.Repeat("1", 80), 0, claudeinbox.ErrBadOffset},
+		{"empty", "", 0, inbox.ErrBadOffset},
+		{"spaces", "  \n", 0, inbox.ErrBadOffset},
+		{"negative", "-5\n", 0, inbox.ErrBadOffset},
+		{"garbage", "12 apples\n", 0, inbox.ErrBadOffset},
+		{"too long", strings.Repeat("1", 80), 0, inbox.ErrBadOffset},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -40,7 +40,7 @@ func TestReadOffset(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			got, err := claudeinbox.ReadOffset(p)
+			got, err := inbox.ReadOffset(p)
 			if !errors.Is(err, tt.err) || got != tt.want {
 				t.Errorf("ReadOffset = %d, %v; want %d, %v", got, err, tt.want, tt.err)
 			}
@@ -48,10 +48,10 @@ func TestReadOffset(t *testing.T) {
 	}
 	t.Run("round trip", func(t *testing.T) {
 		p := filepath.Join(t.TempDir(), "x.offset")
-		if err := claudeinbox.WriteOffset(p, 99); err != nil {
+		if err := inbox.WriteOffset(p, 99); err != nil {
 			t.Fatal(err)
 		}
-		if got, err := claudeinbox.ReadOffset(p); got != 99 || err != nil {
+		if got, err := inbox.ReadOffset(p); got != 99 || err != nil {
 			t.Errorf("ReadOffset after WriteOffset(99) = %d, %v", got, err)
 		}
 	})
@@ -63,23 +63,23 @@ func TestReadOffset(t *testing.T) {
 func TestReadAcksBounded(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "x.ack")
 	o := int64(3)
-	a := claudeinbox.Ack{TS: "2026-12-01T09:00:00.000Z", SHA256: strings.Repeat("a", 64), Class: claudeinbox.AckDeliveredSteer, LineOffset: &o}
+	a := inbox.Ack{TS: "2026-12-01T09:00:00.000Z", SHA256: strings.Repeat("a", 64), Class: inbox.AckDeliveredSteer, LineOffset: &o}
 	big := strings.Repeat("x", 32<<20)
 	if err := os.WriteFile(p, []byte(big+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if err := claudeinbox.AppendAck(p, a); err != nil {
+	if err := inbox.AppendAck(p, a); err != nil {
 		t.Fatal(err)
 	}
 	var before, after runtime.MemStats
 	runtime.GC()
 	runtime.ReadMemStats(&before)
-	acks, end, err := claudeinbox.ReadAcks(p, 0)
+	acks, end, err := inbox.ReadAcks(p, 0)
 	runtime.ReadMemStats(&after)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]claudeinbox.Ack{a}, acks); diff != "" {
+	if diff := cmp.Diff([]inbox.Ack{a}, acks); diff != "" {
 		t.Errorf("acks (-want +got):\n%s", diff)
 	}
 	if fi, _ := os.Stat(p); end != fi.Size() {

@@ -1,13 +1,4 @@
-// Package inboxstate reads the state of a Claude inbox (contract v1) without
-// writing or locking anything: its non-empty lines, its acks, how many lines
-// still wait for the doorman, its last line, and the doorman's heartbeat
-// judged by the contract's stricter freshness ([claudeinbox.CheckFreshness]).
-//
-// It guarantees: an inbox is read in one sequential pass of 64 KiB reads
-// (never held in memory whole); a last line without its newline (being
-// appended) is not counted; pending never goes below 0; a symlink in place
-// of an inbox, ack, offset or heartbeat file is not followed.
-package inboxstate
+package inbox
 
 import (
 	"bytes"
@@ -22,9 +13,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/internal/fsx"
-	"github.com/oo-family/oo-claude/station"
 )
 
 // PendingSource says how Inbox.Pending was counted.
@@ -70,7 +59,7 @@ type Doorman struct {
 	LastSeen        NullString `json:"last_seen"`
 	Mode            NullString `json:"mode"` // mcp | cli
 	Version         NullString `json:"version"`
-	NotFreshBecause NullString `json:"not_fresh_because"` // a claudeinbox.NotFresh* reason; null when fresh
+	NotFreshBecause NullString `json:"not_fresh_because"` // a NotFresh* reason; null when fresh
 }
 
 // NullString is a string that is JSON null when empty.
@@ -101,7 +90,7 @@ func (s *NullString) UnmarshalJSON(b []byte) error {
 // MaxLastLine is the most characters of an inbox's last_line.
 const MaxLastLine = 200
 
-// Read reads the inbox of session sid in dir: its lines, acks,
+// ReadState reads the inbox of session sid in dir: its lines, acks,
 // pending lines, last line and the doorman's heartbeat, judged at now
 // (pidAlive may be nil to skip the doorman's pid check).
 //
@@ -111,10 +100,10 @@ const MaxLastLine = 200
 // lines − acks (never below 0). An offset beyond the file's end (the inbox
 // was replaced) is not used. A missing inbox is Exists false with nothing
 // pending; an inbox that cannot be read is an error.
-func Read(dir, sid string, now time.Time, pidAlive func(int) bool) (Inbox, error) {
-	files := claudeinbox.FilesFor(dir, sid)
+func ReadState(dir, sid string, now time.Time, pidAlive func(int) bool) (Inbox, error) {
+	files := FilesFor(dir, sid)
 	in := Inbox{Path: files.Inbox, PendingSource: PendingNoInbox}
-	var hb *claudeinbox.Heartbeat
+	var hb *Heartbeat
 	in.Doorman, hb = readDoorman(files.Heartbeat, sid, now, pidAlive)
 
 	f, err := fsx.OpenRead(files.Inbox)
@@ -132,7 +121,7 @@ func Read(dir, sid string, now time.Time, pidAlive func(int) bool) (Inbox, error
 	in.Exists = true
 	size := fi.Size()
 
-	offset, oerr := claudeinbox.ReadOffset(files.Offset)
+	offset, oerr := ReadOffset(files.Offset)
 	known := oerr == nil
 	if !known && hb != nil {
 		if hb.Inode == 0 || hb.Inode == inodeOf(fi) {
@@ -180,12 +169,12 @@ func Read(dir, sid string, now time.Time, pidAlive func(int) bool) (Inbox, error
 
 // readDoorman reads and judges the heartbeat at path; nil when there is no
 // heartbeat file. The heartbeat itself is returned when it parsed.
-func readDoorman(path, sid string, now time.Time, pidAlive func(int) bool) (*Doorman, *claudeinbox.Heartbeat) {
-	hb, fr := claudeinbox.HeartbeatFreshness(path, now, sid, pidAlive)
+func readDoorman(path, sid string, now time.Time, pidAlive func(int) bool) (*Doorman, *Heartbeat) {
+	hb, fr := HeartbeatFreshness(path, now, sid, pidAlive)
 	switch fr.Reason {
-	case claudeinbox.NotFreshMissing:
+	case NotFreshMissing:
 		return nil, nil
-	case claudeinbox.NotFreshUnreadable:
+	case NotFreshUnreadable:
 		return &Doorman{NotFreshBecause: NullString(fr.Reason)}, nil
 	}
 	d := &Doorman{
@@ -201,7 +190,7 @@ func readDoorman(path, sid string, now time.Time, pidAlive func(int) bool) (*Doo
 	if !fr.Fresh {
 		d.NotFreshBecause = NullString(fr.Reason)
 	}
-	if seen, err := claudeinbox.ParseTime(hb.LastSeen); err == nil {
+	if seen, err := ParseTime(hb.LastSeen); err == nil {
 		s := math.Round(now.Sub(seen).Seconds()*10) / 10
 		d.LastSeenS = &s
 	}
@@ -282,17 +271,18 @@ func readLine(r io.ReaderAt, start, end int64) string {
 	return s
 }
 
-// Entry is one inbox found by [Scan].
+// Entry is one inbox found by [ScanState].
 type Entry struct {
 	Session string
 	Inbox   Inbox
 }
 
-// Scan reads every inbox in dir (<session id>.inbox, regular files only)
-// whose session skip does not reject (skip may be nil), by session id. An
-// inbox that cannot be read is left out and its error joined into the
-// returned error; a missing dir has no inboxes.
-func Scan(dir string, skip func(sid string) bool, now time.Time, pidAlive func(int) bool) ([]Entry, error) {
+// ScanState reads every inbox in dir (<sid>.inbox, regular files only)
+// whose sid want accepts, by sid. want is required: the callers accept
+// the session ids (station.IsSessionID) they do not already report; a nil
+// want reads nothing. An inbox that cannot be read is left out and its
+// error joined into the returned error; a missing dir has no inboxes.
+func ScanState(dir string, want func(sid string) bool, now time.Time, pidAlive func(int) bool) ([]Entry, error) {
 	ents, err := os.ReadDir(dir)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -304,10 +294,10 @@ func Scan(dir string, skip func(sid string) bool, now time.Time, pidAlive func(i
 	var errs []error
 	for _, e := range ents {
 		sid, ok := strings.CutSuffix(e.Name(), ".inbox")
-		if !ok || !station.IsSessionID(sid) || !e.Type().IsRegular() || (skip != nil && skip(sid)) {
+		if !ok || !e.Type().IsRegular() || want == nil || !want(sid) {
 			continue
 		}
-		in, err := Read(dir, sid, now, pidAlive)
+		in, err := ReadState(dir, sid, now, pidAlive)
 		if err != nil {
 			errs = append(errs, err)
 			continue

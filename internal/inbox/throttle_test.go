@@ -1,4 +1,4 @@
-package claudeinbox_test
+package inbox_test
 
 import (
 	"context"
@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/internal/inbox"
 )
 
 // An admission prunes, at most once an hour, the ledger files untouched for
@@ -19,7 +19,7 @@ import (
 // is not a ledger file stay.
 func TestThrottlePrunes(t *testing.T) {
 	now := time.Now()
-	th := claudeinbox.ThrottleFor(t.TempDir(), 30*time.Second, func() time.Time { return now })
+	th := inbox.ThrottleFor(t.TempDir(), 30*time.Second, func() time.Time { return now })
 	plant := func(sid, content string, mtime time.Time) string {
 		t.Helper()
 		path := th.KeyFile(sid, "mama")
@@ -95,7 +95,7 @@ func TestThrottlePrunes(t *testing.T) {
 // reaches: an entry that old counts as absent, pruned or not.
 func TestThrottleLedgerKeep(t *testing.T) {
 	now := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
-	th := claudeinbox.ThrottleFor(t.TempDir(), 48*time.Hour, func() time.Time { return now })
+	th := inbox.ThrottleFor(t.TempDir(), 48*time.Hour, func() time.Time { return now })
 	var got []bool
 	for _, step := range []time.Duration{0, 23 * time.Hour, 2 * time.Hour} {
 		now = now.Add(step)

@@ -1,4 +1,4 @@
-package claudeinbox
+package inbox
 
 import (
 	"bytes"
@@ -170,7 +170,8 @@ type Structured struct {
 // The receiver's priorities, as a line asks for them (Structured.Priority)
 // and the door frame carries them.
 const (
-	// PriorityNow appends the line to the running tool's result.
+	// PriorityNow shows the line at once: the receiver aborts the
+	// running tool.
 	PriorityNow = "now"
 	// PriorityNext shows it after the running tool round, or starts a
 	// turn when the session is idle: every plain line's priority.
@@ -192,7 +193,9 @@ func CheckPriority(p string) error {
 	return fmt.Errorf("%w: %q", ErrBadPriority, p)
 }
 
-func priorityOf(p string) string {
+// PriorityOf is the priority a line asking for p is shown with: now and
+// later as asked, anything else next.
+func PriorityOf(p string) string {
 	if p == PriorityNow || p == PriorityLater {
 		return p
 	}
@@ -244,7 +247,7 @@ func Decode(raw []byte) (Message, error) {
 		if err := CheckLine([]byte(text)); err != nil {
 			return Message{}, err
 		}
-		return Message{Text: text, From: from, Priority: priorityOf(s.Priority)}, nil
+		return Message{Text: text, From: from, Priority: PriorityOf(s.Priority)}, nil
 	}
 	line := string(raw)
 	from := DefaultFrom

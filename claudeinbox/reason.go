@@ -1,0 +1,52 @@
+package claudeinbox
+
+import "github.com/oo-family/oo-claude/internal/inbox"
+
+// Reason says why a send was refused, dropped or queued (Verdict.Reason,
+// the receipt's reason) and why a doorman refused a line (the reason of its
+// ack, which a refused verdict carries). Its values are the strings the
+// receipts and acks hold; a doorman of a later version may write others.
+type Reason string
+
+// The line rules. A sender refuses such a line before it writes anything;
+// a doorman acks one it finds in an inbox as refused with the same reason.
+const (
+	ReasonEmpty       Reason = "empty"        // the line is empty, only spaces, or a sender tag and nothing else
+	ReasonNewline     Reason = "newline"      // the line holds a newline or carriage return
+	ReasonTooLong     Reason = "too-long"     // the line (with its tag) is over 16 KiB
+	ReasonInvalidUTF8 Reason = "invalid-utf8" // the line is not valid UTF-8
+	ReasonNUL         Reason = "nul"          // the line holds a NUL byte
+)
+
+// Why a doorman refused a line it read (a [Refused] verdict after the ack).
+const (
+	ReasonUndeliverable  Reason = "undeliverable"   // the door client rejected the line: it would never be delivered
+	ReasonDoormanRefused Reason = "doorman-refused" // the ack says refused and gives no reason
+)
+
+// Why a sender refused a request before writing the line, or dropped it.
+const (
+	ReasonBadFrom         Reason = "bad-from"         // Request.From (or the line's own sender) breaks the sender-name rule
+	ReasonBadPriority     Reason = "bad-priority"     // Request.Priority is not now, next or later
+	ReasonUnknownTarget   Reason = "unknown-target"   // no session matches Request.Target
+	ReasonAmbiguousTarget Reason = "ambiguous-target" // more than one session matches Request.Target
+	ReasonBadTarget       Reason = "bad-target"       // Request.Target cannot name a session
+	ReasonSymlink         Reason = "symlink"          // a symlink sits at the inbox path
+	ReasonNotRegular      Reason = "not-regular"      // a FIFO, socket, device node or directory sits at the inbox path
+	ReasonUntrusted       Reason = "untrusted"        // the inbox directory or file is another user's or writable by others
+	ReasonIO              Reason = "io-error"         // the inbox, the throttle ledger or the station could not be read or written
+	ReasonBadOption       Reason = "bad-option"       // the Sender itself is misconfigured
+	ReasonCanceled        Reason = "canceled"         // the context ended before anything was written
+	ReasonThrottled       Reason = "throttled"        // dropped: the sender's last line to this session is too recent
+)
+
+// Why the session's doorman is not fresh: the reason of a [QueuedNoDoorman]
+// verdict (and DoormanStatus.NotFreshBecause).
+const (
+	ReasonHeartbeatMissing    Reason = inbox.NotFreshMissing      // "missing": no heartbeat file
+	ReasonHeartbeatUnreadable Reason = inbox.NotFreshUnreadable   // "unreadable": the heartbeat does not parse
+	ReasonHeartbeatStale      Reason = inbox.NotFreshStale        // "stale": last_seen older than 15 s
+	ReasonDoormanState        Reason = inbox.NotFreshState        // "state": the doorman is stopped, switched, standby, ...
+	ReasonDoormanGone         Reason = inbox.NotFreshPIDGone      // "pid-gone": the doorman's process is gone
+	ReasonOtherSession        Reason = inbox.NotFreshOtherSession // "other-session": the heartbeat names another session
+)
