@@ -13,7 +13,6 @@ import (
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/fakes/fakedoorman"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
-	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/station"
 )
 
@@ -78,7 +77,7 @@ func TestSendSeen(t *testing.T) {
 		{"witness fails", 2 * time.Second, &fakeWitness{err: bad}, &fakedoorman.Options{}, claudeinbox.DeliveredSteer, "false", "not seen", bad, true},
 		{"queued: nothing to prove", 2 * time.Second, &fakeWitness{seen: true}, nil, claudeinbox.QueuedNoDoorman, "null", "no doorman heartbeat", nil, false},
 		{"timeout: nothing to prove", 2 * time.Second, &fakeWitness{seen: true}, &fakedoorman.Options{NoAck: true}, claudeinbox.Timeout, "null", "no ack came", nil, false},
-		{"refused by the doorman: nothing to prove", 2 * time.Second, &fakeWitness{seen: true}, &fakedoorman.Options{Refuse: inbox.RefuseNUL}, claudeinbox.Refused, "null", "refused", nil, false},
+		{"refused by the doorman: nothing to prove", 2 * time.Second, &fakeWitness{seen: true}, &fakedoorman.Options{Refuse: claudeinbox.ReasonNUL}, claudeinbox.Refused, "null", "refused", nil, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -168,7 +168,7 @@ func TestSendClasses(t *testing.T) {
 		{"delivered-start", running(&fakedoorman.Options{PeerStatus: station.StatusIdle}), claudeinbox.DeliveredStart, 0, "", true, false},
 		{"delivered after a delay", running(&fakedoorman.Options{AckDelay: 200 * time.Millisecond}), claudeinbox.DeliveredSteer, 0, "", true, false},
 		{"v1 ack without offset", running(&fakedoorman.Options{NoOffset: true}), claudeinbox.DeliveredSteer, 0, "", true, false},
-		{"doorman refuses", running(&fakedoorman.Options{Refuse: inbox.RefuseNUL}), claudeinbox.Refused, 1, inbox.RefuseNUL, true, false},
+		{"doorman refuses", running(&fakedoorman.Options{Refuse: claudeinbox.ReasonNUL}), claudeinbox.Refused, 1, claudeinbox.ReasonNUL, true, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -32,11 +32,6 @@ const (
 	readChunk = 1 << 20
 )
 
-// refuseUndeliverable is the reason of a line the door client rejects
-// although it passed the line rules (it cannot happen for a line that
-// passes inbox.Decode; kept so such a line never blocks).
-const refuseUndeliverable = "undeliverable"
-
 // Options configure a [Doorman].
 type Options struct {
 	// Host is every input about the machine and this process; nil means

@@ -21,6 +21,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/google/uuid"
 
+	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/door"
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/inbox"
@@ -607,7 +608,7 @@ func (fl *follower) handle(ctx context.Context, kind lineKind, line []byte, sha 
 		return nil // acked before a crash kept the offset from moving
 	}
 	if kind == longLine {
-		return fl.refuse(sha, off, inbox.RefuseTooLong)
+		return fl.refuse(sha, off, claudeinbox.ReasonTooLong)
 	}
 	msg, err := inbox.Decode(line)
 	if err != nil {
@@ -616,30 +617,33 @@ func (fl *follower) handle(ctx context.Context, kind lineKind, line []byte, sha 
 	return fl.deliver(ctx, msg, sha, off)
 }
 
-func refuseReason(err error) string {
+// refuseReason is the ack's reason for a line Decode refused. A line
+// rule the door client would reject that has no reason of its own (a
+// structured line whose text holds a newline) is undeliverable.
+func refuseReason(err error) claudeinbox.Reason {
 	switch {
 	case errors.Is(err, inbox.ErrInvalidUTF8):
-		return inbox.RefuseInvalidUTF8
+		return claudeinbox.ReasonInvalidUTF8
 	case errors.Is(err, inbox.ErrLineTooLong):
-		return inbox.RefuseTooLong
+		return claudeinbox.ReasonTooLong
 	case errors.Is(err, inbox.ErrNUL):
-		return inbox.RefuseNUL
+		return claudeinbox.ReasonNUL
 	case errors.Is(err, inbox.ErrEmptyLine):
-		return inbox.RefuseEmpty
+		return claudeinbox.ReasonEmpty
 	}
-	return refuseUndeliverable
+	return claudeinbox.ReasonUndeliverable
 }
 
 func (fl *follower) ack(a inbox.Ack) error {
 	return inbox.AppendAck(fl.files.Ack, a)
 }
 
-func (fl *follower) refuse(sha string, off int64, reason string) error {
+func (fl *follower) refuse(sha string, off int64, reason claudeinbox.Reason) error {
 	d := fl.d
 	o := off
 	a := inbox.Ack{
 		TS: inbox.FormatTime(d.o.Host.now()), SHA256: sha, SessionID: fl.id.SessionID,
-		Class: inbox.AckRefused, Reason: reason,
+		Class: inbox.AckRefused, Reason: string(reason),
 		LineOffset: &o, Inode: fl.ino, DoormanPID: d.o.Host.PID, V: inbox.Version,
 	}
 	if err := fl.ack(a); err != nil {
@@ -780,7 +784,7 @@ func (fl *follower) deliver(ctx context.Context, msg inbox.Message, sha string, 
 			d.logf("peer-mismatch: %v; nothing written, the line waits", err)
 			return errSwitch
 		case errors.Is(err, door.ErrInvalidMessage) || errors.Is(err, door.ErrTooLarge):
-			return fl.refuse(sha, off, refuseUndeliverable)
+			return fl.refuse(sha, off, claudeinbox.ReasonUndeliverable)
 		}
 		if confirm {
 			fl.writeFailed(err, att, prev, hasPrev)

@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/doorman"
 	"github.com/oo-family/oo-claude/fakes/fakedoor"
 	"github.com/oo-family/oo-claude/internal/inbox"
@@ -242,7 +243,7 @@ func TestHostileLinesAndFileChanges(t *testing.T) {
 			reasons[a.Reason]++
 		}
 	}
-	wantReasons := map[string]int{inbox.RefuseNUL: 1, inbox.RefuseInvalidUTF8: 1, inbox.RefuseTooLong: 3}
+	wantReasons := map[string]int{string(claudeinbox.ReasonNUL): 1, string(claudeinbox.ReasonInvalidUTF8): 1, string(claudeinbox.ReasonTooLong): 3}
 	if diff := cmp.Diff(wantReasons, reasons); diff != "" {
 		t.Errorf("refusals (-want +got):\n%s", diff)
 	}

@@ -133,7 +133,7 @@ func TestSendBinary(t *testing.T) {
 		{"fresh heartbeat, no ack", running(&fakedoorman.Options{NoAck: true}, "hi", "--wait", "0.3"), claudeinbox.Timeout, 5, "", 1, `^timeout [0-9a-f]{8}… line_offset=0 no ack after 0\.\ds$`},
 		{"delivered-steer", running(&fakedoorman.Options{}, "hi"), claudeinbox.DeliveredSteer, 0, "", 1, `^delivered-steer [0-9a-f]{8}… msg_id=[0-9a-f-]{36} after \d+\.\ds$`},
 		{"delivered-start", running(&fakedoorman.Options{PeerStatus: station.StatusIdle}, "hi"), claudeinbox.DeliveredStart, 0, "", 1, `^delivered-start `},
-		{"doorman refuses", running(&fakedoorman.Options{Refuse: inbox.RefuseNUL}, "hi"), claudeinbox.Refused, 1, "nul", 1, ``},
+		{"doorman refuses", running(&fakedoorman.Options{Refuse: claudeinbox.ReasonNUL}, "hi"), claudeinbox.Refused, 1, "nul", 1, ``},
 		{"flags before the target", func(t *testing.T, fs *fakestation.Station) []string {
 			return []string{"--from", "luna", "--no-tag", uuid.NewString(), "--", "-starts with a dash?"}
 		}, claudeinbox.QueuedOffline, 3, "", 1, ``},

@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/doorman"
 	"github.com/oo-family/oo-claude/fakes/fakedoor"
 	"github.com/oo-family/oo-claude/fakes/fakedoorman"
@@ -147,7 +148,7 @@ func TestConformsToTheRealDoorman(t *testing.T) {
 			return fakedoorman.Options{PeerStatus: station.StatusIdle, Door: door}
 		}, false},
 		{"refused", station.StatusBusy, []string{"a NUL \x00 in the line"}, func(string) fakedoorman.Options {
-			return fakedoorman.Options{Refuse: inbox.RefuseNUL}
+			return fakedoorman.Options{Refuse: claudeinbox.ReasonNUL}
 		}, true},
 	}
 	for _, tt := range tests {

@@ -24,6 +24,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 	"github.com/google/uuid"
+	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/door"
 	"github.com/oo-family/oo-claude/fakes"
 	"github.com/oo-family/oo-claude/internal/fsx"
@@ -41,8 +42,9 @@ type Options struct {
 	AckDelay time.Duration
 	// NoAck reads lines but never acks them: a sender times out.
 	NoAck bool
-	// Refuse, when set, acks every line with class refused and this reason.
-	Refuse string
+	// Refuse, when set, acks every line with class refused and this reason
+	// (a claudeinbox Reason, as the real doorman's acks carry one).
+	Refuse claudeinbox.Reason
 	// Stale writes last_seen a minute in the past.
 	Stale bool
 	// HeartbeatSession is the session id the heartbeat names; "" means the
@@ -283,7 +285,7 @@ func (d *Doorman) handle(line []byte, start int64) bool {
 	case d.opts.Refuse != "":
 		// As the real doorman refuses: no door frame (no msg_id) and no
 		// session status.
-		a.Class, a.Reason = inbox.AckRefused, d.opts.Refuse
+		a.Class, a.Reason = inbox.AckRefused, string(d.opts.Refuse)
 		a.MsgID, a.PeerStatus, a.PeerStatusRaw = "", "", ""
 	case d.opts.PeerStatus == station.StatusIdle:
 		a.Class = inbox.AckDeliveredStart

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/fakes/fakedoorman"
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/inbox"
@@ -67,7 +68,7 @@ func TestContract(t *testing.T) {
 	}{
 		{"busy", fakedoorman.Options{}, inbox.AckDeliveredSteer},
 		{"idle", fakedoorman.Options{PeerStatus: station.StatusIdle}, inbox.AckDeliveredStart},
-		{"refuse", fakedoorman.Options{Refuse: inbox.RefuseTooLong}, inbox.AckRefused},
+		{"refuse", fakedoorman.Options{Refuse: claudeinbox.ReasonTooLong}, inbox.AckRefused},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -92,7 +93,7 @@ func TestContract(t *testing.T) {
 				if !a.Matches(inbox.SHA256([]byte(want.line)), want.off) || a.Class != tt.class || a.SessionID != sid || (a.MsgID == "") != (tt.class == inbox.AckRefused) {
 					t.Errorf("ack %d: %+v", i, a)
 				}
-				if tt.class == inbox.AckRefused && a.Reason != tt.opts.Refuse {
+				if tt.class == inbox.AckRefused && a.Reason != string(tt.opts.Refuse) {
 					t.Errorf("refused without the reason: %+v", a)
 				}
 			}

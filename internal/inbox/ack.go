@@ -17,14 +17,6 @@ const (
 	AckRefused        AckClass = "refused"
 )
 
-// Reasons a doorman refuses a line (Ack.Reason).
-const (
-	RefuseInvalidUTF8 = "invalid-utf8"
-	RefuseTooLong     = "too-long"
-	RefuseNUL         = "nul"
-	RefuseEmpty       = "empty"
-)
-
 // Ack is one line of <inbox>.ack: contract v1's fields, then the extensions.
 type Ack struct {
 	TS         string   `json:"ts"`
@@ -40,7 +32,9 @@ type Ack struct {
 	PeerStatusRaw string `json:"peer_status_raw,omitempty"`
 	DoormanPID    int    `json:"doorman_pid,omitempty"`
 	V             int    `json:"v,omitempty"`
-	Reason        string `json:"reason,omitempty"`
+	// Reason is why a refused line was refused: a claudeinbox.Reason
+	// (the line rules' reasons, or undeliverable).
+	Reason string `json:"reason,omitempty"`
 	// PacedMS is how long the line was held back to stay inside the
 	// receiver's ingress guard, when it was.
 	PacedMS int64 `json:"paced_ms,omitempty"`

@@ -120,7 +120,7 @@ func FuzzScanAcks(f *testing.F) {
 		f.Add([]byte(s), int64(0))
 	}
 	off := int64(7)
-	last := inbox.Ack{TS: "t", SHA256: inbox.SHA256([]byte("x")), SessionID: "s", Class: inbox.AckRefused, LineOffset: &off, Reason: inbox.RefuseNUL}
+	last := inbox.Ack{TS: "t", SHA256: inbox.SHA256([]byte("x")), SessionID: "s", Class: inbox.AckRefused, LineOffset: &off, Reason: "nul"}
 	lastLine, err := json.Marshal(last)
 	if err != nil {
 		f.Fatal(err)

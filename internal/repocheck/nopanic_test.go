@@ -467,7 +467,7 @@ var noPanicCases = []noPanicCase{
 	{names: []string{"fakes/fakedoorman.Start"}, run: func(h *hostile) {
 		for _, p := range h.paths {
 			for _, s := range h.strs[:4] {
-				o := fakedoorman.Options{PeerStatus: s, AckDelay: -1, Refuse: s, HeartbeatSession: s, State: inbox.State(s), PID: -1, Door: s}
+				o := fakedoorman.Options{PeerStatus: s, AckDelay: -1, Refuse: claudeinbox.Reason(s), HeartbeatSession: s, State: inbox.State(s), PID: -1, Door: s}
 				h.call("fakedoorman.Start("+q(p)+", "+q(s)+")", func() { fakedoorman.Start(tb{h.t}, p, s, o) })
 			}
 		}

@@ -1,0 +1,50 @@
+package claudeinbox_test
+
+import (
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/oo-family/oo-claude/claudeinbox"
+)
+
+// TestReasonValues pins the strings of the Reason vocabulary: they are the
+// receipts' and acks' reason values, which a program and a log reader
+// match, so a Go rename never changes one.
+func TestReasonValues(t *testing.T) {
+	got := map[claudeinbox.Reason]string{
+		claudeinbox.ReasonEmpty:               "empty",
+		claudeinbox.ReasonNewline:             "newline",
+		claudeinbox.ReasonTooLong:             "too-long",
+		claudeinbox.ReasonInvalidUTF8:         "invalid-utf8",
+		claudeinbox.ReasonNUL:                 "nul",
+		claudeinbox.ReasonUndeliverable:       "undeliverable",
+		claudeinbox.ReasonDoormanRefused:      "doorman-refused",
+		claudeinbox.ReasonBadFrom:             "bad-from",
+		claudeinbox.ReasonBadPriority:         "bad-priority",
+		claudeinbox.ReasonUnknownTarget:       "unknown-target",
+		claudeinbox.ReasonAmbiguousTarget:     "ambiguous-target",
+		claudeinbox.ReasonBadTarget:           "bad-target",
+		claudeinbox.ReasonSymlink:             "symlink",
+		claudeinbox.ReasonNotRegular:          "not-regular",
+		claudeinbox.ReasonUntrusted:           "untrusted",
+		claudeinbox.ReasonIO:                  "io-error",
+		claudeinbox.ReasonBadOption:           "bad-option",
+		claudeinbox.ReasonCanceled:            "canceled",
+		claudeinbox.ReasonThrottled:           "throttled",
+		claudeinbox.ReasonHeartbeatMissing:    "missing",
+		claudeinbox.ReasonHeartbeatUnreadable: "unreadable",
+		claudeinbox.ReasonHeartbeatStale:      "stale",
+		claudeinbox.ReasonDoormanState:        "state",
+		claudeinbox.ReasonDoormanGone:         "pid-gone",
+		claudeinbox.ReasonOtherSession:        "other-session",
+	}
+	if len(got) != 25 {
+		t.Fatalf("%d distinct reasons, want 25: two constants share a value", len(got))
+	}
+	for r, want := range got {
+		if diff := cmp.Diff(want, string(r)); diff != "" {
+			t.Errorf("reason (-want +got):\n%s", diff)
+		}
+	}
+}
