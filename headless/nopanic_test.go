@@ -2,6 +2,8 @@ package headless_test
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"math"
 	"testing"
@@ -55,4 +57,19 @@ func TestZeroValuesRefuseNotPanic(t *testing.T) {
 		t.Errorf("an unknown class exits %d, want 4", got)
 	}
 	_ = (&headless.RefusedError{}).Error()
+}
+
+// TestRowsHashTheLine: a resume row and a start row carry the sha256 of
+// the exact line (prompt) bytes, as a send row does.
+func TestRowsHashTheLine(t *testing.T) {
+	const line = "héllo\twörld"
+	sum := sha256.Sum256([]byte(line))
+	want := hex.EncodeToString(sum[:])
+	rr := headless.ResumeResult{Line: line}.Row("")
+	sr := headless.StartResult{Prompt: line}.Row("")
+	for name, got := range map[string]*string{"resume": rr.SHA256, "start": sr.SHA256} {
+		if got == nil || *got != want {
+			t.Errorf("%s row sha256 %v, want %s", name, got, want)
+		}
+	}
 }

@@ -2,8 +2,6 @@ package headless
 
 import (
 	"bytes"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"strings"
 	"time"
@@ -156,11 +154,6 @@ func tailLines(b []byte, n, max int) string {
 		lines = lines[len(lines)-n:]
 	}
 	return strings.ToValidUTF8(strings.Join(lines, "\n"), "\uFFFD")
-}
-
-func sha256Hex(s string) string {
-	sum := sha256.Sum256([]byte(s))
-	return hex.EncodeToString(sum[:])
 }
 
 // report is what one claude run reported, as the receipts and the result

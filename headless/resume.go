@@ -562,7 +562,7 @@ func (res ResumeResult) Row(clientVersion string) receipt.ResumeRow {
 		row.TS, row.TSMS = receipt.Stamp(res.At)
 	}
 	if res.Line != "" {
-		row.Line, row.Bytes, row.SHA256 = receipt.Ptr(res.Line), receipt.Ptr(len(res.Line)), receipt.Ptr(sha256Hex(res.Line))
+		row.Line, row.Bytes, row.SHA256 = receipt.Ptr(res.Line), receipt.Ptr(len(res.Line)), receipt.Ptr(inbox.SHA256([]byte(res.Line)))
 	}
 	if res.Note != "" {
 		row.Note = receipt.Ptr(res.Note)

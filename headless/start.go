@@ -698,7 +698,7 @@ func (s StartResult) Row(clientVersion string) receipt.StartRow {
 		row.TS, row.TSMS = receipt.Stamp(s.At)
 	}
 	if s.Prompt != "" {
-		row.Line, row.Bytes, row.SHA256 = receipt.Ptr(s.Prompt), receipt.Ptr(len(s.Prompt)), receipt.Ptr(sha256Hex(s.Prompt))
+		row.Line, row.Bytes, row.SHA256 = receipt.Ptr(s.Prompt), receipt.Ptr(len(s.Prompt)), receipt.Ptr(inbox.SHA256([]byte(s.Prompt)))
 	}
 	if station.IsSessionID(f.SessionID) {
 		row.SessionID = receipt.Ptr(f.SessionID)
