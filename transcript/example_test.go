@@ -6,17 +6,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/transcript"
 )
-
-func ExampleEncodeProjectDir() {
-	fmt.Println(transcriptfile.EncodeProjectDir("/home/u/proj"))
-	fmt.Println(transcriptfile.EncodeProjectDir("/tmp/ü dir.x_y+é~"))
-	// Output:
-	// -home-u-proj
-	// -tmp---dir-x-y---
-}
 
 func ExampleLocate() {
 	p, err := transcript.Locate("testdata/projects", "22222222-3333-4444-8555-666666666666", "/home/u/proj")
@@ -72,8 +63,8 @@ func ExampleRiders() {
 		fmt.Println(err)
 		return
 	}
-	now := fi.ModTime().Add(time.Minute) // a seam: pass time.Now() in a program
-	riders, err := transcript.Riders(sessionDir, now, transcriptfile.DefaultRidingWindow)
+	now := fi.ModTime().Add(time.Minute)                 // a seam: pass time.Now() in a program
+	riders, err := transcript.Riders(sessionDir, now, 0) // 0: the default window, ten minutes
 	if err != nil {
 		fmt.Println(err)
 		return

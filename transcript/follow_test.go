@@ -3,6 +3,7 @@ package transcript_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -364,7 +365,10 @@ func ExampleFollow() {
 		fmt.Println(err)
 		return
 	}
-	row, _ := transcriptfile.ParseRow(l.Raw)
+	var row struct {
+		Type string `json:"type"`
+	}
+	json.Unmarshal(l.Raw, &row) // a row is one JSON object
 	fmt.Println(row.Type, l.Offset == int64(len(noiseRow)))
 	// Output:
 	// queue-operation true
