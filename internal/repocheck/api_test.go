@@ -155,15 +155,12 @@ func typeString(fset *token.FileSet, e ast.Expr) string {
 	return strings.Join(strings.Fields(b.String()), " ")
 }
 
-// isEntry reports whether fd is a constructor or an entry function of its
-// package, one TestNoPanic must call: a function that returns one of the
-// package's own exported types (a constructor: New, Listen, Dial, Build,
-// ParseRow...), a New* or *FromEnv function, or any function or method
-// that takes a context.Context (what starts work: Send, Run, Watch,
-// Resume...).
-func isEntry(fd *ast.FuncDecl, types map[string]bool) bool {
-	name := fd.Name.Name
-	if fd.Recv == nil && (strings.HasPrefix(name, "New") || strings.HasSuffix(name, "FromEnv")) {
+// isEntry reports whether fd is a function TestNoPanic must call: every
+// exported function of a public package (its constructors, New, Listen,
+// Dial, Build, and its helpers alike), and every exported method that
+// takes a context.Context (what starts work: Send, Run, Resume, Wait...).
+func isEntry(fd *ast.FuncDecl) bool {
+	if fd.Recv == nil {
 		return true
 	}
 	if ps := fd.Type.Params.List; len(ps) > 0 {
@@ -173,49 +170,17 @@ func isEntry(fd *ast.FuncDecl, types map[string]bool) bool {
 			}
 		}
 	}
-	if fd.Recv != nil || fd.Type.Results == nil {
-		return false
-	}
-	for _, r := range fd.Type.Results.List {
-		if ownType(r.Type, types) {
-			return true
-		}
-	}
 	return false
 }
 
-// ownType reports whether e names one of types, through pointers, slices,
-// maps' values and channels.
-func ownType(e ast.Expr, types map[string]bool) bool {
-	for {
-		switch x := e.(type) {
-		case *ast.Ident:
-			return types[x.Name]
-		case *ast.StarExpr:
-			e = x.X
-		case *ast.ArrayType:
-			e = x.Elt
-		case *ast.MapType:
-			e = x.Value
-		case *ast.ChanType:
-			e = x.Value
-		case *ast.IndexExpr:
-			e = x.X
-		default:
-			return false
-		}
-	}
-}
-
-// entryFuncs lists the constructors and entry functions of the public
-// packages (isEntry), by funcName, sorted.
+// entryFuncs lists the functions of the public packages TestNoPanic must
+// call (isEntry), by funcName, sorted.
 func entryFuncs(t *testing.T, root string) []string {
 	t.Helper()
 	var names []string
 	for _, p := range publicPackages(t, root) {
-		types := p.exportedTypes()
 		for _, fd := range p.exportedFuncs() {
-			if isEntry(fd, types) {
+			if isEntry(fd) {
 				names = append(names, funcName(p.path, fd))
 			}
 		}

@@ -3,8 +3,8 @@
 // testing package nor the fakes, the README's commands and Go blocks, and
 // the floors of the import graph (TestFloors: a package imports only
 // packages on lower floors; its table and rules are in floors_test.go), and
-// that no exported constructor or entry function of a public package
-// panics or hangs on zero or hostile input (TestNoPanic, with
+// that no exported function of a public package (nor a method that takes
+// a context) panics or hangs on zero or hostile input (TestNoPanic, with
 // TestNoPanicComplete holding its table to every such function), and that
 // the documents' links hold (TestCompatibilityLinks: the COMPATIBILITY.md
 // sections comments name exist, the Markdown anchors resolve, and doc

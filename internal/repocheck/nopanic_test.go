@@ -35,6 +35,7 @@ import (
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/lineage"
 	"github.com/oo-family/oo-claude/observatory"
+	"github.com/oo-family/oo-claude/receipt"
 	"github.com/oo-family/oo-claude/station"
 	"github.com/oo-family/oo-claude/transcript"
 )
@@ -165,7 +166,7 @@ func q(v any) string {
 	return s
 }
 
-// A noPanicCase calls the entry functions it names (funcName spelling:
+// A noPanicCase calls the functions it names (funcName spelling:
 // "pkg.F", "pkg.T.M") with zero and hostile values.
 type noPanicCase struct {
 	names []string
@@ -175,8 +176,9 @@ type noPanicCase struct {
 	run  func(h *hostile)
 }
 
-// noPanicCases calls every constructor and entry function of the public
-// packages (entryFuncs; TestNoPanicComplete holds the table to them).
+// noPanicCases calls every exported function of the public packages and
+// every exported method that takes a context (entryFuncs;
+// TestNoPanicComplete holds the table to them).
 var noPanicCases = []noPanicCase{
 	// station
 	{names: []string{"station.New", "station.DefaultConfig"}, run: func(h *hostile) {
@@ -201,6 +203,11 @@ var noPanicCases = []noPanicCase{
 			getenv := func(string) string { return s }
 			h.call("station.PathsFromEnv("+q(s)+")", func() { station.PathsFromEnv(getenv) })
 			h.call("station.ConfigFromEnv("+q(s)+")", func() { station.ConfigFromEnv(getenv) })
+		}
+	}},
+	{names: []string{"station.IsSessionID"}, run: func(h *hostile) {
+		for _, s := range h.strs {
+			h.call("station.IsSessionID("+q(s)+")", func() { station.IsSessionID(s) })
 		}
 	}},
 	{names: []string{"station.ReadRow"}, run: func(h *hostile) {
@@ -287,6 +294,35 @@ var noPanicCases = []noPanicCase{
 			})
 		}
 		h.call("transcript.ReadSession(nil station)", func() { transcript.ReadSession(nil, h.dir, "abc", 0) })
+	}},
+
+	{names: []string{"transcript.Locate"}, run: func(h *hostile) {
+		for _, s := range h.strs {
+			for _, p := range h.paths {
+				h.call("transcript.Locate("+q(p)+", "+q(s)+")", func() {
+					transcript.Locate(p, s, s)
+					transcript.Locate(p, "00000000-0000-0000-0000-000000000000", s)
+				})
+			}
+		}
+	}},
+
+	// receipt
+	{names: []string{"receipt.Stamp", "receipt.Seconds", "receipt.Ptr"}, run: func(h *hostile) {
+		for _, d := range h.durs {
+			h.call(fmt.Sprintf("receipt.Seconds(%d)", d), func() {
+				receipt.Seconds(d)
+				receipt.Stamp(time.Unix(0, int64(d)))
+			})
+		}
+		h.call("receipt.Stamp(zero)", func() { receipt.Stamp(time.Time{}) })
+		h.call("receipt.Ptr(nil)", func() { receipt.Ptr[any](nil); receipt.Ptr(math.NaN()) })
+		for _, p := range h.paths {
+			h.call("receipt.Writer.Append("+q(p)+")", func() {
+				(&receipt.Writer{Path: p}).Append(make(chan int))
+				(&receipt.Writer{Path: p}).Append(nil)
+			})
+		}
 	}},
 
 	// lineage
@@ -481,10 +517,17 @@ var noPanicCases = []noPanicCase{
 			h.call("fakesession.Start("+q(s)+")", func() { fakesession.Start(tb{h.t}, fakesession.Options{Name: s, CWD: s}) })
 		}
 	}},
-	{names: []string{"fakes/fakeclaude.Install"}, run: func(h *hostile) {
+	{names: []string{"fakes/fakeclaude.Install", "fakes/fakeclaude.ResultObject"}, run: func(h *hostile) {
 		h.call("fakeclaude.Install", func() { fakeclaude.Install(tb{h.t}) })
+		for i, s := range h.strs {
+			sc := fakeclaude.Script{Stdout: s, Result: s, Subtype: s, TerminalReason: s, CostUSD: h.floats[i%len(h.floats)], NumTurns: h.ints[i%len(h.ints)], SessionID: s}
+			h.call("fakeclaude.ResultObject("+q(s)+")", func() { fakeclaude.ResultObject(sc, s) })
+		}
 	}},
-	{names: []string{"fakes/fakemodel.NewServer", "fakes/fakemodel.Server.WaitRequest", "fakes/fakemodel.Text", "fakes/fakemodel.Tool", "fakes/fakemodel.Bash", "fakes/fakemodel.Error",
+	{names: []string{"fakes/fakedoorman.DeadPID"}, run: func(h *hostile) {
+		h.call("fakedoorman.DeadPID", func() { fakedoorman.DeadPID() })
+	}},
+	{names: []string{"fakes/fakemodel.NewServer", "fakes/fakemodel.Server.WaitRequest", "fakes/fakemodel.IsSideRequest", "fakes/fakemodel.Text", "fakes/fakemodel.Tool", "fakes/fakemodel.Bash", "fakes/fakemodel.Error",
 		"fakes/fakemodel.WithDefaultReply", "fakes/fakemodel.WithHandler", "fakes/fakemodel.WithLogf", "fakes/fakemodel.WithNow",
 		"fakes/fakemodel.WithReplies", "fakes/fakemodel.WithSideFilter", "fakes/fakemodel.WithSideReply"}, run: func(h *hostile) {
 		for i, s := range h.strs {
@@ -494,6 +537,7 @@ var noPanicCases = []noPanicCase{
 					fakemodel.WithNow(nil), fakemodel.WithReplies(replies...), fakemodel.WithSideFilter(nil), fakemodel.WithSideReply(nil))
 				defer srv.Close()
 				srv.WaitRequest(h.ctx(), nil)
+				fakemodel.IsSideRequest(&fakemodel.Request{Model: s})
 				body, _ := json.Marshal(map[string]any{"model": s, "messages": []any{map[string]any{"role": "user", "content": s}}})
 				postQuiet(h.ctx(), srv.URL+"/v1/messages", body)
 				postQuiet(h.ctx(), srv.URL+"/v1/messages", []byte(s))
@@ -514,13 +558,14 @@ func postQuiet(ctx context.Context, url string, body []byte) {
 	}
 }
 
-// noPanicExempt are entry functions TestNoPanic does not call, each with
-// the reason (none today: a function that cannot be called with bad input
-// in a test, such as one that exits the process, would go here).
-var noPanicExempt = map[string]string{}
+// noPanicExempt are functions TestNoPanic does not call, each with the
+// reason.
+var noPanicExempt = map[string]string{
+	"fakes/fakeclaude.Main": "the fake binary's main: it exits the process when the binary runs as a fake, and does nothing otherwise (TestMain calls it)",
+}
 
-// TestNoPanic calls every constructor and entry function of the public
-// packages with zero values and hostile ones, and fails on a panic or a
+// TestNoPanic calls every exported function of the public packages (and
+// every method that takes a context) with zero values and hostile ones, and fails on a panic or a
 // call that does not return. The calls may refuse; they must not panic.
 func TestNoPanic(t *testing.T) {
 	if testing.Short() {
@@ -556,8 +601,8 @@ func isolate(t *testing.T) {
 	t.Chdir(t.TempDir())
 }
 
-// TestNoPanicComplete: every constructor and entry function of the public
-// packages (entryFuncs) has a case in noPanicCases or a reason in
+// TestNoPanicComplete: every exported function of the public packages,
+// and every exported method that takes a context (entryFuncs), has a case in noPanicCases or a reason in
 // noPanicExempt, and every name there still exists; a new one must be
 // added to the table.
 func TestNoPanicComplete(t *testing.T) {
@@ -573,12 +618,12 @@ func TestNoPanicComplete(t *testing.T) {
 	entries := entryFuncs(t, moduleRoot(t))
 	for _, n := range entries {
 		if !have[n] {
-			t.Errorf("%s: an exported constructor or entry function with no case in noPanicCases (nopanic_test.go); add one that calls it with zero and hostile values", n)
+			t.Errorf("%s: an exported function (or a method taking a context) with no case in noPanicCases (nopanic_test.go); add one that calls it with zero and hostile values", n)
 		}
 	}
 	for n := range have {
 		if !slices.Contains(entries, n) {
-			t.Errorf("%s: named in noPanicCases or noPanicExempt but not an entry function of a public package; remove or rename it", n)
+			t.Errorf("%s: named in noPanicCases or noPanicExempt but not an exported function (or a method taking a context) of a public package; remove or rename it", n)
 		}
 	}
 }
