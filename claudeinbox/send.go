@@ -16,6 +16,7 @@ import (
 	"github.com/fsnotify/fsnotify"
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/internal/jsonrow"
 	"github.com/oo-family/oo-claude/receipt"
 	"github.com/oo-family/oo-claude/station"
 )
@@ -826,35 +827,35 @@ func (v Verdict) Row() receipt.SendRow {
 		PeerStatus:    str(v.PeerStatus),
 		MsgID:         str(v.MsgID),
 		Priority:      str(v.Priority),
-		WaitS:         receipt.Seconds(v.Wait),
-		MinIntervalS:  receipt.Seconds(v.MinInterval),
+		WaitS:         jsonrow.Seconds(v.Wait),
+		MinIntervalS:  jsonrow.Seconds(v.MinInterval),
 		Reason:        str(string(v.Reason)),
 		Note:          str(v.Note),
 		Hint:          str(v.Hint),
 		ClientVersion: str(v.ClientVersion),
 	}
 	if !v.At.IsZero() {
-		r.TS, r.TSMS = receipt.Stamp(v.At)
+		r.TS, r.TSMS = jsonrow.Stamp(v.At)
 	}
 	if v.SessionID != "" {
-		r.Running = receipt.Ptr(v.Running)
+		r.Running = jsonrow.Ptr(v.Running)
 	}
 	if v.PID > 0 {
-		r.PID = receipt.Ptr(v.PID)
+		r.PID = jsonrow.Ptr(v.PID)
 	}
 	if v.SHA256 != "" {
-		r.SHA256, r.Bytes = str(v.SHA256), receipt.Ptr(v.Bytes)
+		r.SHA256, r.Bytes = str(v.SHA256), jsonrow.Ptr(v.Bytes)
 	}
 	if v.Written {
-		r.LineOffset = receipt.Ptr(v.LineOffset)
+		r.LineOffset = jsonrow.Ptr(v.LineOffset)
 	}
 	if d := v.Doorman; d != nil {
 		r.Doorman = &receipt.Doorman{Fresh: d.Fresh, State: str(d.State), NotFreshBecause: str(string(d.NotFreshBecause))}
 		if d.PID > 0 {
-			r.Doorman.PID = receipt.Ptr(d.PID)
+			r.Doorman.PID = jsonrow.Ptr(d.PID)
 		}
 		if d.Age != 0 {
-			r.Doorman.Age = receipt.Seconds(d.Age)
+			r.Doorman.Age = jsonrow.Seconds(d.Age)
 		}
 	}
 	if v.ack != nil {
@@ -863,17 +864,17 @@ func (v Verdict) Row() receipt.SendRow {
 		}
 	}
 	if v.Doorman != nil && v.Doorman.Fresh {
-		r.WaitedS = receipt.Seconds(v.Waited)
+		r.WaitedS = jsonrow.Seconds(v.Waited)
 	}
 	if v.Seen != nil {
-		r.Seen, r.SeenS = receipt.Ptr(*v.Seen), receipt.Seconds(v.SeenAfter)
+		r.Seen, r.SeenS = jsonrow.Ptr(*v.Seen), jsonrow.Seconds(v.SeenAfter)
 	}
 	if v.waited {
-		r.Transcript, r.TranscriptOffset = str(v.Transcript), receipt.Ptr(v.TranscriptOffset)
+		r.Transcript, r.TranscriptOffset = str(v.Transcript), jsonrow.Ptr(v.TranscriptOffset)
 	}
 	r.Confirm, r.QueuedAt = str(v.Confirm), str(v.QueuedAt)
 	if v.ReplyWait > 0 && v.Class.Delivered() {
-		r.Reply, r.ReplyS = v.Reply, receipt.Seconds(v.ReplyAfter)
+		r.Reply, r.ReplyS = v.Reply, jsonrow.Seconds(v.ReplyAfter)
 	}
 	r.ReceiptWriteError = str(v.ReceiptWriteError)
 	return r

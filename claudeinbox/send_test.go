@@ -514,7 +514,7 @@ func TestFileModes(t *testing.T) {
 	w.sender.InboxDir = filepath.Join(w.fs.Root, "fresh", "inbox")
 	w.sender.StateDir = filepath.Join(w.fs.Root, "fresh", "state")
 	w.sender.MinInterval = time.Minute
-	w.sender.Receipts.Path = filepath.Join(w.sender.StateDir, receipt.FileName)
+	w.sender.Receipts.Path = filepath.Join(w.sender.StateDir, "receipts.jsonl")
 	sid := uuid.NewString()
 	if v, err := w.sender.Send(context.Background(), claudeinbox.Request{Target: sid, Line: "x"}); err != nil || v.Class != claudeinbox.QueuedOffline {
 		t.Fatalf("%s %v", v.Class, err)

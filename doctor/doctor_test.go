@@ -16,6 +16,7 @@ import (
 	"github.com/oo-family/oo-claude/doctor"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
 	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/internal/jsonrow"
 	"github.com/oo-family/oo-claude/station"
 	"go.uber.org/goleak"
 )
@@ -95,7 +96,7 @@ func newFixture(t *testing.T) *fixture {
 	fs.WriteRow(station.Row{PID: pidSession, SessionID: sidLive, CWD: fs.Root, ProcStart: "4000", StartedAt: now.UnixMilli(),
 		MessagingSocketPath: sock, Status: station.StatusBusy, Name: "work-aa"})
 	writeJSON(t, inbox.FilesFor(fs.Paths.InboxDir, sidLive).Heartbeat, inbox.Heartbeat{
-		PID: 600, SessionID: sidLive, LastSeen: inbox.FormatTime(now.Add(-time.Second)), State: inbox.StateFollowing,
+		PID: 600, SessionID: sidLive, LastSeen: jsonrow.FormatTime(now.Add(-time.Second)), State: inbox.StateFollowing,
 	})
 
 	bin := filepath.Join(fs.Root, "claude-bin")
@@ -190,7 +191,7 @@ func TestRun(t *testing.T) {
 		}, nil},
 		{"this session's doorman stopped", func(t *testing.T, f *fixture) {
 			writeJSON(t, inbox.FilesFor(f.fs.Paths.InboxDir, sidLive).Heartbeat, inbox.Heartbeat{
-				PID: 600, SessionID: sidLive, LastSeen: inbox.FormatTime(now), State: inbox.StateStopped,
+				PID: 600, SessionID: sidLive, LastSeen: jsonrow.FormatTime(now), State: inbox.StateStopped,
 			})
 		}, []doctor.Kind{doctor.KindDoormanNotFresh}},
 		{"session from CLAUDE_CODE_SESSION_ID without a heartbeat", func(t *testing.T, f *fixture) {

@@ -14,6 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/oo-family/oo-claude/doctor"
 	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/internal/jsonrow"
 )
 
 // TestBinaryMustBeClaude: doctor knows claude by its --version answer.
@@ -120,7 +121,7 @@ func TestUntrustedInboxIsAFinding(t *testing.T) {
 		t.Errorf("fix %q", fx)
 	}
 	os.Chmod(files.Ack, 0o600)
-	writeJSON(t, files.Heartbeat, inbox.Heartbeat{PID: 600, SessionID: sidLive, LastSeen: inbox.FormatTime(now),
+	writeJSON(t, files.Heartbeat, inbox.Heartbeat{PID: 600, SessionID: sidLive, LastSeen: jsonrow.FormatTime(now),
 		State: inbox.StateUntrusted, LastError: "x is writable by others"})
 	rep = doctor.Run(context.Background(), f.opts)
 	if d := cmp.Diff([]doctor.Kind{doctor.KindDoormanNotFresh}, kinds(rep)); d != "" || !strings.Contains(rep.Findings[0].Message, "untrusted") {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/internal/jsonrow"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/transcript"
 )
@@ -177,7 +178,7 @@ func (fl *follower) dropTranscript() {
 // predicted a path the session did not use).
 func (fl *follower) lookLate(ctx context.Context, id identity, a inbox.Attempt, text string) (string, bool) {
 	firstAt, firstPath, firstOff := a.First()
-	since, err := inbox.ParseTime(firstAt)
+	since, err := jsonrow.ParseTime(firstAt)
 	if err != nil {
 		return "", false
 	}

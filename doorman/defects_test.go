@@ -20,6 +20,7 @@ import (
 	"github.com/oo-family/oo-claude/doorman"
 	"github.com/oo-family/oo-claude/fakes/fakedoor"
 	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/internal/jsonrow"
 )
 
 // Defect 1, stale offset: an inbox truncated and refilled while no doorman
@@ -273,7 +274,7 @@ func TestRestartAcksAnEarlierWrite(t *testing.T) {
 	ino := fi.Sys().(*syscall.Stat_t).Ino
 	at := time.Now()
 	att := inbox.Attempt{LineOffset: off, SHA256: inbox.SHA256([]byte(line)), Inode: ino, MsgID: "5b0e7c1e-8a3f-4d6b-9c2e-0f1a2b3c4d5e",
-		Transcript: w.transcript, At: inbox.FormatTime(at), Writes: 1}
+		Transcript: w.transcript, At: jsonrow.FormatTime(at), Writes: 1}
 	if err := inbox.WriteAttempt(files.Attempt, att); err != nil {
 		t.Fatal(err)
 	}
@@ -352,7 +353,7 @@ func TestUnknownFateWaitsOutTheWindows(t *testing.T) {
 	sid := w.owned("busy")
 	line := "[a 📡] written before the kill, its row still to come"
 	at := time.Now()
-	files := w.writeAttemptAndRow(t, sid, line, inbox.Attempt{At: inbox.FormatTime(at), Writes: 1}, time.Time{})
+	files := w.writeAttemptAndRow(t, sid, line, inbox.Attempt{At: jsonrow.FormatTime(at), Writes: 1}, time.Time{})
 	err, st, log := w.runOnce(doorman.ModeMCP, "", nil)
 	if !errors.Is(err, doorman.ErrNotQueued) {
 		t.Fatalf("run = %v, want ErrNotQueued (the line waits)\n%s", err, log)
@@ -382,7 +383,7 @@ func TestLateRowOfTheFirstWrite(t *testing.T) {
 	line := "[a 📡] held, then approved"
 	now := time.Now()
 	first, last := now.Add(-2*time.Minute), now.Add(-time.Minute)
-	att := inbox.Attempt{At: inbox.FormatTime(last), Writes: 2, Unconfirmed: true, FirstAt: inbox.FormatTime(first)}
+	att := inbox.Attempt{At: jsonrow.FormatTime(last), Writes: 2, Unconfirmed: true, FirstAt: jsonrow.FormatTime(first)}
 	files := w.writeAttemptAndRow(t, sid, line, att, first.Add(100*time.Millisecond))
 	if err, _, log := w.runOnce(doorman.ModeMCP, "", nil); err != nil {
 		t.Fatalf("%v\n%s", err, log)
@@ -399,7 +400,7 @@ func TestAttemptKeepsTheFirstWrite(t *testing.T) {
 	sid := w.owned("busy")
 	line := "[a 📡] never queued"
 	first := time.Now().Add(-time.Minute)
-	files := w.writeAttemptAndRow(t, sid, line, inbox.Attempt{At: inbox.FormatTime(first), Writes: 1, Unconfirmed: true}, time.Time{})
+	files := w.writeAttemptAndRow(t, sid, line, inbox.Attempt{At: jsonrow.FormatTime(first), Writes: 1, Unconfirmed: true}, time.Time{})
 	cfg := w.config()
 	cfg.DoorConfirm = 50 * time.Millisecond
 	var log bytes.Buffer
@@ -412,8 +413,8 @@ func TestAttemptKeepsTheFirstWrite(t *testing.T) {
 		t.Fatal(err)
 	}
 	at, tr, off := got.First()
-	if at != inbox.FormatTime(first) || tr != w.transcript || off != 0 || got.Writes != 2 {
-		t.Errorf("record %+v, want write 2 with the first write at %s in %s at 0", got, inbox.FormatTime(first), w.transcript)
+	if at != jsonrow.FormatTime(first) || tr != w.transcript || off != 0 || got.Writes != 2 {
+		t.Errorf("record %+v, want write 2 with the first write at %s in %s at 0", got, jsonrow.FormatTime(first), w.transcript)
 	}
 }
 
@@ -528,7 +529,7 @@ func TestStartKeepsOnlyWhatTheResumeNeeds(t *testing.T) {
 		if i >= n-3 {
 			ts = now.Add(-time.Second)
 		}
-		a := inbox.Ack{TS: inbox.FormatTime(ts), SHA256: fmt.Sprintf("%064x", i), Class: inbox.AckDeliveredSteer, LineOffset: &o, Inode: ino, From: "a"}
+		a := inbox.Ack{TS: jsonrow.FormatTime(ts), SHA256: fmt.Sprintf("%064x", i), Class: inbox.AckDeliveredSteer, LineOffset: &o, Inode: ino, From: "a"}
 		if err := inbox.AppendAck(p, a); err != nil {
 			t.Fatal(err)
 		}

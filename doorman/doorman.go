@@ -14,6 +14,7 @@ import (
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/ingress"
+	"github.com/oo-family/oo-claude/internal/jsonrow"
 	"github.com/oo-family/oo-claude/station"
 )
 
@@ -247,7 +248,7 @@ func (d *Doorman) serve(ctx context.Context, id identity) error {
 	defer lk.Unlock()
 	now := d.o.Host.now()
 	d.update(func(s *Status) {
-		s.Holder, s.State, s.Detail, s.Since = true, inbox.StateFollowing, id.Detail, inbox.FormatTime(now)
+		s.Holder, s.State, s.Detail, s.Since = true, inbox.StateFollowing, id.Detail, jsonrow.FormatTime(now)
 		s.LastError = ""
 	})
 	d.logf("following %s (%s)", files.Inbox, id.Detail)
@@ -388,14 +389,14 @@ func (d *Doorman) writeHeartbeat(files inbox.Files, stopped bool) error {
 	st := d.Status()
 	now := d.o.Host.now()
 	h := inbox.Heartbeat{
-		PID: st.PID, SessionID: st.SessionID, Since: st.Since, LastSeen: inbox.FormatTime(now),
+		PID: st.PID, SessionID: st.SessionID, Since: st.Since, LastSeen: jsonrow.FormatTime(now),
 		Delivered: st.Delivered, Offset: st.Offset,
 		State: st.State, Inode: st.Inode, OwnerPID: st.OwnerPID, PeerPID: st.PeerPID, Socket: st.Socket,
 		Mode: string(st.Mode), Version: d.o.Version, PendingBytes: st.PendingBytes, LastError: st.LastError,
 		Pacing: st.Pacing, Confirmed: st.Confirmed, Unconfirmed: st.Unconfirmed,
 	}
 	if stopped {
-		h.StoppedAt = inbox.FormatTime(now)
+		h.StoppedAt = jsonrow.FormatTime(now)
 	}
 	return inbox.WriteHeartbeat(files.Heartbeat, h)
 }

@@ -25,6 +25,7 @@ import (
 	"github.com/oo-family/oo-claude/door"
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/internal/jsonrow"
 	"github.com/oo-family/oo-claude/station"
 	"github.com/oo-family/oo-claude/transcript"
 )
@@ -642,7 +643,7 @@ func (fl *follower) refuse(sha string, off int64, reason claudeinbox.Reason) err
 	d := fl.d
 	o := off
 	a := inbox.Ack{
-		TS: inbox.FormatTime(d.o.Host.now()), SHA256: sha, SessionID: fl.id.SessionID,
+		TS: jsonrow.FormatTime(d.o.Host.now()), SHA256: sha, SessionID: fl.id.SessionID,
 		Class: inbox.AckRefused, Reason: string(reason),
 		LineOffset: &o, Inode: fl.ino, DoormanPID: d.o.Host.PID, V: inbox.Version,
 	}
@@ -678,7 +679,7 @@ func (fl *follower) deliver(ctx context.Context, msg inbox.Message, sha string, 
 		// doorman died in its wait, the write failed part way), the next
 		// one waits out the confirmation bound and the receiver's windows
 		// from the write's own time, looking for the late row meanwhile.
-		at, _ := inbox.ParseTime(prev.At)
+		at, _ := jsonrow.ParseTime(prev.At)
 		if wait := at.Add(max(fl.retryDelay(), d.confirmWait())).Sub(d.o.Host.now()); wait > 0 {
 			return fl.notQueued(off, prev, wait)
 		}
@@ -715,7 +716,7 @@ func (fl *follower) deliver(ctx context.Context, msg inbox.Message, sha string, 
 	mark, markErr := fl.markTranscript(id)
 	confirm := markErr == nil
 	start := d.o.Host.now()
-	att := inbox.Attempt{LineOffset: off, SHA256: sha, Inode: fl.ino, MsgID: m.MsgID, At: inbox.FormatTime(start), Writes: 1}
+	att := inbox.Attempt{LineOffset: off, SHA256: sha, Inode: fl.ino, MsgID: m.MsgID, At: jsonrow.FormatTime(start), Writes: 1}
 	since := start
 	var follow *transcript.Follower
 	if confirm {
@@ -723,7 +724,7 @@ func (fl *follower) deliver(ctx context.Context, msg inbox.Message, sha string, 
 		if hasPrev {
 			att.Writes = prev.Writes + 1
 			att.FirstAt, att.FirstTranscript, att.FirstTranscriptOffset = prev.First()
-			if t, err := inbox.ParseTime(att.FirstAt); err == nil {
+			if t, err := jsonrow.ParseTime(att.FirstAt); err == nil {
 				since = t
 			}
 		}
@@ -885,7 +886,7 @@ func (fl *follower) ackDelivered(ctx context.Context, id identity, msg inbox.Mes
 	}
 	o := off
 	a := inbox.Ack{
-		TS: inbox.FormatTime(now), SHA256: sha, SessionID: id.SessionID, PeerStatus: status, Class: class, MsgID: msgID,
+		TS: jsonrow.FormatTime(now), SHA256: sha, SessionID: id.SessionID, PeerStatus: status, Class: class, MsgID: msgID,
 		LineOffset: &o, Inode: fl.ino, From: msg.From, PeerStatusRaw: id.Status, DoormanPID: d.o.Host.PID, V: inbox.Version,
 		PacedMS: paced.Milliseconds(), Confirm: confirm, QueuedAt: queuedAt, Priority: msg.Priority,
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/ingress"
+	"github.com/oo-family/oo-claude/internal/jsonrow"
 )
 
 // paceMargin is added to every computed wait so the receiver's own clock has
@@ -77,7 +78,7 @@ func (p *pacer) recent(a inbox.Ack, now time.Time) (time.Time, bool) {
 	if p.off || (a.Class != inbox.AckDeliveredSteer && a.Class != inbox.AckDeliveredStart) {
 		return time.Time{}, false
 	}
-	at, err := inbox.ParseTime(a.TS)
+	at, err := jsonrow.ParseTime(a.TS)
 	if err != nil || now.Sub(at) > p.t.Guard().Memory() || at.After(now) {
 		return time.Time{}, false
 	}

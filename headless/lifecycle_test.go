@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/oo-family/oo-claude/internal/claudeproc"
+	"github.com/oo-family/oo-claude/internal/jsonrow"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
@@ -170,8 +171,8 @@ func TestRunUnitRunsClaudeOnce(t *testing.T) {
 	for i := range 15 {
 		sid := uuid.NewString()
 		out := filepath.Join(t.TempDir(), "r.json")
-		f := headless.StartFile{State: headless.Started, SessionID: sid, Unit: receipt.Ptr(claudeproc.UnitName(sid)), ResultFile: out,
-			PromptFile: receipt.Ptr(claudeproc.PromptFile(out)), CWD: t.TempDir(), Model: "m", MaxTurns: 1, BudgetUSD: 0.25, TimeoutS: 30,
+		f := headless.StartFile{State: headless.Started, SessionID: sid, Unit: jsonrow.Ptr(claudeproc.UnitName(sid)), ResultFile: out,
+			PromptFile: jsonrow.Ptr(claudeproc.PromptFile(out)), CWD: t.TempDir(), Model: "m", MaxTurns: 1, BudgetUSD: 0.25, TimeoutS: 30,
 			Doorman: headless.DoormanNone}
 		b, _ := json.Marshal(f)
 		if err := os.WriteFile(out, b, 0o600); err != nil {

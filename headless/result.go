@@ -7,6 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/oo-family/oo-claude/internal/jsonrow"
 	"github.com/oo-family/oo-claude/receipt"
 )
 
@@ -118,7 +119,7 @@ func parseTurns(stdout []byte) []receipt.Turn {
 		}
 		prev = max(prev, cr.TotalCostUSD)
 		if cr.TerminalReason != "" {
-			t.TerminalReason = receipt.Ptr(cr.TerminalReason)
+			t.TerminalReason = jsonrow.Ptr(cr.TerminalReason)
 		}
 		var o struct {
 			Kind  string `json:"kind"`
@@ -128,10 +129,10 @@ func parseTurns(stdout []byte) []receipt.Turn {
 		if len(cr.Origin) > 0 && json.Unmarshal(cr.Origin, &o) == nil && o.Kind == "peer" {
 			t.StartedBy = receipt.TurnByPeer
 			if o.MsgID != "" {
-				t.MsgID = receipt.Ptr(o.MsgID)
+				t.MsgID = jsonrow.Ptr(o.MsgID)
 			}
 			if o.From != "" {
-				t.From = receipt.Ptr(o.From)
+				t.From = jsonrow.Ptr(o.From)
 			}
 		}
 		turns = append(turns, t)
@@ -164,17 +165,17 @@ func report(exitCode *int, stderrTail string, wall time.Duration, cr ClaudeResul
 	if turns == nil {
 		turns = []receipt.Turn{}
 	}
-	r := receipt.Run{ExitCode: exitCode, StderrTail: receipt.Ptr(stderrTail), DurationMS: receipt.Ptr(wall.Milliseconds()), Turns: turns}
+	r := receipt.Run{ExitCode: exitCode, StderrTail: jsonrow.Ptr(stderrTail), DurationMS: jsonrow.Ptr(wall.Milliseconds()), Turns: turns}
 	if !parsed {
 		return r
 	}
-	r.Subtype, r.IsError, r.NumTurns = receipt.Ptr(cr.Subtype), receipt.Ptr(cr.IsError), receipt.Ptr(cr.NumTurns)
-	r.TotalCostUSD, r.Result, r.ResultSessionID = receipt.Ptr(cr.TotalCostUSD), cr.Result, receipt.Ptr(cr.SessionID)
+	r.Subtype, r.IsError, r.NumTurns = jsonrow.Ptr(cr.Subtype), jsonrow.Ptr(cr.IsError), jsonrow.Ptr(cr.NumTurns)
+	r.TotalCostUSD, r.Result, r.ResultSessionID = jsonrow.Ptr(cr.TotalCostUSD), cr.Result, jsonrow.Ptr(cr.SessionID)
 	if cr.TerminalReason != "" {
-		r.TerminalReason = receipt.Ptr(cr.TerminalReason)
+		r.TerminalReason = jsonrow.Ptr(cr.TerminalReason)
 	}
 	if cr.DurationMS > 0 {
-		r.DurationMS = receipt.Ptr(cr.DurationMS)
+		r.DurationMS = jsonrow.Ptr(cr.DurationMS)
 	}
 	return r
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/oo-family/oo-claude/internal/claudeproc"
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/internal/jsonrow"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/receipt"
 	"github.com/oo-family/oo-claude/station"
@@ -483,9 +484,9 @@ func (r *Runner) heldBy(sid string, res *ResumeResult) (bool, error) {
 		age := f.Age.Seconds()
 		var state *string
 		if h.State != "" {
-			state = receipt.Ptr(string(h.State))
+			state = jsonrow.Ptr(string(h.State))
 		}
-		res.Doorman = &receipt.Doorman{Fresh: true, PID: receipt.Ptr(h.PID), Age: &age, State: state}
+		res.Doorman = &receipt.Doorman{Fresh: true, PID: jsonrow.Ptr(h.PID), Age: &age, State: state}
 		return true, nil
 	}
 	pid, err := claudeproc.ProcessNaming(st.Proc, sid, r.pid())
@@ -551,46 +552,46 @@ func (res ResumeResult) Row(clientVersion string) receipt.ResumeRow {
 		Delivered: res.Class == DeliveredResume,
 		Target:    res.SessionID,
 
-		Model:     receipt.Ptr(res.Model),
-		MaxTurns:  receipt.Ptr(res.MaxTurns),
+		Model:     jsonrow.Ptr(res.Model),
+		MaxTurns:  jsonrow.Ptr(res.MaxTurns),
 		BudgetUSD: finite(res.Budget),
-		Tools:     receipt.Ptr(res.Tools),
+		Tools:     jsonrow.Ptr(res.Tools),
 		Argv:      res.Argv,
 		Doorman:   res.Doorman,
 	}
 	if !res.At.IsZero() {
-		row.TS, row.TSMS = receipt.Stamp(res.At)
+		row.TS, row.TSMS = jsonrow.Stamp(res.At)
 	}
 	if res.Line != "" {
-		row.Line, row.Bytes, row.SHA256 = receipt.Ptr(res.Line), receipt.Ptr(len(res.Line)), receipt.Ptr(inbox.SHA256([]byte(res.Line)))
+		row.Line, row.Bytes, row.SHA256 = jsonrow.Ptr(res.Line), jsonrow.Ptr(len(res.Line)), jsonrow.Ptr(inbox.SHA256([]byte(res.Line)))
 	}
 	if res.Note != "" {
-		row.Note = receipt.Ptr(res.Note)
+		row.Note = jsonrow.Ptr(res.Note)
 	}
 	if station.IsSessionID(res.SessionID) {
-		row.SessionID = receipt.Ptr(res.SessionID)
+		row.SessionID = jsonrow.Ptr(res.SessionID)
 	}
 	if clientVersion != "" {
-		row.ClientVersion = receipt.Ptr(clientVersion)
+		row.ClientVersion = jsonrow.Ptr(clientVersion)
 	}
 	if res.Reason != "" {
-		row.Reason = receipt.Ptr(res.Reason)
+		row.Reason = jsonrow.Ptr(res.Reason)
 	}
 	if res.HeldBy != "" {
-		row.HeldBy = receipt.Ptr(res.HeldBy)
-		row.Running = receipt.Ptr(res.HeldBy != HeldByLock)
-		row.Hint = receipt.Ptr("oo-claude send " + res.SessionID + " \"<line>\"")
+		row.HeldBy = jsonrow.Ptr(res.HeldBy)
+		row.Running = jsonrow.Ptr(res.HeldBy != HeldByLock)
+		row.Hint = jsonrow.Ptr("oo-claude send " + res.SessionID + " \"<line>\"")
 		if res.HeldPID != 0 && res.HeldBy != HeldByHeartbeat {
-			row.PID = receipt.Ptr(res.HeldPID)
+			row.PID = jsonrow.Ptr(res.HeldPID)
 		}
 	} else if res.PID != 0 {
-		row.PID = receipt.Ptr(res.PID)
+		row.PID = jsonrow.Ptr(res.PID)
 	}
 	if res.CWD != "" {
-		row.CWD = receipt.Ptr(res.CWD)
+		row.CWD = jsonrow.Ptr(res.CWD)
 	}
 	if res.Transcript != "" {
-		row.Transcript = receipt.Ptr(res.Transcript)
+		row.Transcript = jsonrow.Ptr(res.Transcript)
 	}
 	if res.Argv != nil || res.PID != 0 { // claude ran
 		row.Run = report(res.ExitCode, res.StderrTail, res.Duration, res.Claude, res.Parsed, res.Turns)

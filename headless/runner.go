@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/oo-family/oo-claude/internal/jsonrow"
 	"github.com/oo-family/oo-claude/receipt"
 	"github.com/oo-family/oo-claude/station"
 )
@@ -182,7 +183,7 @@ func (r *Runner) appendReceipt(row any) *string {
 		return nil
 	}
 	if err := r.Receipts.Append(row); err != nil {
-		return receipt.Ptr(err.Error())
+		return jsonrow.Ptr(err.Error())
 	}
 	return nil
 }

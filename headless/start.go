@@ -15,6 +15,7 @@ import (
 	"github.com/oo-family/oo-claude/internal/claudeproc"
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/internal/jsonrow"
 	"github.com/oo-family/oo-claude/lineage"
 	"github.com/oo-family/oo-claude/receipt"
 	"github.com/oo-family/oo-claude/station"
@@ -198,15 +199,15 @@ func (r *Runner) start(ctx context.Context, req StartRequest) (StartResult, erro
 		f.Doorman = DoormanInjected
 	}
 	if req.AllowedTools != "" {
-		f.AllowedTools = receipt.Ptr(req.AllowedTools)
+		f.AllowedTools = jsonrow.Ptr(req.AllowedTools)
 	}
 	if req.Name != "" {
-		f.Name = receipt.Ptr(req.Name)
+		f.Name = jsonrow.Ptr(req.Name)
 	}
 	f.SessionID = req.SessionID
 	refuse := func(reason string, err error) (StartResult, error) {
 		res.Class, res.Reason = Refused, reason
-		f.State, f.Reason = Refused, receipt.Ptr(reason+": "+err.Error())
+		f.State, f.Reason = Refused, jsonrow.Ptr(reason+": "+err.Error())
 		return res, &RefusedError{Op: "start", Reason: reason, Err: err}
 	}
 	if err := checkPrompt(req.Prompt); err != nil {
@@ -300,14 +301,14 @@ func (r *Runner) start(ctx context.Context, req StartRequest) (StartResult, erro
 		f.DoormanCommand = []string{req.Self, "doorman", "--mcp"}
 	}
 	f.Inbox = inbox.FilesFor(r.Config.InboxDir, sid).Inbox
-	f.StartedAt = r.now().UTC().Format(receipt.TimeFormat)
+	f.StartedAt = r.now().UTC().Format(jsonrow.TimeFormat)
 	// The lineage link is registered once claude runs (foreground) or the
 	// unit has taken the run (--systemd): a start that never ran leaves
 	// no link to a session that does not exist.
 	f.Lineage = r.parentLineage(req)
 	if req.Systemd {
-		f.Unit = receipt.Ptr(claudeproc.UnitName(sid))
-		f.PromptFile = receipt.Ptr(claudeproc.PromptFile(f.ResultFile))
+		f.Unit = jsonrow.Ptr(claudeproc.UnitName(sid))
+		f.PromptFile = jsonrow.Ptr(claudeproc.PromptFile(f.ResultFile))
 	}
 
 	// The inbox exists before claude starts, so lines sent at once wait in
@@ -349,8 +350,8 @@ func (r *Runner) dropEmptyInbox(sid string) {
 // failEarly ends a start that could not set itself up.
 func (r *Runner) failEarly(res *StartResult, what string, err error) (StartResult, error) {
 	res.Class, res.Reason = Failed, what+": "+err.Error()
-	res.File.State, res.File.Reason = Failed, receipt.Ptr(res.Reason)
-	res.File.EndedAt = receipt.Ptr(r.now().UTC().Format(receipt.TimeFormat))
+	res.File.State, res.File.Reason = Failed, jsonrow.Ptr(res.Reason)
+	res.File.EndedAt = jsonrow.Ptr(r.now().UTC().Format(jsonrow.TimeFormat))
 	_ = writeFile(&res.File)
 	return *res, err
 }
@@ -387,17 +388,17 @@ func writeFile(f *StartFile) error {
 func (r *Runner) parentLineage(req StartRequest) Lineage {
 	l := Lineage{By: string(lineage.ByParent)}
 	if req.NoLineage {
-		l.Skipped = receipt.Ptr("no-lineage")
+		l.Skipped = jsonrow.Ptr("no-lineage")
 		return l
 	}
 	psid, phost, how := r.station().CallingSession(r.pid(), getenv(r.environ(), "CLAUDE_CODE_SESSION_ID"))
 	if psid == "" {
-		l.Skipped = receipt.Ptr("no-parent")
+		l.Skipped = jsonrow.Ptr("no-parent")
 		return l
 	}
-	l.ParentSession, l.FoundBy = receipt.Ptr(psid), receipt.Ptr(how)
+	l.ParentSession, l.FoundBy = jsonrow.Ptr(psid), jsonrow.Ptr(how)
 	if phost != "" {
-		l.ParentHost = receipt.Ptr(phost)
+		l.ParentHost = jsonrow.Ptr(phost)
 	}
 	return l
 }
@@ -420,7 +421,7 @@ func (r *Runner) registerLineage(ctx context.Context, f *StartFile) {
 	led := &lineage.Ledger{Path: r.Config.LineageFile(), Sessions: r.station(), Now: r.Now}
 	got, err := led.Register(ctx, lineage.Link{Child: f.SessionID, Parent: *l.ParentSession, ParentHost: phost, Title: title, By: lineage.ByParent})
 	if err != nil {
-		l.Error = receipt.Ptr(err.Error())
+		l.Error = jsonrow.Ptr(err.Error())
 		return
 	}
 	l.Registered, l.Error = true, nil
@@ -453,18 +454,18 @@ func (r *Runner) foreground(ctx context.Context, res *StartResult, prompt string
 		OnStart: func(pid int) {
 			// Who runs it and until when, before the run: a reader can
 			// tell a live run from an abandoned one.
-			f.PID, f.SupervisorPID = receipt.Ptr(pid), receipt.Ptr(r.pid())
-			f.Deadline = receipt.Ptr(r.now().Add(timeout + r.killGrace()).UTC().Format(receipt.TimeFormat))
+			f.PID, f.SupervisorPID = jsonrow.Ptr(pid), jsonrow.Ptr(r.pid())
+			f.Deadline = jsonrow.Ptr(r.now().Add(timeout + r.killGrace()).UTC().Format(jsonrow.TimeFormat))
 			r.registerLineage(ctx, f)
 			startErr = writeFile(f)
 		},
 	})
 	if out.PID != 0 {
-		f.PID = receipt.Ptr(out.PID)
+		f.PID = jsonrow.Ptr(out.PID)
 	}
 	var exitCode *int
 	if out.ExitCode >= 0 {
-		exitCode = receipt.Ptr(out.ExitCode)
+		exitCode = jsonrow.Ptr(out.ExitCode)
 	}
 	cr, parsed := parseResult(out.Stdout)
 	stderrTail := tailLines(out.Stderr, 20, 4096)
@@ -483,13 +484,13 @@ func (r *Runner) foreground(ctx context.Context, res *StartResult, prompt string
 	}
 	f.State = res.Class
 	if res.Reason != "" {
-		f.Reason = receipt.Ptr(res.Reason)
+		f.Reason = jsonrow.Ptr(res.Reason)
 	}
 	r.readDoorman(f)
 	if n := joinNotes(claudeSaid(parsed, cr), turnsNote(turns, 0)); n != "" {
-		f.Note = receipt.Ptr(n)
+		f.Note = jsonrow.Ptr(n)
 	}
-	f.EndedAt = receipt.Ptr(r.now().UTC().Format(receipt.TimeFormat))
+	f.EndedAt = jsonrow.Ptr(r.now().UTC().Format(jsonrow.TimeFormat))
 	if werr := writeFile(f); werr != nil && err == nil {
 		err = werr
 	}
@@ -524,7 +525,7 @@ func (r *Runner) readDoorman(f *StartFile) {
 		})
 		fh.Close()
 	}
-	f.DoormanDelivered = receipt.Ptr(n)
+	f.DoormanDelivered = jsonrow.Ptr(n)
 }
 
 // detach writes the prompt file and hands the run to systemd-run. It
@@ -553,7 +554,7 @@ func (r *Runner) detach(ctx context.Context, res *StartResult, req StartRequest)
 		case out.Canceled:
 			why = "interrupted while systemd-run ran"
 		}
-		f.StderrTail = receipt.Ptr(tailLines(out.Stderr, 20, 4096))
+		f.StderrTail = jsonrow.Ptr(tailLines(out.Stderr, 20, 4096))
 		return r.failEarly(res, "systemd-run", errors.New(why))
 	}
 	wait := durationOr(r.UnitStartWait, 30*time.Second)
@@ -688,50 +689,50 @@ func (s StartResult) Row(clientVersion string) receipt.StartRow {
 		ParentSession:    f.Lineage.ParentSession,
 		Systemd:          s.Systemd,
 		Model:            nilIfEmpty(f.Model),
-		Tools:            receipt.Ptr(f.Tools),
+		Tools:            jsonrow.Ptr(f.Tools),
 		AllowedTools:     f.AllowedTools,
 		Argv:             f.Argv,
 		Run:              f.Run,
 		Note:             f.Note,
 	}
 	if !s.At.IsZero() {
-		row.TS, row.TSMS = receipt.Stamp(s.At)
+		row.TS, row.TSMS = jsonrow.Stamp(s.At)
 	}
 	if s.Prompt != "" {
-		row.Line, row.Bytes, row.SHA256 = receipt.Ptr(s.Prompt), receipt.Ptr(len(s.Prompt)), receipt.Ptr(inbox.SHA256([]byte(s.Prompt)))
+		row.Line, row.Bytes, row.SHA256 = jsonrow.Ptr(s.Prompt), jsonrow.Ptr(len(s.Prompt)), jsonrow.Ptr(inbox.SHA256([]byte(s.Prompt)))
 	}
 	if station.IsSessionID(f.SessionID) {
-		row.SessionID = receipt.Ptr(f.SessionID)
+		row.SessionID = jsonrow.Ptr(f.SessionID)
 	}
 	if f.State != "" {
-		row.State = receipt.Ptr(string(f.State))
+		row.State = jsonrow.Ptr(string(f.State))
 	}
 	if f.ResultFile != "" {
-		row.ResultFile = receipt.Ptr(f.ResultFile)
+		row.ResultFile = jsonrow.Ptr(f.ResultFile)
 	}
 	if f.Inbox != "" {
-		row.Inbox = receipt.Ptr(f.Inbox)
+		row.Inbox = jsonrow.Ptr(f.Inbox)
 	}
 	if f.CWD != "" {
-		row.CWD = receipt.Ptr(f.CWD)
+		row.CWD = jsonrow.Ptr(f.CWD)
 	}
 	if f.MaxTurns != 0 {
-		row.MaxTurns = receipt.Ptr(f.MaxTurns)
+		row.MaxTurns = jsonrow.Ptr(f.MaxTurns)
 	}
 	if f.BudgetUSD != 0 {
 		row.BudgetUSD = finite(f.BudgetUSD)
 	}
 	if f.TimeoutS != 0 {
-		row.TimeoutS = receipt.Ptr(f.TimeoutS)
+		row.TimeoutS = jsonrow.Ptr(f.TimeoutS)
 	}
 	if s.Reason != "" {
-		row.Reason = receipt.Ptr(s.Reason)
+		row.Reason = jsonrow.Ptr(s.Reason)
 	}
 	if clientVersion != "" {
-		row.ClientVersion = receipt.Ptr(clientVersion)
+		row.ClientVersion = jsonrow.Ptr(clientVersion)
 	}
 	if f.SessionID != "" && (s.Class == Completed || s.Class == Failed || s.Class == Started) {
-		row.Hint = receipt.Ptr("oo-claude read " + f.SessionID)
+		row.Hint = jsonrow.Ptr("oo-claude read " + f.SessionID)
 	}
 	row.ReceiptWriteError = s.ReceiptWriteError
 	return row

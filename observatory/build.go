@@ -13,6 +13,7 @@ import (
 
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/internal/jsonrow"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/lineage"
 	"github.com/oo-family/oo-claude/station"
@@ -343,4 +344,4 @@ func deref(p *string) NullString {
 }
 
 // formatTime renders t as the contract's files do: ISO 8601, UTC, ms.
-func formatTime(t time.Time) string { return inbox.FormatTime(t) }
+func formatTime(t time.Time) string { return jsonrow.FormatTime(t) }

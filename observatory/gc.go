@@ -11,6 +11,7 @@ import (
 
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/internal/jsonrow"
 	"github.com/oo-family/oo-claude/station"
 )
 
@@ -196,7 +197,7 @@ func inboxSessions(dir string) ([]string, error) {
 func lastActivity(files inbox.Files) time.Time {
 	var last time.Time
 	if h, err := inbox.ReadHeartbeat(files.Heartbeat); err == nil {
-		if t, err := inbox.ParseTime(h.LastSeen); err == nil {
+		if t, err := jsonrow.ParseTime(h.LastSeen); err == nil {
 			last = t
 		}
 	}

@@ -8,12 +8,6 @@ import (
 	"github.com/oo-family/oo-claude/internal/fsx"
 )
 
-// FileName is the receipts file's name under the state dir.
-const FileName = "receipts.jsonl"
-
-// TimeFormat is how a row's ts is written: ISO 8601, UTC, milliseconds.
-const TimeFormat = "2006-01-02T15:04:05.000Z07:00"
-
 // Kind says which verb wrote a row.
 type Kind string
 
@@ -68,18 +62,3 @@ func (w *Writer) Append(row any) error {
 	}
 	return nil
 }
-
-// Stamp returns ts and ts_ms for t, as rows carry them.
-func Stamp(t time.Time) (ts string, tsMS int64) {
-	return t.UTC().Format(TimeFormat), t.UnixMilli()
-}
-
-// Seconds turns a duration into the float seconds rows carry (millisecond
-// precision), as a pointer for the nullable keys.
-func Seconds(d time.Duration) *float64 {
-	s := float64(d.Milliseconds()) / 1000
-	return &s
-}
-
-// Ptr returns a pointer to v: rows use pointers for keys that may be null.
-func Ptr[T any](v T) *T { return &v }

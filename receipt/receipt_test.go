@@ -9,11 +9,13 @@ import (
 	"reflect"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/oo-family/oo-claude/internal/fsx"
+	"github.com/oo-family/oo-claude/internal/jsonrow"
 	"github.com/oo-family/oo-claude/receipt"
 	"github.com/oo-family/oo-claude/station"
 )
@@ -65,7 +67,7 @@ func TestSendRowKeysAreV01s(t *testing.T) {
 		}
 	}
 	// The write error appears only when there is one.
-	got, _ = keysOf(t, receipt.SendRow{ReceiptWriteError: receipt.Ptr("disk full")})
+	got, _ = keysOf(t, receipt.SendRow{ReceiptWriteError: jsonrow.Ptr("disk full")})
 	if diff := cmp.Diff(sorted(append(sendKeys, "receipt_write_error")), got); diff != "" {
 		t.Errorf("send row keys with a write error (-want +got):\n%s", diff)
 	}
@@ -102,7 +104,7 @@ func TestStartRowKeys(t *testing.T) {
 func TestAppendStampsAndWritesOneLine(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "state")
 	at := time.Date(2026, 11, 30, 12, 0, 0, 123e6, time.UTC)
-	w := &receipt.Writer{Path: filepath.Join(dir, receipt.FileName), Now: func() time.Time { return at }}
+	w := &receipt.Writer{Path: filepath.Join(dir, "receipts.jsonl"), Now: func() time.Time { return at }}
 	rows := []any{
 		receipt.SendRow{Class: "queued-offline", Target: "x"},
 		&receipt.ResumeRow{Class: "refused"},
@@ -156,7 +158,7 @@ func TestAppendRefusesSymlink(t *testing.T) {
 	if err := os.WriteFile(victim, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join(dir, receipt.FileName)
+	path := filepath.Join(dir, "receipts.jsonl")
 	if err := os.Symlink(victim, path); err != nil {
 		t.Fatal(err)
 	}
@@ -188,7 +190,7 @@ func TestNoToken(t *testing.T) {
 		}
 	}
 	const secret = "0123456789abcdef0123456789abcdef"
-	path := filepath.Join(t.TempDir(), receipt.FileName)
+	path := filepath.Join(t.TempDir(), "receipts.jsonl")
 	if err := (&receipt.Writer{Path: path}).Append(map[string]any{"oops": station.Token(secret)}); err != nil {
 		t.Fatal(err)
 	}
@@ -203,5 +205,24 @@ func TestAppendUnmarshalable(t *testing.T) {
 	var re *receipt.Error
 	if !errors.As(err, &re) || re.Op != "marshal" {
 		t.Fatalf("Append(func): %v, want a *receipt.Error with op marshal", err)
+	}
+}
+
+// TestAppendHostile: a Writer with a hostile path (empty, NUL, missing,
+// a directory, a FIFO, /dev/null) or an unmarshalable row refuses with an
+// error; it never panics or blocks.
+func TestAppendHostile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"", "a\x00b", "/nonexistent/oo-claude/x", dir, fifo, "/dev/null"} {
+		for _, row := range []any{make(chan int), nil, receipt.SendRow{}} {
+			err := (&receipt.Writer{Path: p}).Append(row)
+			if _, isChan := row.(chan int); (isChan || p != "/dev/null") && err == nil {
+				t.Errorf("Append(%q, %T) = nil, want an error", p, row)
+			}
+		}
 	}
 }

@@ -3,6 +3,8 @@ package receipt
 import (
 	"encoding/json"
 	"time"
+
+	"github.com/oo-family/oo-claude/internal/jsonrow"
 )
 
 // Doorman is the doorman's heartbeat as a send row reports it (the row's
@@ -121,7 +123,7 @@ type Reply struct {
 
 func (r SendRow) stamped(t time.Time) any {
 	if r.TS == "" {
-		r.TS, r.TSMS = Stamp(t)
+		r.TS, r.TSMS = jsonrow.Stamp(t)
 	}
 	if r.Kind == "" {
 		r.Kind = KindSend
@@ -227,7 +229,7 @@ type ResumeRow struct {
 
 func (r ResumeRow) stamped(t time.Time) any {
 	if r.TS == "" {
-		r.TS, r.TSMS = Stamp(t)
+		r.TS, r.TSMS = jsonrow.Stamp(t)
 	}
 	if r.Kind == "" {
 		r.Kind = KindResume
@@ -283,7 +285,7 @@ type StartRow struct {
 
 func (r StartRow) stamped(t time.Time) any {
 	if r.TS == "" {
-		r.TS, r.TSMS = Stamp(t)
+		r.TS, r.TSMS = jsonrow.Stamp(t)
 	}
 	if r.Kind == "" {
 		r.Kind = KindStart

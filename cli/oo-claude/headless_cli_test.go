@@ -22,7 +22,6 @@ import (
 	"github.com/oo-family/oo-claude/headless"
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
-	"github.com/oo-family/oo-claude/receipt"
 	"github.com/oo-family/oo-claude/station"
 )
 
@@ -72,7 +71,7 @@ func (r *hlRig) transcriptFor(t *testing.T, sid string) string {
 
 func (r *hlRig) receipts(t *testing.T) []map[string]any {
 	t.Helper()
-	b, _ := os.ReadFile(filepath.Join(r.fs.Paths.StateDir, receipt.FileName))
+	b, _ := os.ReadFile(r.fs.Paths.ReceiptsFile())
 	var out []map[string]any
 	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
 		var m map[string]any

@@ -25,7 +25,6 @@ import (
 	"github.com/oo-family/oo-claude/internal/hostile"
 	inboxfile "github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
-	"github.com/oo-family/oo-claude/receipt"
 )
 
 // hostileBound is how soon a verb must answer when a hostile file sits at a
@@ -232,7 +231,7 @@ func hostileCases() []hostileCase {
 			return p, []string{"send", row.SessionID, "hello", "--from", "t"}, env
 		}, want: all(3)},
 		// The receipt cannot be written: the verdict stands.
-		{verb: "send", file: "receipts.jsonl", setup: sendSetup(state(receipt.FileName)), want: all(3)},
+		{verb: "send", file: "receipts.jsonl", setup: sendSetup(state("receipts.jsonl")), want: all(3)},
 
 		// The foreground doorman: 3 (untrusted, not deliverable here) for
 		// the files it believes, 0 when only its heartbeat cannot be written.
@@ -629,7 +628,7 @@ func TestTornLastLine(t *testing.T) {
 	fs := fakestation.New(t)
 	sid := uuid.NewString()
 	env := append(fs.Env(), "CLAUDE_CODE_MESSAGING_TOKEN="+testToken, "OO_CLAUDE_WAIT_S=0", "OO_CLAUDE_MIN_INTERVAL_S=0")
-	receipts := filepath.Join(fs.Paths.StateDir, receipt.FileName)
+	receipts := fs.Paths.ReceiptsFile()
 	writeT(t, receipts, `{"kind":"send","class":"queued-offline"}`+"\n"+`{"kind":"send","cla`)
 	writeT(t, fs.InboxPath(sid), "[a 📡] whole\n[b 📡] tor")
 	writeT(t, fs.Paths.LineageFile(), `{"ts":"2026-11-30T11:00:00.000Z","child_session":"`)

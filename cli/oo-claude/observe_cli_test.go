@@ -13,6 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
 	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/internal/jsonrow"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/internal/version"
 )
@@ -108,8 +109,8 @@ func newObsStation(t *testing.T) *obsStation {
 	writeT(t, fa.Inbox, "[mama 📡] also check vet\n")
 	writeT(t, fa.Offset, "27\n")
 	hb := func(pid int, sid string, state inbox.State, seen time.Time) string {
-		b, _ := json.Marshal(inbox.Heartbeat{PID: pid, SessionID: sid, Since: inbox.FormatTime(seen.Add(-time.Hour)),
-			LastSeen: inbox.FormatTime(seen), Delivered: 1, State: state, Mode: "mcp", Version: "0.2.0-dev"})
+		b, _ := json.Marshal(inbox.Heartbeat{PID: pid, SessionID: sid, Since: jsonrow.FormatTime(seen.Add(-time.Hour)),
+			LastSeen: jsonrow.FormatTime(seen), Delivered: 1, State: state, Mode: "mcp", Version: "0.2.0-dev"})
 		return string(b)
 	}
 	writeT(t, fa.Heartbeat, hb(os.Getpid(), o.sidA, inbox.StateFollowing, now))

@@ -44,6 +44,7 @@ import (
 
 	"github.com/oo-family/oo-claude/fakes"
 	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/internal/jsonrow"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
 )
 
@@ -352,7 +353,7 @@ func writeAcks(sid string, n int) {
 		return
 	}
 	files := inbox.FilesFor(dir, sid)
-	now := inbox.FormatTime(time.Now())
+	now := jsonrow.FormatTime(time.Now())
 	for i := range n {
 		inbox.AppendAck(files.Ack, inbox.Ack{TS: now, SHA256: fmt.Sprintf("%064x", i+1), SessionID: sid,
 			PeerStatus: "busy", Class: inbox.AckDeliveredSteer, MsgID: fmt.Sprintf("00000000-0000-4000-8000-%012d", i+1)})

@@ -29,6 +29,7 @@ import (
 	"github.com/oo-family/oo-claude/fakes"
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/internal/jsonrow"
 	"github.com/oo-family/oo-claude/station"
 )
 
@@ -274,7 +275,7 @@ func (d *Doorman) handle(line []byte, start int64) bool {
 		queuedAt = &ts
 	}
 	a := inbox.Ack{
-		TS: inbox.FormatTime(d.now()), SHA256: inbox.SHA256(line), SessionID: d.sessionID,
+		TS: jsonrow.FormatTime(d.now()), SHA256: inbox.SHA256(line), SessionID: d.sessionID,
 		PeerStatus: d.opts.PeerStatus, MsgID: msgID, DoormanPID: d.opts.PID, V: inbox.Version,
 		PeerStatusRaw: d.opts.PeerStatus, Inode: d.inode.Load(),
 	}
@@ -329,13 +330,13 @@ func (d *Doorman) heartbeat(state inbox.State) error {
 		state = d.opts.State
 	}
 	h := inbox.Heartbeat{
-		PID: d.opts.PID, SessionID: sid, Since: inbox.FormatTime(d.since), LastSeen: inbox.FormatTime(seen),
+		PID: d.opts.PID, SessionID: sid, Since: jsonrow.FormatTime(d.since), LastSeen: jsonrow.FormatTime(seen),
 		Delivered: int(d.delivered.Load()), Offset: d.offset, State: state, Mode: "fake", OwnerPID: os.Getpid(),
 		LastError: d.opts.LastError, Inode: d.inode.Load(), PeerPID: int(d.peerPID.Load()), Socket: d.opts.Door,
 		Version: "fakedoorman",
 	}
 	if state == inbox.StateStopped {
-		h.StoppedAt = inbox.FormatTime(now)
+		h.StoppedAt = jsonrow.FormatTime(now)
 	}
 	return inbox.WriteHeartbeat(d.Files.Heartbeat, h)
 }

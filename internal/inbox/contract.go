@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"time"
 	"unicode"
 	"unicode/utf8"
 )
@@ -264,20 +263,4 @@ func Decode(raw []byte) (Message, error) {
 func SHA256(line []byte) string {
 	sum := sha256.Sum256(line)
 	return hex.EncodeToString(sum[:])
-}
-
-// Timestamps in the contract's files are ISO 8601 in UTC with milliseconds.
-const TimeFormat = "2006-01-02T15:04:05.000Z07:00"
-
-// FormatTime renders t as the contract's files write it.
-func FormatTime(t time.Time) string { return t.UTC().Format(TimeFormat) }
-
-// ParseTime reads a contract timestamp (any RFC 3339 form, also without zone).
-func ParseTime(s string) (time.Time, error) {
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05.999999999", "2006-01-02 15:04:05.999999999Z07:00"} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t, nil
-		}
-	}
-	return time.Time{}, fmt.Errorf("bad timestamp %q", s)
 }

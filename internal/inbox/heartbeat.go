@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/oo-family/oo-claude/internal/fsx"
+	"github.com/oo-family/oo-claude/internal/jsonrow"
 )
 
 // FreshFor is how young a heartbeat's last_seen must be to count as fresh.
@@ -127,7 +128,7 @@ type Freshness struct {
 // sessionID (when sessionID is not empty).
 func CheckFreshness(h Heartbeat, now time.Time, sessionID string, pidAlive func(int) bool) Freshness {
 	var f Freshness
-	seen, err := ParseTime(h.LastSeen)
+	seen, err := jsonrow.ParseTime(h.LastSeen)
 	if err == nil {
 		f.Age = now.Sub(seen)
 	}

@@ -5,11 +5,12 @@ import (
 	"time"
 
 	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/internal/jsonrow"
 )
 
 func TestCheckFreshness(t *testing.T) {
 	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
-	at := func(d time.Duration) string { return inbox.FormatTime(now.Add(d)) }
+	at := func(d time.Duration) string { return jsonrow.FormatTime(now.Add(d)) }
 	const sid = "017c3f59-43cc-4dc8-bfb6-5e9a5625a864"
 	alive := func(pid int) bool { return pid == 42 }
 	tests := []struct {

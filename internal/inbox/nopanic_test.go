@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/internal/jsonrow"
 )
 
 // TestNoPanic calls the file layer's readers, writers' guards and checks
@@ -83,7 +84,7 @@ func TestNoPanic(t *testing.T) {
 			inbox.SanitizeFrom(s)
 			inbox.SenderTag(s)
 			inbox.Tagged(s, s)
-			inbox.ParseTime(s)
+			jsonrow.ParseTime(s)
 			inbox.ReadState(empty, s, time.Time{}, nil)
 		})
 	}

@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/oo-family/oo-claude/internal/fsx"
+	"github.com/oo-family/oo-claude/internal/jsonrow"
 )
 
 // PendingSource says how Inbox.Pending was counted.
@@ -190,7 +191,7 @@ func readDoorman(path, sid string, now time.Time, pidAlive func(int) bool) (*Doo
 	if !fr.Fresh {
 		d.NotFreshBecause = NullString(fr.Reason)
 	}
-	if seen, err := ParseTime(hb.LastSeen); err == nil {
+	if seen, err := jsonrow.ParseTime(hb.LastSeen); err == nil {
 		s := math.Round(now.Sub(seen).Seconds()*10) / 10
 		d.LastSeenS = &s
 	}

@@ -49,6 +49,7 @@ var floors = map[string]int{
 
 	"internal/fsx":       0,
 	"internal/ingress":   0,
+	"internal/jsonrow":   0,
 	"internal/jsonscan":  0,
 	"internal/riderwalk": 0,
 	"internal/seconds":   0,

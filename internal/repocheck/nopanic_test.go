@@ -35,7 +35,6 @@ import (
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/lineage"
 	"github.com/oo-family/oo-claude/observatory"
-	"github.com/oo-family/oo-claude/receipt"
 	"github.com/oo-family/oo-claude/station"
 	"github.com/oo-family/oo-claude/transcript"
 )
@@ -308,22 +307,7 @@ var noPanicCases = []noPanicCase{
 	}},
 
 	// receipt
-	{names: []string{"receipt.Stamp", "receipt.Seconds", "receipt.Ptr"}, run: func(h *hostile) {
-		for _, d := range h.durs {
-			h.call(fmt.Sprintf("receipt.Seconds(%d)", d), func() {
-				receipt.Seconds(d)
-				receipt.Stamp(time.Unix(0, int64(d)))
-			})
-		}
-		h.call("receipt.Stamp(zero)", func() { receipt.Stamp(time.Time{}) })
-		h.call("receipt.Ptr(nil)", func() { receipt.Ptr[any](nil); receipt.Ptr(math.NaN()) })
-		for _, p := range h.paths {
-			h.call("receipt.Writer.Append("+q(p)+")", func() {
-				(&receipt.Writer{Path: p}).Append(make(chan int))
-				(&receipt.Writer{Path: p}).Append(nil)
-			})
-		}
-	}},
+	// receipt.Writer.Append: receipt_test.go's TestAppendHostile.
 
 	// lineage
 	{names: []string{"lineage.Ledger.Register"}, run: func(h *hostile) {
