@@ -166,8 +166,9 @@ func ridingState(age, window time.Duration, lastIsFinal bool) (RiderState, strin
 
 // countLines counts the complete lines ("\n"-terminated) in the first size
 // bytes of r. It reads them all, in 1 MiB blocks, with bytes.Count: the
-// cost is one sequential read of the file, O(size) — about 4.5 GB/s from
-// the page cache (BenchmarkCountLines), disk speed for a cold file. It is
+// cost is one sequential read of the file, O(size): BENCHMARKS.md has its
+// throughput from the page cache (BenchmarkCountLines); a cold file reads
+// at disk speed. It is
 // the one part of Riders whose cost grows with a transcript's size.
 func countLines(r io.ReaderAt, size int64) (int64, error) {
 	// A rider is usually a few KiB: size the block to the file, not to the
