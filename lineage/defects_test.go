@@ -85,3 +85,18 @@ func TestLinksStreamPastAHugeLine(t *testing.T) {
 		t.Errorf("links %v (%v), want the one row after the huge line", got, err)
 	}
 }
+
+// A Ledger without a Path refuses to register, and writes nothing: no lock
+// file and no line in the working directory.
+func TestRegisterWithoutPathWritesNothing(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	_, err := (&lineage.Ledger{}).Register(context.Background(), lineage.Link{Child: child, Parent: p1})
+	var le *lineage.Error
+	if !errors.As(err, &le) {
+		t.Fatalf("err = %v, want a *lineage.Error", err)
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
+		t.Errorf("Register without a path wrote %v", ents)
+	}
+}

@@ -114,7 +114,7 @@ type Sessions interface {
 
 // Ledger is the lineage ledger at Path.
 type Ledger struct {
-	Path string // <observatory dir>/lineage.jsonl (station.Paths.LineageFile)
+	Path string // <observatory dir>/lineage.jsonl (station.Paths.LineageFile); required
 	// Sessions fills missing ids from the live registry; nil fills nothing.
 	Sessions Sessions
 	// Now is the clock; nil means time.Now.
@@ -126,6 +126,9 @@ type Ledger struct {
 // defaultLockWait is how long Register waits for the ledger's lock before
 // it gives up, naming the holder ([ErrLockHeld]).
 const defaultLockWait = 5 * time.Second
+
+// errNoPath is Register's error for a Ledger without a Path.
+var errNoPath = errors.New("the ledger has no path")
 
 // ErrLockHeld reports a ledger lock held longer than the wait (a stopped
 // `lineage register`, say); the error names the holder's pid when /proc
@@ -154,6 +157,9 @@ const maxTitle = 200
 // child's newest link already says so.
 func (l *Ledger) Register(ctx context.Context, link Link) (Result, error) {
 	fail := func(err error) (Result, error) { return Result{}, &Error{Op: "register", Path: l.Path, Err: err} }
+	if l.Path == "" {
+		return fail(errNoPath) // never a lock or a line beside whatever "" resolves to
+	}
 	row, err := l.resolve(link)
 	if err != nil {
 		return fail(err)

@@ -30,6 +30,9 @@ var (
 	ErrRowTooLong = errors.New("transcript: row too long to follow")
 )
 
+// errZeroFollower is what Next returns on a Follower not made by Follow.
+var errZeroFollower = errors.New("a zero Follower follows nothing; make one with Follow")
+
 // followPoll is a Follower's default safety poll.
 const followPoll = time.Second
 
@@ -59,6 +62,8 @@ type Line struct {
 // file events on the transcript's directory (or, while that directory does
 // not exist, on its parent), never locks or writes, and never follows a
 // symlink or blocks on a FIFO. A Follower is not safe for concurrent use.
+// Make one with Follow: the zero Follower follows nothing (Next is an
+// error).
 type Follower struct {
 	ctx    context.Context
 	path   string
@@ -116,6 +121,9 @@ func (f *Follower) Offset() int64 { return f.off }
 func (f *Follower) Next(ctx context.Context) (Line, error) {
 	if ctx == nil {
 		ctx = context.Background()
+	}
+	if f.ctx == nil { // a zero Follower, not made by Follow: it follows nothing
+		return Line{}, &Error{Op: "follow", Err: errZeroFollower}
 	}
 	var tick *time.Ticker
 	defer func() {
