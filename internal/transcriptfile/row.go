@@ -26,13 +26,9 @@ const (
 	AttachmentQueuedCommand = "queued_command"
 )
 
-// Queue operations and reasons recorded by queue-operation rows.
-const (
-	QueueEnqueue          = "enqueue"
-	QueueDequeue          = "dequeue"
-	QueueRemove           = "remove"
-	ReasonAbsorbedMidTurn = "absorbed_mid_turn"
-)
+// QueueEnqueue is the operation of the queue-operation row Claude Code
+// writes when it queues a line (the doorman's proof of delivery).
+const QueueEnqueue = "enqueue"
 
 // OriginKindPeer is the origin kind of a line another process wrote to the
 // session's door.
