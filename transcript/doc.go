@@ -17,7 +17,7 @@
 //     is left out, never half-parsed.
 //   - Rows are parsed leniently: unknown row types and unknown fields are
 //     ignored, a field of an unexpected JSON type is left at its zero value,
-//     and a line that is not JSON is skipped and counted.
+//     and a line that is not JSON is skipped.
 //   - Exchanges marks every peer line (a line another process wrote to the
 //     session's door) with its from and msg_id, so a send receipt can be
 //     matched to the model having seen it; sidechains (sub-agent rows) and
