@@ -265,9 +265,11 @@ type Verdict struct {
 //
 // The error says what a program may branch on; the verdict says the rest:
 //   - every [Refused] verdict comes with a *[RefusedError] (errors.Is
-//     [ErrRefused]) wrapping the cause: a bad target matches
-//     station.ErrUnknownTarget or ErrAmbiguousTarget, a bad line its line
-//     rule's sentinel, a planted symlink [ErrSymlink], and so on;
+//     [ErrRefused]) whose Reason says why ([ReasonNewline],
+//     [ReasonSymlink], ...) and which wraps the cause: a bad target
+//     matches station.ErrUnknownTarget or ErrAmbiguousTarget, and so on;
+//     a nil ctx is refused with [ErrBadOption] and a nil *Sender with
+//     [ErrNoStation], before anything is written;
 //   - a ctx that has ended before Send starts writes nothing at all (no
 //     line, no throttle entry, no receipt) and returns ctx's error itself
 //     (err == context.Canceled) with a Refused verdict of reason
@@ -286,6 +288,15 @@ type Verdict struct {
 // A receipt that cannot be written sets Verdict.ReceiptWriteError and never
 // changes the verdict or the error.
 func (s *Sender) Send(ctx context.Context, req Request) (Verdict, error) {
+	if s == nil {
+		s = &Sender{} // no station: refused with ErrNoStation
+	}
+	if ctx == nil {
+		err := &RefusedError{Reason: ReasonBadOption, Err: fmt.Errorf("%w: nil context", ErrBadOption)}
+		v := Verdict{Target: req.Target, Line: req.Line, ClientVersion: s.ClientVersion, At: s.now()}
+		v.refuse(ReasonBadOption, err.Err.Error())
+		return v, err
+	}
 	if err := ctx.Err(); err != nil {
 		v := Verdict{Target: req.Target, Line: req.Line, ClientVersion: s.ClientVersion, At: s.now()}
 		v.refuse(ReasonCanceled, "the send was cancelled before anything was written")

@@ -808,3 +808,23 @@ func TestSendPriority(t *testing.T) {
 		t.Errorf("priority soon: %s %s written %v err %v", v.Class, v.Reason, v.Written, err)
 	}
 }
+
+// TestSendBadCaller: a nil context or a nil *Sender is a refusal naming
+// the misuse, never a panic, and nothing is written.
+func TestSendBadCaller(t *testing.T) {
+	w := newWorld(t)
+	sid := uuid.NewString()
+	v, err := w.sender.Send(nil, claudeinbox.Request{Target: sid, Line: "hi"}) // the bad input under test
+	var re *claudeinbox.RefusedError
+	if !errors.Is(err, claudeinbox.ErrBadOption) || !errors.As(err, &re) || re.Reason != claudeinbox.ReasonBadOption || v.Class != claudeinbox.Refused || v.Written {
+		t.Errorf("nil ctx: %v, %+v; want a bad-option refusal", err, v)
+	}
+	var nilSender *claudeinbox.Sender
+	v, err = nilSender.Send(context.Background(), claudeinbox.Request{Target: sid, Line: "hi"})
+	if !errors.Is(err, claudeinbox.ErrNoStation) || !errors.Is(err, claudeinbox.ErrRefused) || v.Class != claudeinbox.Refused || v.Reason != claudeinbox.ReasonBadOption {
+		t.Errorf("nil Sender: %v, %+v; want a no-station refusal", err, v)
+	}
+	if _, err := os.Stat(w.fs.InboxPath(sid)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("an inbox was written: %v", err)
+	}
+}

@@ -2,6 +2,7 @@ package receipt
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -37,6 +38,9 @@ type Error struct {
 func (e *Error) Error() string { return fmt.Sprintf("receipt %s %s: %v", e.Op, e.Path, e.Err) }
 func (e *Error) Unwrap() error { return e.Err }
 
+// errNilWriter is the error of Append on a nil *Writer.
+var errNilWriter = errors.New("no receipts file (nil Writer)")
+
 // stamper is a row that fills its ts and ts_ms when they are unset.
 type stamper interface {
 	stamped(t time.Time) any
@@ -46,6 +50,9 @@ type stamper interface {
 // [StartRow] (or a pointer to one) whose TS is empty is stamped with Now
 // first; any other value is written as it marshals.
 func (w *Writer) Append(row any) error {
+	if w == nil {
+		return &Error{Op: "append", Err: errNilWriter}
+	}
 	if s, ok := row.(stamper); ok {
 		now := time.Now
 		if w.Now != nil {

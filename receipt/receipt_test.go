@@ -217,6 +217,10 @@ func TestAppendHostile(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
+	var nilWriter *receipt.Writer
+	if err := nilWriter.Append(receipt.SendRow{}); err == nil {
+		t.Errorf("Append on a nil Writer = nil, want an error")
+	}
 	for _, p := range []string{"", "a\x00b", "/nonexistent/oo-claude/x", dir, fifo, "/dev/null"} {
 		for _, row := range []any{make(chan int), nil, receipt.SendRow{}} {
 			err := (&receipt.Writer{Path: p}).Append(row)
