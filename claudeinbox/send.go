@@ -131,7 +131,7 @@ type Request struct {
 	Target string
 	// Line is the message, one line.
 	Line string
-	// From is the sender name; "" means [DefaultFrom].
+	// From is the sender name; "" means "oo-claude".
 	From string
 	// NoTag leaves the line as it is. Otherwise the line gets the tag
 	// "[From 📡] " unless it already carries a sender tag or is a

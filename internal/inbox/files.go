@@ -20,7 +20,7 @@ import (
 
 // ErrBadOffset: an <inbox>.offset file that does not hold a non-negative
 // decimal byte offset (an empty file included). The offset is unknown.
-var ErrBadOffset = errors.New("claudeinbox: bad offset file")
+var ErrBadOffset = errors.New("inbox: bad offset file")
 
 // maxOffsetFile bounds the read of an <inbox>.offset file.
 const maxOffsetFile = 64
