@@ -34,6 +34,19 @@ import (
 	"github.com/oo-family/oo-claude/station"
 )
 
+// The inbox contract's shapes the Owner reads back (the files are the
+// module's internal/inbox's; these names let a test outside the module
+// write a predicate over them).
+type (
+	// Files are one inbox's files: Inbox, Ack, Offset, Heartbeat, Lock,
+	// Attempt (paths).
+	Files = inbox.Files
+	// Ack is one line of the ack file, as the doorman wrote it.
+	Ack = inbox.Ack
+	// Heartbeat is the doorman's heartbeat file.
+	Heartbeat = inbox.Heartbeat
+)
+
 // Token is the messaging token the fake session hands its children.
 const Token = "00112233445566778899aabbccddeeff"
 
@@ -75,7 +88,7 @@ func New(tb fakes.TB, o Options) *Owner {
 func (o *Owner) SessionID() string { return o.Row.SessionID }
 
 // Files are the session's inbox files.
-func (o *Owner) Files() inbox.Files {
+func (o *Owner) Files() Files {
 	return inbox.FilesFor(o.Station.Paths.InboxDir, o.Row.SessionID)
 }
 
@@ -179,7 +192,7 @@ func (o *Owner) Append(line string) int64 {
 }
 
 // Acks returns the JSON acks written so far.
-func (o *Owner) Acks() []inbox.Ack {
+func (o *Owner) Acks() []Ack {
 	f, err := fsx.OpenRead(o.Files().Ack)
 	if err != nil {
 		return nil
@@ -191,7 +204,7 @@ func (o *Owner) Acks() []inbox.Ack {
 }
 
 // WaitAcks waits until at least n acks are written.
-func (o *Owner) WaitAcks(ctx context.Context, n int) ([]inbox.Ack, error) {
+func (o *Owner) WaitAcks(ctx context.Context, n int) ([]Ack, error) {
 	for {
 		a := o.Acks()
 		if len(a) >= n {
@@ -206,7 +219,7 @@ func (o *Owner) WaitAcks(ctx context.Context, n int) ([]inbox.Ack, error) {
 }
 
 // WaitHeartbeat waits until the heartbeat satisfies ok.
-func (o *Owner) WaitHeartbeat(ctx context.Context, ok func(inbox.Heartbeat) bool) (inbox.Heartbeat, error) {
+func (o *Owner) WaitHeartbeat(ctx context.Context, ok func(Heartbeat) bool) (Heartbeat, error) {
 	for {
 		h, err := inbox.ReadHeartbeat(o.Files().Heartbeat)
 		if err == nil && ok(h) {
