@@ -25,9 +25,9 @@ var ErrBadOffset = errors.New("inbox: bad offset file")
 // maxOffsetFile bounds the read of an <inbox>.offset file.
 const maxOffsetFile = 64
 
-// MaxAckLine bounds one line of an ack file: a longer line is skipped
+// maxAckLine bounds one line of an ack file: a longer line is skipped
 // without being held in memory (no ack is that long).
-const MaxAckLine = 64 << 10
+const maxAckLine = 64 << 10
 
 // ReadOffset reads <inbox>.offset: a decimal byte offset, a trailing
 // newline allowed (as `echo 0 >` writes it). A missing file is

@@ -88,8 +88,8 @@ func (s *NullString) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// MaxLastLine is the most characters of an inbox's last_line.
-const MaxLastLine = 200
+// maxLastLine is the most characters of an inbox's last_line.
+const maxLastLine = 200
 
 // ReadState reads the inbox of session sid in dir: its lines, acks,
 // pending lines, last line and the doorman's heartbeat, judged at now
@@ -258,16 +258,16 @@ func hasContent(b []byte) bool {
 	return false
 }
 
-// readLine returns the line [start, end) of r, at most MaxLastLine
+// readLine returns the line [start, end) of r, at most maxLastLine
 // characters, as valid UTF-8 ("…" ends a cut line).
 func readLine(r io.ReaderAt, start, end int64) string {
-	n := min(end-start, int64(MaxLastLine*utf8.UTFMax))
+	n := min(end-start, int64(maxLastLine*utf8.UTFMax))
 	buf := make([]byte, n)
 	got, _ := r.ReadAt(buf, start)
 	s := strings.ToValidUTF8(strings.TrimRight(string(buf[:got]), "\r"), "\uFFFD")
 	cut := end-start > n
-	if runes := []rune(s); cut || len(runes) > MaxLastLine {
-		s = string(runes[:min(len(runes), MaxLastLine-1)]) + "…"
+	if runes := []rune(s); cut || len(runes) > maxLastLine {
+		s = string(runes[:min(len(runes), maxLastLine-1)]) + "…"
 	}
 	return s
 }

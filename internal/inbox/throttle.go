@@ -24,13 +24,13 @@ import (
 // of earlier versions, throttle.json, is no longer read.)
 const ThrottleDir = "throttle"
 
-// LedgerKeep is how long the ledger remembers a send. Older entries count
+// ledgerKeep is how long the ledger remembers a send. Older entries count
 // as absent and are pruned from time to time; an interval longer than this
-// is honoured only as far as LedgerKeep reaches.
-const LedgerKeep = 24 * time.Hour
+// is honoured only as far as ledgerKeep reaches.
+const ledgerKeep = 24 * time.Hour
 
 // pruneEvery is how often, at most, an admission looks for entries older
-// than LedgerKeep to remove.
+// than ledgerKeep to remove.
 const pruneEvery = time.Hour
 
 // pruneMark is the file in the ledger directory whose mtime says when it
@@ -101,7 +101,7 @@ func (t *Throttle) Do(ctx context.Context, sid, from string, write func() error)
 	now := t.now()
 	if last, ok := readEntry(lock.File()); ok {
 		elapsed := now.Sub(time.UnixMilli(last))
-		if elapsed >= 0 && elapsed < t.Interval && elapsed < LedgerKeep {
+		if elapsed >= 0 && elapsed < t.Interval && elapsed < ledgerKeep {
 			return Admission{RetryAfter: t.Interval - elapsed}, nil
 		}
 	}
@@ -207,7 +207,7 @@ func writeEntry(f *os.File, ms int64) error {
 }
 
 // pruneMaybe removes, at most once per pruneEvery, the ledger files older
-// than LedgerKeep. Each is removed under its lock and only when its entry
+// than ledgerKeep. Each is removed under its lock and only when its entry
 // is still old (or empty), so a decision taking place on it is never lost.
 // Pruning is hygiene: a failure is ignored.
 func (t *Throttle) pruneMaybe(now time.Time) {
@@ -227,10 +227,10 @@ func (t *Throttle) pruneMaybe(now time.Time) {
 		if !isKeyName(e.Name()) {
 			continue
 		}
-		// Files touched within LedgerKeep (by the wall clock) are never
+		// Files touched within ledgerKeep (by the wall clock) are never
 		// opened; the entry's own time decides for the rest.
 		fi, err := e.Info()
-		if err != nil || real.Sub(fi.ModTime()) < LedgerKeep {
+		if err != nil || real.Sub(fi.ModTime()) < ledgerKeep {
 			continue
 		}
 		path := filepath.Join(t.Dir, e.Name())
@@ -238,7 +238,7 @@ func (t *Throttle) pruneMaybe(now time.Time) {
 		if err != nil {
 			continue
 		}
-		if ms, ok := readEntry(lock.File()); !ok || now.Sub(time.UnixMilli(ms)) >= LedgerKeep {
+		if ms, ok := readEntry(lock.File()); !ok || now.Sub(time.UnixMilli(ms)) >= ledgerKeep {
 			os.Remove(path)
 		}
 		lock.Unlock()
