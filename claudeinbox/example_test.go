@@ -2,6 +2,7 @@ package claudeinbox_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
@@ -62,4 +63,19 @@ func ExampleSender_Send_offline() {
 	v, _ := s.Send(context.Background(), claudeinbox.Request{Target: uuid.NewString(), Line: "when you wake up"})
 	fmt.Println(v.Class, v.Class.ExitCode(), v.Written)
 	// Output: queued-offline 3 true
+}
+
+// A refused send says why in its Reason, the receipt's reason string; the
+// error matches ErrRefused and carries the same reason.
+func ExampleRefusedError() {
+	tb := &exampleTB{}
+	defer tb.done()
+	st := fakestation.New(tb)
+	s := &claudeinbox.Sender{Station: st.Station()}
+	v, err := s.Send(context.Background(), claudeinbox.Request{Target: uuid.NewString(), Line: "two\nlines"})
+	var re *claudeinbox.RefusedError
+	if errors.As(err, &re) && re.Reason == claudeinbox.ReasonNewline {
+		fmt.Println(v.Class, v.Reason, errors.Is(err, claudeinbox.ErrRefused), v.Written)
+	}
+	// Output: refused newline true false
 }
