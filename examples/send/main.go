@@ -42,7 +42,7 @@ func main() {
 		fmt.Printf("delivered to %s (msg_id %s, session %s)\n", v.SessionID, v.MsgID, v.PeerStatus)
 	case v.Class == claudeinbox.Dropped:
 		fmt.Printf("throttled: resend in %v\n", v.RetryAfter.Round(time.Second))
-	default: // queued-no-doorman, queued-offline, timeout
+	case v.Class.Waiting(): // queued-no-doorman, queued-offline, timeout
 		fmt.Printf("%s: the line waits in %s; do not resend it\n", v.Class, v.Inbox)
 	}
 	os.Exit(v.Class.ExitCode())
