@@ -7,8 +7,8 @@
 // type carries every key the v0.1 contract names for it (COMPATIBILITY.md,
 // "Added keys (extensions)"), unused ones as null, so readers
 // can rely on the key set (oo-claude only adds keys, never renames or drops
-// one: the send row's seen and seen_s say whether `send --seen` found the
-// line in the session's transcript); and a [Writer] takes no token and its rows have no
-// field that could hold one. A caller that cannot write a receipt still has
+// one: the send row's seen and seen_s say whether the send's seen wait
+// found the line in the session's transcript); and a [Writer] takes no
+// token and its rows have no field that could hold one. A caller that cannot write a receipt still has
 // its verdict: put the error in the row's receipt_write_error and print it.
 package receipt

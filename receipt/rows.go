@@ -53,21 +53,22 @@ type SendRow struct {
 	PeerStatus   *string         `json:"peer_status"`    // busy | idle, from the ack
 	MsgID        *string         `json:"msg_id"`         // the door frame's msg_id, from the ack
 	WaitedS      *float64        `json:"waited_s"`       // how long the ack was waited for
-	WaitS        *float64        `json:"wait_s"`         // the --wait in force
-	MinIntervalS *float64        `json:"min_interval_s"` // the --min-interval in force
+	WaitS        *float64        `json:"wait_s"`         // the Sender's Wait (send --wait)
+	MinIntervalS *float64        `json:"min_interval_s"` // the Sender's MinInterval (send --min-interval)
 	Reason       *string         `json:"reason"`         // why refused / queued-no-doorman / dropped
 	Note         *string         `json:"note"`           // human advice (e.g. resend after N s)
 	Hint         *string         `json:"hint"`           // a command to run next (e.g. oo-claude resume <id>)
-	// ClientVersion is oo-claude's version.
+	// ClientVersion is the sending program's version (the CLI's own);
+	// null when the program gave none.
 	ClientVersion *string `json:"client_version"`
 
-	// Seen is oo-claude's addition (send --seen): whether the session's
+	// Seen is oo-claude's addition (Sender.SeenWait, send --seen): whether the session's
 	// transcript showed a row with msg_id within the wait, the proof that
 	// the model saw the line; null when it was not asked for or the line
 	// was not delivered.
 	Seen *bool `json:"seen"`
 	// SeenS is how long the transcript was watched after the ack: until
-	// the row came, or the whole --seen wait; null with seen.
+	// the row came, or the whole seen wait; null with seen.
 	SeenS *float64 `json:"seen_s"`
 	// Transcript and TranscriptOffset are oo-claude's additions: the
 	// session's transcript the seen or reply wait read, and the byte
@@ -76,14 +77,14 @@ type SendRow struct {
 	// (transcript.ReplyOptions.From); null when no wait read one.
 	Transcript       *string `json:"transcript"`
 	TranscriptOffset *int64  `json:"transcript_offset"`
-	// Reply is oo-claude's addition (send --reply): the session's answer
+	// Reply is oo-claude's addition (Sender.ReplyWait, send --reply): the session's answer
 	// to the line; null when it was not asked for, the line was not
 	// delivered, or no complete reply came within the wait.
 	Reply *Reply `json:"reply"`
 	// ReplyS is how long the reply was waited for after the ack: until it
-	// was complete, or the whole --reply wait; null when not asked for.
+	// was complete, or the whole reply wait; null when not asked for.
 	ReplyS *float64 `json:"reply_s"`
-	// Priority is oo-claude's addition (send --priority): the line's
+	// Priority is oo-claude's addition (Request.Priority, send --priority): the line's
 	// priority, now, next or later; null when no line was formed.
 	Priority *string `json:"priority"`
 	// Confirm is oo-claude's addition, from the ack: what the delivery
