@@ -373,68 +373,7 @@ func TestThrottle(t *testing.T) {
 	}
 }
 
-// 8 processes take a throttle decision at once, for two senders: exactly
-// one winner per (session, sender).
-func TestThrottleLedgerProcesses(t *testing.T) {
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	state := t.TempDir()
-	sid := uuid.NewString()
-	type out struct {
-		from, said string
-		err        error
-	}
-	outs := make(chan out, 16)
-	for i := 0; i < 16; i++ {
-		from := []string{"mama", "luna"}[i%2]
-		go func() {
-			cmd := execCommand(exe, "-test.run=^$")
-			cmd.Env = append(os.Environ(), "OO_CLAUDE_INBOX_HELPER=throttle", "HELPER_STATE="+state, "HELPER_SID="+sid, "HELPER_FROM="+from)
-			b, err := cmd.Output()
-			outs <- out{from, strings.TrimSpace(string(b)), err}
-		}()
-	}
-	won := map[string]int{}
-	for i := 0; i < 16; i++ {
-		o := <-outs
-		if o.err != nil {
-			t.Fatalf("helper: %v", o.err)
-		}
-		if o.said == "won" {
-			won[o.from]++
-		} else if o.said != "dropped" {
-			t.Fatalf("helper said %q", o.said)
-		}
-	}
-	if diff := cmp.Diff(map[string]int{"mama": 1, "luna": 1}, won); diff != "" {
-		t.Errorf("winners (-want +got):\n%s", diff)
-	}
-	dir := filepath.Join(state, inbox.ThrottleDir)
-	all, err := os.ReadDir(dir)
-	var ents []os.DirEntry
-	for _, e := range all {
-		if !strings.HasPrefix(e.Name(), ".") { // the prune mark
-			ents = append(ents, e)
-		}
-	}
-	if err != nil || len(ents) != 2 {
-		t.Fatalf("ledger: %v %v; want one file per key", ents, err)
-	}
-	for _, e := range ents {
-		if fi, err := e.Info(); err != nil || fi.Mode() != 0o600 {
-			t.Errorf("ledger file %s: %v %v", e.Name(), fi, err)
-		}
-	}
-}
-
 func TestThrottleRejectsNegative(t *testing.T) {
-	th := inbox.ThrottleFor(t.TempDir(), -time.Second, nil)
-	called := false
-	if _, err := th.Do(context.Background(), "s", "f", func() error { called = true; return nil }); !errors.Is(err, inbox.ErrBadInterval) || called {
-		t.Errorf("negative interval: %v, write called %v", err, called)
-	}
 	w := newWorld(t)
 	w.sender.MinInterval = -1
 	v, err := w.sender.Send(context.Background(), claudeinbox.Request{Target: uuid.NewString(), Line: "x"})

@@ -7,8 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"time"
 
+	"github.com/oo-family/oo-claude/internal/fsx"
 	"golang.org/x/sys/unix"
 )
 
@@ -95,4 +98,42 @@ func plantSocket(path string) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// TB is what HoldLock needs of a test.
+type TB interface {
+	Helper()
+	Skip(args ...any)
+	Fatal(args ...any)
+	Cleanup(func())
+}
+
+// HoldLock has flock(1) hold the flock of path (created 0600, with its
+// directory, when absent), as a stopped process or another program would,
+// until the test ends, and returns the holder's pid once the lock is
+// taken. Without flock(1) the test is skipped.
+func HoldLock(t TB, path string) int {
+	t.Helper()
+	bin, err := exec.LookPath("flock")
+	if err != nil {
+		t.Skip("no flock(1):", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(bin, path, "sleep", "60")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	for deadline := time.Now().Add(10 * time.Second); fsx.Holder(path) != cmd.Process.Pid; {
+		if time.Now().After(deadline) {
+			t.Fatal(fmt.Sprintf("hostile: flock(1) did not take %s", path))
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	return cmd.Process.Pid
 }

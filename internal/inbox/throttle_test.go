@@ -2,14 +2,20 @@ package inbox_test
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
+	"github.com/oo-family/oo-claude/internal/hostile"
 	"github.com/oo-family/oo-claude/internal/inbox"
 )
 
@@ -107,5 +113,96 @@ func TestThrottleLedgerKeep(t *testing.T) {
 	}
 	if diff := cmp.Diff([]bool{true, false, true}, got); diff != "" {
 		t.Errorf("admitted at 0 h, 23 h, 25 h (-want +got):\n%s", diff)
+	}
+}
+
+// 8 processes take a throttle decision at once, for two senders: exactly
+// one winner per (session, sender).
+func TestThrottleLedgerProcesses(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	state := t.TempDir()
+	sid := uuid.NewString()
+	type out struct {
+		from, said string
+		err        error
+	}
+	outs := make(chan out, 16)
+	for i := 0; i < 16; i++ {
+		from := []string{"mama", "luna"}[i%2]
+		go func() {
+			cmd := exec.Command(exe, "-test.run=^$")
+			cmd.Env = append(os.Environ(), "OO_CLAUDE_INBOX_HELPER=throttle", "HELPER_STATE="+state, "HELPER_SID="+sid, "HELPER_FROM="+from)
+			b, err := cmd.Output()
+			outs <- out{from, strings.TrimSpace(string(b)), err}
+		}()
+	}
+	won := map[string]int{}
+	for i := 0; i < 16; i++ {
+		o := <-outs
+		if o.err != nil {
+			t.Fatalf("helper: %v", o.err)
+		}
+		if o.said == "won" {
+			won[o.from]++
+		} else if o.said != "dropped" {
+			t.Fatalf("helper said %q", o.said)
+		}
+	}
+	if diff := cmp.Diff(map[string]int{"mama": 1, "luna": 1}, won); diff != "" {
+		t.Errorf("winners (-want +got):\n%s", diff)
+	}
+	dir := filepath.Join(state, inbox.ThrottleDir)
+	all, err := os.ReadDir(dir)
+	var ents []os.DirEntry
+	for _, e := range all {
+		if !strings.HasPrefix(e.Name(), ".") { // the prune mark
+			ents = append(ents, e)
+		}
+	}
+	if err != nil || len(ents) != 2 {
+		t.Fatalf("ledger: %v %v; want one file per key", ents, err)
+	}
+	for _, e := range ents {
+		if fi, err := e.Info(); err != nil || fi.Mode() != 0o600 {
+			t.Errorf("ledger file %s: %v %v", e.Name(), fi, err)
+		}
+	}
+}
+
+// A key whose lock another process holds is not waited on without bound:
+// Do answers ErrThrottleLocked after LockWait, naming the holder's pid,
+// and write is not called.
+func TestThrottleLockWaitIsBounded(t *testing.T) {
+	th := inbox.ThrottleFor(t.TempDir(), 30*time.Second, nil)
+	th.LockWait = 200 * time.Millisecond
+	sid := uuid.NewString()
+	pid := hostile.HoldLock(t, th.KeyFile(sid, "mama"))
+	start := time.Now()
+	called := false
+	adm, err := th.Do(context.Background(), sid, "mama", func() error { called = true; return nil })
+	took := time.Since(start)
+	if !errors.Is(err, inbox.ErrThrottleLocked) || adm.Admitted || called {
+		t.Fatalf("Do = %+v, %v (write called %v); want ErrThrottleLocked, nothing written", adm, err, called)
+	}
+	if want := fmt.Sprintf("pid %d", pid); !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q does not name the holder (%s)", err, want)
+	}
+	if took < th.LockWait || took > th.LockWait+5*time.Second {
+		t.Errorf("Do answered after %v, want about %v", took, th.LockWait)
+	}
+	// Another key never waits for it.
+	if adm, err := th.Do(context.Background(), sid, "luna", func() error { return nil }); err != nil || !adm.Admitted {
+		t.Errorf("another sender: %+v, %v", adm, err)
+	}
+}
+
+func TestThrottleRejectsNegative(t *testing.T) {
+	th := inbox.ThrottleFor(t.TempDir(), -time.Second, nil)
+	called := false
+	if _, err := th.Do(context.Background(), "s", "f", func() error { called = true; return nil }); !errors.Is(err, inbox.ErrBadInterval) || called {
+		t.Errorf("negative interval: %v, write called %v", err, called)
 	}
 }
