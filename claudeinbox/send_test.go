@@ -767,3 +767,26 @@ func TestSendBadCaller(t *testing.T) {
 		t.Errorf("an inbox was written: %v", err)
 	}
 }
+
+// NewSender takes no version of its own: a program's receipts carry the
+// client_version it sets, and null when it sets none (an unused key).
+func TestClientVersionIsTheCallers(t *testing.T) {
+	fs := fakestation.New(t)
+	cfg := station.DefaultConfig(fs.Paths)
+	s := claudeinbox.NewSender(cfg)
+	if s.ClientVersion != "" {
+		t.Fatalf("NewSender set ClientVersion %q, want none", s.ClientVersion)
+	}
+	for _, version := range []string{"", "dispatcher 1.2"} {
+		s.ClientVersion = version
+		v, _ := s.Send(context.Background(), claudeinbox.Request{Target: uuid.NewString(), Line: "hi", From: version + "x"})
+		want := "null"
+		if version != "" {
+			want = `"` + version + `"`
+		}
+		rows := receiptRows(t, fs.Paths.ReceiptsFile())
+		if got := string(rows[len(rows)-1]["client_version"]); got != want || v.ClientVersion != version {
+			t.Errorf("ClientVersion %q: receipt client_version %s, verdict %q; want %s", version, got, v.ClientVersion, want)
+		}
+	}
+}

@@ -21,6 +21,7 @@ import (
 	"github.com/oo-family/oo-claude/fakes/fakestation"
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
+	"github.com/oo-family/oo-claude/internal/version"
 	"github.com/oo-family/oo-claude/station"
 )
 
@@ -166,6 +167,11 @@ func TestSendBinary(t *testing.T) {
 					json.Unmarshal(row["session_id"], &sid)
 					if class != string(tt.class) || reason != tt.reason {
 						t.Errorf("row class %q reason %q, want %q %q", class, reason, tt.class, tt.reason)
+					}
+					// The CLI puts its own version in; the library writes none.
+					var client string
+					if json.Unmarshal(row["client_version"], &client); client != version.Version {
+						t.Errorf("row client_version %s, want %q", row["client_version"], version.Version)
 					}
 					// The printed row is the row in receipts.jsonl.
 					rec := strings.TrimSpace(readOrEmpty(t, fs.Paths.ReceiptsFile()))
