@@ -12,7 +12,7 @@ const (
 	QueuedNoDoorman Class = "queued-no-doorman" // the session runs but has no fresh doorman: the line waits in the file (3)
 	QueuedOffline   Class = "queued-offline"    // no running session with this id: the line waits (3)
 	Timeout         Class = "timeout"           // fresh heartbeat, no ack within the wait: the line waits; do not resend (5)
-	Dropped         Class = "dropped"           // throttled: the line was not written; resend after the note's seconds (6)
+	Dropped         Class = "dropped"           // throttled: the line was not written; resend after Verdict.RetryAfter (6)
 )
 
 // ExitCode returns the process exit code the contract assigns to the class.
