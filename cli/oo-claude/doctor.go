@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"flag"
-	"fmt"
-	"text/tabwriter"
 
 	"github.com/oo-family/oo-claude/doctor"
 	"github.com/oo-family/oo-claude/internal/version"
@@ -52,25 +50,4 @@ func newDoctorCmd(e *env) *ffcli.Command {
 			return nil
 		},
 	}
-}
-
-// writeDoctor prints one line per check, then each finding with its fix.
-func writeDoctor(e *env, rep doctor.Report) error {
-	out := e.human()
-	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
-	for _, c := range rep.Checks {
-		fmt.Fprintf(tw, "%s\t%s\t%s\n", c.Status, c.Name, c.Detail)
-	}
-	if err := tw.Flush(); err != nil {
-		return err
-	}
-	if rep.OK() {
-		_, err := fmt.Fprintln(out, "\nno findings")
-		return err
-	}
-	fmt.Fprintf(out, "\n%d finding(s):\n", len(rep.Findings))
-	for _, f := range rep.Findings {
-		fmt.Fprintf(out, "- [%s] %s\n  fix: %s\n", f.Kind, f.Message, f.Fix)
-	}
-	return nil
 }

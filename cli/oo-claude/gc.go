@@ -87,18 +87,7 @@ func newGCCmd(e *env) *ffcli.Command {
 				}
 				return nil
 			}
-			for _, it := range items {
-				switch it.Why {
-				case observatory.GCRemoved, observatory.GCWouldRm:
-					for _, f := range it.Files {
-						fmt.Fprintf(e.stdout, "%s %s\n", it.Why, f)
-					}
-				case observatory.GCRmFailed, observatory.GCUnread:
-					failed = true
-					fmt.Fprintf(e.stderr, "oo-claude: %s: %s\n", it.Session, it.Detail)
-				}
-			}
-			if failed {
+			if printGC(e, items) {
 				return exitWith(exitFail)
 			}
 			return nil

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 
 	"github.com/oo-family/oo-claude/lineage"
 	"github.com/oo-family/oo-claude/station"
@@ -57,7 +56,7 @@ func newLineageRegisterCmd(e *env) *ffcli.Command {
 			}
 			st := station.New(cfg.Paths)
 			if link.Child == "" && link.ChildHost == "" {
-				sid, host, _ := st.CallingSession(os.Getpid(), e.getenv("CLAUDE_CODE_SESSION_ID"))
+				sid, host, _ := st.CallingSession(e.pid, e.getenv("CLAUDE_CODE_SESSION_ID"))
 				link.Child, link.ChildHost = sid, host
 			}
 			led := &lineage.Ledger{Path: cfg.LineageFile(), Sessions: st}
@@ -76,12 +75,7 @@ func newLineageRegisterCmd(e *env) *ffcli.Command {
 					Appended bool `json:"appended"`
 				}{res.Row, res.Appended})
 			}
-			verb := "registered"
-			if !res.Appended {
-				verb = "already registered"
-			}
-			fmt.Fprintf(e.human(), "%s: %s <- %s\n", verb, res.Row.ChildSession, parentOf(res.Row))
-			return nil
+			return writeRegistered(e.human(), res)
 		},
 	}
 }
@@ -113,30 +107,7 @@ func newLineageShowCmd(e *env) *ffcli.Command {
 				}
 				return printJSONLine(e, links)
 			}
-			if len(links) == 0 {
-				_, err := fmt.Fprintf(e.stdout, "no lineage recorded yet in %s (oo-claude start records the sessions it starts; oo-claude lineage register records a parent by hand)\n", cfg.LineageFile())
-				return err
-			}
-			for _, r := range links {
-				title := ""
-				if r.Title != "" {
-					title = "  " + r.Title
-				}
-				fmt.Fprintf(e.human(), "%s <- %s  (by %s, %s)%s\n", r.ChildSession, parentOf(r), r.By, r.TS, title)
-			}
-			return nil
+			return writeLinks(e.human(), links, cfg.LineageFile())
 		},
 	}
-}
-
-func parentOf(r lineage.Row) string {
-	switch {
-	case r.ParentSession != nil && r.ParentHost != nil:
-		return *r.ParentSession + " (" + *r.ParentHost + ")"
-	case r.ParentSession != nil:
-		return *r.ParentSession
-	case r.ParentHost != nil:
-		return *r.ParentHost
-	}
-	return "?"
 }

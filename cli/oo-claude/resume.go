@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"strings"
 
 	"github.com/oo-family/oo-claude/headless"
 	"github.com/oo-family/oo-claude/internal/version"
@@ -89,32 +88,5 @@ func newResumeCmd(e *env) *ffcli.Command {
 			}
 			return exitWith(res.Class.ExitCode())
 		},
-	}
-}
-
-func printResume(e *env, res headless.ResumeResult, err error) {
-	switch res.Class {
-	case headless.DeliveredResume:
-		if res.Claude.Result != nil {
-			fmt.Fprintln(e.human(), strings.TrimRight(*res.Claude.Result, "\n"))
-		}
-		fmt.Fprintf(e.stderr, "oo-claude: delivered-resume: %s (%d turn(s), %.4f USD)\n", res.SessionID, max(len(res.Turns), 1), res.Claude.TotalCostUSD)
-	case headless.HeldBySession:
-		fmt.Fprintf(e.stderr, "oo-claude: %s\n", heldMessage(res))
-	case headless.Refused:
-		cfg, _ := e.config()
-		fmt.Fprintf(e.stderr, "oo-claude: %s\n", refusedMessage(err, res.SessionID, cfg.ProjectsDir))
-	default:
-		msg := res.Reason
-		if res.Parsed && res.Claude.Subtype != "" {
-			msg += fmt.Sprintf(" (subtype %s, terminal_reason %s, %.4f USD)", res.Claude.Subtype, res.Claude.TerminalReason, res.Claude.TotalCostUSD)
-		}
-		fmt.Fprintf(e.stderr, "oo-claude: %s: %s\n", res.Class, msg)
-		if res.StderrTail != "" {
-			fmt.Fprintf(e.stderr, "oo-claude: claude stderr:\n%s\n", res.StderrTail)
-		}
-	}
-	if res.Note != "" {
-		fmt.Fprintf(e.stderr, "oo-claude: note: %s\n", res.Note)
 	}
 }

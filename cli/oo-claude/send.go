@@ -6,7 +6,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/oo-family/oo-claude/claudeinbox"
@@ -70,18 +69,9 @@ func newSendCmd(e *env) *ffcli.Command {
 				}
 				fmt.Fprintf(e.stdout, "%s\n", b)
 			} else {
-				fmt.Fprintln(e.human(), humanVerdict(v))
-				if v.Reply != nil {
-					fmt.Fprintln(e.human(), v.Reply.Text)
-				}
+				writeVerdict(e.human(), v)
 			}
-			for _, x := range []struct{ label, text string }{
-				{"note", sendNote(v)}, {"hint", v.Hint}, {"receipt not written", v.ReceiptWriteError},
-			} {
-				if x.text != "" {
-					fmt.Fprintf(e.stderr, "oo-claude: %s: %s\n", x.label, x.text)
-				}
-			}
+			printSendNotes(e, v)
 			if sendErr != nil && !quietRefusal(sendErr) {
 				return &exitError{code: v.Class.ExitCode(), err: sendErr}
 			}
@@ -96,57 +86,4 @@ func quietRefusal(err error) bool {
 	var re *claudeinbox.RefusedError
 	var se *claudeinbox.SendError
 	return errors.As(err, &re) && !errors.As(err, &se) && !errors.Is(err, claudeinbox.ErrBadOption) && !errors.Is(err, claudeinbox.ErrNoStation)
-}
-
-// humanVerdict is the one stdout line of a send: the class and the
-// essentials, e.g. "delivered-steer 017c3f59… msg_id=… after 0.6s" (and
-// ", seen after 4.1s" with --seen).
-func humanVerdict(v claudeinbox.Verdict) string {
-	var b strings.Builder
-	b.WriteString(string(v.Class))
-	if v.SessionID != "" {
-		b.WriteString(" " + shortID(v.SessionID))
-	} else {
-		fmt.Fprintf(&b, " %q", v.Target)
-	}
-	switch {
-	case v.Class.Delivered():
-		fmt.Fprintf(&b, " msg_id=%s after %.1fs", v.MsgID, v.Waited.Seconds())
-		switch v.Confirm {
-		case inbox.ConfirmTranscript:
-			fmt.Fprintf(&b, ", queued at %s", v.QueuedAt)
-		case inbox.ConfirmSettle:
-			b.WriteString(", unconfirmed (no transcript: acked after the settle)")
-		}
-		switch {
-		case v.Seen == nil:
-		case *v.Seen:
-			fmt.Fprintf(&b, ", seen after %.1fs", v.SeenAfter.Seconds())
-		default:
-			fmt.Fprintf(&b, ", not seen within %gs", v.SeenWait.Seconds())
-		}
-		switch {
-		case v.ReplyWait <= 0:
-		case v.Reply != nil:
-			fmt.Fprintf(&b, ", replied after %.1fs", v.ReplyAfter.Seconds())
-		default:
-			fmt.Fprintf(&b, ", no reply within %gs", v.ReplyWait.Seconds())
-		}
-	case v.Class == claudeinbox.Timeout:
-		fmt.Fprintf(&b, " line_offset=%d no ack after %.1fs", v.LineOffset, v.Waited.Seconds())
-	case v.Written:
-		fmt.Fprintf(&b, " line_offset=%d", v.LineOffset)
-	}
-	if v.Reason != "" {
-		fmt.Fprintf(&b, " (%s)", v.Reason)
-	}
-	return b.String()
-}
-
-// shortID is the first 8 characters of a session id and an ellipsis.
-func shortID(id string) string {
-	if len(id) <= 8 {
-		return id
-	}
-	return id[:8] + "…"
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"io"
 
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/version"
@@ -26,12 +27,13 @@ func (f *observatoryFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.write, "write", "", "also write the oo-claude/sessions/v0 document to `PATH` (atomically: temp file + rename)")
 }
 
-// buildDocument reads the station with the knobs (only: one session id, or
-// "" for all running sessions).
-func buildDocument(ctx context.Context, e *env, f *observatoryFlags, only string) (*observatory.Document, error) {
+// showDocument reads the station with the knobs (only: one session id, or
+// "" for all running sessions), writes the document to --write's path,
+// then prints it as JSON or in its human form.
+func showDocument(ctx context.Context, e *env, f *observatoryFlags, only string, human func(io.Writer, *observatory.Document) error) error {
 	cfg, err := e.config()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	doc, err := observatory.Build(ctx, observatory.Options{
 		Station:         station.New(cfg.Paths),
@@ -41,14 +43,8 @@ func buildDocument(ctx context.Context, e *env, f *observatoryFlags, only string
 		Generator:       "oo-claude " + version.Version,
 	})
 	if err != nil {
-		return nil, &exitError{code: exitFail, err: err}
+		return &exitError{code: exitFail, err: err}
 	}
-	return doc, nil
-}
-
-// emit writes the document to --write's path, then prints it as JSON or in
-// its human form.
-func emit(e *env, f *observatoryFlags, doc *observatory.Document, human func() error) error {
 	if f.write != "" {
 		b, err := json.MarshalIndent(doc, "", "  ")
 		if err != nil {
@@ -61,7 +57,7 @@ func emit(e *env, f *observatoryFlags, doc *observatory.Document, human func() e
 	if f.asJSON {
 		return printJSONLine(e, doc)
 	}
-	return human()
+	return human(e.human(), doc)
 }
 
 func newSessionsCmd(e *env) *ffcli.Command {
@@ -77,11 +73,7 @@ func newSessionsCmd(e *env) *ffcli.Command {
 			if len(args) > 0 {
 				return usagef("sessions takes no arguments")
 			}
-			doc, err := buildDocument(ctx, e, &f, "")
-			if err != nil {
-				return err
-			}
-			return emit(e, &f, doc, func() error { return writeTree(e.human(), doc) })
+			return showDocument(ctx, e, &f, "", writeTree)
 		},
 	}
 }
@@ -96,30 +88,26 @@ func newRidersCmd(e *env) *ffcli.Command {
 		ShortHelp:  "list the sub-agents riding inside sessions",
 		FlagSet:    fs,
 		Exec: func(ctx context.Context, args []string) error {
-			pos, err := positional(fs, args)
+			only, err := optionalSession(e, fs, args, "riders")
 			if err != nil {
 				return err
 			}
-			if len(pos) > 1 {
-				return usagef("riders takes at most one session")
-			}
-			only, err := onlySession(e, pos)
-			if err != nil {
-				return err
-			}
-			doc, err := buildDocument(ctx, e, &f, only)
-			if err != nil {
-				return err
-			}
-			return emit(e, &f, doc, func() error { return writeRiders(e.human(), doc) })
+			return showDocument(ctx, e, &f, only, writeRiders)
 		},
 	}
 }
 
-// onlySession resolves the optional SESSION argument of riders and watch to
-// a session id; "" when there is none.
-func onlySession(e *env, pos []string) (string, error) {
-	if len(pos) == 0 {
+// optionalSession parses the arguments of riders and watch: at most one
+// SESSION, resolved to its session id ("" when there is none).
+func optionalSession(e *env, fs *flag.FlagSet, args []string, verb string) (string, error) {
+	pos, err := positional(fs, args)
+	if err != nil {
+		return "", err
+	}
+	switch {
+	case len(pos) > 1:
+		return "", usagef("%s takes at most one session", verb)
+	case len(pos) == 0:
 		return "", nil
 	}
 	cfg, err := e.config()

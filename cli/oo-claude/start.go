@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	"github.com/oo-family/oo-claude/headless"
 	"github.com/oo-family/oo-claude/internal/seconds"
@@ -108,25 +107,8 @@ func finishStart(e *env, res headless.StartResult, err error, asJSON bool) error
 		if res.Class == headless.Failed || res.Class == headless.Timeout {
 			fmt.Fprintf(e.stderr, "oo-claude: %s: %s\n", res.Class, res.Reason) // why, also beside the JSON
 		}
-	case res.Class == headless.Started:
-		d := res.Detached()
-		fmt.Fprintf(e.stdout, "started %s as unit %s; result file %s\n", d.SessionID, d.Unit, d.ResultFile)
-	case res.Class == headless.Completed:
-		if f.Result != nil {
-			fmt.Fprintln(e.human(), strings.TrimRight(*f.Result, "\n"))
-		}
-		fmt.Fprintf(e.stderr, "oo-claude: completed: %s; result file %s\n", f.SessionID, f.ResultFile)
-	case res.Class == headless.Refused:
-		fmt.Fprintf(e.stderr, "oo-claude: %s\n", refusedMessage(err, "", ""))
 	default:
-		fmt.Fprintf(e.stderr, "oo-claude: %s: %s", res.Class, res.Reason)
-		if f.ResultFile != "" {
-			fmt.Fprintf(e.stderr, "; result file %s", f.ResultFile)
-		}
-		fmt.Fprintln(e.stderr)
-	}
-	if f.Note != nil && !asJSON {
-		fmt.Fprintf(e.stderr, "oo-claude: note: %s\n", *f.Note)
+		printStart(e, res, err)
 	}
 	return exitWith(res.Class.ExitCode())
 }

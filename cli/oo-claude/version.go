@@ -29,7 +29,7 @@ func newVersionCmd(e *env) *ffcli.Command {
 					"proven_against_claude_code": version.ProvenAgainst,
 				})
 			}
-			_, err := fmt.Fprintf(e.stdout, "oo-claude %s (%s, proven against Claude Code %s)\n", version.Version, runtime.Version(), version.ProvenAgainst)
+			_, err := fmt.Fprintln(e.stdout, versionLine())
 			return err
 		},
 	}
