@@ -11,6 +11,7 @@ import (
 )
 
 func TestPositional(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		args    []string
@@ -61,6 +62,7 @@ func TestPositional(t *testing.T) {
 }
 
 func TestSecondsFlagPositive(t *testing.T) {
+	t.Parallel()
 	var d time.Duration
 	f := secondsFlag{d: &d, positive: true}
 	if err := f.Set("0"); err == nil {
@@ -103,6 +105,7 @@ func FuzzSecondsFlag(f *testing.F) {
 // TestPositionalHelp: --help after the arguments is the usage, as before
 // them; after a lone -- it is a line.
 func TestPositionalHelp(t *testing.T) {
+	t.Parallel()
 	fs := flag.NewFlagSet("x", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	if _, err := positional(fs, []string{"t", "line", "--help"}); !errors.Is(err, flag.ErrHelp) {

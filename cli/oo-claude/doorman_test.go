@@ -22,6 +22,7 @@ import (
 )
 
 func TestDoormanUsage(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name string
 		args []string
@@ -34,6 +35,7 @@ func TestDoormanUsage(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			r := runBinary(t, []string{"HOME=" + t.TempDir()}, "", tt.args...)
 			if r.code != 2 || !strings.Contains(r.stderr, tt.in) || r.stdout != "" {
 				t.Errorf("exit %d, stdout %q, stderr %q; want 2 and %q", r.code, r.stdout, r.stderr, tt.in)
@@ -66,8 +68,10 @@ const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"pro
 // the doorman's pid, and the ack names the frame's msg_id and the class the
 // registry status says.
 func TestDoormanRoundTrip(t *testing.T) {
+	t.Parallel()
 	for _, status := range []string{"busy", "idle"} {
 		t.Run(status, func(t *testing.T) {
+			t.Parallel()
 			o := fakeowner.New(t, fakeowner.Options{Status: status})
 			ctx := ctxT(t, 30*time.Second)
 			c := o.Start(command(ctx, t, []string{"OO_CLAUDE_DOOR_SETTLE_S=0.05"}, "doorman", "--mcp"))
@@ -140,7 +144,9 @@ func inboxDir(t *testing.T, o *fakeowner.Owner) []string {
 // given another session's id, and an MCP doorman started from a tool write
 // nothing and say why.
 func TestDoormanRefusesElsewhere(t *testing.T) {
+	t.Parallel()
 	t.Run("another session's --session", func(t *testing.T) {
+		t.Parallel()
 		o := fakeowner.New(t, fakeowner.Options{})
 		ctx := ctxT(t, 30*time.Second)
 		c := o.Start(command(ctx, t, nil, "doorman", "--allow-foreground", "--once", "--json", "--session", "0badc0de-0000-4000-8000-000000000000"))
@@ -154,6 +160,7 @@ func TestDoormanRefusesElsewhere(t *testing.T) {
 		}
 	})
 	t.Run("not a descendant", func(t *testing.T) {
+		t.Parallel()
 		o := fakeowner.New(t, fakeowner.Options{})
 		o.Append("[a 📡] must wait")
 		ctx := ctxT(t, 30*time.Second)
@@ -186,6 +193,7 @@ func TestDoormanRefusesElsewhere(t *testing.T) {
 		}
 	})
 	t.Run("mcp doorman started from a tool", func(t *testing.T) {
+		t.Parallel()
 		o := fakeowner.New(t, fakeowner.Options{})
 		o.Append("[a 📡] must wait")
 		ctx := ctxT(t, 30*time.Second)
@@ -274,6 +282,7 @@ func stopAfterSIGINT(tb testing.TB) (time.Duration, inbox.Heartbeat) {
 // again), every delivered ack rests on its enqueue row, and each refused
 // line is acked exactly once.
 func TestDoormanKill9Replay(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("slow")
 	}

@@ -11,6 +11,7 @@ import (
 )
 
 func TestGCVerb(t *testing.T) {
+	t.Parallel()
 	fs := fakestation.New(t)
 	const gone = "6c0d0000-1111-4222-8333-444455556666"
 	inbox := fs.InboxPath(gone)

@@ -49,6 +49,22 @@ func newHLRig(t *testing.T) *hlRig {
 	return &hlRig{fs: fs, fk: fk, env: env, cwd: cwd, sid: uuid.NewString()}
 }
 
+// args returns a copy of args with the placeholders SID and CWD replaced
+// by the rig's session id and project directory.
+func (r *hlRig) args(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		switch a {
+		case "SID":
+			a = r.sid
+		case "CWD":
+			a = r.cwd
+		}
+		out[i] = a
+	}
+	return out
+}
+
 func (r *hlRig) run(t *testing.T, extraEnv []string, args ...string) result {
 	t.Helper()
 	return runBinary(t, append(append([]string{}, r.env...), extraEnv...), "", args...)
@@ -83,6 +99,7 @@ func (r *hlRig) receipts(t *testing.T) []map[string]any {
 }
 
 func TestResumeClassesThroughBinary(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		setup   func(t *testing.T, r *hlRig)
@@ -210,21 +227,14 @@ func TestResumeClassesThroughBinary(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			r := newHLRig(t)
 			if tt.setup != nil {
 				tt.setup(t, r)
 			}
 			before := len(r.fk.Calls("claude"))
 			r.fk.Script(tt.script)
-			for i, a := range tt.args {
-				switch a {
-				case "CWD":
-					tt.args[i] = r.cwd
-				case "SID":
-					tt.args[i] = r.sid
-				}
-			}
-			res := r.run(t, nil, tt.args...)
+			res := r.run(t, nil, r.args(tt.args)...)
 			if res.code != tt.code {
 				t.Fatalf("exit %d, want %d\nstdout: %s\nstderr: %s", res.code, tt.code, res.stdout, res.stderr)
 			}
@@ -289,6 +299,7 @@ func callerEnv() (env []string, secrets []string) {
 }
 
 func TestResumeScrubsEnvironmentExactly(t *testing.T) {
+	t.Parallel()
 	r := newHLRig(t)
 	r.transcriptFor(t, r.sid)
 	caller, _ := callerEnv()
@@ -363,6 +374,7 @@ func TestResumeScrubsEnvironmentExactly(t *testing.T) {
 }
 
 func TestResumeTimeoutKillsProcessGroup(t *testing.T) {
+	t.Parallel()
 	r := newHLRig(t)
 	r.transcriptFor(t, r.sid)
 	r.fk.Script(fakeclaude.Script{DelayMS: 120_000, Grandchild: true, IgnoreTERM: true})

@@ -28,10 +28,13 @@ import (
 )
 
 // hostileBound is how soon a verb must answer when a hostile file sits at a
-// path it touches: "within a second", with slack for -race on loaded cores.
-// A verb that hangs is killed at hostileKill and the cell fails.
+// path it touches: "within a second", with slack for -race on loaded cores
+// and the package's parallel tests (2.3 s was the slowest cell seen, at a
+// load of 7 on 2 cores); a send that waited out the default 5 s for an ack
+// instead of answering still fails it. A verb that hangs is killed at
+// hostileKill and the cell fails.
 const (
-	hostileBound = 3 * time.Second
+	hostileBound = 5 * time.Second
 	hostileKill  = 15 * time.Second
 )
 
@@ -403,6 +406,7 @@ func hostileCases() []hostileCase {
 // exit code, the planted file is left as it was, and nothing outside the
 // station (the symlink's decoy) changed.
 func TestHostileFiles(t *testing.T) {
+	t.Parallel()
 	for _, c := range hostileCases() {
 		for _, k := range hostile.Kinds() {
 			t.Run(c.verb+"/"+c.file+"/"+string(k), func(t *testing.T) {
@@ -513,6 +517,7 @@ func runHostileCell(t *testing.T, c hostileCase, k hostile.Kind) {
 // the working directory. Before, "--wait 0x1p1" waited 2 s and a relative
 // OO_CLAUDE_INBOX_DIR put the line under the sender's working directory.
 func TestHostileKnobsAndFlags(t *testing.T) {
+	t.Parallel()
 	fs := fakestation.New(t)
 	sid := uuid.NewString()
 	cases := []struct {
@@ -559,6 +564,7 @@ const hostileText = "x\x1b]0;owned\x07y \x1b[2J \u202eevil\u202c \u009b"
 // keeps the exact text. Before, read copied an OSC from a transcript to the
 // terminal as it was.
 func TestHumanOutputEscapes(t *testing.T) {
+	t.Parallel()
 	o := newObsStation(t)
 	now := time.Now().UTC().Format(time.RFC3339Nano)
 	cwd := filepath.Join(o.fs.Root, "work")
@@ -625,6 +631,7 @@ func TestHumanOutputEscapes(t *testing.T) {
 // glued onto the torn one, never to be read back, while the writer reported
 // success (lineage register said appended: true).
 func TestTornLastLine(t *testing.T) {
+	t.Parallel()
 	fs := fakestation.New(t)
 	sid := uuid.NewString()
 	env := append(fs.Env(), "CLAUDE_CODE_MESSAGING_TOKEN="+testToken, "OO_CLAUDE_WAIT_S=0", "OO_CLAUDE_MIN_INTERVAL_S=0")
@@ -671,6 +678,7 @@ func TestTornLastLine(t *testing.T) {
 // the doorman follows and delivers. Before, a line planted by another user
 // in a world-writable inbox directory was delivered into the session.
 func TestDoormanDeliversNothingFromUntrustedInbox(t *testing.T) {
+	t.Parallel()
 	o := fakeowner.New(t, fakeowner.Options{})
 	o.Append("[planted 📡] do something")
 	if err := os.Chmod(o.Station.Paths.InboxDir, 0o777); err != nil {
@@ -713,6 +721,7 @@ func TestDoormanDeliversNothingFromUntrustedInbox(t *testing.T) {
 // documented codes: an ack, offset or inbox error (the line waits) is 4 like
 // a failed delivery; it was 1.
 func TestForegroundDoormanExitCodes(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		err  error
@@ -736,6 +745,7 @@ func TestForegroundDoormanExitCodes(t *testing.T) {
 // symlink, another user's file, one others can write) keeps answering and
 // stops at SIGINT within the bound (exit 0), the planted files untouched.
 func TestWatchHostileFiles(t *testing.T) {
+	t.Parallel()
 	for _, k := range hostile.Kinds() {
 		t.Run(string(k), func(t *testing.T) {
 			t.Parallel()
@@ -798,6 +808,7 @@ func TestWatchHostileFiles(t *testing.T) {
 // is a number of seconds. Before, "--wait 1e20" was refused with "want
 // seconds ≥ 0", which it is.
 func TestSecondsBoundNamed(t *testing.T) {
+	t.Parallel()
 	fs := fakestation.New(t)
 	sid := uuid.NewString()
 	env := append(fs.Env(), "CLAUDE_CODE_MESSAGING_TOKEN="+testToken)
@@ -828,6 +839,7 @@ func TestSecondsBoundNamed(t *testing.T) {
 // dir, so it writes the transcript where read then finds it. It was a usage
 // error (exit 2) of every verb.
 func TestRelativeClaudeConfigDir(t *testing.T) {
+	t.Parallel()
 	r := newHLRig(t)
 	r.fk.Script(fakeclaude.Script{Result: "READY", Transcript: true})
 	var env []string

@@ -19,6 +19,7 @@ import (
 // supervisor's pid and the deadline, so a reader tells the abandoned run
 // from a live one.
 func TestStartKilledSupervisorTakesClaudeWithIt(t *testing.T) {
+	t.Parallel()
 	r := newHLRig(t)
 	r.fk.Script(fakeclaude.Script{DelayMS: 120_000})
 	out := filepath.Join(t.TempDir(), "start.json")
@@ -71,6 +72,7 @@ func TestStartKilledSupervisorTakesClaudeWithIt(t *testing.T) {
 // A budget that is not a finite number above 0 is a usage error (exit 2)
 // of resume and start, before anything runs.
 func TestBudgetNotFiniteIsUsage(t *testing.T) {
+	t.Parallel()
 	r := newHLRig(t)
 	r.transcriptFor(t, r.sid)
 	// A hex float and underscores too: "0x1p1" ran claude with
@@ -95,6 +97,7 @@ func TestBudgetNotFiniteIsUsage(t *testing.T) {
 // default 4 turns, -1 was a refusal (exit 1), and "0x2" or "1_0" were
 // read as 2 and 10. --turns of read takes the same rule.
 func TestMaxTurnsNotPositiveIsUsage(t *testing.T) {
+	t.Parallel()
 	r := newHLRig(t)
 	r.transcriptFor(t, r.sid)
 	for _, n := range []string{"0", "-1", "-0", "+1", "0x2", "1_0", "1.0", "1e1", "", "99999999999999999999"} {

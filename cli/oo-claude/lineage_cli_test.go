@@ -12,6 +12,7 @@ import (
 )
 
 func TestLineageVerbs(t *testing.T) {
+	t.Parallel()
 	const (
 		child  = "c1d00000-1111-4222-8333-444455556666"
 		parent = "9a4e0000-1111-4222-8333-444455556666"
@@ -66,6 +67,7 @@ func TestLineageVerbs(t *testing.T) {
 // lineage show never writes a row's control characters raw: a title or
 // by that holds an escape sequence is printed quoted.
 func TestLineageShowEscapes(t *testing.T) {
+	t.Parallel()
 	const (
 		child  = "c1d00000-1111-4222-8333-444455556666"
 		parent = "9a4e0000-1111-4222-8333-444455556666"

@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -37,6 +40,7 @@ func TestMain(m *testing.M) {
 type leakChecked struct{ m *testing.M }
 
 func (l leakChecked) Run() int {
+	widenParallel()
 	code := l.m.Run()
 	if code == 0 {
 		if err := goleak.Find(); err != nil {
@@ -45,6 +49,23 @@ func (l leakChecked) Run() int {
 		}
 	}
 	return code
+}
+
+// widenParallel runs up to 4 parallel tests per CPU unless -parallel is
+// given. The tests mostly wait (on the child processes they run, the
+// doorman's settle, a --seen or --wait window), not compute: at the
+// default of one per CPU the package took four times as long on 2 cores.
+// The two tests that hold a run to a tight wall-clock bound stay serial,
+// so they run alone (TestDoormanSIGINT, TestSendInProcess).
+func widenParallel() {
+	if !flag.Parsed() {
+		flag.Parse()
+	}
+	set := false
+	flag.Visit(func(f *flag.Flag) { set = set || f.Name == "test.parallel" })
+	if !set {
+		flag.Set("test.parallel", strconv.Itoa(4*runtime.GOMAXPROCS(0)))
+	}
 }
 
 // result is what one run of the binary did.
@@ -114,6 +135,7 @@ func testProc(getenv func(string) string) proc {
 }
 
 func TestUsageAndVersion(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name     string
 		args     []string
@@ -131,6 +153,7 @@ func TestUsageAndVersion(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			r := runBinary(t, []string{"HOME=" + t.TempDir()}, "", tt.args...)
 			if r.code != tt.code {
 				t.Errorf("exit %d, want %d; stderr:\n%s", r.code, tt.code, r.stderr)

@@ -189,6 +189,7 @@ func missingV01Fields(t *testing.T, raw string) []string {
 }
 
 func TestSessionsJSONHasEveryV01Field(t *testing.T) {
+	t.Parallel()
 	o := newObsStation(t)
 	out := filepath.Join(o.fs.Root, "out", "sessions.json")
 	r := runBinary(t, o.fs.Env(), "", "sessions", "--json", "--all", "--write", out)
@@ -248,6 +249,7 @@ func TestSessionsJSONHasEveryV01Field(t *testing.T) {
 }
 
 func TestSessionsAndRidersCLI(t *testing.T) {
+	t.Parallel()
 	o := newObsStation(t)
 	tests := []struct {
 		name       string
@@ -304,6 +306,7 @@ func TestSessionsAndRidersCLI(t *testing.T) {
 }
 
 func TestReadCLI(t *testing.T) {
+	t.Parallel()
 	o := newObsStation(t)
 	// A session that does not run, with a transcript somewhere under projects.
 	const gone = "eeeeeeee-0000-4000-8000-000000000009"
@@ -349,6 +352,7 @@ func TestReadCLI(t *testing.T) {
 }
 
 func TestDoctorCLI(t *testing.T) {
+	t.Parallel()
 	fs := fakestation.New(t)
 	// A fake claude: a shell script that answers --version and mcp get,
 	// naming as the doorman's command whatever FAKE_DOORMAN_CMD says.

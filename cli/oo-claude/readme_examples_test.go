@@ -82,12 +82,14 @@ func exampleShape(l string) string {
 // A verb with examples and no case here fails the test, so a new example
 // is run too.
 func TestReadmeExamples(t *testing.T) {
+	t.Parallel()
 	xs := readmeExamples(t)
 	if len(xs) == 0 {
 		t.Fatal("no example commands in the README's Verbs section")
 	}
 	for _, x := range xs {
 		t.Run(strings.Join(strings.Fields(x.cmd)[:2], " "), func(t *testing.T) {
+			t.Parallel()
 			args, err := shellWords(x.cmd)
 			if err != nil {
 				t.Fatalf("README.md:%d: %v", x.line, err)

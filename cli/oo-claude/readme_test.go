@@ -17,6 +17,7 @@ import (
 // has one, and each example command ("$ oo-claude …") parses: its verb
 // exists and every flag it gives is one of the verb's.
 func TestReadmeVerbs(t *testing.T) {
+	t.Parallel()
 	b, err := os.ReadFile(filepath.Join("..", "..", "README.md"))
 	if err != nil {
 		t.Fatal(err)

@@ -30,6 +30,7 @@ import (
 //
 // which makes a FIFO (and its parent directories) at PATH under $WORK.
 func TestScript(t *testing.T) {
+	t.Parallel()
 	testscript.Run(t, testscript.Params{
 		Dir:                 filepath.Join("testdata", "script"),
 		RequireExplicitExec: true,

@@ -91,6 +91,7 @@ func assertNoToken(t *testing.T, root string, outputs ...string) {
 // TestSendBinary runs every class through the binary: exit code, the
 // human line, the --json row with every v0.1 key, the file, no token.
 func TestSendBinary(t *testing.T) {
+	t.Parallel()
 	type setup func(t *testing.T, fs *fakestation.Station) (args []string)
 	running := func(o *fakedoorman.Options, line string, flags ...string) setup {
 		return func(t *testing.T, fs *fakestation.Station) []string {
@@ -144,6 +145,7 @@ func TestSendBinary(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			for _, asJSON := range []bool{false, true} {
 				fs := fakestation.New(t)
 				args := []string{"send"}
@@ -226,6 +228,7 @@ func readOrEmpty(t *testing.T, path string) string {
 }
 
 func TestSendUsage(t *testing.T) {
+	t.Parallel()
 	fs := fakestation.New(t)
 	tests := []struct {
 		name string
@@ -259,6 +262,7 @@ func TestSendUsage(t *testing.T) {
 
 // The knobs set the defaults; flags override them.
 func TestSendKnobs(t *testing.T) {
+	t.Parallel()
 	fs := fakestation.New(t)
 	sid := uuid.NewString()
 	env := append(fs.Env(), "OO_CLAUDE_WAIT_S=1.5", "OO_CLAUDE_MIN_INTERVAL_S=45")
@@ -282,6 +286,7 @@ func TestSendKnobs(t *testing.T) {
 // 8 processes × 100 sends into one inbox, throttle off: every line whole,
 // none lost, each receipt's line_offset right.
 func TestSendProcesses(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("800 processes")
 	}
@@ -350,6 +355,7 @@ func TestSendProcesses(t *testing.T) {
 // 8 processes per sender, two senders, at once, throttle on: exactly one
 // line per (session, sender) is written; the others are dropped (exit 6).
 func TestSendThrottleProcesses(t *testing.T) {
+	t.Parallel()
 	fs := fakestation.New(t)
 	sid := uuid.NewString()
 	type res struct {
@@ -385,6 +391,7 @@ func TestSendThrottleProcesses(t *testing.T) {
 }
 
 func TestSendSymlinkedInbox(t *testing.T) {
+	t.Parallel()
 	fs := fakestation.New(t)
 	sid := uuid.NewString()
 	victim := filepath.Join(t.TempDir(), "victim")
@@ -404,6 +411,7 @@ func TestSendSymlinkedInbox(t *testing.T) {
 // A receipts file that cannot be written: the verdict and exit code stand,
 // the printed row carries receipt_write_error.
 func TestSendReceiptWriteError(t *testing.T) {
+	t.Parallel()
 	fs := fakestation.New(t)
 	if err := os.Symlink(filepath.Join(t.TempDir(), "x"), fs.Paths.ReceiptsFile()); err != nil {
 		t.Fatal(err)
@@ -494,6 +502,7 @@ func absorbRows(t *testing.T, d *fakedoorman.Doorman, transcript string, wrongID
 // (the class's code); a line that was not delivered has nothing to prove
 // (seen null) and keeps its class's code.
 func TestSendSeenBinary(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name      string
 		doorman   *fakedoorman.Options
@@ -514,6 +523,7 @@ func TestSendSeenBinary(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			for _, asJSON := range []bool{false, true} {
 				fs := fakestation.New(t)
 				r := fs.AddSession(fakestation.Session{Name: "work-e9"})
@@ -584,6 +594,7 @@ func TestSendSeenBinary(t *testing.T) {
 }
 
 func TestSendSeenUsage(t *testing.T) {
+	t.Parallel()
 	fs := fakestation.New(t)
 	for _, v := range []string{"-1", "soon"} {
 		r := runInProcess(t, fs.Getenv, "", "send", uuid.NewString(), "x", "--seen", v)
@@ -597,6 +608,7 @@ func TestSendSeenUsage(t *testing.T) {
 // line, then the model's answer; --json carries reply and reply_s; no
 // answer in time is a note on stderr, with the class's exit code.
 func TestSendReplyBinary(t *testing.T) {
+	t.Parallel()
 	before := `{"type":"assistant","isSidechain":false,"message":{"role":"assistant","content":[{"type":"text","text":"NOT THE REPLY"}],"stop_reason":"tool_use"}}`
 	answer := `{"type":"assistant","isSidechain":false,"message":{"role":"assistant","content":[{"type":"text","text":"PONG from the session"}],"stop_reason":"end_turn"},"timestamp":"2026-11-30T19:30:15.686Z"}`
 	tests := []struct {
@@ -612,6 +624,7 @@ func TestSendReplyBinary(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			for _, asJSON := range []bool{false, true} {
 				fs := fakestation.New(t)
 				r := fs.AddSession(fakestation.Session{Name: "work-e9"})
@@ -657,6 +670,7 @@ func TestSendReplyBinary(t *testing.T) {
 // TestSendPriorityFlag: --priority later writes the structured line and the
 // receipt says so; an unknown priority is a usage error and writes nothing.
 func TestSendPriorityFlag(t *testing.T) {
+	t.Parallel()
 	fs := fakestation.New(t)
 	sid := uuid.NewString()
 	r := runInProcess(t, fs.Getenv, "", "send", sid, "after your turn", "--from", "omi", "--priority", "later", "--json")

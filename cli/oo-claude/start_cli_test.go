@@ -20,8 +20,6 @@ import (
 	"github.com/oo-family/oo-claude/station"
 )
 
-const startSID = "57a47000-1111-4222-8333-444455556666"
-
 func readStartFile(t *testing.T, path string) headless.StartFile {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -36,32 +34,38 @@ func readStartFile(t *testing.T, path string) headless.StartFile {
 }
 
 func TestStartClassesThroughBinary(t *testing.T) {
+	t.Parallel()
 	self := binary(t)
 	doorman := claudeproc.DoormanConfig(self)
-	head := []string{"-p", "--session-id", startSID, "--output-format", "stream-json", "--verbose", "--model", "claude-haiku-5-5", "--max-turns", "4",
-		"--permission-mode", "dontAsk", "--tools", ""}
-	tail := []string{"--max-budget-usd", "0.25", "do it"}
-	argv := func(mid ...string) []string { return append(append(append([]string{}, head...), mid...), tail...) }
+	// argv is claude's argv for session sid with mid between the fixed
+	// head and tail.
+	argv := func(mid ...string) func(sid string) []string {
+		return func(sid string) []string {
+			head := []string{"-p", "--session-id", sid, "--output-format", "stream-json", "--verbose", "--model", "claude-haiku-5-5", "--max-turns", "4",
+				"--permission-mode", "dontAsk", "--tools", ""}
+			return append(append(head, mid...), "--max-budget-usd", "0.25", "do it")
+		}
+	}
 	tests := []struct {
 		name     string
 		script   fakeclaude.Script
 		args     []string
 		code     int
 		state    headless.Class
-		argv     []string
+		argv     func(sid string) []string
 		doorman  headless.DoormanMode
 		check    func(t *testing.T, r *hlRig, f headless.StartFile)
 		noClaude bool
 	}{
 		{name: "completed with the injected doorman", script: fakeclaude.Script{Result: "READY", CostUSD: 0.015},
-			args: []string{"start", "do it", "--session-id", startSID, "--name", "worker", "--json"}, code: 0, state: headless.Completed,
+			args: []string{"start", "do it", "--session-id", "SID", "--name", "worker", "--json"}, code: 0, state: headless.Completed,
 			argv: argv("--mcp-config", doorman, "--strict-mcp-config"), doorman: headless.DoormanInjected,
 			check: func(t *testing.T, r *hlRig, f headless.StartFile) {
 				if f.Result == nil || *f.Result != "READY" || *f.TotalCostUSD != 0.015 || f.Name == nil || *f.Name != "worker" ||
 					*f.DoormanDelivered != 0 || f.Note != nil || string(f.DoormanHeartbeat) != "null" {
 					t.Errorf("file %+v", f)
 				}
-				fi, err := os.Stat(r.fs.InboxPath(startSID))
+				fi, err := os.Stat(r.fs.InboxPath(r.sid))
 				if err != nil || fi.Mode().Perm() != 0o600 {
 					t.Errorf("inbox: %v %v", fi, err)
 				}
@@ -69,12 +73,12 @@ func TestStartClassesThroughBinary(t *testing.T) {
 					t.Errorf("lineage %+v", f.Lineage)
 				}
 			}},
-		{name: "--no-doorman keeps --strict-mcp-config alone", args: []string{"start", "do it", "--session-id", startSID, "--no-doorman", "--json"},
+		{name: "--no-doorman keeps --strict-mcp-config alone", args: []string{"start", "do it", "--session-id", "SID", "--no-doorman", "--json"},
 			code: 0, state: headless.Completed, argv: argv("--strict-mcp-config"), doorman: headless.DoormanNone},
-		{name: "--user-mcp and --allowed-tools", args: []string{"start", "do it", "--session-id", startSID, "--user-mcp", "--allowed-tools", "Bash(git status *) Read", "--json"},
+		{name: "--user-mcp and --allowed-tools", args: []string{"start", "do it", "--session-id", "SID", "--user-mcp", "--allowed-tools", "Bash(git status *) Read", "--json"},
 			code: 0, state: headless.Completed, argv: argv("--allowedTools", "Bash(git status *) Read"), doorman: headless.DoormanUserScope},
 		{name: "doorman delivered lines: count and note", script: fakeclaude.Script{Result: "STEERED", Acks: 2},
-			args: []string{"start", "do it", "--session-id", startSID, "--json"}, code: 0, state: headless.Completed,
+			args: []string{"start", "do it", "--session-id", "SID", "--json"}, code: 0, state: headless.Completed,
 			argv: argv("--mcp-config", doorman, "--strict-mcp-config"), doorman: headless.DoormanInjected,
 			check: func(t *testing.T, r *hlRig, f headless.StartFile) {
 				if *f.DoormanDelivered != 2 || f.Note != nil || len(f.Turns) != 1 {
@@ -86,7 +90,7 @@ func TestStartClassesThroughBinary(t *testing.T) {
 				}
 			}},
 		{name: "failed", script: fakeclaude.Script{IsError: true, Subtype: "error_max_turns", TerminalReason: "max_turns", Exit: 1, Stderr: "turns\n"},
-			args: []string{"start", "do it", "--session-id", startSID, "--json"}, code: 4, state: headless.Failed,
+			args: []string{"start", "do it", "--session-id", "SID", "--json"}, code: 4, state: headless.Failed,
 			argv: argv("--mcp-config", doorman, "--strict-mcp-config"), doorman: headless.DoormanInjected,
 			check: func(t *testing.T, r *hlRig, f headless.StartFile) {
 				if *f.Subtype != "error_max_turns" || *f.TerminalReason != "max_turns" || *f.StderrTail != "turns" || *f.ExitCode != 1 {
@@ -94,7 +98,7 @@ func TestStartClassesThroughBinary(t *testing.T) {
 				}
 			}},
 		{name: "timeout", script: fakeclaude.Script{DelayMS: 60_000, Grandchild: true},
-			args: []string{"start", "do it", "--session-id", startSID, "--timeout", "1", "--json"}, code: 5, state: headless.Timeout,
+			args: []string{"start", "do it", "--session-id", "SID", "--timeout", "1", "--json"}, code: 5, state: headless.Timeout,
 			argv: argv("--mcp-config", doorman, "--strict-mcp-config"), doorman: headless.DoormanInjected,
 			check: func(t *testing.T, r *hlRig, f headless.StartFile) {
 				c := r.fk.Calls("claude")[0]
@@ -110,9 +114,10 @@ func TestStartClassesThroughBinary(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			r := newHLRig(t)
 			r.fk.Script(tt.script)
-			res := r.run(t, nil, append(tt.args, "--cwd", r.cwd)...)
+			res := r.run(t, nil, append(r.args(tt.args), "--cwd", r.cwd)...)
 			if res.code != tt.code {
 				t.Fatalf("exit %d, want %d\nstdout %s\nstderr %s", res.code, tt.code, res.stdout, res.stderr)
 			}
@@ -135,7 +140,7 @@ func TestStartClassesThroughBinary(t *testing.T) {
 			if tt.noClaude {
 				return
 			}
-			f := readStartFile(t, filepath.Join(r.fs.Paths.StateDir, "start", startSID+".json"))
+			f := readStartFile(t, filepath.Join(r.fs.Paths.StateDir, "start", r.sid+".json"))
 			for _, x := range []*headless.StartFile{&printed, &f} {
 				var b bytes.Buffer
 				if json.Compact(&b, x.DoormanHeartbeat) == nil {
@@ -148,10 +153,10 @@ func TestStartClassesThroughBinary(t *testing.T) {
 			if len(calls) != 1 {
 				t.Fatalf("%d claude calls", len(calls))
 			}
-			if d := cmp.Diff(tt.argv, calls[0].Args); d != "" {
+			if d := cmp.Diff(tt.argv(r.sid), calls[0].Args); d != "" {
 				t.Errorf("claude argv (-want +got):\n%s", d)
 			}
-			if calls[0].Dir != r.cwd || f.Doorman != tt.doorman || f.SessionID != startSID {
+			if calls[0].Dir != r.cwd || f.Doorman != tt.doorman || f.SessionID != r.sid {
 				t.Errorf("dir %s doorman %s sid %s", calls[0].Dir, f.Doorman, f.SessionID)
 			}
 			if f.Argv[len(f.Argv)-1] != "<line>" {
@@ -169,6 +174,7 @@ func TestStartClassesThroughBinary(t *testing.T) {
 }
 
 func TestStartRecordsCallingSessionAsParent(t *testing.T) {
+	t.Parallel()
 	const parent = "9a4e0000-1111-4222-8333-444455556666"
 	tests := []struct {
 		name  string
@@ -190,13 +196,14 @@ func TestStartRecordsCallingSessionAsParent(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
 			r := newHLRig(t)
 			env := tt.setup(r)
-			res := r.run(t, env, append([]string{"start", "go", "--session-id", startSID, "--cwd", r.cwd, "--json"}, tt.args...)...)
+			res := r.run(t, env, append([]string{"start", "go", "--session-id", r.sid, "--cwd", r.cwd, "--json"}, tt.args...)...)
 			if res.code != 0 {
 				t.Fatalf("exit %d: %s", res.code, res.stderr)
 			}
-			f := readStartFile(t, filepath.Join(r.fs.Paths.StateDir, "start", startSID+".json"))
+			f := readStartFile(t, filepath.Join(r.fs.Paths.StateDir, "start", r.sid+".json"))
 			if d := cmp.Diff(tt.want, f.Lineage.ParentSession); d != "" {
 				t.Errorf("lineage parent (-want +got):\n%s", d)
 			}
@@ -207,7 +214,7 @@ func TestStartRecordsCallingSessionAsParent(t *testing.T) {
 				}
 				return
 			}
-			if len(links) != 1 || *links[0].ParentSession != parent || links[0].ChildSession != startSID || links[0].By != lineage.ByParent || !f.Lineage.Registered {
+			if len(links) != 1 || *links[0].ParentSession != parent || links[0].ChildSession != r.sid || links[0].By != lineage.ByParent || !f.Lineage.Registered {
 				t.Errorf("links %+v, lineage %+v", links, f.Lineage)
 			}
 		})
@@ -215,6 +222,7 @@ func TestStartRecordsCallingSessionAsParent(t *testing.T) {
 }
 
 func TestStartSystemd(t *testing.T) {
+	t.Parallel()
 	r := newHLRig(t)
 	r.fk.ScriptFor(fakeclaude.NameSystemdRun, fakeclaude.Script{RunUnit: true, UnitEnv: []string{"OO_CLAUDE_TEST_AS_BINARY=1"}})
 	r.fk.Script(fakeclaude.Script{Result: "READY", CostUSD: 0.001})
@@ -227,16 +235,17 @@ func TestStartSystemd(t *testing.T) {
 			env[i] = "CLAUDE_CODE_SESSION_ID=" + parent
 		}
 	}
-	res := r.run(t, env, "start", "do it", "--session-id", startSID, "--systemd", "--timeout", "60", "--cwd", r.cwd, "--json")
+	res := r.run(t, env, "start", "do it", "--session-id", r.sid, "--systemd", "--timeout", "60", "--cwd", r.cwd, "--json")
 	if res.code != 0 {
 		t.Fatalf("exit %d: %s", res.code, res.stderr)
 	}
-	resultFile := filepath.Join(r.fs.Paths.StateDir, "start", startSID+".json")
+	resultFile := filepath.Join(r.fs.Paths.StateDir, "start", r.sid+".json")
+	unit := "oo-claude-" + r.sid[:8] // the unit is named by the session id's first 8 characters
 	var d headless.Detached
 	if err := json.Unmarshal([]byte(res.stdout), &d); err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff(headless.Detached{State: headless.Started, Unit: "oo-claude-57a47000", ResultFile: resultFile, SessionID: startSID}, d); diff != "" {
+	if diff := cmp.Diff(headless.Detached{State: headless.Started, Unit: unit, ResultFile: resultFile, SessionID: r.sid}, d); diff != "" {
 		t.Errorf("answer (-want +got):\n%s", diff)
 	}
 	sr := r.fk.Calls(fakeclaude.NameSystemdRun)
@@ -249,7 +258,7 @@ func TestStartSystemd(t *testing.T) {
 			eflags = append(eflags, "-E", n)
 		}
 	}
-	want := append(append([]string{"--user", "--unit", "oo-claude-57a47000", "--same-dir", "--collect", "--no-block", "--property=RuntimeMaxSec=90"},
+	want := append(append([]string{"--user", "--unit", unit, "--same-dir", "--collect", "--no-block", "--property=RuntimeMaxSec=90"},
 		eflags...), "--", binary(t), "start", "--foreground-unit", resultFile)
 	if diff := cmp.Diff(want, sr[0].Args); diff != "" {
 		t.Errorf("systemd-run argv (-want +got):\n%s", diff)
@@ -265,7 +274,7 @@ func TestStartSystemd(t *testing.T) {
 			break
 		}
 	}
-	if f.State != headless.Completed || f.Unit == nil || *f.Unit != "oo-claude-57a47000" || f.Result == nil || *f.Result != "READY" {
+	if f.State != headless.Completed || f.Unit == nil || *f.Unit != unit || f.Result == nil || *f.Result != "READY" {
 		t.Errorf("result file %+v", f)
 	}
 	if f.Lineage.ParentSession == nil || *f.Lineage.ParentSession != parent || !f.Lineage.Registered {

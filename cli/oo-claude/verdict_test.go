@@ -11,6 +11,7 @@ import (
 // The human verdict says what a delivered line's ack rests on: the
 // receiver's enqueue row (with its time) or the settle alone.
 func TestHumanVerdictConfirm(t *testing.T) {
+	t.Parallel()
 	base := claudeinbox.Verdict{Class: claudeinbox.DeliveredSteer, SessionID: "017c3f59-43cc-4dc8-bfb6-5e9a5625a864",
 		MsgID: "6c6c667d-dc66-465b-8e42-2811789dfb0b", Waited: 110 * time.Millisecond}
 	tests := []struct {

@@ -34,6 +34,7 @@ func (s *syncBuffer) String() string {
 // come and go, and stops cleanly when its context ends; the human form is
 // one line per event; a second argument is a usage error.
 func TestWatchVerb(t *testing.T) {
+	t.Parallel()
 	for _, asJSON := range []bool{true, false} {
 		fs := fakestation.New(t)
 		old := fs.AddSession(fakestation.Session{Name: "old-a1"})
