@@ -526,3 +526,17 @@ func printGC(e *env, items []observatory.GCItem) (failed bool) {
 func versionLine() string {
 	return fmt.Sprintf("oo-claude %s (%s, proven against Claude Code %s)", version.Version, runtime.Version(), version.ProvenAgainst)
 }
+
+// printReceiptError is the stderr line of a resume or start whose receipt
+// could not be written (msg nil: it was).
+func printReceiptError(e *env, msg *string) {
+	if msg != nil {
+		fmt.Fprintf(e.stderr, "oo-claude: receipt not written: %s\n", *msg)
+	}
+}
+
+// printWhy is the stderr line beside a resume's or start's --json row when
+// the run failed: the class and why.
+func printWhy(e *env, class headless.Class, reason string) {
+	fmt.Fprintf(e.stderr, "oo-claude: %s: %s\n", class, reason)
+}

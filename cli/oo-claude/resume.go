@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 
@@ -26,15 +25,6 @@ func headlessRunner(e *env) (*headless.Runner, error) {
 		Receipts:      &receipt.Writer{Path: cfg.ReceiptsFile()},
 		ClientVersion: version.Version,
 	}, nil
-}
-
-func printJSONLine(e *env, v any) error {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintln(e.stdout, string(b))
-	return err
 }
 
 func newResumeCmd(e *env) *ffcli.Command {
@@ -73,15 +63,13 @@ func newResumeCmd(e *env) *ffcli.Command {
 			}
 			res, rerr := r.Resume(ctx, req)
 			row := res.Row(version.Version)
-			if res.ReceiptWriteError != nil {
-				fmt.Fprintf(e.stderr, "oo-claude: receipt not written: %s\n", *res.ReceiptWriteError)
-			}
+			printReceiptError(e, res.ReceiptWriteError)
 			if *asJSON {
 				if err := printJSONLine(e, row); err != nil {
 					return err
 				}
 				if res.Class == headless.Errored || res.Class == headless.Timeout {
-					fmt.Fprintf(e.stderr, "oo-claude: %s: %s\n", res.Class, res.Reason) // why, also beside the JSON
+					printWhy(e, res.Class, res.Reason)
 				}
 			} else {
 				printResume(e, res, rerr)

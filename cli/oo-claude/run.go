@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -159,4 +160,15 @@ func quiet(c *ffcli.Command) {
 	for _, s := range c.Subcommands {
 		quiet(s)
 	}
+}
+
+// printJSONLine is every verb's --json form: v as one line of JSON on
+// stdout, the exact text (not escaped as human output is).
+func printJSONLine(e *env, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = fmt.Fprintln(e.stdout, string(b))
+	return err
 }

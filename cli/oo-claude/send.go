@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
-	"fmt"
 	"time"
 
 	"github.com/oo-family/oo-claude/claudeinbox"
@@ -63,11 +61,9 @@ func newSendCmd(e *env) *ffcli.Command {
 			}
 			v, sendErr := s.Send(ctx, claudeinbox.Request{Target: pos[0], Line: pos[1], From: *from, NoTag: *noTag, Priority: *priority})
 			if *asJSON {
-				b, err := json.Marshal(v.Row())
-				if err != nil {
+				if err := printJSONLine(e, v.Row()); err != nil {
 					return err
 				}
-				fmt.Fprintf(e.stdout, "%s\n", b)
 			} else {
 				writeVerdict(e.human(), v)
 			}

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"path/filepath"
@@ -89,23 +88,18 @@ func newStartCmd(e *env) *ffcli.Command {
 }
 
 func finishStart(e *env, res headless.StartResult, err error, asJSON bool) error {
-	if res.ReceiptWriteError != nil {
-		fmt.Fprintf(e.stderr, "oo-claude: receipt not written: %s\n", *res.ReceiptWriteError)
-	}
-	f := res.File
+	printReceiptError(e, res.ReceiptWriteError)
 	switch {
 	case asJSON && res.Class == headless.Started:
 		if err := printJSONLine(e, res.Detached()); err != nil {
 			return err
 		}
 	case asJSON:
-		b, merr := json.Marshal(f)
-		if merr != nil {
-			return merr
+		if err := printJSONLine(e, res.File); err != nil {
+			return err
 		}
-		fmt.Fprintln(e.stdout, string(b))
 		if res.Class == headless.Failed || res.Class == headless.Timeout {
-			fmt.Fprintf(e.stderr, "oo-claude: %s: %s\n", res.Class, res.Reason) // why, also beside the JSON
+			printWhy(e, res.Class, res.Reason)
 		}
 	default:
 		printStart(e, res, err)

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 	"runtime"
@@ -24,7 +23,7 @@ func newVersionCmd(e *env) *ffcli.Command {
 				return usagef("version takes no arguments")
 			}
 			if *asJSON {
-				return json.NewEncoder(e.stdout).Encode(map[string]string{
+				return printJSONLine(e, map[string]string{
 					"name": "oo-claude", "version": version.Version, "go": runtime.Version(),
 					"proven_against_claude_code": version.ProvenAgainst,
 				})

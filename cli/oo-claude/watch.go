@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
 
@@ -34,11 +33,9 @@ func newWatchCmd(e *env) *ffcli.Command {
 			}
 			for ev := range ch {
 				if *asJSON {
-					b, err := json.Marshal(ev)
-					if err != nil {
+					if err := printJSONLine(e, ev); err != nil {
 						return err
 					}
-					fmt.Fprintf(e.stdout, "%s\n", b)
 					continue
 				}
 				fmt.Fprintln(e.human(), humanEvent(ev))
