@@ -188,3 +188,53 @@ func entryFuncs(t *testing.T, root string) []string {
 	slices.Sort(names)
 	return slices.Compact(names)
 }
+
+// TestNoExportedState: the only exported variables of the public packages
+// are error sentinels (ErrX = errors.New(...)): no package-level state a
+// caller could change under another, such as an exported slice of
+// protocol versions or a default a test swaps.
+func TestNoExportedState(t *testing.T) {
+	vars, root := 0, moduleRoot(t)
+	for _, p := range publicPackages(t, root) {
+		for _, f := range p.files {
+			for _, d := range f.Decls {
+				g, ok := d.(*ast.GenDecl)
+				if !ok || g.Tok != token.VAR {
+					continue
+				}
+				for _, s := range g.Specs {
+					vs := s.(*ast.ValueSpec)
+					for i, n := range vs.Names {
+						if !n.IsExported() {
+							continue
+						}
+						vars++
+						if !strings.HasPrefix(n.Name, "Err") || i >= len(vs.Values) || !isErrorsNew(vs.Values[i]) {
+							pos := p.fset.Position(n.Pos())
+							file, _ := filepath.Rel(root, pos.Filename)
+							t.Errorf("%s:%d: var %s is exported state; export a func or a const, or unexport it (only ErrX = errors.New(...) sentinels are exported variables)",
+								file, pos.Line, n.Name)
+						}
+					}
+				}
+			}
+		}
+	}
+	if vars == 0 {
+		t.Error("no exported variables found at all; is the parser reading the packages?")
+	}
+}
+
+// isErrorsNew reports whether e is errors.New(...) or fmt.Errorf(...).
+func isErrorsNew(e ast.Expr) bool {
+	call, ok := e.(*ast.CallExpr)
+	if !ok {
+		return false
+	}
+	sel, ok := call.Fun.(*ast.SelectorExpr)
+	if !ok {
+		return false
+	}
+	x, ok := sel.X.(*ast.Ident)
+	return ok && (x.Name == "errors" && sel.Sel.Name == "New" || x.Name == "fmt" && sel.Sel.Name == "Errorf")
+}

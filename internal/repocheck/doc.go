@@ -9,5 +9,6 @@
 // the documents' links hold (TestCompatibilityLinks: the COMPATIBILITY.md
 // sections comments name exist, the Markdown anchors resolve, and doc
 // comments point to COMPATIBILITY.md instead of v0.1's spec and carry no
-// lab notes).
+// lab notes), and that the public packages export no variables but error
+// sentinels (TestNoExportedState).
 package repocheck
