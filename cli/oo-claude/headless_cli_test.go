@@ -402,3 +402,33 @@ func TestResumeTimeoutKillsProcessGroup(t *testing.T) {
 		t.Errorf("stdout %s", res.stdout)
 	}
 }
+
+// TestStartTakesTheProcessFromEnv: start in process, with a proc whose
+// working directory and environment are the test's, not the os package's:
+// claude runs in that directory (no --cwd given) with that environment.
+func TestStartTakesTheProcessFromEnv(t *testing.T) {
+	t.Parallel()
+	r := newHLRig(t)
+	r.fk.Script(fakeclaude.Script{Result: "READY"})
+	env := append(append([]string{}, r.env...), "OO_CLAUDE_SEAM_PROBE=from-env")
+	getenv := func(k string) string {
+		for _, kv := range env {
+			if n, v, _ := strings.Cut(kv, "="); n == k {
+				return v
+			}
+		}
+		return ""
+	}
+	p := testProc(getenv)
+	p.environ = func() []string { return env }
+	p.getwd = func() (string, error) { return r.cwd, nil }
+	var out, errb strings.Builder
+	err := run(context.Background(), []string{"start", "hi", "--session-id", r.sid, "--no-doorman", "--json"}, strings.NewReader(""), &out, &errb, p)
+	if code := exitCode(err, &errb); code != 0 {
+		t.Fatalf("exit %d: %s", code, errb.String())
+	}
+	calls := r.fk.Calls("claude")
+	if len(calls) != 1 || calls[0].Dir != r.cwd || !slices.Contains(calls[0].Env, "OO_CLAUDE_SEAM_PROBE=from-env") {
+		t.Fatalf("claude calls %+v, want one in %s with the env's environment", calls, r.cwd)
+	}
+}
