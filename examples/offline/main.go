@@ -375,16 +375,8 @@ func poll(ctx context.Context, started chan headless.StartResult, cond func() bo
 
 // alive reports whether a process pid exists (and is not a zombie).
 func alive(pid int) bool {
-	if pid <= 0 {
-		return false
-	}
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	s := string(b)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || !strings.HasPrefix(s[i+1:], " Z")
+	info, err := station.Proc{}.Info(pid)
+	return err == nil && !info.Zombie()
 }
 
 // signalContext ends at SIGINT or SIGTERM (Claude Code stops its MCP
