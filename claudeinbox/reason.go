@@ -1,7 +1,5 @@
 package claudeinbox
 
-import "github.com/oo-family/oo-claude/internal/inbox"
-
 // Reason says why a send was refused, dropped or queued (Verdict.Reason,
 // the receipt's reason) and why a doorman refused a line (the reason of its
 // ack, which a refused verdict carries). Its values are the strings the
@@ -43,10 +41,10 @@ const (
 // Why the session's doorman is not fresh: the reason of a [QueuedNoDoorman]
 // verdict (and DoormanStatus.NotFreshBecause).
 const (
-	ReasonHeartbeatMissing    Reason = inbox.NotFreshMissing      // "missing": no heartbeat file
-	ReasonHeartbeatUnreadable Reason = inbox.NotFreshUnreadable   // "unreadable": the heartbeat does not parse
-	ReasonHeartbeatStale      Reason = inbox.NotFreshStale        // "stale": last_seen older than 15 s
-	ReasonDoormanState        Reason = inbox.NotFreshState        // "state": the doorman is stopped, switched, standby, ...
-	ReasonDoormanGone         Reason = inbox.NotFreshPIDGone      // "pid-gone": the doorman's process is gone
-	ReasonOtherSession        Reason = inbox.NotFreshOtherSession // "other-session": the heartbeat names another session
+	ReasonHeartbeatMissing    Reason = "missing"       // no heartbeat file
+	ReasonHeartbeatUnreadable Reason = "unreadable"    // the heartbeat does not parse
+	ReasonHeartbeatStale      Reason = "stale"         // last_seen older than 15 s
+	ReasonDoormanState        Reason = "state"         // the doorman is stopped, switched, standby, ...
+	ReasonDoormanGone         Reason = "pid-gone"      // the doorman's process is gone
+	ReasonOtherSession        Reason = "other-session" // the heartbeat names another session
 )

@@ -6,6 +6,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/internal/inbox"
 )
 
 // TestReasonValues pins the strings of the Reason vocabulary: they are the
@@ -45,6 +46,29 @@ func TestReasonValues(t *testing.T) {
 	for r, want := range got {
 		if diff := cmp.Diff(want, string(r)); diff != "" {
 			t.Errorf("reason (-want +got):\n%s", diff)
+		}
+	}
+}
+
+// TestVocabularyIsTheInboxFiles: the Reasons of a doorman that is not fresh
+// and the priorities are spelled as literals here (go doc shows no internal
+// name) and equal what the inbox files' one reader and writer
+// (internal/inbox) judges and writes by, so the two cannot drift.
+func TestVocabularyIsTheInboxFiles(t *testing.T) {
+	tests := []struct{ public, internal string }{
+		{string(claudeinbox.ReasonHeartbeatMissing), inbox.NotFreshMissing},
+		{string(claudeinbox.ReasonHeartbeatUnreadable), inbox.NotFreshUnreadable},
+		{string(claudeinbox.ReasonHeartbeatStale), inbox.NotFreshStale},
+		{string(claudeinbox.ReasonDoormanState), inbox.NotFreshState},
+		{string(claudeinbox.ReasonDoormanGone), inbox.NotFreshPIDGone},
+		{string(claudeinbox.ReasonOtherSession), inbox.NotFreshOtherSession},
+		{claudeinbox.PriorityNow, inbox.PriorityNow},
+		{claudeinbox.PriorityNext, inbox.PriorityNext},
+		{claudeinbox.PriorityLater, inbox.PriorityLater},
+	}
+	for _, tt := range tests {
+		if tt.public != tt.internal {
+			t.Errorf("claudeinbox says %q where internal/inbox says %q", tt.public, tt.internal)
 		}
 	}
 }

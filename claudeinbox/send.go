@@ -151,9 +151,9 @@ type Request struct {
 
 // The priorities of Request.Priority: when the receiver shows the line.
 const (
-	PriorityNow   = inbox.PriorityNow   // "now": at once; the receiver aborts the running tool
-	PriorityNext  = inbox.PriorityNext  // "next": at the next tool round, or a new turn when idle (the default)
-	PriorityLater = inbox.PriorityLater // "later": a turn of its own after the running one ends
+	PriorityNow   = "now"   // at once; the receiver aborts the running tool
+	PriorityNext  = "next"  // at the next tool round, or a new turn when idle (the default)
+	PriorityLater = "later" // a turn of its own after the running one ends
 )
 
 // DoormanStatus is what the heartbeat said when Send read it.
@@ -544,7 +544,7 @@ func (s *Sender) send(ctx context.Context, req Request) (Verdict, error) {
 // carries.
 func withPriority(line, p string) (string, string) {
 	st, structured := inbox.ParseStructured([]byte(line))
-	if p == "" || p == inbox.PriorityNext {
+	if p == "" || p == "next" {
 		if structured {
 			return line, inbox.PriorityOf(st.Priority)
 		}

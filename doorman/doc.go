@@ -11,10 +11,10 @@
 //     must equal the row's and is never trusted without one), the socket
 //     (the row's, else CLAUDE_CODE_MESSAGING_SOCKET only when the owner
 //     itself serves it) and, in MCP mode, that the owner is the direct
-//     parent. Each failure is a typed [inbox.State]. A doorman that
-//     never established its identity writes nothing at all into the inbox
-//     directory: it reports its state on stderr, through the MCP tool
-//     claude_inbox_status and in the foreground's --json output.
+//     parent. Each failure is a [State] (StateNotDescendant, StateNoDoor,
+//     ...). A doorman that never established its identity writes nothing
+//     at all into the inbox directory: it reports its state in its log,
+//     through the MCP tool claude_inbox_status and in [Doorman.Status].
 //   - Every delivery checks with SO_PEERCRED that the listener is the owner;
 //     on a mismatch nothing is written and the line stays pending.
 //   - One deliverer per inbox (flock on <inbox>.doorman.lock); a second
@@ -63,11 +63,11 @@
 //     settle) leaves the line pending with the failure in last_error and
 //     is retried after 1, 2, 4, 8 and then every 10 s; with Once, [Doorman.Run]
 //     returns a [*DeliveryError] instead.
-//   - Trust by ownership: before it follows, the inbox must pass
-//     [inbox.CheckTrust] (its directory the user's and not writable by
-//     group or others; the inbox, ack, offset, lock and attempt files the
-//     user's regular files, not writable by others). Otherwise nothing is
-//     delivered: the heartbeat says [inbox.StateUntrusted] with the
+//   - Trust by ownership: before it follows, the inbox must be the user's
+//     alone (its directory the user's and not writable by group or others;
+//     the inbox, ack, offset, lock and attempt files the user's regular
+//     files, not writable by others). Otherwise nothing is
+//     delivered: the heartbeat says [StateUntrusted] with the
 //     reason and the fix in last_error; an MCP doorman checks again every
 //     2 s, the foreground one returns an [*IdentityError].
 //   - Stop (context cancelled, stdin EOF in MCP mode): the heartbeat says

@@ -41,9 +41,12 @@ type Options struct {
 	Host   *Host
 	Config station.Config // paths, DoormanEnabled, DoormanPoll, DoormanHeartbeat
 	Mode   Mode
-	// Session is an explicit --session; "" follows the owner's.
+	// Session, when set, is the session the caller expects the owner to
+	// be; it must equal the owner's registry row (StateSessionMismatch,
+	// StateSessionUnverifiable otherwise). "" follows the owner's.
 	Session string
-	// Once replays the unread lines and returns (the foreground --once).
+	// Once replays the unread lines and returns; a failed delivery is then
+	// a [*DeliveryError] instead of a retry.
 	Once bool
 	// Log receives human log lines (stderr). nil discards them.
 	Log io.Writer
@@ -58,30 +61,30 @@ type Options struct {
 	pollOnly bool          // follow by the safety poll alone, without file events
 }
 
-// Status is what a doorman reports about itself: the MCP tool, the
-// foreground --json output and the heartbeat are made from it.
+// Status is what a doorman reports about itself: the MCP tool's answer
+// ([Report]) and the heartbeat are made from it.
 type Status struct {
-	State        inbox.State `json:"state"`
-	Detail       string      `json:"detail,omitempty"`
-	Mode         Mode        `json:"mode"`
-	PID          int         `json:"pid"`
-	SessionID    string      `json:"session_id,omitempty"`
-	Inbox        string      `json:"inbox,omitempty"`
-	OwnerPID     int         `json:"owner_pid,omitempty"`
-	PeerPID      int         `json:"peer_pid,omitempty"`
-	Socket       string      `json:"socket,omitempty"`
-	Holder       bool        `json:"lock_holder"`
-	Since        string      `json:"since,omitempty"`
-	Delivered    int         `json:"delivered"`
-	Confirmed    int         `json:"confirmed"`
-	Unconfirmed  int         `json:"unconfirmed"`
-	Refused      int         `json:"refused"`
-	Offset       int64       `json:"offset"`
-	Inode        uint64      `json:"inode,omitempty"`
-	PendingBytes int64       `json:"pending_bytes"`
-	Pacing       int         `json:"pacing,omitempty"`
-	LastError    string      `json:"last_error,omitempty"`
-	ThreadAlive  bool        `json:"thread_alive"`
+	State        State  `json:"state"`
+	Detail       string `json:"detail,omitempty"`
+	Mode         Mode   `json:"mode"`
+	PID          int    `json:"pid"`
+	SessionID    string `json:"session_id,omitempty"`
+	Inbox        string `json:"inbox,omitempty"`
+	OwnerPID     int    `json:"owner_pid,omitempty"`
+	PeerPID      int    `json:"peer_pid,omitempty"`
+	Socket       string `json:"socket,omitempty"`
+	Holder       bool   `json:"lock_holder"`
+	Since        string `json:"since,omitempty"`
+	Delivered    int    `json:"delivered"`
+	Confirmed    int    `json:"confirmed"`
+	Unconfirmed  int    `json:"unconfirmed"`
+	Refused      int    `json:"refused"`
+	Offset       int64  `json:"offset"`
+	Inode        uint64 `json:"inode,omitempty"`
+	PendingBytes int64  `json:"pending_bytes"`
+	Pacing       int    `json:"pacing,omitempty"`
+	LastError    string `json:"last_error,omitempty"`
+	ThreadAlive  bool   `json:"thread_alive"`
 }
 
 // Doorman is one receiver. Create it with [New]; Run it once.
@@ -121,7 +124,7 @@ func New(o Options) *Doorman {
 		w = io.Discard
 	}
 	d := &Doorman{o: o, log: &syncWriter{w: w}}
-	d.st = Status{Mode: o.Mode, PID: o.Host.PID, State: "starting"}
+	d.st = Status{Mode: o.Mode, PID: o.Host.PID, State: StateStarting}
 	return d
 }
 
@@ -174,7 +177,7 @@ func (d *Doorman) Run(ctx context.Context) error {
 	defer d.update(func(s *Status) { s.ThreadAlive = false })
 	if !d.o.Config.DoormanEnabled {
 		d.update(func(s *Status) {
-			s.State, s.Detail = inbox.StateSilenced, "OO_CLAUDE_DOORMAN=0: nothing is followed or written"
+			s.State, s.Detail = StateSilenced, "OO_CLAUDE_DOORMAN=0: nothing is followed or written"
 		})
 		d.logf("silenced (OO_CLAUDE_DOORMAN=0)")
 		if d.o.Once {
@@ -184,11 +187,11 @@ func (d *Doorman) Run(ctx context.Context) error {
 		return nil
 	}
 	var prev identity
-	var logged inbox.State
+	var logged State
 	for {
 		id := d.o.Host.identify(ctx, d.o.Mode, d.o.Session, prev)
 		if ctx.Err() != nil {
-			d.update(func(s *Status) { s.State = inbox.StateStopped })
+			d.update(func(s *Status) { s.State = StateStopped })
 			return nil
 		}
 		if !id.ok() {
@@ -205,7 +208,7 @@ func (d *Doorman) Run(ctx context.Context) error {
 			}
 			select {
 			case <-ctx.Done():
-				d.update(func(s *Status) { s.State = inbox.StateStopped })
+				d.update(func(s *Status) { s.State = StateStopped })
 				return nil
 			case <-d.o.After(identityEvery):
 			}
@@ -248,7 +251,7 @@ func (d *Doorman) serve(ctx context.Context, id identity) error {
 	defer lk.Unlock()
 	now := d.o.Host.now()
 	d.update(func(s *Status) {
-		s.Holder, s.State, s.Detail, s.Since = true, inbox.StateFollowing, id.Detail, jsonrow.FormatTime(now)
+		s.Holder, s.State, s.Detail, s.Since = true, StateFollowing, id.Detail, jsonrow.FormatTime(now)
 		s.LastError = ""
 	})
 	d.logf("following %s (%s)", files.Inbox, id.Detail)
@@ -268,7 +271,7 @@ func (d *Doorman) serve(ctx context.Context, id identity) error {
 		defer hbDone.Done()
 		d.heartbeatLoop(hbCtx, files)
 	}()
-	final := inbox.StateStopped
+	final := StateStopped
 	defer func() {
 		hbStop()
 		hbDone.Wait()
@@ -286,7 +289,7 @@ func (d *Doorman) serve(ctx context.Context, id identity) error {
 	if errors.Is(err, errSwitch) {
 		cur := f.id
 		if cur.ok() && cur.SessionID != id.SessionID {
-			final = inbox.StateSwitched
+			final = StateSwitched
 		} else if !cur.ok() {
 			final = cur.State
 		}
@@ -302,20 +305,20 @@ func (d *Doorman) untrusted(ctx context.Context, files inbox.Files, cause error)
 	detail := cause.Error() + "; nothing is delivered from this inbox until it is fixed"
 	prev := d.Status()
 	d.update(func(s *Status) {
-		s.State, s.Detail, s.LastError, s.Holder = inbox.StateUntrusted, detail, cause.Error(), false
+		s.State, s.Detail, s.LastError, s.Holder = StateUntrusted, detail, cause.Error(), false
 	})
-	if prev.State != inbox.StateUntrusted || prev.Detail != detail {
+	if prev.State != StateUntrusted || prev.Detail != detail {
 		d.logf("untrusted: %s", detail)
 	}
 	if err := d.writeHeartbeat(files, false); err != nil {
 		d.logf("heartbeat: %v", err)
 	}
 	if d.o.Mode != ModeMCP || d.o.Once {
-		return &IdentityError{State: inbox.StateUntrusted, Detail: detail}
+		return &IdentityError{State: StateUntrusted, Detail: detail}
 	}
 	select {
 	case <-ctx.Done():
-		d.update(func(s *Status) { s.State = inbox.StateStopped })
+		d.update(func(s *Status) { s.State = StateStopped })
 		return nil
 	case <-d.o.After(identityEvery):
 	}
@@ -334,17 +337,17 @@ func (d *Doorman) standby(ctx context.Context, files inbox.Files, id identity) (
 		return nil, err
 	}
 	d.update(func(s *Status) {
-		s.State, s.Detail = inbox.StateStandby, "another doorman holds "+files.Lock
+		s.State, s.Detail = StateStandby, "another doorman holds "+files.Lock
 	})
 	d.logf("standby: another doorman follows %s", files.Inbox)
 	if d.o.Once {
-		return nil, &IdentityError{State: inbox.StateStandby, Detail: "another doorman holds " + files.Lock}
+		return nil, &IdentityError{State: StateStandby, Detail: "another doorman holds " + files.Lock}
 	}
 	recheck := d.o.Host.now().Add(identityEvery)
 	for {
 		select {
 		case <-ctx.Done():
-			d.update(func(s *Status) { s.State = inbox.StateStopped })
+			d.update(func(s *Status) { s.State = StateStopped })
 			return nil, nil
 		case <-d.o.After(standbyPoll):
 		}
@@ -431,7 +434,7 @@ func inodeOf(fi os.FileInfo) uint64 { return fsx.Inode(fi) }
 func (d *Doorman) Report() Report {
 	st := d.Status()
 	r := Report{
-		Inbox: st.Inbox, SessionID: st.SessionID, State: string(st.State), Detail: st.Detail,
+		Inbox: st.Inbox, SessionID: st.SessionID, State: st.State, Detail: st.Detail,
 		Delivered: st.Delivered, Refused: st.Refused, PendingBytes: st.PendingBytes,
 		ThreadAlive: st.ThreadAlive, LastError: st.LastError,
 	}

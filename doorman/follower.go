@@ -777,10 +777,10 @@ func (fl *follower) deliver(ctx context.Context, msg inbox.Message, sha string, 
 		case ctx.Err() != nil:
 			return errStop
 		case errors.Is(err, door.ErrPeerMismatch):
-			fl.id.State = inbox.StatePeerMismatch
+			fl.id.State = StatePeerMismatch
 			fl.id.Detail = err.Error()
 			d.update(func(s *Status) {
-				s.State, s.Detail, s.LastError = inbox.StatePeerMismatch, err.Error(), err.Error()
+				s.State, s.Detail, s.LastError = StatePeerMismatch, err.Error(), err.Error()
 			})
 			d.logf("peer-mismatch: %v; nothing written, the line waits", err)
 			return errSwitch

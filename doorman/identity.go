@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/oo-family/oo-claude/door"
-	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/station"
 )
 
@@ -21,7 +20,7 @@ type Mode string
 // Modes, as the heartbeat's "mode" names them.
 const (
 	ModeMCP Mode = "mcp" // the session's MCP stdio server: the owner must be the direct parent
-	ModeCLI Mode = "cli" // the foreground loop (--allow-foreground): the owner may be any ancestor
+	ModeCLI Mode = "cli" // a foreground loop a program runs itself (the default): the owner may be any ancestor
 )
 
 // Environment variables Claude Code gives its MCP children.
@@ -175,9 +174,9 @@ func (h *Host) now() time.Time {
 
 // identity is who a doorman serves, or why it serves nobody here.
 type identity struct {
-	// State is [inbox.StateFollowing] when the doorman may deliver,
+	// State is [StateFollowing] when the doorman may deliver,
 	// else one of the identity states.
-	State      inbox.State
+	State      State
 	Detail     string // a human sentence saying why, for logs and the tool
 	OwnerPID   int
 	OwnerStart string // procStart of the owner
@@ -193,7 +192,7 @@ type identity struct {
 }
 
 // ok reports whether the identity allows deliveries.
-func (id identity) ok() bool { return id.State == inbox.StateFollowing }
+func (id identity) ok() bool { return id.State == StateFollowing }
 
 // sockNameRE is Claude Code's door name: <pid>.sock or <pid>-<8 hex>.sock.
 var sockNameRE = regexp.MustCompile(`^([0-9]+)(?:-[0-9a-f]{8})?\.sock$`)
@@ -250,7 +249,7 @@ func expectPID(owner int) int { return owner }
 // probe already made for the same owner and socket is not repeated.
 func (h *Host) identify(ctx context.Context, mode Mode, session string, prev identity) identity {
 	id := identity{}
-	fail := func(s inbox.State, format string, a ...any) identity {
+	fail := func(s State, format string, a ...any) identity {
 		id.State, id.Detail = s, fmt.Sprintf(format, a...)
 		return id
 	}
@@ -258,7 +257,7 @@ func (h *Host) identify(ctx context.Context, mode Mode, session string, prev ide
 	// executable.
 	chain, err := h.Proc.Ancestors(h.PID)
 	if err != nil {
-		return fail(inbox.StateNotDescendant, "cannot read my ancestry: %v", err)
+		return fail(StateNotDescendant, "cannot read my ancestry: %v", err)
 	}
 	var row *station.Session
 	for _, a := range chain {
@@ -280,10 +279,10 @@ func (h *Host) identify(ctx context.Context, mode Mode, session string, prev ide
 		}
 	}
 	if id.OwnerPID == 0 || !h.descends(h.PID, id.OwnerPID, id.OwnerStart) {
-		return fail(inbox.StateNotDescendant, "no session of my own among my ancestors")
+		return fail(StateNotDescendant, "no session of my own among my ancestors")
 	}
 	if mode == ModeMCP && !h.directChild(id.OwnerPID) {
-		return fail(inbox.StateNotDescendant, "owner %d is not my direct parent (an MCP doorman is spawned by its session)", id.OwnerPID)
+		return fail(StateNotDescendant, "owner %d is not my direct parent (an MCP doorman is spawned by its session)", id.OwnerPID)
 	}
 	// The session id.
 	if row != nil {
@@ -291,13 +290,13 @@ func (h *Host) identify(ctx context.Context, mode Mode, session string, prev ide
 	}
 	switch {
 	case session != "" && row == nil:
-		return fail(inbox.StateSessionUnverifiable, "session %s: owner %d has no registry row to verify it", session, id.OwnerPID)
+		return fail(StateSessionUnverifiable, "session %s: owner %d has no registry row to verify it", session, id.OwnerPID)
 	case session != "" && session != row.SessionID:
-		return fail(inbox.StateSessionMismatch, "session %s: owner %d is session %s", session, id.OwnerPID, row.SessionID)
+		return fail(StateSessionMismatch, "session %s: owner %d is session %s", session, id.OwnerPID, row.SessionID)
 	case row == nil && station.IsSessionID(envSID):
 		id.SessionID = envSID
 	case row == nil:
-		return fail(inbox.StateNoSessionID, "owner %d has no registry row and %s is not set", id.OwnerPID, envSessionID)
+		return fail(StateNoSessionID, "owner %d has no registry row and %s is not set", id.OwnerPID, envSessionID)
 	}
 	// The socket.
 	envSock := h.getenv(envSocket)
@@ -305,11 +304,11 @@ func (h *Host) identify(ctx context.Context, mode Mode, session string, prev ide
 	case row != nil && row.MessagingSocketPath != "":
 		id.Socket, id.SocketFrom = row.MessagingSocketPath, "registry"
 	case envSock == "":
-		return fail(inbox.StateNoDoor, "no socket: owner %d has none in the registry and %s is not set", id.OwnerPID, envSocket)
+		return fail(StateNoDoor, "no socket: owner %d has none in the registry and %s is not set", id.OwnerPID, envSocket)
 	default:
 		id.Socket, id.SocketFrom = envSock, "env"
 		if pid, ok := socketNamePID(envSock); ok && pid != id.OwnerPID {
-			return fail(inbox.StateSocketNotMine, "inherited socket %s is named for pid %d, not owner %d", envSock, pid, id.OwnerPID)
+			return fail(StateSocketNotMine, "inherited socket %s is named for pid %d, not owner %d", envSock, pid, id.OwnerPID)
 		}
 	}
 	// The listener must be the owner. A probe writes nothing.
@@ -323,20 +322,20 @@ func (h *Host) identify(ctx context.Context, mode Mode, session string, prev ide
 		case errors.Is(err, door.ErrPeerMismatch):
 			// Served by another user: not the owner, whatever its pid.
 			id.PeerPID = pid
-			s := inbox.StatePeerMismatch
+			s := StatePeerMismatch
 			if id.SocketFrom == "env" {
-				s = inbox.StateSocketNotMine
+				s = StateSocketNotMine
 			}
 			return fail(s, "socket %s: %v", id.Socket, err)
 		case err != nil:
-			return fail(inbox.StateNoDoor, "socket %s: %v", id.Socket, err)
+			return fail(StateNoDoor, "socket %s: %v", id.Socket, err)
 		}
 		id.PeerPID = pid
 	}
 	if !peerIs(id.PeerPID, id.OwnerPID) {
-		s := inbox.StatePeerMismatch
+		s := StatePeerMismatch
 		if id.SocketFrom == "env" {
-			s = inbox.StateSocketNotMine
+			s = StateSocketNotMine
 		}
 		return fail(s, "socket %s is served by pid %d, not owner %d", id.Socket, id.PeerPID, id.OwnerPID)
 	}
@@ -349,7 +348,7 @@ func (h *Host) identify(ctx context.Context, mode Mode, session string, prev ide
 			id.Token = t
 		}
 	}
-	id.State = inbox.StateFollowing
+	id.State = StateFollowing
 	id.Detail = fmt.Sprintf("session %s, owner %d, socket %s", id.SessionID, id.OwnerPID, id.Socket)
 	return id
 }
@@ -360,7 +359,7 @@ var ErrNotDeliverable = errors.New("not deliverable here")
 
 // IdentityError carries the identity state that stopped a doorman.
 type IdentityError struct {
-	State  inbox.State
+	State  State
 	Detail string
 }
 

@@ -14,8 +14,6 @@ import (
 	"strconv"
 	"sync"
 	"unicode/utf8"
-
-	"github.com/oo-family/oo-claude/internal/inbox"
 )
 
 // serverName is the MCP serverInfo name.
@@ -82,17 +80,17 @@ type Server struct {
 
 // Report is what claude_inbox_status returns.
 type Report struct {
-	Inbox        string           `json:"inbox"`
-	SessionID    string           `json:"session_id"`
-	State        string           `json:"state"`
-	Detail       string           `json:"detail,omitempty"`
-	Delivered    int              `json:"delivered"`
-	Refused      int              `json:"refused"`
-	Pending      int              `json:"pending"`
-	PendingBytes int64            `json:"pending_bytes"`
-	Heartbeat    *inbox.Heartbeat `json:"heartbeat"`
-	ThreadAlive  bool             `json:"thread_alive"`
-	LastError    string           `json:"last_error,omitempty"`
+	Inbox        string     `json:"inbox"`
+	SessionID    string     `json:"session_id"`
+	State        State      `json:"state"`
+	Detail       string     `json:"detail,omitempty"`
+	Delivered    int        `json:"delivered"`
+	Refused      int        `json:"refused"`
+	Pending      int        `json:"pending"`
+	PendingBytes int64      `json:"pending_bytes"`
+	Heartbeat    *Heartbeat `json:"heartbeat"`
+	ThreadAlive  bool       `json:"thread_alive"`
+	LastError    string     `json:"last_error,omitempty"`
 }
 
 // message is any JSON-RPC 2.0 object; which of request, notification and

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/observatory"
 )
 
@@ -42,6 +43,21 @@ func TestAliasDocsListEveryField(t *testing.T) {
 			if !found {
 				t.Errorf("%s's doc comment in schema.go does not list field %s (json %q)", name, fl.Name, key)
 			}
+		}
+	}
+}
+
+// TestPendingSourcesAreTheInboxReaders: the PendingSource constants are
+// spelled as literals here (go doc shows no internal name) and are the
+// values the inbox files' one reader (internal/inbox) counts by.
+func TestPendingSourcesAreTheInboxReaders(t *testing.T) {
+	for _, tt := range []struct{ public, internal observatory.PendingSource }{
+		{observatory.PendingFromOffset, inbox.PendingFromOffset},
+		{observatory.PendingFromAcks, inbox.PendingFromAcks},
+		{observatory.PendingNoInbox, inbox.PendingNoInbox},
+	} {
+		if tt.public != tt.internal {
+			t.Errorf("observatory says %q where internal/inbox says %q", tt.public, tt.internal)
 		}
 	}
 }

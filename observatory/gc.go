@@ -62,7 +62,8 @@ type GCItem struct {
 // session that does not run is removed once quiet too. It never removes an
 // inbox with a pending line, one a doorman holds, or a line a concurrent
 // send appends: the final judgement is made under the inbox's removal
-// protocol ([inbox.RemoveInbox]). An inbox one of whose files is not
+// protocol: an exclusive flock on the inbox file, which oo-claude's
+// senders append under (COMPATIBILITY.md, "Inbox contract v1"). An inbox one of whose files is not
 // a regular file of the user (a FIFO, socket, device, directory or symlink,
 // another user's file, one others can write) or whose directory others can
 // write is kept as [GCUnread], the detail naming the file and the fix.

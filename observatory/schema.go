@@ -18,9 +18,9 @@ type PendingSource = inbox.PendingSource
 
 // Pending sources.
 const (
-	PendingFromOffset = inbox.PendingFromOffset // the non-empty lines beyond the doorman's offset
-	PendingFromAcks   = inbox.PendingFromAcks   // lines − acks (monitor-era inboxes, no offset)
-	PendingNoInbox    = inbox.PendingNoInbox    // no inbox file
+	PendingFromOffset PendingSource = "offset"     // the non-empty lines beyond the doorman's offset
+	PendingFromAcks   PendingSource = "lines-acks" // lines − acks (monitor-era inboxes, no offset)
+	PendingNoInbox    PendingSource = "none"       // no inbox file
 )
 
 // Inbox is a session's inbox file and what its doorman made of it, the

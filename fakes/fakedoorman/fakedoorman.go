@@ -26,7 +26,9 @@ import (
 	"github.com/google/uuid"
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/door"
+	"github.com/oo-family/oo-claude/doorman"
 	"github.com/oo-family/oo-claude/fakes"
+	"github.com/oo-family/oo-claude/fakes/fakeowner"
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/jsonrow"
@@ -52,7 +54,7 @@ type Options struct {
 	// doorman's own (set another to fake a heartbeat of another session).
 	HeartbeatSession string
 	// State is the heartbeat's state; "" means following.
-	State inbox.State
+	State doorman.State
 	// PID is the heartbeat's doorman pid; 0 means this process. [DeadPID]
 	// gives one that does not run.
 	PID int
@@ -63,7 +65,8 @@ type Options struct {
 	// NoOffset writes acks without line_offset, as a v1 doorman does.
 	NoOffset bool
 	// LastError is the heartbeat's last_error: why lines are pending
-	// (with NoAck, e.g. inbox.PendingNotQueued).
+	// (with NoAck, e.g. "receiver-did-not-queue": the door took the line
+	// but the receiver queued nothing).
 	LastError string
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
@@ -80,7 +83,7 @@ type Options struct {
 // Doorman is a running fake doorman.
 type Doorman struct {
 	// Files are the inbox's files it reads and writes.
-	Files     inbox.Files
+	Files     fakeowner.Files
 	sessionID string
 	opts      Options
 	stop      chan struct{}

@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/oo-family/oo-claude/doorman"
 	"github.com/oo-family/oo-claude/fakes"
 	"github.com/oo-family/oo-claude/fakes/fakedoor"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
@@ -41,10 +42,33 @@ type (
 	// Files are one inbox's files: Inbox, Ack, Offset, Heartbeat, Lock,
 	// Attempt (paths).
 	Files = inbox.Files
-	// Ack is one line of the ack file, as the doorman wrote it.
+	// Ack is one line of the ack file, as the doorman wrote it. Its
+	// fields, with their JSON keys (COMPATIBILITY.md, "Inbox contract v1"):
+	//
+	//	TS            string    ts
+	//	SHA256        string    sha256: the line's, without its newline
+	//	SessionID     string    session_id
+	//	PeerStatus    string    peer_status: busy or idle
+	//	Class         AckClass  class
+	//	MsgID         string    msg_id: the door frame's; "" when refused
+	//	LineOffset    *int64    line_offset: the line's byte offset in the inbox
+	//	Inode         uint64    inode: the inbox file's
+	//	From          string    from: the sender's name
+	//	PeerStatusRaw string    peer_status_raw
+	//	DoormanPID    int       doorman_pid
+	//	V             int       v: the contract version
+	//	Reason        string    reason: a refused line's (a claudeinbox.Reason)
+	//	PacedMS       int64     paced_ms: how long pacing held the line back
+	//	Confirm       string    confirm: "transcript" or "settle"
+	//	QueuedAt      *string   queued_at: the receiver's enqueue row's time
+	//	Priority      string    priority: now, next or later
 	Ack = inbox.Ack
+	// AckClass is an ack's class: "delivered-steer", "delivered-start" or
+	// "refused" (the strings of claudeinbox's DeliveredSteer,
+	// DeliveredStart and Refused).
+	AckClass = inbox.AckClass
 	// Heartbeat is the doorman's heartbeat file.
-	Heartbeat = inbox.Heartbeat
+	Heartbeat = doorman.Heartbeat
 )
 
 // Token is the messaging token the fake session hands its children.
