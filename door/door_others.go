@@ -11,5 +11,5 @@ func (d *Dialer) Dial(ctx context.Context, socket string) (*Conn, error) {
 
 // Deliver returns [ErrNotSupported].
 func (c *Conn) Deliver(ctx context.Context, m Message) error {
-	return &OpError{Op: "write", Socket: c.socket, Err: ErrNotSupported}
+	return &OpError{Op: "write", Socket: c.Socket(), Err: ErrNotSupported}
 }

@@ -65,7 +65,7 @@ type OpError struct {
 	Err    error
 }
 
-func (e *OpError) Error() string { return "door: " + e.Op + " " + e.Socket + ": " + e.Err.Error() }
+func (e *OpError) Error() string { return "door: " + e.Op + " " + e.Socket + ": " + fmt.Sprint(e.Err) }
 
 // Unwrap returns the cause.
 func (e *OpError) Unwrap() error { return e.Err }
@@ -80,7 +80,7 @@ type MessageError struct {
 }
 
 func (e *MessageError) Error() string {
-	return e.Err.Error() + ": " + e.Field + ": " + e.Reason
+	return fmt.Sprint(e.Err) + ": " + e.Field + ": " + e.Reason
 }
 
 // Unwrap returns [ErrInvalidMessage] or [ErrTooLarge].

@@ -128,8 +128,12 @@ func New(o Options) *Doorman {
 	return d
 }
 
-// Status returns a snapshot of the doorman's state.
+// Status returns a snapshot of the doorman's state (zero for a nil
+// Doorman).
 func (d *Doorman) Status() Status {
+	if d == nil {
+		return Status{}
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.st
@@ -164,6 +168,9 @@ func (e *DeliveryError) Unwrap() error { return e.Err }
 // ErrDeliveryFailed is wrapped by every [*DeliveryError].
 var ErrDeliveryFailed = errors.New("delivery failed, the line waits")
 
+// errNotNew is Run's answer on a Doorman that New did not make.
+var errNotNew = errors.New("doorman: not made by New")
+
 // errSwitch ends serving one inbox: the identity changed.
 var errSwitch = errors.New("identity changed")
 
@@ -171,8 +178,12 @@ var errSwitch = errors.New("identity changed")
 // with Once, until the unread lines are handled). It returns nil on a
 // normal stop, an [*IdentityError] when this process may not deliver here
 // (at once in the foreground; an MCP doorman keeps re-checking), and a
-// [*DeliveryError] when Once met a line that could not be delivered.
+// [*DeliveryError] when Once met a line that could not be delivered. A
+// Doorman not made by [New] (nil, or the zero value) returns an error.
 func (d *Doorman) Run(ctx context.Context) error {
+	if d == nil || d.o.Host == nil {
+		return errNotNew
+	}
 	d.update(func(s *Status) { s.ThreadAlive = true })
 	defer d.update(func(s *Status) { s.ThreadAlive = false })
 	if !d.o.Config.DoormanEnabled {

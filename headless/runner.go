@@ -105,7 +105,7 @@ func (e *RefusedError) Error() string {
 func (e *RefusedError) Unwrap() error { return e.Err }
 
 // Runner runs resumes and starts on one station. Fields left zero take the
-// documented defaults.
+// documented defaults; a nil *Runner runs as the zero Runner.
 type Runner struct {
 	// Config holds the paths, the binaries (ClaudeBin, SystemdRun: absolute)
 	// and the resume/start defaults.

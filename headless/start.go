@@ -170,6 +170,9 @@ func checkPrompt(p string) error {
 // with class Started). The error is non-nil when the class is Refused (a
 // *RefusedError) or when something on our side failed.
 func (r *Runner) Start(ctx context.Context, req StartRequest) (StartResult, error) {
+	if r == nil {
+		r = new(Runner)
+	}
 	res, err := r.start(ctx, req)
 	res.At = r.now()
 	res.ReceiptWriteError = r.appendReceipt(res.Row(r.ClientVersion))
@@ -608,6 +611,9 @@ func claimPrompt(path string) (string, error) {
 // foreground and records the outcome in the same file, keeping the unit and
 // the lineage block.
 func (r *Runner) RunUnit(ctx context.Context, resultFile string) (StartResult, error) {
+	if r == nil {
+		r = new(Runner)
+	}
 	res, err := r.runUnit(ctx, resultFile)
 	res.At = r.now()
 	res.ReceiptWriteError = r.appendReceipt(res.Row(r.ClientVersion))

@@ -94,7 +94,7 @@ type Error struct {
 	Err  error
 }
 
-func (e *Error) Error() string { return "lineage: " + e.Op + " " + e.Path + ": " + e.Err.Error() }
+func (e *Error) Error() string { return "lineage: " + e.Op + " " + e.Path + ": " + fmt.Sprint(e.Err) }
 
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
@@ -112,7 +112,8 @@ type Sessions interface {
 	Live() ([]station.Session, error)
 }
 
-// Ledger is the lineage ledger at Path.
+// Ledger is the lineage ledger at Path. A nil *Ledger is the zero Ledger:
+// with no Path it registers nothing (an error) and reads no rows.
 type Ledger struct {
 	Path string // <observatory dir>/lineage.jsonl (station.Paths.LineageFile); required
 	// Sessions fills missing ids from the live registry; nil fills nothing.
@@ -156,6 +157,9 @@ const maxTitle = 200
 // Register records that link.Child descends from link.Parent, unless the
 // child's newest link already says so.
 func (l *Ledger) Register(ctx context.Context, link Link) (Result, error) {
+	if l == nil {
+		l = new(Ledger)
+	}
 	fail := func(err error) (Result, error) { return Result{}, &Error{Op: "register", Path: l.Path, Err: err} }
 	if l.Path == "" {
 		return fail(errNoPath) // never a lock or a line beside whatever "" resolves to
@@ -298,6 +302,9 @@ func sameParent(a, b Row) bool {
 // Rows returns every row of the ledger, oldest first. A missing ledger has
 // no rows; lines that are not rows are skipped.
 func (l *Ledger) Rows() ([]Row, error) {
+	if l == nil {
+		l = new(Ledger)
+	}
 	rows, err := l.rows()
 	if err != nil {
 		return nil, &Error{Op: "read", Path: l.Path, Err: err}
@@ -378,6 +385,9 @@ func parseRow(line []byte) (Row, bool) {
 // by that line's position in the ledger. The ledger is streamed: memory
 // grows with the number of children, not with the ledger's size.
 func (l *Ledger) Links() ([]Row, error) {
+	if l == nil {
+		l = new(Ledger)
+	}
 	type at struct {
 		i int
 		r Row
@@ -405,6 +415,9 @@ func (l *Ledger) Links() ([]Row, error) {
 
 // Parent returns the child's current link.
 func (l *Ledger) Parent(child string) (Row, bool, error) {
+	if l == nil {
+		l = new(Ledger)
+	}
 	var cur Row
 	var ok bool
 	err := l.scan(func(r Row) {

@@ -62,6 +62,8 @@ type Session struct {
 }
 
 // Station is a view of one machine: its paths, its process table and a clock.
+// A nil *Station has no registry: its lookups find nothing, its reads
+// return an error, and its clock is time.Now.
 type Station struct {
 	Paths Paths
 	Proc  Proc
@@ -85,7 +87,7 @@ func (s *Station) now() time.Time {
 
 // Clock returns the station's clock, time.Now when none was given.
 func (s *Station) Clock() func() time.Time {
-	if s.Now != nil {
+	if s != nil && s.Now != nil {
 		return s.Now
 	}
 	return time.Now
@@ -256,6 +258,9 @@ func (s *Station) sessions() ([]Session, error) {
 // Live returns the live sessions: rows whose pid runs with their procStart.
 // When two live rows name the same session id, the newer one is kept.
 func (s *Station) Live() ([]Session, error) {
+	if s == nil {
+		return nil, errNilStation
+	}
 	all, err := s.sessions()
 	if err != nil {
 		return nil, err
@@ -384,6 +389,9 @@ func toLowerASCII(c byte) byte {
 
 // LiveByPID returns the live row of pid, if any.
 func (s *Station) LiveByPID(pid int) (Session, bool) {
+	if s == nil {
+		return Session{}, false
+	}
 	path := filepath.Join(s.Paths.SessionsDir, strconv.Itoa(pid)+".json")
 	if s.decoded != nil {
 		s.decoded(path)
@@ -401,7 +409,7 @@ func (s *Station) LiveByPID(pid int) (Session, bool) {
 // session id. foundBy is "ancestor" or "env"; sid is "" when there is
 // none. A pid of 0 or below skips the ancestor walk.
 func (s *Station) CallingSession(pid int, envSessionID string) (sid, host, foundBy string) {
-	if pid > 0 {
+	if pid > 0 && s != nil {
 		if chain, err := s.Proc.Ancestors(pid); err == nil {
 			for _, a := range chain {
 				if x, ok := s.LiveByPID(a.PID); ok {
@@ -433,9 +441,15 @@ func (s *Station) LiveBySessionID(id string) (Session, bool, error) {
 // KeyFile returns the path of a session's key file:
 // <sessions>/<pid>.<sha256 hex of the socket path>.key.
 func (s *Station) KeyFile(r Row) string {
+	if s == nil {
+		return ""
+	}
 	sum := sha256.Sum256([]byte(r.MessagingSocketPath))
 	return filepath.Join(s.Paths.SessionsDir, strconv.Itoa(r.PID)+"."+hex.EncodeToString(sum[:])+".key")
 }
+
+// errNilStation is the answer of a nil *Station's reads.
+var errNilStation = errors.New("station: no station (a nil *Station)")
 
 // errNoToken reports a session whose key file holds no usable token.
 var errNoToken = errors.New("no messaging token")
@@ -444,6 +458,9 @@ var errNoToken = errors.New("no messaging token")
 // must name the row's procStart, so a stale key of a recycled pid is not
 // used. Errors never carry the token.
 func (s *Station) PeerToken(r Row) (Token, error) {
+	if s == nil {
+		return "", errNilStation
+	}
 	path := s.KeyFile(r)
 	b, err := fsx.ReadFile(path)
 	if err != nil {

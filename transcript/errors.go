@@ -1,6 +1,9 @@
 package transcript
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // Sentinel errors callers branch on. They are returned wrapped, usually in
 // an *Error; test for them with errors.Is.
@@ -27,9 +30,9 @@ type Error struct {
 
 func (e *Error) Error() string {
 	if e.Path == "" {
-		return "transcript: " + e.Op + ": " + e.Err.Error()
+		return "transcript: " + e.Op + ": " + fmt.Sprint(e.Err)
 	}
-	return "transcript: " + e.Op + " " + e.Path + ": " + e.Err.Error()
+	return "transcript: " + e.Op + " " + e.Path + ": " + fmt.Sprint(e.Err)
 }
 
 // Unwrap returns the cause.

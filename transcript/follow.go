@@ -62,8 +62,8 @@ type Line struct {
 // file events on the transcript's directory (or, while that directory does
 // not exist, on its parent), never locks or writes, and never follows a
 // symlink or blocks on a FIFO. A Follower is not safe for concurrent use.
-// Make one with Follow: the zero Follower follows nothing (Next is an
-// error).
+// Make one with Follow: the zero Follower, like a nil one, follows nothing
+// (Next is an error, Offset 0, Close nil).
 type Follower struct {
 	ctx    context.Context
 	path   string
@@ -105,7 +105,12 @@ func Follow(ctx context.Context, path string, from int64, opts FollowOptions) *F
 // Offset is where the next row the Follower hands over starts: the End of
 // the last Line returned (or from, before the first). Rows before it were
 // read.
-func (f *Follower) Offset() int64 { return f.off }
+func (f *Follower) Offset() int64 {
+	if f == nil {
+		return 0
+	}
+	return f.off
+}
 
 // Next returns the next complete row, blocking until one is appended, ctx
 // or Follow's context ends (their error is returned), or the Follower is
@@ -122,7 +127,7 @@ func (f *Follower) Next(ctx context.Context) (Line, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if f.ctx == nil { // a zero Follower, not made by Follow: it follows nothing
+	if f == nil || f.ctx == nil { // a zero (or nil) Follower, not made by Follow: it follows nothing
 		return Line{}, &Error{Op: "follow", Err: errZeroFollower}
 	}
 	var tick *time.Ticker
@@ -382,7 +387,7 @@ func (f *Follower) fail(op string, err error) error {
 // Close releases the Follower's file and watch. It is safe to call more
 // than once; Next after Close returns an error matching os.ErrClosed.
 func (f *Follower) Close() error {
-	if f.closed {
+	if f == nil || f.closed {
 		return nil
 	}
 	f.closed = true

@@ -118,7 +118,7 @@ type ParseError struct {
 	Err error
 }
 
-func (e *ParseError) Error() string { return "fakemodel: parse request body: " + e.Err.Error() }
+func (e *ParseError) Error() string { return "fakemodel: parse request body: " + fmt.Sprint(e.Err) }
 
 // Unwrap returns the JSON error.
 func (e *ParseError) Unwrap() error { return e.Err }
