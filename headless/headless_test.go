@@ -19,6 +19,7 @@ import (
 	"github.com/oo-family/oo-claude/headless"
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/station"
+	"github.com/oo-family/oo-claude/transcript"
 	"go.uber.org/goleak"
 )
 
@@ -134,6 +135,10 @@ func TestResumeRefusalsAndHolds(t *testing.T) {
 		{"newline", nil, headless.ResumeRequest{SessionID: sid, Line: "a\nb"}, headless.Refused, "", headless.ErrBadLine},
 		{"bad id", nil, headless.ResumeRequest{SessionID: "../etc", Line: "hi"}, headless.Refused, "", headless.ErrBadSessionID},
 		{"no transcript", nil, headless.ResumeRequest{Self: "/opt/oo/oo-claude", SessionID: sid, Line: "hi"}, headless.Refused, "", headless.ErrNoTranscript},
+		{"two transcripts", func(t *testing.T, fs *fakestation.Station, r *headless.Runner) {
+			addTranscript(t, fs, sid, t.TempDir())
+			addTranscript(t, fs, sid, t.TempDir())
+		}, headless.ResumeRequest{Self: "/opt/oo/oo-claude", SessionID: sid, Line: "hi"}, headless.Refused, "", transcript.ErrAmbiguous},
 		{"cwd mismatch", func(t *testing.T, fs *fakestation.Station, r *headless.Runner) {
 			addTranscript(t, fs, sid, t.TempDir())
 		}, headless.ResumeRequest{Self: "/opt/oo/oo-claude", SessionID: sid, Line: "hi", CWD: "/"}, headless.Refused, "", headless.ErrCWDMismatch},

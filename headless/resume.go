@@ -225,7 +225,7 @@ func (r *Runner) resume(ctx context.Context, req ResumeRequest) (ResumeResult, e
 	path, err := transcript.Locate(r.Config.ProjectsDir, sid, "")
 	switch {
 	case errors.Is(err, transcript.ErrAmbiguous):
-		return refuse("ambiguous-transcript", fmt.Errorf("%w: %w", ErrAmbiguous, err))
+		return refuse("ambiguous-transcript", err)
 	case err != nil:
 		return refuse("no-transcript", fmt.Errorf("%w: %w", ErrNoTranscript, err))
 	}

@@ -31,7 +31,7 @@ const (
 // Refused and Timeout are shared.
 const (
 	Completed Class = "completed" // the run ended with a parseable, non-error result
-	Started   Class = "started"   // --systemd: the unit was started; the result file follows it
+	Started   Class = "started"   // StartRequest.Systemd: the unit was started; the result file follows it
 	Failed    Class = "failed"    // claude failed or the run ended in an error
 )
 
@@ -59,8 +59,13 @@ func (c Class) ExitCode() int {
 // limit or path: the request's own fault) are told apart by
 // RefusedError.Reason.
 var (
+	// ErrNoTranscript: a resume found no usable transcript of the
+	// session: none (transcript.ErrNotFound), a candidate that is not a
+	// regular file (transcript.ErrNotRegular), or a projects directory
+	// that cannot be read; transcript's error is wrapped beside it.
+	// Several transcripts are not this but transcript.ErrAmbiguous
+	// (RefusedError.Reason ambiguous-transcript).
 	ErrNoTranscript = errors.New("no transcript for the session")
-	ErrAmbiguous    = errors.New("several transcripts for the session")
 	ErrNoCWD        = errors.New("no usable cwd")
 	ErrCWDMismatch  = errors.New("CWD does not encode to the transcript's project dir")
 	ErrSessionInUse = errors.New("session id already in use")
@@ -129,7 +134,7 @@ type Runner struct {
 	KillGrace time.Duration
 	// ClientVersion goes into receipts.
 	ClientVersion string
-	// SystemdRunTimeout bounds a systemd-run call (start --systemd); 0
+	// SystemdRunTimeout bounds a systemd-run call (StartRequest.Systemd); 0
 	// means 30 s. UnitStartWait is how long a detached start waits for its
 	// unit to take the run; 0 means 30 s.
 	SystemdRunTimeout, UnitStartWait time.Duration

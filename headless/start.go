@@ -115,7 +115,8 @@ type StartFile struct {
 	Reason           *string         `json:"reason"`
 }
 
-// Detached is what a --systemd start returns at once (the v0.1 keys:
+// Detached is what a start with StartRequest.Systemd returns at once, the
+// unit started and the run not yet done (the v0.1 keys:
 // COMPATIBILITY.md, "Added keys (extensions)").
 type Detached struct {
 	State      Class  `json:"state"`
@@ -138,7 +139,7 @@ type StartResult struct {
 	ReceiptWriteError *string
 }
 
-// Detached returns the --systemd answer.
+// Detached returns the answer of a start with StartRequest.Systemd.
 func (s StartResult) Detached() Detached {
 	d := Detached{State: s.File.State, ResultFile: s.File.ResultFile, SessionID: s.File.SessionID}
 	if s.File.Unit != nil {
@@ -304,7 +305,7 @@ func (r *Runner) start(ctx context.Context, req StartRequest) (StartResult, erro
 		f.DoormanCommand = []string{req.Self, "doorman", "--mcp"}
 	}
 	f.Inbox = inbox.FilesFor(r.Config.InboxDir, sid).Inbox
-	f.StartedAt = r.now().UTC().Format(jsonrow.TimeFormat)
+	f.StartedAt = jsonrow.FormatTime(r.now())
 	// The lineage link is registered once claude runs (foreground) or the
 	// unit has taken the run (--systemd): a start that never ran leaves
 	// no link to a session that does not exist.
@@ -354,7 +355,7 @@ func (r *Runner) dropEmptyInbox(sid string) {
 func (r *Runner) failEarly(res *StartResult, what string, err error) (StartResult, error) {
 	res.Class, res.Reason = Failed, what+": "+err.Error()
 	res.File.State, res.File.Reason = Failed, jsonrow.Ptr(res.Reason)
-	res.File.EndedAt = jsonrow.Ptr(r.now().UTC().Format(jsonrow.TimeFormat))
+	res.File.EndedAt = jsonrow.Ptr(jsonrow.FormatTime(r.now()))
 	_ = writeFile(&res.File)
 	return *res, err
 }
@@ -458,7 +459,7 @@ func (r *Runner) foreground(ctx context.Context, res *StartResult, prompt string
 			// Who runs it and until when, before the run: a reader can
 			// tell a live run from an abandoned one.
 			f.PID, f.SupervisorPID = jsonrow.Ptr(pid), jsonrow.Ptr(r.pid())
-			f.Deadline = jsonrow.Ptr(r.now().Add(timeout + r.killGrace()).UTC().Format(jsonrow.TimeFormat))
+			f.Deadline = jsonrow.Ptr(jsonrow.FormatTime(r.now().Add(timeout + r.killGrace())))
 			r.registerLineage(ctx, f)
 			startErr = writeFile(f)
 		},
@@ -493,7 +494,7 @@ func (r *Runner) foreground(ctx context.Context, res *StartResult, prompt string
 	if n := joinNotes(claudeSaid(parsed, cr), turnsNote(turns, 0)); n != "" {
 		f.Note = jsonrow.Ptr(n)
 	}
-	f.EndedAt = jsonrow.Ptr(r.now().UTC().Format(jsonrow.TimeFormat))
+	f.EndedAt = jsonrow.Ptr(jsonrow.FormatTime(r.now()))
 	if werr := writeFile(f); werr != nil && err == nil {
 		err = werr
 	}
