@@ -17,9 +17,9 @@ const DefaultSettle = 250 * time.Millisecond
 // then not seen. It is what OO_CLAUDE_DOOR_SETTLE_S=0 maps to.
 const NoSettle time.Duration = -1
 
-// DefaultTimeout bounds connecting and reading the peer's credentials when
+// defaultTimeout bounds connecting and reading the peer's credentials when
 // [Dialer.Timeout] is zero.
-const DefaultTimeout = 5 * time.Second
+const defaultTimeout = 5 * time.Second
 
 // Dialer connects to doors. The zero value dials with net.Dialer, accepts
 // only a listener that runs as the caller's user (SO_PEERCRED uid equal to
@@ -30,7 +30,8 @@ type Dialer struct {
 	// (SO_PEERCRED): the session's claude process. Any other listener gets
 	// a [*PeerMismatchError] and not one byte.
 	ExpectPID int
-	// Timeout bounds the connect; zero means [DefaultTimeout].
+	// Timeout bounds the connect and the reading of the peer's
+	// credentials; zero means 5 s.
 	Timeout time.Duration
 	// Settle is how long each delivery waits for a refusal after its write;
 	// zero means [DefaultSettle], a negative value (see [NoSettle]) none.
@@ -138,7 +139,7 @@ func (d *Dialer) wantUID() int {
 
 func (d *Dialer) timeout() time.Duration {
 	if d.Timeout <= 0 {
-		return DefaultTimeout
+		return defaultTimeout
 	}
 	return d.Timeout
 }

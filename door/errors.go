@@ -21,7 +21,9 @@ var (
 	// accepts it (see [MessageError] for the field).
 	ErrInvalidMessage = errors.New("door: invalid message")
 
-	// ErrTooLarge: the frames of one delivery exceed [MaxWriteBytes].
+	// ErrTooLarge: the frames of one delivery (the auth and user frames
+	// together, after JSON escaping) exceed 1,000,000 bytes, a margin below
+	// the receiver's 1,048,576-character connection buffer.
 	ErrTooLarge = errors.New("door: message too large")
 
 	// ErrNotSupported: the platform has no SO_PEERCRED (door is Linux-only).

@@ -6,3 +6,6 @@ func WithEUID(d Dialer, uid int) Dialer {
 	d.euid = func() int { return uid }
 	return d
 }
+
+// MaxWriteBytes is the bound of one delivery's frames.
+const MaxWriteBytes = maxWriteBytes

@@ -21,15 +21,15 @@ const (
 	PriorityLater Priority = "later"
 )
 
-// DefaultPriority is the priority of a [Message] whose Priority is empty.
-const DefaultPriority = PriorityNext
+// defaultPriority is the priority of a [Message] whose Priority is empty.
+const defaultPriority = PriorityNext
 
-// MaxWriteBytes bounds the bytes of one delivery (auth and user frames
+// maxWriteBytes bounds the bytes of one delivery (auth and user frames
 // together). The receiver drops a connection whose buffer exceeds 1,048,576
 // characters (UTF-16 code units, never more than the UTF-8 bytes), counted
 // per read before lines are split; staying below it by a margin keeps one
 // delivery inside the buffer whatever the kernel's chunking.
-const MaxWriteBytes = 1_000_000
+const maxWriteBytes = 1_000_000
 
 // Message is one line for a session, as the doorman delivers it.
 type Message struct {
@@ -42,7 +42,7 @@ type Message struct {
 	// MsgID is a UUID (8-4-4-4-12 hex) the transcript's origin.msg_id will
 	// carry: how a send is matched to the model having seen it. Required.
 	MsgID string
-	// Priority defaults to [DefaultPriority].
+	// Priority defaults to [PriorityNext].
 	Priority Priority
 	// Text is the message content: non-empty UTF-8 without NUL.
 	Text string
@@ -143,7 +143,7 @@ func (m Message) appendFrames(dst []byte, withAuth bool) ([]byte, error) {
 	}
 	p := m.Priority
 	if p == "" {
-		p = DefaultPriority
+		p = defaultPriority
 	}
 	f := userFrame{
 		Type:      "user",
@@ -156,8 +156,8 @@ func (m Message) appendFrames(dst []byte, withAuth bool) ([]byte, error) {
 	if err := enc.Encode(f); err != nil {
 		return nil, &MessageError{Field: "frames", Reason: "cannot be encoded", Err: ErrInvalidMessage}
 	}
-	if buf.Len() > MaxWriteBytes {
-		return nil, &MessageError{Field: "frames", Reason: "over MaxWriteBytes", Err: ErrTooLarge}
+	if buf.Len() > maxWriteBytes {
+		return nil, &MessageError{Field: "frames", Reason: "over 1,000,000 bytes", Err: ErrTooLarge}
 	}
 	return buf.Bytes(), nil
 }
