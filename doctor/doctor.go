@@ -63,6 +63,11 @@ const (
 type Finding struct {
 	Kind    Kind   `json:"kind"`
 	Message string `json:"message"`
+	// Fix is for the person at the station: what to run or change. It
+	// names the oo-claude command where one is the fix (an offline inbox's
+	// is "oo-claude resume <session id>", runnable as it stands: the
+	// report's "fix" key carries it, as a receipt's hint does); a program
+	// acts on Kind and Session instead.
 	Fix     string `json:"fix"`
 	Path    string `json:"path,omitempty"`
 	Session string `json:"session,omitempty"`
