@@ -56,7 +56,9 @@ type Error struct {
 	Err  error
 }
 
-func (e *Error) Error() string { return "observatory: " + e.Op + " " + e.Path + ": " + fmt.Sprint(e.Err) }
+func (e *Error) Error() string {
+	return "observatory: " + e.Op + " " + e.Path + ": " + fmt.Sprint(e.Err)
+}
 
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }

@@ -110,7 +110,9 @@ type Call struct {
 	UnitPID    int               `json:"unit_pid,omitempty"`
 }
 
-// Fakes is a directory holding the fakes.
+// Fakes is a directory holding the fakes. Make one with [Install]: a
+// Fakes not made by it (nil, or the zero value) holds none (Script does
+// nothing, Calls and WaitCalls return nil).
 type Fakes struct {
 	Dir        string
 	Claude     string // absolute path of the fake claude
@@ -141,6 +143,9 @@ func (f *Fakes) Script(s Script) { f.ScriptFor(NameClaude, s) }
 
 // ScriptFor sets what the fake called name does from now on.
 func (f *Fakes) ScriptFor(name string, s Script) {
+	if !f.installed() {
+		return
+	}
 	f.tb.Helper()
 	b, _ := json.Marshal(s)
 	if err := os.WriteFile(filepath.Join(f.Dir, name+".script.json"), b, 0o600); err != nil {
@@ -148,9 +153,15 @@ func (f *Fakes) ScriptFor(name string, s Script) {
 	}
 }
 
+// installed reports whether f was made by Install.
+func (f *Fakes) installed() bool { return f != nil && f.tb != nil }
+
 // Calls returns the recorded invocations of the fake called name, oldest
 // first ("" for all).
 func (f *Fakes) Calls(name string) []Call {
+	if !f.installed() {
+		return nil
+	}
 	f.tb.Helper()
 	b, err := os.ReadFile(filepath.Join(f.Dir, "calls.jsonl"))
 	if err != nil && !os.IsNotExist(err) {
@@ -168,6 +179,9 @@ func (f *Fakes) Calls(name string) []Call {
 
 // WaitCalls waits until the fake called name was invoked n times.
 func (f *Fakes) WaitCalls(name string, n int, timeout time.Duration) []Call {
+	if !f.installed() {
+		return nil
+	}
 	f.tb.Helper()
 	deadline := time.Now().Add(timeout)
 	for {

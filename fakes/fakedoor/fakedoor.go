@@ -176,7 +176,9 @@ func WithFirstLineDeadline(d time.Duration) Option { return func(c *config) { c.
 // positive keeps it.
 func WithMaxBuffer(n int) Option { return func(c *config) { c.maxBuffer = n } }
 
-// Door is a running fake door.
+// Door is a running fake door. Make one with [New] or [Listen]: a Door
+// not made by them (nil, or the zero value) is a closed door with no
+// frames (Close does nothing, the waits return [ErrClosed]).
 type Door struct {
 	cfg     config
 	path    string
@@ -287,15 +289,27 @@ func (d *Door) removeTemp() {
 }
 
 // Path returns the socket's path.
-func (d *Door) Path() string { return d.path }
+func (d *Door) Path() string {
+	if d == nil {
+		return ""
+	}
+	return d.path
+}
 
 // Refuse makes the door close each connection on its next user frame (true)
 // or keep connections again (false).
-func (d *Door) Refuse(on bool) { d.refuse.Store(on) }
+func (d *Door) Refuse(on bool) {
+	if d != nil {
+		d.refuse.Store(on)
+	}
+}
 
 // Close stops accepting, closes open connections, waits for their
 // goroutines and removes the temporary directory. It is idempotent.
 func (d *Door) Close() error {
+	if !d.started() {
+		return nil
+	}
 	var err error
 	d.once.Do(func() {
 		close(d.done)
@@ -318,6 +332,9 @@ func (d *Door) Close() error {
 
 // Frames returns a copy of every recorded frame, in arrival order.
 func (d *Door) Frames() []Frame {
+	if d == nil {
+		return nil
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return append([]Frame(nil), d.frames...)
@@ -336,6 +353,9 @@ func (d *Door) Queued() []Frame {
 
 // Conns returns every accepted connection so far.
 func (d *Door) Conns() []ConnInfo {
+	if d == nil {
+		return nil
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return append([]ConnInfo(nil), d.conns...)
@@ -344,6 +364,9 @@ func (d *Door) Conns() []ConnInfo {
 // WaitFrames blocks until at least n frames are recorded and returns them,
 // or returns what it has with ctx.Err() or [ErrClosed].
 func (d *Door) WaitFrames(ctx context.Context, n int) ([]Frame, error) {
+	if !d.started() {
+		return nil, ErrClosed
+	}
 	for {
 		d.mu.Lock()
 		if len(d.frames) >= n {
@@ -366,6 +389,9 @@ func (d *Door) WaitFrames(ctx context.Context, n int) ([]Frame, error) {
 // WaitConns blocks until at least n connections have ended and returns
 // every connection, or returns with ctx.Err() or [ErrClosed].
 func (d *Door) WaitConns(ctx context.Context, n int) ([]ConnInfo, error) {
+	if !d.started() {
+		return nil, ErrClosed
+	}
 	for {
 		d.mu.Lock()
 		ended := 0
@@ -390,6 +416,9 @@ func (d *Door) WaitConns(ctx context.Context, n int) ([]ConnInfo, error) {
 		}
 	}
 }
+
+// started reports whether d was made by New or Listen.
+func (d *Door) started() bool { return d != nil && d.ln != nil }
 
 // notify wakes the waiters; d.mu must be held.
 func (d *Door) notify() {

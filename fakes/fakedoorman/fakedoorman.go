@@ -80,7 +80,9 @@ type Options struct {
 	Door string
 }
 
-// Doorman is a running fake doorman.
+// Doorman is a running fake doorman. Make one with [Start]: a Doorman not
+// made by it (nil, or the zero value) runs nothing and has read and acked
+// nothing (Stop does nothing, the counts are 0, Err is nil).
 type Doorman struct {
 	// Files are the inbox's files it reads and writes.
 	Files     fakeowner.Files
@@ -153,6 +155,9 @@ func (d *Doorman) now() time.Time {
 // Stop ends the doorman, writes a stopped heartbeat (unless scripted to
 // write none) and waits for its goroutine. It is safe to call twice.
 func (d *Doorman) Stop() {
+	if d == nil || d.stop == nil {
+		return
+	}
 	d.once.Do(func() {
 		close(d.stop)
 		<-d.done
@@ -163,13 +168,26 @@ func (d *Doorman) Stop() {
 }
 
 // Acked is how many acks it wrote.
-func (d *Doorman) Acked() int { return int(d.acked.Load()) }
+func (d *Doorman) Acked() int {
+	if d == nil {
+		return 0
+	}
+	return int(d.acked.Load())
+}
 
 // Read is how many lines it read.
-func (d *Doorman) Read() int { return int(d.read.Load()) }
+func (d *Doorman) Read() int {
+	if d == nil {
+		return 0
+	}
+	return int(d.read.Load())
+}
 
 // Err is the first error the doorman met, if any.
 func (d *Doorman) Err() error {
+	if d == nil {
+		return nil
+	}
 	d.errMu.Lock()
 	defer d.errMu.Unlock()
 	return d.err

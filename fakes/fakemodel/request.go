@@ -9,7 +9,9 @@ import (
 	"time"
 )
 
-// Request is one recorded POST /v1/messages request, parsed.
+// Request is one recorded POST /v1/messages request, parsed. A nil
+// *Request shows the model nothing: its texts are empty, Contains and
+// MessagesContain false.
 type Request struct {
 	// Seq numbers the recorded requests from 1 in arrival order; a test
 	// that wants only requests after some point filters on it.
@@ -138,6 +140,9 @@ func (r *Request) parseBody() {
 // the system prompt, then each message's text blocks, tool_use inputs (as
 // JSON) and tool_result contents, in order.
 func (r *Request) Text() string {
+	if r == nil {
+		return ""
+	}
 	var sb strings.Builder
 	for _, b := range r.System {
 		writeBlockText(&sb, b)
@@ -168,12 +173,18 @@ func writeBlockText(sb *strings.Builder, b Block) {
 // [Request.Text]): system prompt, messages of every role, tool inputs and
 // tool results.
 func (r *Request) Contains(text string) bool {
+	if r == nil {
+		return false
+	}
 	return strings.Contains(r.Text(), text)
 }
 
 // MessagesContain reports whether text occurs in the messages alone, leaving
 // out the system prompt.
 func (r *Request) MessagesContain(text string) bool {
+	if r == nil {
+		return false
+	}
 	var sb strings.Builder
 	for _, m := range r.Messages {
 		for _, b := range m.Content {
@@ -185,6 +196,9 @@ func (r *Request) MessagesContain(text string) bool {
 
 // ToolResults returns the tool_result blocks of all messages, in order.
 func (r *Request) ToolResults() []Block {
+	if r == nil {
+		return nil
+	}
 	var out []Block
 	for _, m := range r.Messages {
 		for _, b := range m.Content {
@@ -198,6 +212,9 @@ func (r *Request) ToolResults() []Block {
 
 // ToolNames returns the names of the offered tools, in order.
 func (r *Request) ToolNames() []string {
+	if r == nil {
+		return nil
+	}
 	out := make([]string, 0, len(r.Tools))
 	for _, t := range r.Tools {
 		out = append(out, t.Name)
@@ -208,6 +225,9 @@ func (r *Request) ToolNames() []string {
 // String summarises the request for test logs: sequence, model, counts.
 // It never includes the headers (they carry the API key).
 func (r *Request) String() string {
+	if r == nil {
+		return "request <nil>"
+	}
 	side := ""
 	if r.Side {
 		side = " side"
@@ -220,8 +240,9 @@ func (r *Request) String() string {
 // no tools is a side request. Claude Code 2.1.332's main conversation offers
 // a dozen built-in tools in a default -p session; its side requests (titles,
 // summaries, classifiers) offer none. A test that runs with --tools "" or
-// wants another split sets its own filter with [WithSideFilter].
-func IsSideRequest(r *Request) bool { return len(r.Tools) == 0 }
+// wants another split sets its own filter with [WithSideFilter]. A nil
+// request is not one.
+func IsSideRequest(r *Request) bool { return r != nil && len(r.Tools) == 0 }
 
 // Call is one HTTP request of any kind that reached the server.
 type Call struct {

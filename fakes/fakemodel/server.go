@@ -85,7 +85,9 @@ func WithLogf(logf func(format string, args ...any)) Option {
 }
 
 // Server is a running fake Messages API server. Its methods are safe for
-// concurrent use.
+// concurrent use. Make one with [NewServer]: a Server not made by it (nil,
+// or the zero value) is a closed one with nothing recorded (Close does
+// nothing, WaitRequest returns [ErrClosed]).
 type Server struct {
 	// URL is the base URL, "http://127.0.0.1:<port>", with no trailing
 	// slash: the value for ANTHROPIC_BASE_URL.
@@ -146,6 +148,9 @@ func NewServer(opts ...Option) *Server {
 // Close returns once every handler has returned. It is safe to call more
 // than once.
 func (s *Server) Close() {
+	if s == nil || s.srv == nil {
+		return
+	}
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
@@ -160,6 +165,9 @@ func (s *Server) Close() {
 
 // Enqueue appends replies to the conversation queue.
 func (s *Server) Enqueue(r ...Reply) {
+	if s == nil {
+		return
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.queue = append(s.queue, r...)
@@ -167,6 +175,9 @@ func (s *Server) Enqueue(r ...Reply) {
 
 // Pending returns how many queued replies are not yet taken.
 func (s *Server) Pending() int {
+	if s == nil {
+		return 0
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.queue)
@@ -175,6 +186,9 @@ func (s *Server) Pending() int {
 // Requests returns every recorded POST /v1/messages request in arrival
 // order, side requests included.
 func (s *Server) Requests() []Request {
+	if s == nil {
+		return nil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]Request, len(s.requests))
@@ -186,6 +200,9 @@ func (s *Server) Requests() []Request {
 
 // Len returns how many POST /v1/messages requests were recorded.
 func (s *Server) Len() int {
+	if s == nil {
+		return 0
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.requests)
@@ -194,6 +211,9 @@ func (s *Server) Len() int {
 // Calls returns every HTTP request that reached the server, of any method
 // and path, in arrival order.
 func (s *Server) Calls() []Call {
+	if s == nil {
+		return nil
+	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]Call(nil), s.calls...)
@@ -205,6 +225,9 @@ func (s *Server) Calls() []Call {
 // To wait for a request after a known point, match on [Request.Seq].
 // The returned request must not be modified.
 func (s *Server) WaitRequest(ctx context.Context, match func(*Request) bool) (*Request, error) {
+	if s == nil || s.srv == nil {
+		return nil, ErrClosed
+	}
 	next := 0
 	for {
 		s.mu.Lock()

@@ -82,7 +82,10 @@ type Options struct {
 	Door []fakedoor.Option
 }
 
-// Owner is this test process acting as a running session.
+// Owner is this test process acting as a running session. Make one with
+// [New]: an Owner not made by it (nil, or the zero value) is no session:
+// it writes nothing, its reads are empty, Start starts nothing (a nil
+// *Child) and its waits return an error.
 type Owner struct {
 	Station *fakestation.Station
 	Door    *fakedoor.Door
@@ -109,16 +112,33 @@ func New(tb fakes.TB, o Options) *Owner {
 }
 
 // SessionID is the session's id.
-func (o *Owner) SessionID() string { return o.Row.SessionID }
+func (o *Owner) SessionID() string {
+	if o == nil {
+		return ""
+	}
+	return o.Row.SessionID
+}
+
+// errNoSession is the answer of an Owner not made by New.
+var errNoSession = errors.New("fakeowner: no session (an Owner not made by New)")
+
+// made reports whether o has a station (New gives it one).
+func (o *Owner) made() bool { return o != nil && o.Station != nil }
 
 // Files are the session's inbox files.
 func (o *Owner) Files() Files {
+	if !o.made() {
+		return Files{}
+	}
 	return inbox.FilesFor(o.Station.Paths.InboxDir, o.Row.SessionID)
 }
 
 // Env is what Claude Code adds to an MCP child's environment, plus the
 // station's knobs.
 func (o *Owner) Env() []string {
+	if !o.made() {
+		return nil
+	}
 	return append(o.Station.Env(),
 		"CLAUDECODE=1",
 		"CLAUDE_CODE_SESSION_ID="+o.Row.SessionID,
@@ -128,9 +148,15 @@ func (o *Owner) Env() []string {
 }
 
 // SetStatus rewrites the session's registry status.
-func (o *Owner) SetStatus(status string) { o.Station.SetStatus(o.Row.PID, status) }
+func (o *Owner) SetStatus(status string) {
+	if o.made() {
+		o.Station.SetStatus(o.Row.PID, status)
+	}
+}
 
-// Child is a process the owner started.
+// Child is a process the owner started. A Child not started by
+// [Owner.Start] (nil, or the zero value) has no process: PID is 0, Done is
+// closed, Signal and Wait return an error.
 type Child struct {
 	Cmd   *exec.Cmd
 	Stdin io.WriteCloser
@@ -144,7 +170,14 @@ type Child struct {
 // Start starts cmd as the owner's child. The session's environment is
 // appended to cmd.Env. Stdout and stderr are captured unless set.
 func (o *Owner) Start(cmd *exec.Cmd) *Child {
+	if !o.made() || o.tb == nil {
+		return nil
+	}
 	o.tb.Helper()
+	if cmd == nil {
+		o.tb.Fatalf("fakeowner: Start(nil)")
+		return nil
+	}
 	c := &Child{Cmd: cmd, done: make(chan struct{})}
 	cmd.Env = append(cmd.Env, o.Env()...)
 	in, err := cmd.StdinPipe()
@@ -174,21 +207,59 @@ func (o *Owner) Start(cmd *exec.Cmd) *Child {
 }
 
 // PID is the child's pid.
-func (c *Child) PID() int { return c.Cmd.Process.Pid }
+func (c *Child) PID() int {
+	if !c.started() {
+		return 0
+	}
+	return c.Cmd.Process.Pid
+}
+
+// started reports whether c was started by Owner.Start.
+func (c *Child) started() bool {
+	return c != nil && c.done != nil && c.Cmd != nil && c.Cmd.Process != nil
+}
+
+// errNoChild is the answer of a Child not started by Owner.Start.
+var errNoChild = errors.New("fakeowner: no child process (a Child not started by Owner.Start)")
 
 // Stdout and Stderr return what the child wrote so far.
-func (c *Child) Stdout() string { return c.stdout.String() }
-func (c *Child) Stderr() string { return c.stderr.String() }
+func (c *Child) Stdout() string {
+	if c == nil {
+		return ""
+	}
+	return c.stdout.String()
+}
+func (c *Child) Stderr() string {
+	if c == nil {
+		return ""
+	}
+	return c.stderr.String()
+}
 
 // Signal sends sig to the child.
-func (c *Child) Signal(sig os.Signal) error { return c.Cmd.Process.Signal(sig) }
+func (c *Child) Signal(sig os.Signal) error {
+	if !c.started() {
+		return errNoChild
+	}
+	return c.Cmd.Process.Signal(sig)
+}
 
 // Done is closed when the child has exited.
-func (c *Child) Done() <-chan struct{} { return c.done }
+func (c *Child) Done() <-chan struct{} {
+	if !c.started() {
+		done := make(chan struct{})
+		close(done)
+		return done
+	}
+	return c.done
+}
 
 // Wait waits for the child and returns its exit code (-1 when killed by a
 // signal) or ctx's error.
 func (c *Child) Wait(ctx context.Context) (int, error) {
+	if !c.started() {
+		return 0, errNoChild
+	}
 	select {
 	case <-c.done:
 	case <-ctx.Done():
@@ -207,6 +278,9 @@ func (c *Child) Wait(ctx context.Context) (int, error) {
 // Append appends one line to the inbox as a sender does and returns its
 // offset.
 func (o *Owner) Append(line string) int64 {
+	if !o.made() || o.tb == nil {
+		return 0
+	}
 	o.tb.Helper()
 	off, err := inbox.AppendInbox(o.Files().Inbox, []byte(line))
 	if err != nil {
@@ -217,6 +291,9 @@ func (o *Owner) Append(line string) int64 {
 
 // Acks returns the JSON acks written so far.
 func (o *Owner) Acks() []Ack {
+	if !o.made() {
+		return nil
+	}
 	f, err := fsx.OpenRead(o.Files().Ack)
 	if err != nil {
 		return nil
@@ -229,6 +306,9 @@ func (o *Owner) Acks() []Ack {
 
 // WaitAcks waits until at least n acks are written.
 func (o *Owner) WaitAcks(ctx context.Context, n int) ([]Ack, error) {
+	if !o.made() {
+		return nil, errNoSession
+	}
 	for {
 		a := o.Acks()
 		if len(a) >= n {
@@ -242,11 +322,15 @@ func (o *Owner) WaitAcks(ctx context.Context, n int) ([]Ack, error) {
 	}
 }
 
-// WaitHeartbeat waits until the heartbeat satisfies ok.
+// WaitHeartbeat waits until the heartbeat satisfies ok (a nil ok: until
+// there is one).
 func (o *Owner) WaitHeartbeat(ctx context.Context, ok func(Heartbeat) bool) (Heartbeat, error) {
+	if !o.made() {
+		return Heartbeat{}, errNoSession
+	}
 	for {
 		h, err := inbox.ReadHeartbeat(o.Files().Heartbeat)
-		if err == nil && ok(h) {
+		if err == nil && (ok == nil || ok(h)) {
 			return h, nil
 		}
 		select {

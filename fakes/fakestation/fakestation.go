@@ -32,7 +32,10 @@ import (
 	"github.com/oo-family/oo-claude/station"
 )
 
-// Station is a fake station rooted in a temporary directory.
+// Station is a fake station rooted in a temporary directory. Make one
+// with [New]: a Station not made by it (nil, or the zero value) has no
+// directory, so its writers (AddSession, WriteRow, WriteKey, SetStatus,
+// RemoveSession, Crash) do nothing; a nil one answers "" and nil.
 type Station struct {
 	Root  string
 	Paths station.Paths
@@ -70,6 +73,9 @@ func New(tb fakes.TB) *Station {
 // none is left behind (the registry rows stay, as after a crash). It is safe
 // to call more than once.
 func (s *Station) Close() {
+	if s == nil {
+		return
+	}
 	s.mu.Lock()
 	procs := s.procs
 	s.procs = map[int]*exec.Cmd{}
@@ -110,11 +116,22 @@ func (s *Station) release(pid int) {
 }
 
 // Station returns a station.Station over the fake's paths and the real /proc.
-func (s *Station) Station() *station.Station { return station.New(s.Paths) }
+func (s *Station) Station() *station.Station {
+	if s == nil {
+		return nil
+	}
+	return station.New(s.Paths)
+}
+
+// made reports whether s was made by New.
+func (s *Station) made() bool { return s != nil && s.tb != nil }
 
 // Getenv answers the knobs that point at the fake, then HOME (the root), and
 // "" for everything else. Pass it where code takes a getenv seam.
 func (s *Station) Getenv(key string) string {
+	if s == nil {
+		return ""
+	}
 	switch key {
 	case "HOME":
 		return s.Root
@@ -137,6 +154,9 @@ func (s *Station) Getenv(key string) string {
 // Env returns the knobs as KEY=VALUE pairs, to append to a child's
 // environment.
 func (s *Station) Env() []string {
+	if s == nil {
+		return nil
+	}
 	var out []string
 	for _, k := range []string{"HOME", "CLAUDE_CONFIG_DIR", "OO_CLAUDE_SESSIONS_DIR", "OO_CLAUDE_PROJECTS_DIR",
 		"OO_CLAUDE_INBOX_DIR", "OO_CLAUDE_STATE_DIR", "OO_CLAUDE_OBSERVATORY_DIR"} {
@@ -171,6 +191,9 @@ type Session struct {
 // that already has a row fails the test: a second session must not replace
 // the first silently.
 func (s *Station) AddSession(in Session) station.Row {
+	if !s.made() {
+		return station.Row{}
+	}
 	s.tb.Helper()
 	if in.PID == 0 {
 		in.PID = s.spawn()
@@ -228,6 +251,9 @@ func (s *Station) AddSession(in Session) station.Row {
 // WriteRow writes row as <sessions>/<pid>.json (0644, as Claude Code does),
 // replacing the file atomically.
 func (s *Station) WriteRow(row station.Row) {
+	if !s.made() {
+		return
+	}
 	s.tb.Helper()
 	b, err := json.Marshal(rowJSON(row))
 	if err != nil {
@@ -258,6 +284,9 @@ func rowJSON(r station.Row) map[string]any {
 
 // SetStatus rewrites the status of the row of pid (busy, idle, waiting).
 func (s *Station) SetStatus(pid int, status string) {
+	if !s.made() {
+		return
+	}
 	s.tb.Helper()
 	r, err := station.ReadRow(s.rowPath(pid))
 	if err != nil {
@@ -271,6 +300,9 @@ func (s *Station) SetStatus(pid int, status string) {
 // RemoveSession deletes the row of pid, as a clean exit does, and stops the
 // session's process when the fake owns it.
 func (s *Station) RemoveSession(pid int) {
+	if !s.made() {
+		return
+	}
 	s.tb.Helper()
 	if err := os.Remove(s.rowPath(pid)); err != nil {
 		s.tb.Fatalf("fakestation: %v", err)
@@ -281,6 +313,9 @@ func (s *Station) RemoveSession(pid int) {
 // Crash stops the process of pid (which the fake must own) and leaves its
 // row behind, as a SIGKILL does: the row then names a dead process.
 func (s *Station) Crash(pid int) {
+	if !s.made() {
+		return
+	}
 	s.tb.Helper()
 	s.mu.Lock()
 	_, ok := s.procs[pid]
@@ -293,6 +328,9 @@ func (s *Station) Crash(pid int) {
 
 // WriteKey writes the session's key file (0600) holding token.
 func (s *Station) WriteKey(row station.Row, token string) {
+	if !s.made() {
+		return
+	}
 	s.tb.Helper()
 	sum := sha256.Sum256([]byte(row.MessagingSocketPath))
 	path := filepath.Join(s.Paths.SessionsDir, strconv.Itoa(row.PID)+"."+hex.EncodeToString(sum[:])+".key")
@@ -304,5 +342,8 @@ func (s *Station) WriteKey(row station.Row, token string) {
 
 // InboxPath returns <inbox>/<sessionID>.inbox.
 func (s *Station) InboxPath(sessionID string) string {
+	if s == nil {
+		return ""
+	}
 	return filepath.Join(s.Paths.InboxDir, sessionID+".inbox")
 }

@@ -522,6 +522,7 @@ var noPanicCases = []noPanicCase{
 				defer srv.Close()
 				srv.WaitRequest(h.ctx(), nil)
 				fakemodel.IsSideRequest(&fakemodel.Request{Model: s})
+				fakemodel.IsSideRequest(nil)
 				body, _ := json.Marshal(map[string]any{"model": s, "messages": []any{map[string]any{"role": "user", "content": s}}})
 				postQuiet(h.ctx(), srv.URL+"/v1/messages", body)
 				postQuiet(h.ctx(), srv.URL+"/v1/messages", []byte(s))
@@ -551,6 +552,8 @@ var noPanicExempt = map[string]string{
 // TestNoPanic calls every exported function of the public packages (and
 // every method that takes a context) with zero values and hostile ones, and fails on a panic or a
 // call that does not return. The calls may refuse; they must not panic.
+// TestZeroReceivers (receivers_test.go) calls every exported method on a
+// zero value and a nil receiver.
 func TestNoPanic(t *testing.T) {
 	if testing.Short() {
 		t.Skip("a hundred calls, some starting fakes")
