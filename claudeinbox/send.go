@@ -203,8 +203,8 @@ type Verdict struct {
 	ack        *inbox.Ack
 	PeerStatus string
 	MsgID      string
-	// Confirm is the ack's confirm: ConfirmTranscript when the doorman
-	// saw the receiver's enqueue row for the line, ConfirmSettle when it
+	// Confirm is the ack's confirm: "transcript" when the doorman saw
+	// the receiver's enqueue row for the line, "settle" when it
 	// could not locate the transcript and acked after the settle; "" when
 	// no delivered ack came (or an older doorman's ack has none).
 	Confirm string

@@ -75,8 +75,9 @@ type Event struct {
 	Status string `json:"status,omitempty"`
 
 	Doorman string `json:"doorman,omitempty"`
-	// Reason says why a doorman is not fresh (a claudeinbox NotFresh
-	// constant).
+	// Reason says why a doorman is not fresh: the string of a
+	// claudeinbox Reason of a not-fresh doorman (missing, unreadable,
+	// stale, state, pid-gone, other-session).
 	Reason string `json:"reason,omitempty"`
 
 	Line       string `json:"line,omitempty"`

@@ -2,11 +2,18 @@ package repocheck
 
 import (
 	"fmt"
+	"go/ast"
 	"go/importer"
+	"go/parser"
 	"go/token"
 	"go/types"
+	"io/fs"
 	"path"
+	"path/filepath"
+	"reflect"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -211,4 +218,252 @@ func TestNoInternalTypes(t *testing.T) {
 	for _, b := range checkInternalTypes(t, root, rels) {
 		t.Error(b)
 	}
+}
+
+// declaredNames adds to names every exported name the files declare: top-level
+// names, struct fields, interface methods and methods.
+func declaredNames(files []*ast.File, names map[string]bool) {
+	for _, f := range files {
+		declaredIn(f, names)
+	}
+}
+
+// declaredIn adds to names every exported name declared in node.
+func declaredIn(node ast.Node, names map[string]bool) {
+	ast.Inspect(node, func(n ast.Node) bool {
+		var ids []*ast.Ident
+		switch n := n.(type) {
+		case *ast.FuncDecl:
+			ids = []*ast.Ident{n.Name}
+		case *ast.TypeSpec:
+			ids = []*ast.Ident{n.Name}
+		case *ast.ValueSpec:
+			ids = n.Names
+		case *ast.Field:
+			ids = n.Names
+		case *ast.BlockStmt:
+			return false
+		}
+		for _, id := range ids {
+			if id.IsExported() {
+				names[id.Name] = true
+			}
+		}
+		return true
+	})
+}
+
+// typeMembers are the exported fields and methods of the type name the
+// files declare.
+func typeMembers(files []*ast.File, name string) map[string]bool {
+	out := map[string]bool{}
+	for _, f := range files {
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if d.Recv != nil && recvType(d) == name && d.Name.IsExported() {
+					out[d.Name.Name] = true
+				}
+			case *ast.GenDecl:
+				for _, sp := range d.Specs {
+					if ts, ok := sp.(*ast.TypeSpec); ok && ts.Name.Name == name {
+						declaredIn(ts.Type, out)
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// internalPackages parses the non-test files of every internal package
+// whose names a public package could leak (not the repository's own
+// tooling), by package name.
+func internalPackages(t *testing.T, root string) map[string][]*ast.File {
+	t.Helper()
+	out := map[string][]*ast.File{}
+	dirs, err := filepath.Glob(filepath.Join(root, "internal", "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, dir := range dirs {
+		switch filepath.Base(dir) {
+		case "repocheck", "cmd", "hostile":
+			continue // tooling and test helpers: no public package imports them
+		}
+		pkgs, err := parser.ParseDir(token.NewFileSet(), dir, func(fi fs.FileInfo) bool { return !strings.HasSuffix(fi.Name(), "_test.go") }, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for name, p := range pkgs {
+			for _, f := range p.Files {
+				out[name] = append(out[name], f)
+			}
+		}
+	}
+	if len(out) < 5 {
+		t.Fatalf("found only %d internal packages", len(out))
+	}
+	return out
+}
+
+// TestDocsNameNoInternals: a public doc comment (what go doc shows) names
+// nothing a reader outside the module cannot look up: no qualified name
+// of an internal package (inbox.CheckTrust), and no exported name that
+// only internal packages declare (ConfirmTranscript, RemoveInbox). It
+// speaks of public names, fields and behaviour instead. The root
+// package's map of the packages names internal/ directories on purpose.
+func TestDocsNameNoInternals(t *testing.T) {
+	root := moduleRoot(t)
+	internals := internalPackages(t, root)
+	internalNames := map[string]bool{}
+	var pkgNames []string
+	for name, files := range internals {
+		pkgNames = append(pkgNames, regexp.QuoteMeta(name))
+		declaredNames(files, internalNames)
+	}
+	slices.Sort(pkgNames)
+	public := publicPackages(t, root)
+	publicNames := map[string]bool{}
+	for _, p := range public {
+		declaredNames(p.files, publicNames)
+		// A public alias of an internal type (type Heartbeat =
+		// inbox.Heartbeat) makes that type's fields and methods public.
+		for _, f := range p.files {
+			for _, d := range f.Decls {
+				g, ok := d.(*ast.GenDecl)
+				if !ok || g.Tok != token.TYPE {
+					continue
+				}
+				for _, sp := range g.Specs {
+					ts := sp.(*ast.TypeSpec)
+					sel, ok := ts.Type.(*ast.SelectorExpr)
+					if !ts.Assign.IsValid() || !ok {
+						continue
+					}
+					if x, ok := sel.X.(*ast.Ident); ok {
+						for n := range typeMembers(internals[x.Name], sel.Sel.Name) {
+							publicNames[n] = true
+						}
+					}
+				}
+			}
+		}
+	}
+	qualified := regexp.MustCompile(`\b(?:` + strings.Join(pkgNames, "|") + `)\.[A-Z]\w*`)
+	word := regexp.MustCompile(`\b[A-Z][A-Za-z0-9]*[a-z][A-Z][A-Za-z0-9]*\b`) // a Go-style compound name: CheckTrust, not Linux
+	for _, p := range public {
+		if p.path == "." {
+			continue
+		}
+		for _, f := range p.files {
+			for _, cg := range docComments(f) {
+				text := cg.Text()
+				pos := p.fset.Position(cg.Pos())
+				where := filepath.Join(p.path, filepath.Base(pos.Filename)) + ":" + strconv.Itoa(pos.Line)
+				for _, m := range qualified.FindAllString(text, -1) {
+					t.Errorf("%s: a doc comment names %s, an internal package's: name the public name or say what it does", where, m)
+				}
+				for _, loc := range word.FindAllStringIndex(text, -1) {
+					m := text[loc[0]:loc[1]]
+					if loc[0] > 0 && text[loc[0]-1] == '.' {
+						continue // qualified: told above, or a public package's
+					}
+					if internalNames[m] && !publicNames[m] {
+						t.Errorf("%s: a doc comment names %s, which only an internal package declares: name the public name or say what it does", where, m)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestAliasDocsListTheFields: go doc shows a public alias of an internal
+// struct (type Heartbeat = inbox.Heartbeat) without the struct's fields,
+// so the alias's doc comment lists every field with its JSON key, one
+// per line ("Name  Type  key: meaning"), and this holds the list to the
+// struct so it cannot drift.
+func TestAliasDocsListTheFields(t *testing.T) {
+	root := moduleRoot(t)
+	internals := internalPackages(t, root)
+	checked := 0
+	for _, p := range publicPackages(t, root) {
+		for _, f := range p.files {
+			for _, d := range f.Decls {
+				g, ok := d.(*ast.GenDecl)
+				if !ok || g.Tok != token.TYPE {
+					continue
+				}
+				for _, sp := range g.Specs {
+					ts := sp.(*ast.TypeSpec)
+					sel, ok := ts.Type.(*ast.SelectorExpr)
+					if !ts.Assign.IsValid() || !ok || !ts.Name.IsExported() {
+						continue
+					}
+					x, _ := sel.X.(*ast.Ident)
+					if x == nil || internals[x.Name] == nil {
+						continue
+					}
+					doc := ts.Doc.Text()
+					if len(g.Specs) == 1 {
+						doc = g.Doc.Text() + doc
+					}
+					for _, fl := range jsonFields(internals[x.Name], sel.Sel.Name) {
+						checked++
+						if !listsField(doc, fl[0], fl[1]) {
+							t.Errorf("%s.%s (= %s.%s): its doc comment does not list field %s (json %q)", p.path, ts.Name.Name, x.Name, sel.Sel.Name, fl[0], fl[1])
+						}
+					}
+				}
+			}
+		}
+	}
+	if checked < 20 {
+		t.Errorf("checked only %d fields of aliased structs", checked)
+	}
+}
+
+// jsonFields are the exported fields of the struct type name the files
+// declare that carry a JSON key, as {name, key}.
+func jsonFields(files []*ast.File, name string) [][2]string {
+	var out [][2]string
+	for _, f := range files {
+		for _, d := range f.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok || g.Tok != token.TYPE {
+				continue
+			}
+			for _, sp := range g.Specs {
+				ts := sp.(*ast.TypeSpec)
+				st, ok := ts.Type.(*ast.StructType)
+				if ts.Name.Name != name || !ok {
+					continue
+				}
+				for _, fl := range st.Fields.List {
+					if fl.Tag == nil {
+						continue
+					}
+					tag, _ := strconv.Unquote(fl.Tag.Value)
+					key, _, _ := strings.Cut(reflect.StructTag(tag).Get("json"), ",")
+					for _, id := range fl.Names {
+						if id.IsExported() && key != "" && key != "-" {
+							out = append(out, [2]string{id.Name, key})
+						}
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// listsField reports whether doc has a line "name  type  key[:] ...".
+func listsField(doc, name, key string) bool {
+	for _, line := range strings.Split(doc, "\n") {
+		fields := strings.Fields(line)
+		if len(fields) >= 3 && fields[0] == name && strings.TrimSuffix(fields[2], ":") == key {
+			return true
+		}
+	}
+	return false
 }
