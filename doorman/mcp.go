@@ -478,10 +478,10 @@ func (s *Server) send(frame any) {
 	}
 }
 
-// ServeMCP is `oo-claude doorman --mcp`: it runs d's follow loop and srv
-// (the MCP stdio server) together, until srv's input ends (Claude Code
-// closes a server's stdin to stop it; a read error of In ends it the same
-// way) or ctx ends (the SIGINT Claude Code sends). Both are stopped before
+// ServeMCP is a doorman as the session's MCP server (what Claude Code
+// starts): it runs d's follow loop and srv (the MCP stdio server)
+// together, until srv's input ends (Claude Code closes a server's stdin
+// to stop it; a read error of In ends it the same way) or ctx ends (the SIGINT Claude Code sends). Both are stopped before
 // it returns, the loop's stopped heartbeat written. srv's Report defaults
 // to d.Report, its Log to d's log and its Version to d's. An identity
 // failure is reported by the tool (d.Report), not returned: a session

@@ -53,8 +53,8 @@ type SendRow struct {
 	PeerStatus   *string         `json:"peer_status"`    // busy | idle, from the ack
 	MsgID        *string         `json:"msg_id"`         // the door frame's msg_id, from the ack
 	WaitedS      *float64        `json:"waited_s"`       // how long the ack was waited for
-	WaitS        *float64        `json:"wait_s"`         // the Sender's Wait (send --wait)
-	MinIntervalS *float64        `json:"min_interval_s"` // the Sender's MinInterval (send --min-interval)
+	WaitS        *float64        `json:"wait_s"`         // the Sender's Wait
+	MinIntervalS *float64        `json:"min_interval_s"` // the Sender's MinInterval
 	Reason       *string         `json:"reason"`         // why refused / queued-no-doorman / dropped
 	Note         *string         `json:"note"`           // human advice (e.g. resend after N s)
 	Hint         *string         `json:"hint"`           // a command to run next (e.g. oo-claude resume <id>)
@@ -62,7 +62,7 @@ type SendRow struct {
 	// null when the program gave none.
 	ClientVersion *string `json:"client_version"`
 
-	// Seen is oo-claude's addition (Sender.SeenWait, send --seen): whether the session's
+	// Seen is oo-claude's addition (Sender.SeenWait): whether the session's
 	// transcript showed a row with msg_id within the wait, the proof that
 	// the model saw the line; null when it was not asked for or the line
 	// was not delivered.
@@ -77,14 +77,14 @@ type SendRow struct {
 	// (transcript.ReplyOptions.From); null when no wait read one.
 	Transcript       *string `json:"transcript"`
 	TranscriptOffset *int64  `json:"transcript_offset"`
-	// Reply is oo-claude's addition (Sender.ReplyWait, send --reply): the session's answer
+	// Reply is oo-claude's addition (Sender.ReplyWait): the session's answer
 	// to the line; null when it was not asked for, the line was not
 	// delivered, or no complete reply came within the wait.
 	Reply *Reply `json:"reply"`
 	// ReplyS is how long the reply was waited for after the ack: until it
 	// was complete, or the whole reply wait; null when not asked for.
 	ReplyS *float64 `json:"reply_s"`
-	// Priority is oo-claude's addition (Request.Priority, send --priority): the line's
+	// Priority is oo-claude's addition (Request.Priority): the line's
 	// priority, now, next or later; null when no line was formed.
 	Priority *string `json:"priority"`
 	// Confirm is oo-claude's addition, from the ack: what the delivery
@@ -215,12 +215,12 @@ type ResumeRow struct {
 	Hint          *string         `json:"hint"`
 	ClientVersion *string         `json:"client_version"`
 
-	CWD        *string  `json:"cwd"`        // where claude ran: the transcript's recorded cwd or --cwd
+	CWD        *string  `json:"cwd"`        // where claude ran: the transcript's recorded cwd or the request's CWD
 	Transcript *string  `json:"transcript"` // the session's transcript file
-	Model      *string  `json:"model"`      // --model
-	MaxTurns   *int     `json:"max_turns"`  // --max-turns
-	BudgetUSD  *float64 `json:"budget_usd"` // --budget
-	Tools      *string  `json:"tools"`      // --tools as passed ("" = none)
+	Model      *string  `json:"model"`      // claude --model
+	MaxTurns   *int     `json:"max_turns"`  // claude --max-turns
+	BudgetUSD  *float64 `json:"budget_usd"` // claude --max-budget-usd
+	Tools      *string  `json:"tools"`      // claude --tools as passed ("" = none)
 	Argv       []string `json:"argv"`       // claude's argv, the line replaced by <line>
 	HeldBy     *string  `json:"held_by"`    // registry-row | heartbeat | process | lock, when held-by-session
 	Run
@@ -247,9 +247,9 @@ type StartRow struct {
 	TS            string  `json:"ts"`
 	TSMS          int64   `json:"ts_ms"`
 	Kind          Kind    `json:"kind"`       // always "start"
-	Class         string  `json:"class"`      // completed, started (--systemd), refused, failed, timeout
-	SessionID     *string `json:"session_id"` // the new session's id (--session-id or generated)
-	Name          *string `json:"name"`       // --name, recorded only here and in the result file
+	Class         string  `json:"class"`      // completed, started (a systemd start), refused, failed, timeout
+	SessionID     *string `json:"session_id"` // the new session's id (the request's, or generated)
+	Name          *string `json:"name"`       // the request's name, recorded only here and in the result file
 	PID           *int    `json:"pid"`        // the claude child's pid (foreground)
 	Line          *string `json:"line"`       // the prompt
 	SHA256        *string `json:"sha256"`
@@ -260,8 +260,8 @@ type StartRow struct {
 	ClientVersion *string `json:"client_version"`
 
 	State      *string `json:"state"`       // started, completed, failed, timeout (as in the result file)
-	Unit       *string `json:"unit"`        // the systemd unit (--systemd), e.g. oo-claude-ffde609f
-	ResultFile *string `json:"result_file"` // the result JSON (--out or <state>/start/<uuid>.json)
+	Unit       *string `json:"unit"`        // the systemd unit of a systemd start, e.g. oo-claude-ffde609f
+	ResultFile *string `json:"result_file"` // the result JSON (the request's Out, or <state>/start/<uuid>.json)
 	Inbox      *string `json:"inbox"`       // the new session's inbox, created before claude starts
 	// Doorman is which doorman was meant: injected, user-scope or none.
 	Doorman *string `json:"doorman"`
@@ -269,7 +269,7 @@ type StartRow struct {
 	DoormanHeartbeat json.RawMessage `json:"doorman_heartbeat"`
 	DoormanDelivered *int            `json:"doorman_delivered"` // lines the doorman delivered during the run
 	ParentSession    *string         `json:"parent_session"`    // the lineage parent, when started from a session
-	Systemd          bool            `json:"systemd"`           // --systemd
+	Systemd          bool            `json:"systemd"`           // the start ran as a systemd user unit
 
 	CWD          *string  `json:"cwd"`
 	Model        *string  `json:"model"`
