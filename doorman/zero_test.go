@@ -111,3 +111,28 @@ func TestThisProcessMapsTheSettleKnob(t *testing.T) {
 		}
 	}
 }
+
+// TestDoormanNotFromNew: a Doorman not made by New (nil, or the zero
+// value) runs nothing: Run and ServeMCP return an error at once (the zero
+// value's Run dereferenced its missing Host); a nil one's Status and
+// Report are zero.
+func TestDoormanNotFromNew(t *testing.T) {
+	for name, d := range map[string]*doorman.Doorman{"zero": {}, "nil": nil} {
+		t.Run(name, func(t *testing.T) {
+			if err := d.Run(context.Background()); err == nil {
+				t.Error("Run: no error")
+			}
+			srv := &doorman.Server{In: strings.NewReader(""), Out: &bytes.Buffer{}}
+			if err := d.ServeMCP(context.Background(), srv); err == nil {
+				t.Error("ServeMCP: no error")
+			}
+			if d == nil && (d.Status() != doorman.Status{} || d.Report().Inbox != "") {
+				t.Errorf("Status %+v, Report %+v; want zero", d.Status(), d.Report())
+			}
+		})
+	}
+	var srv *doorman.Server
+	if err := srv.Serve(context.Background()); err == nil {
+		t.Error("nil Server: Serve returned nil")
+	}
+}

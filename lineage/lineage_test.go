@@ -314,3 +314,26 @@ func ExampleLedger_Register() {
 	// true false
 	// 11111111 <- 22222222-2222-4222-8222-222222222222 parent worker
 }
+
+// TestNilLedger: a nil *Ledger is the zero Ledger: with no Path it
+// registers nothing (an error) and reads no rows.
+func TestNilLedger(t *testing.T) {
+	for name, l := range map[string]*lineage.Ledger{"zero": {}, "nil": nil} {
+		t.Run(name, func(t *testing.T) {
+			link := lineage.Link{Child: "6c2b1c1e-4b7a-4f7e-9d2a-1a2b3c4d5e6f", Parent: "0b0e3c1a-2d4f-4a6b-8c9d-0e1f2a3b4c5d", By: lineage.ByParent}
+			var le *lineage.Error
+			if _, err := l.Register(context.Background(), link); !errors.As(err, &le) {
+				t.Errorf("Register: %v, want a *lineage.Error", err)
+			}
+			if rows, err := l.Rows(); len(rows) != 0 || err != nil {
+				t.Errorf("Rows = %v, %v; want none", rows, err)
+			}
+			if rows, err := l.Links(); len(rows) != 0 || err != nil {
+				t.Errorf("Links = %v, %v; want none", rows, err)
+			}
+			if _, ok, err := l.Parent(link.Child); ok || err != nil {
+				t.Errorf("Parent: ok %v, err %v; want none", ok, err)
+			}
+		})
+	}
+}

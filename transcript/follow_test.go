@@ -374,15 +374,18 @@ func ExampleFollow() {
 	// queue-operation true
 }
 
-// A zero Follower (not made by Follow) follows nothing: Next is an error,
-// never a panic or a wait.
+// A zero (or nil) Follower, not made by Follow, follows nothing: Next is
+// an error, never a panic or a wait.
 func TestZeroFollower(t *testing.T) {
-	var f transcript.Follower
-	var te *transcript.Error
-	if _, err := f.Next(context.Background()); !errors.As(err, &te) {
-		t.Errorf("Next = %v, want a *transcript.Error", err)
-	}
-	if f.Offset() != 0 || f.Close() != nil {
-		t.Errorf("Offset %d, Close %v", f.Offset(), f.Close())
+	for name, f := range map[string]*transcript.Follower{"zero": {}, "nil": nil} {
+		t.Run(name, func(t *testing.T) {
+			var te *transcript.Error
+			if _, err := f.Next(context.Background()); !errors.As(err, &te) {
+				t.Errorf("Next = %v, want a *transcript.Error", err)
+			}
+			if f.Offset() != 0 || f.Close() != nil {
+				t.Errorf("Offset %d, Close %v", f.Offset(), f.Close())
+			}
+		})
 	}
 }

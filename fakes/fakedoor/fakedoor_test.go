@@ -406,3 +406,25 @@ func TestZeroOptionsAreDefaults(t *testing.T) {
 		t.Errorf("conns %+v, want one ended at EOF", c)
 	}
 }
+
+// TestDoorNotStarted: a Door not made by New or Listen (nil, or the zero
+// value) is a closed door: Close does nothing, the waits return ErrClosed
+// at once (the zero value's Close closed a nil channel).
+func TestDoorNotStarted(t *testing.T) {
+	for name, d := range map[string]*fakedoor.Door{"zero": {}, "nil": nil} {
+		t.Run(name, func(t *testing.T) {
+			if err := d.Close(); err != nil {
+				t.Errorf("Close: %v", err)
+			}
+			if _, err := d.WaitFrames(context.Background(), 1); !errors.Is(err, fakedoor.ErrClosed) {
+				t.Errorf("WaitFrames: %v, want ErrClosed", err)
+			}
+			if _, err := d.WaitConns(context.Background(), 1); !errors.Is(err, fakedoor.ErrClosed) {
+				t.Errorf("WaitConns: %v, want ErrClosed", err)
+			}
+			if d.Path() != "" || d.Frames() != nil || d.Conns() != nil || d.Queued() != nil {
+				t.Errorf("Path %q, Frames %v, Conns %v; want none", d.Path(), d.Frames(), d.Conns())
+			}
+		})
+	}
+}

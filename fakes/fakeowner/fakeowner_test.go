@@ -78,3 +78,43 @@ func TestOwnerIsTheSession(t *testing.T) {
 		t.Errorf("%d user and %d auth frames, want 1 and 1", user, auth)
 	}
 }
+
+// TestOwnerNotFromNew: an Owner not made by New (nil, or the zero value)
+// is no session: Start starts nothing, the waits return an error at once,
+// writes do nothing; a Child not from Start has no process.
+func TestOwnerNotFromNew(t *testing.T) {
+	for name, o := range map[string]*fakeowner.Owner{"zero": {}, "nil": nil} {
+		t.Run(name, func(t *testing.T) {
+			if c := o.Start(exec.Command("true")); c != nil {
+				t.Errorf("Start = %v, want nil", c)
+			}
+			if _, err := o.WaitAcks(context.Background(), 1); err == nil {
+				t.Error("WaitAcks: no error")
+			}
+			if _, err := o.WaitHeartbeat(context.Background(), nil); err == nil {
+				t.Error("WaitHeartbeat: no error")
+			}
+			if off := o.Append("x\n"); off != 0 || o.Acks() != nil || o.Env() != nil || o.Files() != (fakeowner.Files{}) {
+				t.Errorf("Append %d, Acks %v, Env %v, Files %+v; want none", off, o.Acks(), o.Env(), o.Files())
+			}
+		})
+	}
+	for name, c := range map[string]*fakeowner.Child{"zero": {}, "nil": nil} {
+		t.Run("child "+name, func(t *testing.T) {
+			if _, err := c.Wait(context.Background()); err == nil {
+				t.Error("Wait: no error")
+			}
+			if err := c.Signal(os.Interrupt); err == nil {
+				t.Error("Signal: no error")
+			}
+			select {
+			case <-c.Done():
+			default:
+				t.Error("Done is not closed")
+			}
+			if c.PID() != 0 {
+				t.Errorf("PID = %d, want 0", c.PID())
+			}
+		})
+	}
+}
