@@ -55,6 +55,10 @@ type apiCheck struct {
 	// public alias; there its field types are spelled with internal names
 	// and pass when a public alias names them.
 	inside bool
+	// option: the declaration is an exported func type's own signature,
+	// the functional-option idiom (type Option func(*config)), whose
+	// unexported parameter a caller never names.
+	option bool
 }
 
 func (c *internalTypes) fail(at apiCheck, n *types.Named, why string) {
@@ -77,6 +81,9 @@ func (c *internalTypes) typ(at apiCheck, t types.Type) {
 	case *types.Named:
 		obj := t.Obj()
 		if obj.Pkg() == nil || !isInternalPath(obj.Pkg().Path()) {
+			if obj.Pkg() != nil && !obj.Exported() && obj.Parent() == obj.Pkg().Scope() && !at.option {
+				c.fail(at, t, "an unexported type: a caller cannot name it; export it or return a public type")
+			}
 			for i := range t.TypeArgs().Len() {
 				c.typ(at, t.TypeArgs().At(i))
 			}
@@ -114,7 +121,7 @@ func (c *internalTypes) typ(at apiCheck, t types.Type) {
 	case *types.Interface:
 		for i := range t.NumMethods() {
 			if m := t.Method(i); m.Exported() {
-				c.typ(apiCheck{at.ident + "." + m.Name(), m.Pos(), at.inside}, m.Type())
+				c.typ(apiCheck{at.ident + "." + m.Name(), m.Pos(), at.inside, false}, m.Type())
 			}
 		}
 	}
@@ -123,7 +130,7 @@ func (c *internalTypes) typ(at apiCheck, t types.Type) {
 func (c *internalTypes) fields(at apiCheck, s *types.Struct) {
 	for i := range s.NumFields() {
 		if f := s.Field(i); f.Exported() {
-			c.typ(apiCheck{at.ident + "." + f.Name(), f.Pos(), at.inside}, f.Type())
+			c.typ(apiCheck{at.ident + "." + f.Name(), f.Pos(), at.inside, false}, f.Type())
 		}
 	}
 }
@@ -135,10 +142,11 @@ func (c *internalTypes) named(obj *types.TypeName, ident string, inside bool) {
 	if !ok {
 		return
 	}
-	c.typ(apiCheck{ident, obj.Pos(), inside}, n.Underlying())
+	_, option := n.Underlying().(*types.Signature)
+	c.typ(apiCheck{ident, obj.Pos(), inside, option}, n.Underlying())
 	for i := range n.NumMethods() {
 		if m := n.Method(i); m.Exported() {
-			c.typ(apiCheck{ident + "." + m.Name(), m.Pos(), inside}, m.Type())
+			c.typ(apiCheck{ident + "." + m.Name(), m.Pos(), inside, false}, m.Type())
 		}
 	}
 }
@@ -240,7 +248,7 @@ func checkInternalTypes(t *testing.T, root string, rels []string) []string {
 					c.internal(n.Obj(), ident)
 				}
 			default:
-				c.typ(apiCheck{ident, obj.Pos(), false}, obj.Type())
+				c.typ(apiCheck{ident, obj.Pos(), false, false}, obj.Type())
 			}
 		}
 	}
@@ -255,7 +263,9 @@ func checkInternalTypes(t *testing.T, root string, rels []string) []string {
 // alias's doc), and a public declaration spells it with that alias, so
 // go doc never prints an internal package's name. Fields of an aliased
 // internal type are held to the same rule: each of their types has a
-// public name.
+// public name. Nor is a type shown that is unexported in its public
+// package, except as the parameter of a functional option's func type
+// (fakedoor.Option is func(*config)).
 func TestNoInternalTypes(t *testing.T) {
 	root := moduleRoot(t)
 	var rels []string
