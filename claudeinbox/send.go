@@ -162,8 +162,9 @@ type DoormanStatus struct {
 	PID   int
 	// Age is now − last_seen; 0 when unknown.
 	Age time.Duration
-	// State is the heartbeat's state (following, standby, stopped, ...);
-	// "" when it has none.
+	// State is the heartbeat's state, the string of one of package
+	// doorman's State constants (following, standby, stopped, ...); ""
+	// when it has none.
 	State string
 	// NotFreshBecause is why the heartbeat is not fresh, one of the
 	// ReasonHeartbeat... and ReasonDoorman... reasons; "" when Fresh.

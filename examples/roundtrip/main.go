@@ -133,8 +133,8 @@ func run(out io.Writer) error {
 		child.Process.Kill()
 		child.Wait()
 	}()
-	hb, err := waitHeartbeat(ctx, st.Paths.InboxDir, row.SessionID, func(h heartbeat) bool {
-		return h.State == "following"
+	hb, err := waitHeartbeat(ctx, st.Paths.InboxDir, row.SessionID, func(h doorman.Heartbeat) bool {
+		return h.State == doorman.StateFollowing
 	})
 	if err != nil {
 		return fmt.Errorf("doorman did not start: %w\n%s", err, childErr.String())
@@ -192,8 +192,8 @@ func run(out io.Writer) error {
 	// The stop: Claude Code ends its MCP servers with SIGINT.
 	start := time.Now()
 	child.Process.Signal(os.Interrupt)
-	hb, err = waitHeartbeat(ctx, st.Paths.InboxDir, row.SessionID, func(h heartbeat) bool {
-		return h.State == "stopped"
+	hb, err = waitHeartbeat(ctx, st.Paths.InboxDir, row.SessionID, func(h doorman.Heartbeat) bool {
+		return h.State == doorman.StateStopped
 	})
 	if err != nil {
 		return fmt.Errorf("no stopped heartbeat: %w", err)
@@ -214,7 +214,7 @@ func run(out io.Writer) error {
 }
 
 // waitHeartbeat polls the heartbeat file (a demo may poll) until ok holds.
-func waitHeartbeat(ctx context.Context, inboxDir, sid string, ok func(heartbeat) bool) (heartbeat, error) {
+func waitHeartbeat(ctx context.Context, inboxDir, sid string, ok func(doorman.Heartbeat) bool) (doorman.Heartbeat, error) {
 	for {
 		h, err := readHeartbeat(inboxDir, sid)
 		if err == nil && h.SessionID == sid && ok(h) {
@@ -228,21 +228,10 @@ func waitHeartbeat(ctx context.Context, inboxDir, sid string, ok func(heartbeat)
 	}
 }
 
-// heartbeat is the doorman's heartbeat file, <inbox dir>/<session
-// id>.inbox.doorman.json (the inbox contract's; oo-claude adds state,
-// owner_pid and peer_pid): the fields this demo prints.
-type heartbeat struct {
-	PID       int    `json:"pid"`
-	SessionID string `json:"session_id"`
-	State     string `json:"state"`
-	OwnerPID  int    `json:"owner_pid"`
-	PeerPID   int    `json:"peer_pid"`
-	Delivered int    `json:"delivered"`
-}
-
-// readHeartbeat reads session sid's heartbeat in the inbox dir.
-func readHeartbeat(inboxDir, sid string) (heartbeat, error) {
-	var h heartbeat
+// readHeartbeat reads session sid's heartbeat in the inbox dir,
+// <session id>.inbox.doorman.json.
+func readHeartbeat(inboxDir, sid string) (doorman.Heartbeat, error) {
+	var h doorman.Heartbeat
 	b, err := os.ReadFile(filepath.Join(inboxDir, sid+".inbox.doorman.json"))
 	if err == nil {
 		err = json.Unmarshal(b, &h)
