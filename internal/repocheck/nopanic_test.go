@@ -117,6 +117,14 @@ func (h *hostile) ctx() context.Context {
 // ends the goroutine) ends only the call.
 func (h *hostile) call(desc string, f func()) {
 	h.t.Helper()
+	callBounded(h.t, desc, hang, f)
+}
+
+// callBounded runs f on a goroutine of its own, reporting a panic (with
+// its stack) or a call that does not return within bound as a failure of
+// desc.
+func callBounded(t *testing.T, desc string, bound time.Duration, f func()) {
+	t.Helper()
 	var (
 		done     = make(chan struct{})
 		panicked any
@@ -133,12 +141,12 @@ func (h *hostile) call(desc string, f func()) {
 	}()
 	select {
 	case <-done:
-	case <-time.After(hang):
-		h.t.Errorf("%s: did not return within %v", desc, hang)
+	case <-time.After(bound):
+		t.Errorf("%s: did not return within %v", desc, bound)
 		return
 	}
 	if panicked != nil {
-		h.t.Errorf("%s panicked: %v\n%s", desc, panicked, stack)
+		t.Errorf("%s panicked: %v\n%s", desc, panicked, stack)
 	}
 }
 

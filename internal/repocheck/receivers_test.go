@@ -3,7 +3,6 @@ package repocheck
 import (
 	"context"
 	"reflect"
-	"runtime/debug"
 	"slices"
 	"strings"
 	"testing"
@@ -167,7 +166,7 @@ func TestZeroReceivers(t *testing.T) {
 }
 
 // callReceiver calls method m of the pointer recv with zero arguments,
-// under recover and receiverBound, reporting a panic or a hang as desc.
+// under callBounded and receiverBound, reporting a panic or a hang as desc.
 func callReceiver(t *testing.T, desc string, recv reflect.Value, m reflect.Method) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), callTimeout)
@@ -182,33 +181,13 @@ func callReceiver(t *testing.T, desc string, recv reflect.Value, m reflect.Metho
 		}
 		args = append(args, reflect.Zero(in))
 	}
-	var (
-		done     = make(chan struct{})
-		panicked any
-		stack    []byte
-	)
-	go func() {
-		defer close(done)
-		defer func() {
-			if r := recover(); r != nil {
-				panicked, stack = r, debug.Stack()
-			}
-		}()
+	callBounded(t, desc, receiverBound, func() {
 		if ft.IsVariadic() {
 			m.Func.CallSlice(args)
 		} else {
 			m.Func.Call(args)
 		}
-	}()
-	select {
-	case <-done:
-	case <-time.After(receiverBound):
-		t.Errorf("%s: did not return within %v", desc, receiverBound)
-		return
-	}
-	if panicked != nil {
-		t.Errorf("%s panicked: %v\n%s", desc, panicked, stack)
-	}
+	})
 }
 
 // TestReceiversComplete: every exported type of the public packages that
