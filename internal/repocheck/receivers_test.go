@@ -2,6 +2,9 @@ package repocheck
 
 import (
 	"context"
+	"go/ast"
+	"go/token"
+	"maps"
 	"reflect"
 	"slices"
 	"strings"
@@ -97,6 +100,25 @@ var receiverTypes = []reflect.Type{
 	reflect.TypeFor[fakestation.Station](),
 }
 
+// receiverAliases is every exported alias of the public packages (type A
+// = other.T), by "pkg.A": the methods of an alias's type are the public
+// package's too. TestZeroReceivers sweeps those that have any, as it
+// sweeps receiverTypes; TestReceiversComplete holds the map to the source.
+var receiverAliases = map[string]reflect.Type{
+	"claudeinbox.Reply":         reflect.TypeFor[claudeinbox.Reply](),
+	"doorman.State":             reflect.TypeFor[doorman.State](),
+	"doorman.Heartbeat":         reflect.TypeFor[doorman.Heartbeat](),
+	"observatory.PendingSource": reflect.TypeFor[observatory.PendingSource](),
+	"observatory.Inbox":         reflect.TypeFor[observatory.Inbox](),
+	"observatory.Doorman":       reflect.TypeFor[observatory.Doorman](),
+	"observatory.NullString":    reflect.TypeFor[observatory.NullString](),
+	"transcript.Reply":          reflect.TypeFor[transcript.Reply](),
+	"fakes/fakeowner.Files":     reflect.TypeFor[fakeowner.Files](),
+	"fakes/fakeowner.Ack":       reflect.TypeFor[fakeowner.Ack](),
+	"fakes/fakeowner.AckClass":  reflect.TypeFor[fakeowner.AckClass](),
+	"fakes/fakeowner.Heartbeat": reflect.TypeFor[fakeowner.Heartbeat](),
+}
+
 // receiverExempt are methods TestZeroReceivers does not call, by funcName
 // ("pkg.T.M"), each with the reason. Keep it short: a method on a zero
 // value or a nil pointer refuses (an error, a zero result); it does not
@@ -143,22 +165,36 @@ func typeName(t reflect.Type) string {
 // not return. The calls may refuse; they must not panic.
 func TestZeroReceivers(t *testing.T) {
 	isolate(t)
-	t.Setenv("TMPDIR", t.TempDir()) // where a zero fakes.Program's TempDir goes
+	t.Setenv("TMPDIR", t.TempDir())    // where a zero fakes.Program's TempDir goes
+	names := map[reflect.Type]string{} // as a user spells the type
+	var sweep []reflect.Type
 	for _, typ := range receiverTypes {
-		t.Run(typeName(typ), func(t *testing.T) {
+		names[typ] = typeName(typ)
+		sweep = append(sweep, typ)
+	}
+	for _, a := range slices.Sorted(maps.Keys(receiverAliases)) {
+		typ := receiverAliases[a]
+		if _, dup := names[typ]; !dup && reflect.PointerTo(typ).NumMethod() > 0 {
+			names[typ] = a
+			sweep = append(sweep, typ)
+		}
+	}
+	for _, typ := range sweep {
+		tn := names[typ]
+		t.Run(tn, func(t *testing.T) {
 			ptr := reflect.PointerTo(typ)
 			for i := range ptr.NumMethod() {
 				m := ptr.Method(i)
-				name := typeName(typ) + "." + m.Name
+				name := tn + "." + m.Name
 				if _, ok := receiverExempt[name]; ok {
 					continue
 				}
-				callReceiver(t, "(&"+typeName(typ)+"{})."+m.Name, reflect.New(typ), m)
+				callReceiver(t, "(&"+tn+"{})."+m.Name, reflect.New(typ), m)
 				_, onValue := typ.MethodByName(m.Name)
 				if _, exempt := receiverNilExempt[name]; !onValue && !exempt && !ptr.Implements(errorType) {
 					// A value method cannot be called through a nil
 					// pointer: the language dereferences it first.
-					callReceiver(t, "(*"+typeName(typ)+")(nil)."+m.Name, reflect.Zero(ptr), m)
+					callReceiver(t, "(*"+tn+")(nil)."+m.Name, reflect.Zero(ptr), m)
 				}
 			}
 		})
@@ -192,9 +228,10 @@ func callReceiver(t *testing.T, desc string, recv reflect.Value, m reflect.Metho
 
 // TestReceiversComplete: every exported type of the public packages that
 // declares an exported method is in receiverTypes, every exported method
-// is in its method set (so TestZeroReceivers calls it), and every name in
-// receiverTypes, receiverExempt and receiverNilExempt still exists; a new type must be added
-// to the table.
+// is in its method set (so TestZeroReceivers calls it), every exported
+// alias is in receiverAliases, and every name in receiverTypes,
+// receiverAliases, receiverExempt and receiverNilExempt still exists; a
+// new type or alias must be added to the tables.
 func TestReceiversComplete(t *testing.T) {
 	table := map[string]reflect.Type{}
 	for _, typ := range receiverTypes {
@@ -202,7 +239,19 @@ func TestReceiversComplete(t *testing.T) {
 	}
 	declared := map[string]bool{}
 	methods := map[string]bool{}
+	aliases := map[string]bool{}
 	for _, p := range publicPackages(t, moduleRoot(t)) {
+		for _, f := range p.files {
+			for _, d := range f.Decls {
+				if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.TYPE {
+					for _, s := range g.Specs {
+						if ts := s.(*ast.TypeSpec); ts.Assign.IsValid() && ts.Name.IsExported() {
+							aliases[p.path+"."+ts.Name.Name] = true
+						}
+					}
+				}
+			}
+		}
 		for _, fd := range p.exportedFuncs() {
 			if fd.Recv == nil {
 				continue
@@ -231,6 +280,16 @@ func TestReceiversComplete(t *testing.T) {
 	for tn := range table {
 		if !declared[tn] {
 			t.Errorf("%s: in receiverTypes but not an exported type declaring an exported method of a public package; remove it", tn)
+		}
+	}
+	for a := range aliases {
+		if _, ok := receiverAliases[a]; !ok {
+			t.Errorf("%s: an exported alias missing from receiverAliases (receivers_test.go); add it", a)
+		}
+	}
+	for a := range receiverAliases {
+		if !aliases[a] {
+			t.Errorf("%s: in receiverAliases but not an exported alias of a public package; remove it", a)
 		}
 	}
 	for _, exempt := range []map[string]string{receiverExempt, receiverNilExempt} {
