@@ -284,10 +284,10 @@ func run(ctx context.Context, bin string, out io.Writer) (err error) {
 
 	// 2. The doorman: Claude Code spawned it; it follows once it has
 	// found its session and checked the door.
-	var hb heartbeat
+	var hb doorman.Heartbeat
 	if err := poll(ctx, started, func() bool {
 		hb, err = readHeartbeat(cfg.InboxDir, sid)
-		return err == nil && hb.SessionID == sid && hb.State == "following"
+		return err == nil && hb.SessionID == sid && hb.State == doorman.StateFollowing
 	}); err != nil {
 		return fmt.Errorf("the injected doorman did not follow: %w (heartbeat: %+v)", err, hb)
 	}
@@ -385,21 +385,10 @@ func signalContext() (context.Context, context.CancelFunc) {
 	return signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 }
 
-// heartbeat is the doorman's heartbeat file, <inbox dir>/<session
-// id>.inbox.doorman.json (the inbox contract's; oo-claude adds state,
-// owner_pid and peer_pid): the fields this demo prints.
-type heartbeat struct {
-	PID       int    `json:"pid"`
-	SessionID string `json:"session_id"`
-	State     string `json:"state"`
-	OwnerPID  int    `json:"owner_pid"`
-	PeerPID   int    `json:"peer_pid"`
-	Delivered int    `json:"delivered"`
-}
-
-// readHeartbeat reads session sid's heartbeat in the inbox dir.
-func readHeartbeat(inboxDir, sid string) (heartbeat, error) {
-	var h heartbeat
+// readHeartbeat reads session sid's heartbeat in the inbox dir,
+// <session id>.inbox.doorman.json.
+func readHeartbeat(inboxDir, sid string) (doorman.Heartbeat, error) {
+	var h doorman.Heartbeat
 	b, err := os.ReadFile(filepath.Join(inboxDir, sid+".inbox.doorman.json"))
 	if err == nil {
 		err = json.Unmarshal(b, &h)
