@@ -527,3 +527,53 @@ func listsField(doc, name, key string) bool {
 	}
 	return false
 }
+
+// TestValuesNameNoInternals: go doc prints an exported constant's or
+// variable's value as written, so a public one is not spelled with an
+// internal package's name (PriorityNow = inbox.PriorityNow): it is a
+// literal, and a test beside it pins it to the internal one where both
+// must agree.
+func TestValuesNameNoInternals(t *testing.T) {
+	for _, p := range publicPackages(t, moduleRoot(t)) {
+		for _, f := range p.files {
+			internal := map[string]bool{} // import names of internal packages
+			for _, im := range f.Imports {
+				ip, _ := strconv.Unquote(im.Path.Value)
+				if !isInternalPath(ip) {
+					continue
+				}
+				name := path.Base(ip)
+				if im.Name != nil {
+					name = im.Name.Name
+				}
+				internal[name] = true
+			}
+			for _, d := range f.Decls {
+				g, ok := d.(*ast.GenDecl)
+				if !ok || (g.Tok != token.CONST && g.Tok != token.VAR) {
+					continue
+				}
+				for _, sp := range g.Specs {
+					vs := sp.(*ast.ValueSpec)
+					for i, n := range vs.Names {
+						if !n.IsExported() || i >= len(vs.Values) {
+							continue
+						}
+						ast.Inspect(vs.Values[i], func(x ast.Node) bool {
+							sel, ok := x.(*ast.SelectorExpr)
+							if !ok {
+								return true
+							}
+							if id, ok := sel.X.(*ast.Ident); ok && internal[id.Name] {
+								pos := p.fset.Position(sel.Pos())
+								t.Errorf("%s:%d: %s.%s's value names %s.%s, which go doc shows; spell it as a literal (and pin it to the internal one in a test)",
+									filepath.Join(p.path, filepath.Base(pos.Filename)), pos.Line, p.path, n.Name, id.Name, sel.Sel.Name)
+							}
+							return true
+						})
+					}
+				}
+			}
+		}
+	}
+}
