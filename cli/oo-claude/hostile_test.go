@@ -28,10 +28,10 @@ import (
 )
 
 // hostileBound is how soon a verb must answer when a hostile file sits at a
-// path it touches: "within a second", with slack for -race on loaded cores
-// and the package's parallel tests (2.3 s was the slowest cell seen, at a
-// load of 7 on 2 cores); a send that waited out the default 5 s for an ack
-// instead of answering still fails it. A verb that hangs is killed at
+// path it touches. A verb answers in milliseconds; the bound's slack is for
+// -race on two loaded cores and the package's parallel tests (2.3 s was the
+// slowest cell seen, at a load of 7). The sends run with OO_CLAUDE_WAIT_S=0,
+// so none of that time is a wait for an ack. A verb that hangs is killed at
 // hostileKill and the cell fails.
 const (
 	hostileBound = 5 * time.Second
