@@ -2,6 +2,8 @@ package repocheck
 
 import (
 	"bytes"
+	"flag"
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/printer"
@@ -237,4 +239,201 @@ func isErrorsNew(e ast.Expr) bool {
 	}
 	x, ok := sel.X.(*ast.Ident)
 	return ok && (x.Name == "errors" && sel.Sel.Name == "New" || x.Name == "fmt" && sel.Sel.Name == "Errorf")
+}
+
+// update rewrites the golden API file: go test ./internal/repocheck -run TestAPI -update
+var update = flag.Bool("update", false, "rewrite testdata/api.txt from the packages' current exported API")
+
+// apiGolden is the exported API the repository promises, one line per
+// name, in the manner of Go's api/*.txt.
+const apiGolden = "testdata/api.txt"
+
+// apiLines is the exported API of p, one line per exported name: a
+// function or method with its signature (parameter types, no names), a
+// type with its kind, each exported field of a struct and method of an
+// interface, a const with its type and the value as written (so a class
+// string of the v0.1 contract is pinned too), a var with its type when
+// declared. It also returns the count of
+// names as the coordinator counts them (top-level funcs, methods of
+// exported types, types, consts, vars; fields and interface methods are
+// pinned but not counted).
+func apiLines(p publicPackage) (lines []string, names int) {
+	prefix := "pkg " + p.path + ", "
+	add := func(s string) { lines = append(lines, prefix+s) }
+	for _, fd := range p.exportedFuncs() {
+		names++
+		sig := fd.Name.Name + signature(p.fset, fd.Type)
+		if fd.Recv == nil {
+			add("func " + sig)
+		} else {
+			add("method (" + typeString(p.fset, fd.Recv.List[0].Type) + ") " + sig)
+		}
+	}
+	for _, f := range p.files {
+		for _, d := range f.Decls {
+			g, ok := d.(*ast.GenDecl)
+			if !ok {
+				continue
+			}
+			lastType := "" // a const spec with neither type nor value repeats the last type (iota)
+			for _, s := range g.Specs {
+				switch s := s.(type) {
+				case *ast.TypeSpec:
+					if !s.Name.IsExported() {
+						continue
+					}
+					names++
+					lines = append(lines, typeLines(p.fset, prefix, s)...)
+				case *ast.ValueSpec:
+					typ := ""
+					if s.Type != nil {
+						typ = " " + typeString(p.fset, s.Type)
+					}
+					if g.Tok == token.CONST {
+						if s.Type == nil && len(s.Values) == 0 {
+							typ = lastType
+						}
+						lastType = typ
+					}
+					for j, n := range s.Names {
+						if !n.IsExported() {
+							continue
+						}
+						names++
+						line := g.Tok.String() + " " + n.Name + typ
+						if g.Tok == token.CONST && j < len(s.Values) {
+							line += " = " + typeString(p.fset, s.Values[j])
+						}
+						add(line)
+					}
+				}
+			}
+		}
+	}
+	slices.Sort(lines)
+	return lines, names
+}
+
+// signature prints a function type's parameters and results by type only.
+func signature(fset *token.FileSet, ft *ast.FuncType) string {
+	list := func(fl *ast.FieldList) []string {
+		if fl == nil {
+			return nil
+		}
+		var out []string
+		for _, f := range fl.List {
+			n := max(len(f.Names), 1)
+			for range n {
+				out = append(out, typeString(fset, f.Type))
+			}
+		}
+		return out
+	}
+	s := "(" + strings.Join(list(ft.Params), ", ") + ")"
+	switch res := list(ft.Results); len(res) {
+	case 0:
+	case 1:
+		s += " " + res[0]
+	default:
+		s += " (" + strings.Join(res, ", ") + ")"
+	}
+	if ft.TypeParams != nil {
+		s = "[" + strings.Join(list(ft.TypeParams), ", ") + "]" + s
+	}
+	return s
+}
+
+// typeLines pins an exported type: its kind, and each exported field or
+// interface method.
+func typeLines(fset *token.FileSet, prefix string, s *ast.TypeSpec) []string {
+	name := s.Name.Name
+	if s.Assign.IsValid() {
+		return []string{prefix + "type " + name + " = " + typeString(fset, s.Type)}
+	}
+	switch t := s.Type.(type) {
+	case *ast.StructType:
+		lines := []string{prefix + "type " + name + " struct"}
+		for _, f := range t.Fields.List {
+			ft := typeString(fset, f.Type)
+			if len(f.Names) == 0 {
+				if embedded := strings.TrimPrefix(ft, "*"); ast.IsExported(embedded[strings.LastIndex(embedded, ".")+1:]) {
+					lines = append(lines, prefix+"type "+name+" struct, embedded "+ft)
+				}
+				continue
+			}
+			for _, n := range f.Names {
+				if n.IsExported() {
+					lines = append(lines, prefix+"type "+name+" struct, "+n.Name+" "+ft)
+				}
+			}
+		}
+		return lines
+	case *ast.InterfaceType:
+		lines := []string{prefix + "type " + name + " interface"}
+		for _, m := range t.Methods.List {
+			if len(m.Names) == 0 {
+				lines = append(lines, prefix+"type "+name+" interface, embedded "+typeString(fset, m.Type))
+				continue
+			}
+			if ft, ok := m.Type.(*ast.FuncType); ok && m.Names[0].IsExported() {
+				lines = append(lines, prefix+"type "+name+" interface, "+m.Names[0].Name+signature(fset, ft))
+			}
+		}
+		return lines
+	default:
+		return []string{prefix + "type " + name + " " + typeString(fset, s.Type)}
+	}
+}
+
+// TestAPI holds the exported API of every public package to
+// testdata/api.txt: a name added, removed or changed fails the test with
+// the difference, so a change to the API is a deliberate edit of the
+// golden file, seen in review. The -v log has the count per package.
+func TestAPI(t *testing.T) {
+	var got []string
+	var counts strings.Builder
+	total := 0
+	for _, p := range publicPackages(t, moduleRoot(t)) {
+		lines, names := apiLines(p)
+		got = append(got, lines...)
+		total += names
+		fmt.Fprintf(&counts, "%4d %s\n", names, p.path)
+	}
+	if testing.Verbose() {
+		t.Logf("exported names per package:\n%s%4d total", counts.String(), total)
+	}
+	slices.Sort(got)
+	text := strings.Join(got, "\n") + "\n"
+	if *update {
+		if err := os.MkdirAll(filepath.Dir(apiGolden), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(apiGolden, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("wrote %s: %d lines", apiGolden, len(got))
+		return
+	}
+	b, err := os.ReadFile(apiGolden)
+	if err != nil {
+		t.Fatalf("%v\nto write it: go test ./internal/repocheck -run TestAPI -update", err)
+	}
+	want := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	var added, removed []string
+	for _, l := range got {
+		if _, ok := slices.BinarySearch(want, l); !ok {
+			added = append(added, "+"+l)
+		}
+	}
+	for _, l := range want {
+		if _, ok := slices.BinarySearch(got, l); !ok {
+			removed = append(removed, "-"+l)
+		}
+	}
+	if len(added)+len(removed) > 0 {
+		t.Errorf("the exported API differs from %s (%d added, %d removed):\n%s\n\n"+
+			"If the change is meant (a name a user needs, or one with no user gone), update the file and review its diff:\n"+
+			"\tgo test ./internal/repocheck -run TestAPI -update",
+			apiGolden, len(added), len(removed), strings.Join(append(removed, added...), "\n"))
+	}
 }
