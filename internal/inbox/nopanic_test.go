@@ -4,13 +4,11 @@ import (
 	"context"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/oo-family/oo-claude/internal/hostile"
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/jsonrow"
 )
@@ -23,46 +21,13 @@ import (
 func TestNoPanic(t *testing.T) {
 	// Relative paths land in a directory of the test's own.
 	t.Chdir(t.TempDir())
-	dir := t.TempDir()
-	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(dir, "file")
-	if err := os.WriteFile(file, []byte("{\"a\":1}\n\x00\xff\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	link := filepath.Join(dir, "link")
-	if err := os.Symlink(file, link); err != nil {
-		t.Fatal(err)
-	}
-	empty := filepath.Join(dir, "empty")
-	if err := os.Mkdir(empty, 0o700); err != nil {
-		t.Fatal(err)
-	}
-	strs := []string{"", "abc", "a\x00b", "\xff\xfe\xfd", "../../etc", "/", "-1", " \t\n",
-		"00000000-0000-0000-0000-000000000000", strings.Repeat("x", 1<<16)}
-	paths := []string{"", "a\x00b", "rel/x", "/nonexistent/oo-claude/x", empty, fifo, "/dev/null", link, file}
-	durs := []time.Duration{0, -1, math.MinInt64, math.MaxInt64}
-	bytes := [][]byte{nil, {}, []byte("\x00"), []byte("{"), []byte("{}"), []byte("null"), []byte("\xff\xfe"),
-		[]byte(`{"v":1}`), []byte(`{"v":1,"line":null,"from":7}`), []byte(`{"v":"1","id":[],"line":"\u0000"}`)}
+	in := hostile.NewInputs(t)
+	strs, paths, durs, bytes, empty := in.Strs, in.Paths, in.Durs, in.Bytes, in.Dir
 	alive := func(int) bool { return true }
 
 	call := func(desc string, f func()) {
 		t.Helper()
-		done := make(chan any, 1)
-		go func() {
-			defer func() { done <- recover() }()
-			f()
-		}()
-		select {
-		case p := <-done:
-			if p != nil {
-				t.Errorf("%s panicked: %v", desc, p)
-			}
-		case <-time.After(30 * time.Second):
-			t.Errorf("%s did not return", desc)
-		}
+		hostile.Call(t, desc, 30*time.Second, f)
 	}
 	ctx := func() context.Context {
 		c, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)

@@ -12,10 +12,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
-	"runtime/debug"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -32,6 +30,7 @@ import (
 	"github.com/oo-family/oo-claude/fakes/fakesession"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
 	"github.com/oo-family/oo-claude/headless"
+	badin "github.com/oo-family/oo-claude/internal/hostile"
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/lineage"
 	"github.com/oo-family/oo-claude/observatory"
@@ -67,37 +66,21 @@ const hang = 30 * time.Second
 const callTimeout = 20 * time.Millisecond
 
 func newHostile(t *testing.T) *hostile {
-	dir := t.TempDir()
-	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(dir, "file")
-	if err := os.WriteFile(file, []byte("{\"a\":1}\n\x00\xff\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	link := filepath.Join(dir, "link")
-	if err := os.Symlink(file, link); err != nil {
-		t.Fatal(err)
-	}
-	empty := filepath.Join(dir, "empty")
-	if err := os.Mkdir(empty, 0o700); err != nil {
-		t.Fatal(err)
-	}
+	in := badin.NewInputs(t)
+	empty := in.Dir
 	paths := station.Paths{
 		ConfigDir: filepath.Join(empty, "cfg"), SessionsDir: filepath.Join(empty, "sessions"),
 		ProjectsDir: filepath.Join(empty, "projects"), InboxDir: filepath.Join(empty, "inbox"),
 		StateDir: filepath.Join(empty, "state"), ObservatoryDir: filepath.Join(empty, "obs"),
 	}
 	return &hostile{
-		t: t,
-		strs: []string{"", "abc", "a\x00b", "\xff\xfe\xfd", "../../etc", "/", "-1", " \t\n", "local_",
-			"00000000-0000-0000-0000-000000000000", strings.Repeat("x", 1<<16)},
-		paths:  []string{"", "a\x00b", "rel/x", "/nonexistent/oo-claude/x", empty, fifo, "/dev/null", link, file},
-		ints:   []int{0, -1, math.MinInt, math.MaxInt},
-		durs:   []time.Duration{0, -1, math.MinInt64, math.MaxInt64},
-		floats: []float64{0, -1, math.NaN(), math.Inf(1), math.MaxFloat64},
-		bytes:  [][]byte{nil, {}, []byte("\x00"), []byte("{"), []byte("{}"), []byte("[]"), []byte("null"), []byte("\xff\xfe"), []byte(`{"type":"user","message":{"content":[{}]}}`), bytes.Repeat([]byte("["), 1<<14)},
+		t:      t,
+		strs:   in.Strs,
+		paths:  in.Paths,
+		ints:   in.Ints,
+		durs:   in.Durs,
+		floats: in.Floats,
+		bytes:  in.Bytes,
 		dir:    empty,
 		st:     station.New(paths),
 		cfg:    station.DefaultConfig(paths),
@@ -120,34 +103,11 @@ func (h *hostile) call(desc string, f func()) {
 	callBounded(h.t, desc, hang, f)
 }
 
-// callBounded runs f on a goroutine of its own, reporting a panic (with
-// its stack) or a call that does not return within bound as a failure of
-// desc.
+// callBounded is the hostile package's Call: f on a goroutine of its own, a panic or a
+// call that does not return within bound a failure of desc.
 func callBounded(t *testing.T, desc string, bound time.Duration, f func()) {
 	t.Helper()
-	var (
-		done     = make(chan struct{})
-		panicked any
-		stack    []byte
-	)
-	go func() {
-		defer close(done)
-		defer func() {
-			if r := recover(); r != nil {
-				panicked, stack = r, debug.Stack()
-			}
-		}()
-		f()
-	}()
-	select {
-	case <-done:
-	case <-time.After(bound):
-		t.Errorf("%s: did not return within %v", desc, bound)
-		return
-	}
-	if panicked != nil {
-		t.Errorf("%s panicked: %v\n%s", desc, panicked, stack)
-	}
+	badin.Call(t, desc, bound, f)
 }
 
 // tb is a fakes.TB whose Fatalf (a fake's set-up failing, on bad input)
