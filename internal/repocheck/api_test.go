@@ -253,10 +253,9 @@ const apiGolden = "testdata/api.txt"
 // type with its kind, each exported field of a struct and method of an
 // interface, a const with its type and the value as written (so a class
 // string of the v0.1 contract is pinned too), a var with its type when
-// declared. It also returns the count of
-// names as the coordinator counts them (top-level funcs, methods of
-// exported types, types, consts, vars; fields and interface methods are
-// pinned but not counted).
+// declared. It also returns the count of names, counted as issue 14
+// counts them (top-level funcs, methods of exported types, types, consts,
+// vars; fields and interface methods are pinned but not counted).
 func apiLines(p publicPackage) (lines []string, names int) {
 	prefix := "pkg " + p.path + ", "
 	add := func(s string) { lines = append(lines, prefix+s) }
