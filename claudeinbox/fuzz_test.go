@@ -9,15 +9,12 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/internal/hostile"
 	"github.com/oo-family/oo-claude/internal/inbox"
 )
 
-var lineSeeds = []string{
-	"", " ", "hello", "[x 📡] hi", "[zai 📡 PONG 🐉] pong", "two\nlines", "cr\rhere", "nul\x00", "\xff\xfe",
-	`{"v":1,"id":"x","ts":"2026-11-30T12:00:00Z","from":"zai","line":"PONG"}`,
-	`{"v":1,"from":"a]b[c","line":"x"}`, `{"line":"a\nb"}`, `{"from":"` + strings.Repeat("é", 90) + `","line":"x"}`,
-	`{"from":"\u0000","line":"[y 📡] z"}`, `{"from":"\ufffd","line":"x"}`, "[\uFFFD 📡] x", strings.Repeat("x", inbox.MaxLineBytes+1),
-}
+// lineSeeds are the fuzz seeds of a line: hostile.Lines.
+var lineSeeds = hostile.Lines(inbox.MaxLineBytes)
 
 // jsonMember is one member of a JSON object, its value as written.
 type jsonMember struct {
