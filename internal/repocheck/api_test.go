@@ -9,6 +9,7 @@ import (
 	"go/printer"
 	"go/token"
 	"io/fs"
+	"iter"
 	"os"
 	"path/filepath"
 	"slices"
@@ -89,15 +90,9 @@ func isPublic(rel string) bool {
 // exportedTypes is the set of exported type names the package declares.
 func (p publicPackage) exportedTypes() map[string]bool {
 	types := map[string]bool{}
-	for _, f := range p.files {
-		for _, d := range f.Decls {
-			if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.TYPE {
-				for _, s := range g.Specs {
-					if ts := s.(*ast.TypeSpec); ts.Name.IsExported() {
-						types[ts.Name.Name] = true
-					}
-				}
-			}
+	for _, s := range genSpecs(p.files, token.TYPE) {
+		if ts := s.(*ast.TypeSpec); ts.Name.IsExported() {
+			types[ts.Name.Name] = true
 		}
 	}
 	return types
@@ -198,26 +193,18 @@ func entryFuncs(t *testing.T, root string) []string {
 func TestNoExportedState(t *testing.T) {
 	vars, root := 0, moduleRoot(t)
 	for _, p := range publicPackages(t, root) {
-		for _, f := range p.files {
-			for _, d := range f.Decls {
-				g, ok := d.(*ast.GenDecl)
-				if !ok || g.Tok != token.VAR {
+		for _, s := range genSpecs(p.files, token.VAR) {
+			vs := s.(*ast.ValueSpec)
+			for i, n := range vs.Names {
+				if !n.IsExported() {
 					continue
 				}
-				for _, s := range g.Specs {
-					vs := s.(*ast.ValueSpec)
-					for i, n := range vs.Names {
-						if !n.IsExported() {
-							continue
-						}
-						vars++
-						if !strings.HasPrefix(n.Name, "Err") || i >= len(vs.Values) || !isErrorsNew(vs.Values[i]) {
-							pos := p.fset.Position(n.Pos())
-							file, _ := filepath.Rel(root, pos.Filename)
-							t.Errorf("%s:%d: var %s is exported state; export a func or a const, or unexport it (only ErrX = errors.New(...) sentinels are exported variables)",
-								file, pos.Line, n.Name)
-						}
-					}
+				vars++
+				if !strings.HasPrefix(n.Name, "Err") || i >= len(vs.Values) || !isErrorsNew(vs.Values[i]) {
+					pos := p.fset.Position(n.Pos())
+					file, _ := filepath.Rel(root, pos.Filename)
+					t.Errorf("%s:%d: var %s is exported state; export a func or a const, or unexport it (only ErrX = errors.New(...) sentinels are exported variables)",
+						file, pos.Line, n.Name)
 				}
 			}
 		}
@@ -434,5 +421,26 @@ func TestAPI(t *testing.T) {
 			"If the change is meant (a name a user needs, or one with no user gone), update the file and review its diff:\n"+
 			"\tgo test ./internal/repocheck -run TestAPI -update",
 			apiGolden, len(added), len(removed), strings.Join(append(removed, added...), "\n"))
+	}
+}
+
+// genSpecs yields each spec of the files' declarations of one of the kinds
+// toks (token.TYPE, token.CONST, token.VAR) with its declaration, whose
+// doc comment a lone spec shares.
+func genSpecs(files []*ast.File, toks ...token.Token) iter.Seq2[*ast.GenDecl, ast.Spec] {
+	return func(yield func(*ast.GenDecl, ast.Spec) bool) {
+		for _, f := range files {
+			for _, d := range f.Decls {
+				g, ok := d.(*ast.GenDecl)
+				if !ok || !slices.Contains(toks, g.Tok) {
+					continue
+				}
+				for _, s := range g.Specs {
+					if !yield(g, s) {
+						return
+					}
+				}
+			}
+		}
 	}
 }

@@ -389,23 +389,15 @@ func TestDocsNameNoInternals(t *testing.T) {
 		declaredNames(p.files, publicNames)
 		// A public alias of an internal type (type Heartbeat =
 		// inbox.Heartbeat) makes that type's fields and methods public.
-		for _, f := range p.files {
-			for _, d := range f.Decls {
-				g, ok := d.(*ast.GenDecl)
-				if !ok || g.Tok != token.TYPE {
-					continue
-				}
-				for _, sp := range g.Specs {
-					ts := sp.(*ast.TypeSpec)
-					sel, ok := ts.Type.(*ast.SelectorExpr)
-					if !ts.Assign.IsValid() || !ok {
-						continue
-					}
-					if x, ok := sel.X.(*ast.Ident); ok {
-						for n := range typeMembers(internals[x.Name], sel.Sel.Name) {
-							publicNames[n] = true
-						}
-					}
+		for _, sp := range genSpecs(p.files, token.TYPE) {
+			ts := sp.(*ast.TypeSpec)
+			sel, ok := ts.Type.(*ast.SelectorExpr)
+			if !ts.Assign.IsValid() || !ok {
+				continue
+			}
+			if x, ok := sel.X.(*ast.Ident); ok {
+				for n := range typeMembers(internals[x.Name], sel.Sel.Name) {
+					publicNames[n] = true
 				}
 			}
 		}
@@ -448,32 +440,24 @@ func TestAliasDocsListTheFields(t *testing.T) {
 	internals := internalPackages(t, root)
 	checked := 0
 	for _, p := range publicPackages(t, root) {
-		for _, f := range p.files {
-			for _, d := range f.Decls {
-				g, ok := d.(*ast.GenDecl)
-				if !ok || g.Tok != token.TYPE {
-					continue
-				}
-				for _, sp := range g.Specs {
-					ts := sp.(*ast.TypeSpec)
-					sel, ok := ts.Type.(*ast.SelectorExpr)
-					if !ts.Assign.IsValid() || !ok || !ts.Name.IsExported() {
-						continue
-					}
-					x, _ := sel.X.(*ast.Ident)
-					if x == nil || internals[x.Name] == nil {
-						continue
-					}
-					doc := ts.Doc.Text()
-					if len(g.Specs) == 1 {
-						doc = g.Doc.Text() + doc
-					}
-					for _, fl := range jsonFields(internals[x.Name], sel.Sel.Name) {
-						checked++
-						if !listsField(doc, fl[0], fl[1]) {
-							t.Errorf("%s.%s (= %s.%s): its doc comment does not list field %s (json %q)", p.path, ts.Name.Name, x.Name, sel.Sel.Name, fl[0], fl[1])
-						}
-					}
+		for g, sp := range genSpecs(p.files, token.TYPE) {
+			ts := sp.(*ast.TypeSpec)
+			sel, ok := ts.Type.(*ast.SelectorExpr)
+			if !ts.Assign.IsValid() || !ok || !ts.Name.IsExported() {
+				continue
+			}
+			x, _ := sel.X.(*ast.Ident)
+			if x == nil || internals[x.Name] == nil {
+				continue
+			}
+			doc := ts.Doc.Text()
+			if len(g.Specs) == 1 {
+				doc = g.Doc.Text() + doc
+			}
+			for _, fl := range jsonFields(internals[x.Name], sel.Sel.Name) {
+				checked++
+				if !listsField(doc, fl[0], fl[1]) {
+					t.Errorf("%s.%s (= %s.%s): its doc comment does not list field %s (json %q)", p.path, ts.Name.Name, x.Name, sel.Sel.Name, fl[0], fl[1])
 				}
 			}
 		}
@@ -487,29 +471,21 @@ func TestAliasDocsListTheFields(t *testing.T) {
 // declare that carry a JSON key, as {name, key}.
 func jsonFields(files []*ast.File, name string) [][2]string {
 	var out [][2]string
-	for _, f := range files {
-		for _, d := range f.Decls {
-			g, ok := d.(*ast.GenDecl)
-			if !ok || g.Tok != token.TYPE {
+	for _, sp := range genSpecs(files, token.TYPE) {
+		ts := sp.(*ast.TypeSpec)
+		st, ok := ts.Type.(*ast.StructType)
+		if ts.Name.Name != name || !ok {
+			continue
+		}
+		for _, fl := range st.Fields.List {
+			if fl.Tag == nil {
 				continue
 			}
-			for _, sp := range g.Specs {
-				ts := sp.(*ast.TypeSpec)
-				st, ok := ts.Type.(*ast.StructType)
-				if ts.Name.Name != name || !ok {
-					continue
-				}
-				for _, fl := range st.Fields.List {
-					if fl.Tag == nil {
-						continue
-					}
-					tag, _ := strconv.Unquote(fl.Tag.Value)
-					key, _, _ := strings.Cut(reflect.StructTag(tag).Get("json"), ",")
-					for _, id := range fl.Names {
-						if id.IsExported() && key != "" && key != "-" {
-							out = append(out, [2]string{id.Name, key})
-						}
-					}
+			tag, _ := strconv.Unquote(fl.Tag.Value)
+			key, _, _ := strings.Cut(reflect.StructTag(tag).Get("json"), ",")
+			for _, id := range fl.Names {
+				if id.IsExported() && key != "" && key != "-" {
+					out = append(out, [2]string{id.Name, key})
 				}
 			}
 		}

@@ -241,15 +241,9 @@ func TestReceiversComplete(t *testing.T) {
 	methods := map[string]bool{}
 	aliases := map[string]bool{}
 	for _, p := range publicPackages(t, moduleRoot(t)) {
-		for _, f := range p.files {
-			for _, d := range f.Decls {
-				if g, ok := d.(*ast.GenDecl); ok && g.Tok == token.TYPE {
-					for _, s := range g.Specs {
-						if ts := s.(*ast.TypeSpec); ts.Assign.IsValid() && ts.Name.IsExported() {
-							aliases[p.path+"."+ts.Name.Name] = true
-						}
-					}
-				}
+		for _, s := range genSpecs(p.files, token.TYPE) {
+			if ts := s.(*ast.TypeSpec); ts.Assign.IsValid() && ts.Name.IsExported() {
+				aliases[p.path+"."+ts.Name.Name] = true
 			}
 		}
 		for _, fd := range p.exportedFuncs() {
