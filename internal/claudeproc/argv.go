@@ -43,7 +43,7 @@ func StartArgv(s StartArgs) []string {
 	if s.StrictMCP {
 		a = append(a, "--strict-mcp-config")
 	}
-	return append(a, "--max-budget-usd", FormatUSD(s.Budget), s.Prompt)
+	return append(a, "--max-budget-usd", formatUSD(s.Budget), s.Prompt)
 }
 
 // ResumeArgs are the values of a resume's argv.
@@ -66,11 +66,11 @@ func ResumeArgv(r ResumeArgs) []string {
 	return []string{"-p", "--resume", r.SessionID, "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
 		"--model", r.Model, "--max-turns", strconv.Itoa(r.MaxTurns), "--tools", r.Tools,
 		"--permission-mode", "dontAsk", "--mcp-config", r.MCPConfig, "--strict-mcp-config",
-		"--max-budget-usd", FormatUSD(r.Budget)}
+		"--max-budget-usd", formatUSD(r.Budget)}
 }
 
-// FormatUSD is a budget as --max-budget-usd takes it.
-func FormatUSD(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+// formatUSD is a budget as --max-budget-usd takes it.
+func formatUSD(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
 
 // UserMessage is the stream-json input line that carries line as a user
 // message, as claude -p --input-format stream-json reads it.
@@ -115,14 +115,14 @@ func PromptFile(resultFile string) string {
 // start: the unit runs "<self> start --foreground-unit <result file>".
 func SystemdArgv(sid string, timeout time.Duration, envFlags []string, self, resultFile string) []string {
 	a := []string{"--user", "--unit", UnitName(sid), "--same-dir", "--collect", "--no-block",
-		"--property=RuntimeMaxSec=" + strconv.Itoa(RuntimeMaxSec(timeout))}
+		"--property=RuntimeMaxSec=" + strconv.Itoa(runtimeMaxSec(timeout))}
 	a = append(a, envFlags...)
 	return append(a, "--", self, "start", "--foreground-unit", resultFile)
 }
 
-// RuntimeMaxSec is the unit's hard limit: the start timeout plus 30 s, so
+// runtimeMaxSec is the unit's hard limit: the start timeout plus 30 s, so
 // the unit's own timeout stops claude and writes the result file first.
-func RuntimeMaxSec(timeout time.Duration) int {
+func runtimeMaxSec(timeout time.Duration) int {
 	return int(math.Ceil(timeout.Seconds())) + 30
 }
 

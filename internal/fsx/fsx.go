@@ -159,19 +159,19 @@ func AppendLine(path string, line []byte) (offset int64, err error) {
 	// line another appender is writing (a write is copied page by page,
 	// and the size grows before its last byte lands) is never taken for a
 	// torn one.
-	if err := LockAppend(f, path); err != nil {
+	if err := lockAppend(f, path); err != nil {
 		return 0, err
 	}
 	return AppendLineTo(f, path, line)
 }
 
-// LockAppend takes the exclusive flock on f (opened by [OpenAppend]) that
+// lockAppend takes the exclusive flock on f (opened by [OpenAppend]) that
 // appenders hold while they check for a torn line and write, waiting at most
 // appendLockWait. Closing f releases it.
-func LockAppend(f *os.File, path string) error { return flockBounded(f, path) }
+func lockAppend(f *os.File, path string) error { return flockBounded(f, path) }
 
 // AppendLineTo is AppendLine on a descriptor opened by [OpenAppend]. The
-// caller holds the exclusive flock on f ([LockAppend], or its own protocol's)
+// caller holds the exclusive flock on f (lockAppend, or its own protocol's)
 // whenever other processes may append.
 //
 // When the file does not end in a newline (a writer died mid-line, or a

@@ -94,14 +94,14 @@ func CheckFileAt(path string, uid int) error {
 	return CheckTrust(path, fi, uid)
 }
 
-// OpenReadTrusted is [OpenRead] trusting uid instead of the effective uid.
-func OpenReadTrusted(path string, uid int) (*os.File, error) {
+// openReadTrusted is [OpenRead] trusting uid instead of the effective uid.
+func openReadTrusted(path string, uid int) (*os.File, error) {
 	return openCheckedAs("open", path, os.O_RDONLY, uid)
 }
 
 // ReadFileTrusted is [ReadFile] trusting uid instead of the effective uid.
 func ReadFileTrusted(path string, uid int) ([]byte, error) {
-	f, err := OpenReadTrusted(path, uid)
+	f, err := openReadTrusted(path, uid)
 	if err != nil {
 		return nil, err
 	}
@@ -109,9 +109,9 @@ func ReadFileTrusted(path string, uid int) ([]byte, error) {
 	return io.ReadAll(f)
 }
 
-// CheckFileTrust checks an open file f (of path) with [CheckTrust], through
+// checkFileTrust checks an open file f (of path) with [CheckTrust], through
 // fstat, so the check is about the file that will be read or written.
-func CheckFileTrust(f *os.File, path string, uid int) error {
+func checkFileTrust(f *os.File, path string, uid int) error {
 	fi, err := f.Stat()
 	if err != nil {
 		return &fs.PathError{Op: "stat", Path: path, Err: err}

@@ -9,12 +9,12 @@ import (
 	"time"
 )
 
-// TimeFormat is how every timestamp the module writes is written: ISO
+// timeFormat is how every timestamp the module writes is written: ISO
 // 8601 in UTC with milliseconds.
-const TimeFormat = "2006-01-02T15:04:05.000Z07:00"
+const timeFormat = "2006-01-02T15:04:05.000Z07:00"
 
 // FormatTime renders t as the module's files and rows write it.
-func FormatTime(t time.Time) string { return t.UTC().Format(TimeFormat) }
+func FormatTime(t time.Time) string { return t.UTC().Format(timeFormat) }
 
 // ParseTime reads a timestamp of the files (any RFC 3339 form, also
 // without zone).

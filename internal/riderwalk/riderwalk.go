@@ -14,22 +14,22 @@ import (
 // transcripts.
 const Dir = "subagents"
 
-// MaxDirDepth is how many directory levels under Dir hold rider
+// maxDirDepth is how many directory levels under Dir hold rider
 // transcripts: Dir/agent-*.jsonl and Dir/workflows/<run>/agent-*.jsonl.
-const MaxDirDepth = 2
+const maxDirDepth = 2
 
 // ext is a transcript's extension (transcriptfile.Ext, on the floor above).
 const ext = ".jsonl"
 
-// IsTranscript reports whether name is a rider transcript's: agent-<id>.jsonl
+// isTranscript reports whether name is a rider transcript's: agent-<id>.jsonl
 // with a non-empty id.
-func IsTranscript(name string) bool {
+func isTranscript(name string) bool {
 	return strings.HasPrefix(name, "agent-") && strings.HasSuffix(name, ext) && len(name) > len("agent-")+len(ext)
 }
 
 // Walk calls found, in lexical order, for each regular file under
-// sessionDir/Dir, at most MaxDirDepth directory levels deep, whose name
-// IsTranscript. A session without a Dir has no riders and no error. An
+// sessionDir/Dir, at most maxDirDepth directory levels deep, whose name
+// isTranscript. A session without a Dir has no riders and no error. An
 // error reading Dir itself ends the walk and is returned; an error below
 // it goes to bad and the walk goes on, or, when bad is nil, ends the walk
 // and is returned.
@@ -47,12 +47,12 @@ func Walk(sessionDir string, found func(path string, d fs.DirEntry), bad func(er
 			return err
 		}
 		if d.IsDir() {
-			if rel, _ := filepath.Rel(root, p); rel != "." && strings.Count(rel, string(filepath.Separator)) >= MaxDirDepth {
+			if rel, _ := filepath.Rel(root, p); rel != "." && strings.Count(rel, string(filepath.Separator)) >= maxDirDepth {
 				return fs.SkipDir
 			}
 			return nil
 		}
-		if d.Type().IsRegular() && IsTranscript(d.Name()) {
+		if d.Type().IsRegular() && isTranscript(d.Name()) {
 			found(p, d)
 		}
 		return nil
