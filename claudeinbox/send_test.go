@@ -753,7 +753,8 @@ func TestSendPriority(t *testing.T) {
 func TestSendBadCaller(t *testing.T) {
 	w := newWorld(t)
 	sid := uuid.NewString()
-	v, err := w.sender.Send(nil, claudeinbox.Request{Target: sid, Line: "hi"}) // the bad input under test
+	//lint:ignore SA1012 the nil context is the bad input under test
+	v, err := w.sender.Send(nil, claudeinbox.Request{Target: sid, Line: "hi"})
 	var re *claudeinbox.RefusedError
 	if !errors.Is(err, claudeinbox.ErrBadOption) || !errors.As(err, &re) || re.Reason != claudeinbox.ReasonBadOption || v.Class != claudeinbox.Refused || v.Written {
 		t.Errorf("nil ctx: %v, %+v; want a bad-option refusal", err, v)

@@ -174,6 +174,8 @@ func (w *world) config() station.Config {
 
 // runOnce runs a doorman with --once semantics and returns its error, its
 // status and its log.
+//
+//lint:ignore ST1008 the error first: every caller tests it before the rest
 func (w *world) runOnce(mode doorman.Mode, session string, d doorman.Door) (error, doorman.Status, string) {
 	var log bytes.Buffer
 	dm := doorman.New(doorman.Options{Host: w.host(d), Config: w.config(), Mode: mode, Session: session, Once: true, Log: &log, Version: "test"})

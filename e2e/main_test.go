@@ -6,7 +6,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"testing"
 	"time"
 
@@ -52,11 +51,9 @@ func buildOOClaude() (string, func(), error) {
 		}
 		return p, nil, nil
 	}
-	goBin := filepath.Join(runtime.GOROOT(), "bin", "go")
-	if _, err := os.Stat(goBin); err != nil {
-		if goBin, err = exec.LookPath("go"); err != nil {
-			return "", nil, fmt.Errorf("no go toolchain to build oo-claude (set %s): %w", ooClaudeEnv, err)
-		}
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		return "", nil, fmt.Errorf("no go toolchain to build oo-claude (set %s): %w", ooClaudeEnv, err)
 	}
 	dir, err := os.MkdirTemp("", "e2e-bin")
 	if err != nil {

@@ -185,7 +185,7 @@ func (r *Runner) resume(ctx context.Context, req ResumeRequest) (ResumeResult, e
 	case !filepath.IsAbs(r.Config.ClaudeBin):
 		return refuse("bad-binary", fmt.Errorf("claude binary %q: %w", r.Config.ClaudeBin, errNotAbsolute))
 	case !filepath.IsAbs(req.Self):
-		return refuse("bad-binary", fmt.Errorf("Self %q: %w", req.Self, errNotAbsolute))
+		return refuse("bad-binary", fmt.Errorf("the Self path %q: %w", req.Self, errNotAbsolute))
 	}
 	sid := req.SessionID
 	files := inbox.FilesFor(r.Config.InboxDir, sid)

@@ -244,7 +244,7 @@ func (r *Runner) start(ctx context.Context, req StartRequest) (StartResult, erro
 		return refuse("bad-binary", fmt.Errorf("claude binary %q: %w", r.Config.ClaudeBin, errNotAbsolute))
 	}
 	if (f.Doorman == DoormanInjected || req.Systemd) && !filepath.IsAbs(req.Self) {
-		return refuse("bad-binary", fmt.Errorf("Self %q: %w", req.Self, errNotAbsolute))
+		return refuse("bad-binary", fmt.Errorf("the Self path %q: %w", req.Self, errNotAbsolute))
 	}
 	if req.Systemd && !filepath.IsAbs(r.Config.SystemdRun) {
 		return refuse("bad-binary", fmt.Errorf("systemd-run %q: %w", r.Config.SystemdRun, errNotAbsolute))

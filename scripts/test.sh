@@ -5,7 +5,8 @@
 # cache outside the module when missing, and tmux with apt-get when missing
 # (the interactive end-to-end tests need it), then runs gofmt, go vet and every
 # test with the race detector, the end-to-end suite against the real CLI
-# included. Extra arguments go to `go test` (e.g. -run TestSteer).
+# included. staticcheck runs at the version pinned as a tool in go.mod.
+# Extra arguments go to `go test` (e.g. -run TestSteer).
 #
 # go test's JSON goes through internal/cmd/testprogress, which prints each
 # package's result as it finishes, names the packages still running when
@@ -49,6 +50,9 @@ if [ -n "$unformatted" ]; then
 	exit 1
 fi
 go vet ./...
+# staticcheck, at the version go.mod pins as a tool.
+echo "test.sh: go tool staticcheck ./..."
+go tool staticcheck ./...
 echo "test.sh: go test -race -count=1 ${*:+$* }./... (each package's line as it finishes)"
 set +e
 go test -race -count=1 -json "$@" ./... | go run ./internal/cmd/testprogress

@@ -78,13 +78,6 @@ type Station struct {
 // New returns a Station reading the given paths and the real /proc.
 func New(p Paths) *Station { return &Station{Paths: p} }
 
-func (s *Station) now() time.Time {
-	if s.Now != nil {
-		return s.Now()
-	}
-	return time.Now()
-}
-
 // Clock returns the station's clock, time.Now when none was given.
 func (s *Station) Clock() func() time.Time {
 	if s != nil && s.Now != nil {

@@ -162,7 +162,6 @@ type Child struct {
 	Stdin io.WriteCloser
 
 	stdout, stderr lockedBuffer
-	once           sync.Once
 	done           chan struct{}
 	err            error
 }

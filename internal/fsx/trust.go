@@ -108,13 +108,3 @@ func ReadFileTrusted(path string, uid int) ([]byte, error) {
 	defer f.Close()
 	return io.ReadAll(f)
 }
-
-// checkFileTrust checks an open file f (of path) with [CheckTrust], through
-// fstat, so the check is about the file that will be read or written.
-func checkFileTrust(f *os.File, path string, uid int) error {
-	fi, err := f.Stat()
-	if err != nil {
-		return &fs.PathError{Op: "stat", Path: path, Err: err}
-	}
-	return CheckTrust(path, fi, uid)
-}

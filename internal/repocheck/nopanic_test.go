@@ -174,7 +174,7 @@ var noPanicCases = []noPanicCase{
 	}},
 	{names: []string{"station.IsSessionID"}, run: func(h *hostile) {
 		for _, s := range h.strs {
-			h.call("station.IsSessionID("+q(s)+")", func() { station.IsSessionID(s) })
+			h.call("station.IsSessionID("+q(s)+")", func() { _ = station.IsSessionID(s) })
 		}
 	}},
 	{names: []string{"station.ReadRow"}, run: func(h *hostile) {

@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -123,7 +122,7 @@ func TestReadmeSetUp(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	goBin := filepath.Join(runtime.GOROOT(), "bin")
+	goBin := filepath.Dir(goTool(t))
 	env := []string{
 		"HOME=" + home, "GOPATH=" + gopath, "USER=" + os.Getenv("USER"), "LANG=C.UTF-8",
 		"PATH=" + goBin + ":/usr/local/bin:/usr/bin:/bin",
@@ -196,9 +195,20 @@ func stepShape(l string) string {
 	return strings.TrimSpace(l)
 }
 
+// goTool is the go command the suite runs under: the one on PATH, as
+// scripts/test.sh and a user's shell find it.
+func goTool(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("go")
+	if err != nil {
+		t.Fatalf("no go command on PATH: %v", err)
+	}
+	return p
+}
+
 func goEnv(t *testing.T, name string) string {
 	t.Helper()
-	out, err := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "env", name).Output()
+	out, err := exec.Command(goTool(t), "env", name).Output()
 	if err != nil {
 		t.Fatalf("go env %s: %v", name, err)
 	}
@@ -275,7 +285,7 @@ func TestReadmeGo(t *testing.T) {
 	if err := os.WriteFile(ovFile, ov, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(filepath.Join(runtime.GOROOT(), "bin", "go"), "build", "-overlay", ovFile, "./internal/repocheck/readmego")
+	cmd := exec.Command(goTool(t), "build", "-overlay", ovFile, "./internal/repocheck/readmego")
 	cmd.Dir = root
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Errorf("a ```go block of the README does not compile: %v\n%s", err, out)
