@@ -51,7 +51,7 @@ func (h *Host) Identify(ctx context.Context, mode Mode, session string, prev Ide
 // off: the line_offset of the last ack before off (-1 for none), the acks
 // at or after off, and how many recent deliveries seed the pacer.
 func StartAcks(path string, inode uint64, off int64, g Guard, now time.Time) (last int64, after map[int64]string, recent int) {
-	st := scanStartAcks(path, inode, off, newPacer(g, 0, false), now)
+	st := scanStartAcks(path, inode, "", false, off, newPacer(g, 0, false), now)
 	last = -1
 	if st.hasLast {
 		last = *st.last.LineOffset

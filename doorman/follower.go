@@ -50,12 +50,18 @@ type follower struct {
 
 	f      *os.File
 	ino    uint64
+	gen    string // the file's generation (inbox.Ack.Gen): acks and attempts of another one do not count
 	pos    int64  // the offset of the next unhandled byte
 	win    []byte // bytes read from pos on are win[wstart:]
 	wstart int
 	scan   *longScan
-	acked  map[int64]string // line_offset → sha256 of acks for the current inode at or after the start
+	acked  map[int64]string // line_offset → sha256 of acks for the current inode and generation at or after the start
 	piece  []byte
+
+	// seen is the file's size and modification time at the last look:
+	// the same size with another time is a rewrite (an append only grows
+	// the file).
+	seen fileLook
 
 	attempt *inbox.Attempt // the last door write's record, when it is the current line's
 
@@ -70,6 +76,15 @@ type follower struct {
 	wake    chan struct{}
 	wg      sync.WaitGroup
 }
+
+// fileLook is a file's size and modification time at one look.
+type fileLook struct {
+	ok   bool
+	size int64
+	mod  time.Time
+}
+
+func lookAt(fi fs.FileInfo) fileLook { return fileLook{ok: true, size: fi.Size(), mod: fi.ModTime()} }
 
 // lineKind says what next found.
 type lineKind int
@@ -145,47 +160,76 @@ func newFollower(d *Doorman, files inbox.Files, id identity) (*follower, error) 
 		fl.close()
 		return nil, err
 	}
-	fl.f, fl.ino = f, inodeOf(fi)
+	fl.f, fl.ino, fl.seen = f, inodeOf(fi), lookAt(fi)
 	if !ok {
 		if n, adopted := adoptMonitorEra(files, f); adopted > 0 {
 			off = n
 			d.logf("adopted %d monitor-era lines as read (offset %d)", adopted, n)
 		}
 	}
+	// The file's generation: the one the attempt record names for this
+	// inode, else that of the inode's last ack.
+	gen, genKnown := inbox.GenerationOf(files.Attempt, fl.ino)
 	// One bounded pass over the ack file keeps what a verified offset
-	// needs: the last ack before it, the acks at or after it, and the
-	// deliveries the receiver still remembers (for the pacer). Only a
-	// resume point found from the acks reads the inode's acks in full.
-	st := scanStartAcks(files.Ack, fl.ino, off, fl.pacer, d.o.Host.now())
+	// needs: the last ack before it, the acks at or after it (of the
+	// generation), and the deliveries the receiver still remembers (for
+	// the pacer).
+	st := scanStartAcks(files.Ack, fl.ino, gen, genKnown, off, fl.pacer, d.o.Host.now())
 	fl.pacer.seed(st.recent, d.o.Host.now())
-	scanned := off
+	fl.gen = st.gen
+	// A file whose contents are not the ones the offset and the acks were
+	// written for starts a new generation, followed from 0: none of its
+	// lines is taken for one of the old file's.
+	fresh := ""
 	switch {
-	case prevIno != 0 && fl.ino != 0 && prevIno != fl.ino && off > 0:
-		d.logf("inbox replaced while no doorman ran: following the new file from 0")
-		off = 0
+	case prevIno != 0 && fl.ino != 0 && prevIno != fl.ino && !genKnown:
+		fresh = "inbox replaced while no doorman ran"
 	case off > fi.Size():
-		d.logf("offset %d beyond the file (%d bytes): truncated; finding the resume point from the acks", off, fi.Size())
-		off = resumeFromAcks(f, fi.Size(), loadAcks(files.Ack, fl.ino))
-	case verify && off > 0 && !offsetVerified(f, off, st.last, st.hasLast):
+		fresh = fmt.Sprintf("offset %d beyond the file (%d bytes): truncated while no doorman ran", off, fi.Size())
+	case verify && off > 0 && !offsetVerified(f, off, st.last, st.hasLast, fl.gen == ""):
 		// The inbox was recreated (ext4 reuses the inode number at once)
 		// or rewritten while no doorman ran: the offset is not where the
 		// last acked line ends.
-		n := resumeFromAcks(f, fi.Size(), loadAcks(files.Ack, fl.ino))
-		d.logf("offset %d does not end the last acked line: resuming at %d, the first line without an ack", off, n)
-		off = n
+		fresh = fmt.Sprintf("offset %d does not end the last acked line: the inbox was rewritten while no doorman ran", off)
+	case verify && off > 0 && off == fi.Size() && modifiedAfter(fi, files.Offset):
+		// Emptied and refilled up to the same size (the same lines sent
+		// again): an append would have grown it.
+		fresh = fmt.Sprintf("inbox modified since the offset was written but not grown past it (%d bytes): rewritten while no doorman ran", off)
 	}
-	fl.pos = off
 	fl.acked = st.after
-	if off != scanned {
+	if fresh != "" {
+		d.logf("%s: a new generation, following the file from 0", fresh)
+		off = 0
 		fl.acked = map[int64]string{}
-		for o, a := range loadAcks(files.Ack, fl.ino) {
-			if o >= off {
-				fl.acked[o] = a.SHA256
-			}
+		if err := fl.newGeneration(); err != nil {
+			f.Close()
+			fl.close()
+			return nil, err
 		}
 	}
+	fl.pos = off
 	d.update(func(s *Status) { s.Offset, s.Inode, s.PendingBytes = off, fl.ino, fi.Size()-off })
 	return fl, nil
+}
+
+// newGeneration starts a new generation of the file followed: no attempt
+// or ack of the earlier contents counts for its lines. It is recorded
+// (inbox.GenerationRecord) before the caller moves the offset, so a
+// doorman that restarts in between finds the new generation too.
+func (fl *follower) newGeneration() error {
+	fl.gen = uuid.NewString()
+	fl.attempt = nil
+	if err := inbox.WriteAttempt(fl.files.Attempt, inbox.GenerationRecord(fl.ino, fl.gen)); err != nil {
+		return fmt.Errorf("recording the inbox's new generation: %w", err)
+	}
+	return nil
+}
+
+// modifiedAfter reports whether the file fi was modified after the file at
+// path was last written (both times are the file system's).
+func modifiedAfter(fi fs.FileInfo, path string) bool {
+	pi, err := os.Lstat(path)
+	return err == nil && fi.ModTime().After(pi.ModTime())
 }
 
 func (fl *follower) close() {
@@ -199,37 +243,22 @@ func (fl *follower) close() {
 	}
 }
 
-// loadAcks returns the acks of the ack file for inode, by line_offset (the
-// last one for an offset wins).
-func loadAcks(path string, inode uint64) map[int64]inbox.Ack {
-	acks, _, _ := inbox.ReadAcks(path, 0)
-	return acksFor(acks, inode)
-}
-
-// acksFor returns the acks for inode by line_offset.
-func acksFor(acks []inbox.Ack, inode uint64) map[int64]inbox.Ack {
-	out := map[int64]inbox.Ack{}
-	for _, a := range acks {
-		if a.Inode == inode && a.LineOffset != nil {
-			out[*a.LineOffset] = a
-		}
-	}
-	return out
-}
-
 // startAcks is what a doorman's start keeps of the ack file.
 type startAcks struct {
-	last    inbox.Ack        // the inode's ack with the greatest line_offset before off
+	gen     string           // the generation the acks below are of
+	last    inbox.Ack        // the generation's ack with the greatest line_offset before off
 	hasLast bool             // whether there is one
-	after   map[int64]string // line_offset → sha256 of the inode's acks at or after off
+	after   map[int64]string // line_offset → sha256 of the generation's acks at or after off
 	recent  []inbox.Ack      // deliveries the receiver still remembers
 }
 
 // scanStartAcks reads the ack file once, in bounded lines (ScanAcks),
 // keeping only what the resume at off needs: memory grows with the acks
-// at or after off and the recent deliveries, not with the file.
-func scanStartAcks(path string, inode uint64, off int64, p *pacer, now time.Time) startAcks {
-	st := startAcks{after: map[int64]string{}}
+// at or after off and the recent deliveries, not with the file. Only the
+// acks of inode in generation gen count; when the generation is not known
+// (!genKnown), it is that of the inode's last ack.
+func scanStartAcks(path string, inode uint64, gen string, genKnown bool, off int64, p *pacer, now time.Time) startAcks {
+	st := startAcks{gen: gen, after: map[int64]string{}}
 	f, err := fsx.OpenRead(path)
 	if err != nil {
 		return st
@@ -241,6 +270,14 @@ func scanStartAcks(path string, inode uint64, off int64, p *pacer, now time.Time
 		}
 		if a.Inode != inode || a.LineOffset == nil {
 			return true
+		}
+		if a.Gen != st.gen {
+			if genKnown {
+				return true
+			}
+			// A later generation of the inode: the earlier one's acks
+			// do not count.
+			st.gen, st.last, st.hasLast, st.after = a.Gen, inbox.Ack{}, false, map[int64]string{}
 		}
 		switch o := *a.LineOffset; {
 		case o >= off:
@@ -256,14 +293,17 @@ func scanStartAcks(path string, inode uint64, off int64, p *pacer, now time.Time
 // offsetVerified reports whether off is where the last acked line before
 // it ends: the bytes from that ack's line_offset up to off are one line
 // whose sha256 is the ack's. With no ack before off, only the line ending
-// is checked (a resume point never cuts a line).
-func offsetVerified(f *os.File, off int64, last inbox.Ack, hasLast bool) bool {
+// is checked (a resume point never cuts a line), and only when lenient (in
+// a file's first generation: an offset written by hand or adopted from a
+// monitor-era ack file); in a later one, every line before the offset was
+// acked in it.
+func offsetVerified(f *os.File, off int64, last inbox.Ack, hasLast, lenient bool) bool {
 	var b [1]byte
 	if _, err := f.ReadAt(b[:], off-1); err != nil || b[0] != '\n' {
 		return false
 	}
 	if !hasLast {
-		return true
+		return lenient
 	}
 	start := *last.LineOffset
 	h := sha256.New()
@@ -271,34 +311,6 @@ func offsetVerified(f *os.File, off int64, last inbox.Ack, hasLast bool) bool {
 		return false
 	}
 	return hex.EncodeToString(h.Sum(nil)) == last.SHA256
-}
-
-// resumeFromAcks returns the start of the first line of the file (up to
-// size) that has no ack for its offset and sha256: lines before it were
-// handled; later acked lines are skipped one by one as they come.
-func resumeFromAcks(f *os.File, size int64, acks map[int64]inbox.Ack) int64 {
-	br := bufio.NewReaderSize(io.NewSectionReader(f, 0, size), readPiece)
-	var pos int64
-	for {
-		start := pos
-		h := sha256.New()
-		for {
-			chunk, err := br.ReadSlice('\n')
-			pos += int64(len(chunk))
-			if err == nil {
-				h.Write(chunk[:len(chunk)-1])
-				break
-			}
-			if !errors.Is(err, bufio.ErrBufferFull) {
-				return start // the end, or a torn line: resume there
-			}
-			h.Write(chunk)
-		}
-		a, ok := acks[start]
-		if !ok || a.SHA256 != hex.EncodeToString(h.Sum(nil)) {
-			return start
-		}
-	}
 }
 
 // adoptMonitorEra returns the offset after the inbox lines that a
@@ -485,16 +497,29 @@ func (fl *follower) setPending() {
 	fl.d.update(func(s *Status) { s.PendingBytes = p })
 }
 
-// checkPath notices truncation and replacement.
+// checkPath notices truncation, a rewrite and replacement: each starts a
+// new generation of the file, followed from 0.
 func (fl *follower) checkPath(ctx context.Context) error {
 	fi, err := fl.f.Stat()
 	if err != nil {
 		return err
 	}
-	if fi.Size() < fl.pos+int64(len(fl.win)-fl.wstart) {
-		fl.d.logf("inbox truncated (%d bytes, offset %d): from 0", fi.Size(), fl.pos)
+	why := ""
+	switch {
+	case fi.Size() < fl.pos+int64(len(fl.win)-fl.wstart):
+		why = fmt.Sprintf("inbox truncated (%d bytes, offset %d)", fi.Size(), fl.pos)
+	case fl.seen.ok && fi.Size() == fl.seen.size && !fi.ModTime().Equal(fl.seen.mod):
+		// Emptied and refilled to the same size since the last look.
+		why = fmt.Sprintf("inbox rewritten (%d bytes, modified without growing)", fi.Size())
+	}
+	fl.seen = lookAt(fi)
+	if why != "" {
+		fl.d.logf("%s: a new generation, from 0", why)
 		fl.reset(0)
 		fl.acked = map[int64]string{}
+		if err := fl.newGeneration(); err != nil {
+			return err
+		}
 		if err := inbox.WriteOffset(fl.files.Offset, 0); err != nil {
 			return err
 		}
@@ -524,13 +549,13 @@ func (fl *follower) checkPath(ctx context.Context) error {
 		nf.Close()
 		return err
 	}
-	fl.d.logf("inbox replaced: following the new file from 0")
+	fl.d.logf("inbox replaced: a new generation, following the new file from 0")
 	fl.f.Close()
-	fl.f, fl.ino = nf, inodeOf(nfi)
+	fl.f, fl.ino, fl.seen = nf, inodeOf(nfi), lookAt(nfi)
 	fl.reset(0)
 	fl.acked = map[int64]string{}
-	for o, a := range loadAcks(fl.files.Ack, fl.ino) {
-		fl.acked[o] = a.SHA256
+	if err := fl.newGeneration(); err != nil {
+		return err
 	}
 	if err := inbox.WriteOffset(fl.files.Offset, 0); err != nil {
 		return err
@@ -645,7 +670,7 @@ func (fl *follower) refuse(sha string, off int64, reason claudeinbox.Reason) err
 	a := inbox.Ack{
 		TS: jsonrow.FormatTime(d.o.Host.now()), SHA256: sha, SessionID: fl.id.SessionID,
 		Class: inbox.AckRefused, Reason: string(reason),
-		LineOffset: &o, Inode: fl.ino, DoormanPID: d.o.Host.PID, V: inbox.Version,
+		LineOffset: &o, Inode: fl.ino, Gen: fl.gen, DoormanPID: d.o.Host.PID, V: inbox.Version,
 	}
 	if err := fl.ack(a); err != nil {
 		return err
@@ -716,13 +741,15 @@ func (fl *follower) deliver(ctx context.Context, msg inbox.Message, sha string, 
 	mark, markErr := fl.markTranscript(id)
 	confirm := markErr == nil
 	start := d.o.Host.now()
-	att := inbox.Attempt{LineOffset: off, SHA256: sha, Inode: fl.ino, MsgID: m.MsgID, At: jsonrow.FormatTime(start), Writes: 1}
+	// The record goes out before the write, which it does not count: a
+	// write counts toward the limit once it returned (unconfirmed).
+	att := inbox.Attempt{LineOffset: off, SHA256: sha, Inode: fl.ino, Gen: fl.gen, MsgID: m.MsgID, At: jsonrow.FormatTime(start)}
 	since := start
 	var follow *transcript.Follower
 	if confirm {
 		att.Transcript, att.TranscriptOffset = mark.Path, mark.Size
 		if hasPrev {
-			att.Writes = prev.Writes + 1
+			att.Writes = prev.Writes
 			att.FirstAt, att.FirstTranscript, att.FirstTranscriptOffset = prev.First()
 			if t, err := jsonrow.ParseTime(att.FirstAt); err == nil {
 				since = t
@@ -807,6 +834,7 @@ func (fl *follower) deliver(ctx context.Context, msg inbox.Message, sha string, 
 			return errStop // the attempt record lets the next doorman look for the row
 		}
 		fl.pacer.drain(msg.From, d.o.Host.now())
+		att.Writes++
 		att.Unconfirmed = true
 		if err := inbox.WriteAttempt(fl.files.Attempt, att); err != nil {
 			d.logf("cannot record the attempt (%v)", err)
@@ -820,9 +848,10 @@ func (fl *follower) deliver(ctx context.Context, msg inbox.Message, sha string, 
 
 // writeFailed records a door write that failed. One that reached no
 // receiver (the dial or the peer check failed) leaves the record as it was
-// before it. One that may have gone out in part does not count against
-// maxWrites, but its record stays: the next write looks for its row first
-// and waits out the bound and the windows as after any write.
+// before it (the generation's record when there was none). One that may
+// have gone out in part does not count against maxWrites, but its record
+// stays: the next write looks for its row first and waits out the bound
+// and the windows as after any write.
 func (fl *follower) writeFailed(err error, att, prev inbox.Attempt, hasPrev bool) {
 	var oe *door.OpError
 	if errors.As(err, &oe) && (oe.Op == "dial" || oe.Op == "peercred") {
@@ -831,14 +860,13 @@ func (fl *follower) writeFailed(err error, att, prev inbox.Attempt, hasPrev bool
 			err = inbox.WriteAttempt(fl.files.Attempt, prev)
 		} else {
 			fl.attempt = nil
-			err = inbox.RemoveAttempt(fl.files.Attempt)
+			err = inbox.WriteAttempt(fl.files.Attempt, inbox.GenerationRecord(fl.ino, fl.gen))
 		}
 		if err != nil {
 			fl.d.logf("cannot record the attempt (%v)", err)
 		}
 		return
 	}
-	att.Writes--
 	fl.attempt = &att
 	if err := inbox.WriteAttempt(fl.files.Attempt, att); err != nil {
 		fl.d.logf("cannot record the attempt (%v)", err)
@@ -848,11 +876,11 @@ func (fl *follower) writeFailed(err error, att, prev inbox.Attempt, hasPrev bool
 // attemptFor returns the recorded door write of the line (sha, off), if
 // the last one was for it.
 func (fl *follower) attemptFor(off int64, sha string) (inbox.Attempt, bool) {
-	if fl.attempt != nil && fl.attempt.Matches(sha, off, fl.ino) {
+	if fl.attempt != nil && fl.attempt.Matches(sha, off, fl.ino, fl.gen) {
 		return *fl.attempt, true
 	}
 	a, err := inbox.ReadAttempt(fl.files.Attempt)
-	if err != nil || !a.Matches(sha, off, fl.ino) {
+	if err != nil || !a.Matches(sha, off, fl.ino, fl.gen) {
 		return inbox.Attempt{}, false
 	}
 	fl.attempt = &a
@@ -863,7 +891,13 @@ func (fl *follower) attemptFor(off int64, sha string) (inbox.Attempt, bool) {
 func (fl *follower) notQueued(off int64, a inbox.Attempt, retryIn time.Duration) error {
 	d := fl.d
 	left := maxWrites - a.Writes
-	detail := fmt.Sprintf("%s: no enqueue row for the line at offset %d within %s of write %d of %d; ", inbox.PendingNotQueued, off, d.confirmWait(), a.Writes, maxWrites)
+	var detail string
+	if a.Unconfirmed {
+		detail = fmt.Sprintf("%s: no enqueue row for the line at offset %d within %s of write %d of %d; ", inbox.PendingNotQueued, off, d.confirmWait(), a.Writes, maxWrites)
+	} else {
+		// A doorman stopped before the write returned: it may have gone out.
+		detail = fmt.Sprintf("%s: the last door write of the line at offset %d may have gone out (its doorman stopped before it returned; %d of %d writes counted); ", inbox.PendingNotQueued, off, a.Writes, maxWrites)
+	}
 	if left > 0 {
 		detail += fmt.Sprintf("next write in %.0f s, once the receiver's windows have passed", retryIn.Seconds())
 	} else {
@@ -887,7 +921,7 @@ func (fl *follower) ackDelivered(ctx context.Context, id identity, msg inbox.Mes
 	o := off
 	a := inbox.Ack{
 		TS: jsonrow.FormatTime(now), SHA256: sha, SessionID: id.SessionID, PeerStatus: status, Class: class, MsgID: msgID,
-		LineOffset: &o, Inode: fl.ino, From: msg.From, PeerStatusRaw: id.Status, DoormanPID: d.o.Host.PID, V: inbox.Version,
+		LineOffset: &o, Inode: fl.ino, Gen: fl.gen, From: msg.From, PeerStatusRaw: id.Status, DoormanPID: d.o.Host.PID, V: inbox.Version,
 		PacedMS: paced.Milliseconds(), Confirm: confirm, QueuedAt: queuedAt, Priority: msg.Priority,
 	}
 	backoff := time.Duration(0)

@@ -26,8 +26,13 @@ type Ack struct {
 	Class      AckClass `json:"class"`
 	MsgID      string   `json:"msg_id"`
 
-	LineOffset    *int64 `json:"line_offset,omitempty"`
-	Inode         uint64 `json:"inode,omitempty"`
+	LineOffset *int64 `json:"line_offset,omitempty"`
+	Inode      uint64 `json:"inode,omitempty"`
+	// Gen is the generation of the inbox file the line was read from
+	// (Attempt.Gen): a truncated, rewritten or replaced inbox starts a new
+	// one, and only the acks of the file's current generation count for
+	// its lines. Empty for a file's first generation and in older acks.
+	Gen           string `json:"gen,omitempty"`
 	From          string `json:"from,omitempty"`
 	PeerStatusRaw string `json:"peer_status_raw,omitempty"`
 	DoormanPID    int    `json:"doorman_pid,omitempty"`

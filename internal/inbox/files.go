@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
 	"strconv"
 
 	"github.com/oo-family/oo-claude/internal/fsx"
@@ -137,11 +136,22 @@ func scanLines(r io.Reader, start int64, limit int, fn func(line []byte, end int
 // by the doorman before it writes, so that it (or the next doorman, after a
 // crash) looks for the receiver's enqueue row of that write before writing
 // the line again.
+//
+// It also records the generation of the inbox file the doorman follows
+// (Gen): a doorman that finds the inbox truncated, rewritten or replaced
+// starts a new generation and records it here, with no write
+// (LineOffset -1, see [GenerationRecord]), before it moves its offset, so
+// that no ack, attempt or offset of the file's earlier contents counts for
+// the new ones, also after a restart.
 type Attempt struct {
 	LineOffset int64  `json:"line_offset"`
 	SHA256     string `json:"sha256"`
 	Inode      uint64 `json:"inode,omitempty"`
-	MsgID      string `json:"msg_id"`
+	// Gen is the generation of the inbox file (Ack.Gen); empty for the
+	// first generation of a file the doorman never saw rewritten (and in
+	// older files).
+	Gen   string `json:"gen,omitempty"`
+	MsgID string `json:"msg_id"`
 	// Transcript and TranscriptOffset are where the session's transcript
 	// ended before the write: the enqueue row is looked for after it.
 	Transcript       string `json:"transcript"`
@@ -149,12 +159,17 @@ type Attempt struct {
 	// At is when the write began (FormatTime); an enqueue row older than
 	// it is not this write's.
 	At string `json:"at"`
-	// Writes counts the door writes of the line so far, this one included.
+	// Writes counts the door writes of the line that returned and whose
+	// enqueue row did not come: the writes that count toward the limit.
+	// A record without Unconfirmed does not count its own write (recorded
+	// before the frames go out, it may never have been made); older
+	// doormen counted it, which can cost such a line one retry.
 	Writes int `json:"writes"`
-	// Unconfirmed is set once the confirmation bound passed without the
-	// enqueue row. A record without it is a write whose fate is unknown
-	// (the doorman died in its wait, or the write failed part way): the
-	// next write waits out the same bound and windows all the same.
+	// Unconfirmed is set once the write returned and the confirmation
+	// bound passed without the enqueue row. A record without it is a write
+	// whose fate is unknown (the doorman died before the write or in its
+	// wait, or the write failed part way): the next write waits out the
+	// same bound and windows all the same, but it is not counted.
 	Unconfirmed bool `json:"unconfirmed,omitempty"`
 	// FirstAt, FirstTranscript and FirstTranscriptOffset are At,
 	// Transcript and TranscriptOffset of the line's first write (extension
@@ -175,9 +190,27 @@ func (a Attempt) First() (at, transcript string, offset int64) {
 }
 
 // Matches reports whether the attempt is for the line (sha, offset) of the
-// inbox file with this inode.
-func (a Attempt) Matches(sha string, offset int64, inode uint64) bool {
-	return a.SHA256 == sha && a.LineOffset == offset && (a.Inode == 0 || inode == 0 || a.Inode == inode)
+// inbox file with this inode, in its generation gen.
+func (a Attempt) Matches(sha string, offset int64, inode uint64, gen string) bool {
+	return a.SHA256 == sha && a.LineOffset == offset && a.Gen == gen && (a.Inode == 0 || inode == 0 || a.Inode == inode)
+}
+
+// GenerationRecord is the attempt record of a generation in which no line
+// was written yet: it matches no line.
+func GenerationRecord(inode uint64, gen string) Attempt {
+	return Attempt{LineOffset: -1, Inode: inode, Gen: gen}
+}
+
+// GenerationOf returns the generation the attempt record at path names
+// for the inbox file with this inode; ok is false when the record is
+// missing, unreadable, of another file, or of a doorman that recorded no
+// generation.
+func GenerationOf(path string, inode uint64) (gen string, ok bool) {
+	a, err := ReadAttempt(path)
+	if err != nil || a.Gen == "" || inode == 0 || a.Inode != inode {
+		return "", false
+	}
+	return a.Gen, true
 }
 
 // maxAttemptFile bounds the read of an attempt file.
@@ -199,15 +232,6 @@ func ReadAttempt(path string) (Attempt, error) {
 		return Attempt{}, &fs.PathError{Op: "parse", Path: path, Err: err}
 	}
 	return a, nil
-}
-
-// RemoveAttempt removes the attempt file at path (a missing one is no
-// error).
-func RemoveAttempt(path string) error {
-	if err := os.Remove(path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return err
-	}
-	return nil
 }
 
 // WriteAttempt replaces the attempt file at path with a (atomically, 0600).
