@@ -31,18 +31,25 @@
 //     since the last write and a fresh look for a late row of any earlier
 //     write, at most three times; once the windows have passed after
 //     the last write, it is acked refused. A write whose fate is unknown (a
-//     doorman killed in its wait, a write that failed part way) counts as
-//     unconfirmed at its time; a write that cannot be recorded is not made
+//     doorman killed before the write returned or in its wait, a write
+//     that failed part way) is waited out as an unconfirmed one at its
+//     time, but only a write that returned unconfirmed counts toward the
+//     limit; a write that cannot be recorded is not made
 //     (attempt-unwritable). A line refused after the limit that the
 //     receiver held and approves later still reaches the session: a known
 //     gap (the ack's past rows are never rewritten). Where no transcript
 //     can be located it settles and acks confirm "settle".
 //   - Nothing doubled, nothing lost: deliver, append the ack (one O_APPEND
-//     write), then replace the offset atomically. A restart verifies the
-//     offset against the last ack (a rewritten inbox is resumed at its first
-//     unacked line, never inside one), skips lines already acked for the
-//     same inode and offset, and acks a recorded write whose enqueue row
-//     came instead of writing the line again. An ack that cannot be written
+//     write), then replace the offset atomically. A truncated, rewritten or
+//     replaced inbox starts a new generation (the acks' and the attempt's
+//     gen, recorded before the offset moves): it is followed from 0 and
+//     only its own acks, attempt and offset count for its lines. A restart
+//     verifies the offset against the last ack of the generation (an offset
+//     beyond the file, not ending an acked line, or of a file modified
+//     since without growing past it starts a new generation), skips lines
+//     already acked for the same inode, generation and offset, and acks a
+//     recorded write of the generation whose enqueue row came instead of
+//     writing the line again. An ack that cannot be written
 //     is retried as an ack; a token the door cannot carry leaves the line
 //     pending (bad-token). The pacer is seeded from the recent acks, and the
 //     ack file is read in bounded memory. An undeliverable line
@@ -50,8 +57,9 @@
 //     chunk) is acked refused exactly once and never blocks later lines.
 //   - The file is followed by file events (fsnotify on the directory) plus a
 //     slow safety poll (Config.DoormanPoll); an idle doorman wakes for its
-//     heartbeat and that poll only. Truncation restarts from 0; a replaced
-//     file is drained, then followed from 0.
+//     heartbeat and that poll only. Truncation (or a change that does not
+//     grow the file) restarts from 0; a replaced file is drained, then
+//     followed from 0; each is a new generation.
 //   - Pacing: lines are held back to stay inside the receiver's ingress
 //     guard (its duplicate window and per-sender token bucket, as
 //     COMPATIBILITY.md gives them under "Where 2.1.332 differs from what

@@ -202,9 +202,9 @@ func newFollower(d *Doorman, files inbox.Files, id identity) (*follower, error) 
 		off = 0
 		fl.acked = map[int64]string{}
 		if err := fl.newGeneration(); err != nil {
-			f.Close()
-			fl.close()
-			return nil, err
+			// Its first door write cannot be recorded either (the line
+			// waits, attempt-unwritable); a refusal's ack carries it.
+			d.logf("%v", err)
 		}
 	}
 	fl.pos = off
@@ -895,8 +895,7 @@ func (fl *follower) notQueued(off int64, a inbox.Attempt, retryIn time.Duration)
 	if a.Unconfirmed {
 		detail = fmt.Sprintf("%s: no enqueue row for the line at offset %d within %s of write %d of %d; ", inbox.PendingNotQueued, off, d.confirmWait(), a.Writes, maxWrites)
 	} else {
-		// A doorman stopped before the write returned: it may have gone out.
-		detail = fmt.Sprintf("%s: the last door write of the line at offset %d may have gone out (its doorman stopped before it returned; %d of %d writes counted); ", inbox.PendingNotQueued, off, a.Writes, maxWrites)
+		detail = fmt.Sprintf("%s: the fate of the last door write of the line at offset %d is unknown (its doorman stopped before it returned, or it failed part way): it may have gone out; %d of %d writes counted; ", inbox.PendingNotQueued, off, a.Writes, maxWrites)
 	}
 	if left > 0 {
 		detail += fmt.Sprintf("next write in %.0f s, once the receiver's windows have passed", retryIn.Seconds())

@@ -53,6 +53,7 @@ type (
 	//	MsgID         string    msg_id: the door frame's; "" when refused
 	//	LineOffset    *int64    line_offset: the line's byte offset in the inbox
 	//	Inode         uint64    inode: the inbox file's
+	//	Gen           string    gen: the inbox file's generation (set once the file was emptied, rewritten or replaced)
 	//	From          string    from: the sender's name
 	//	PeerStatusRaw string    peer_status_raw
 	//	DoormanPID    int       doorman_pid

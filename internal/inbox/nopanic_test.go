@@ -59,6 +59,8 @@ func TestNoPanic(t *testing.T) {
 			inbox.ReadAcks(p, -1)
 			inbox.ReadAcks(p, math.MaxInt64)
 			inbox.ReadAttempt(p)
+			inbox.GenerationOf(p, 0)
+			inbox.GenerationOf(p, math.MaxUint64)
 			inbox.ReadOffset(p)
 			hb, _ := inbox.ReadHeartbeat(p)
 			inbox.HeartbeatFreshness(p, time.Time{}, p, alive)
