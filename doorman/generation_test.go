@@ -250,6 +250,21 @@ func (k *killedInWrite) Deliver(ctx context.Context, socket string, expect int, 
 // as when a user empties an inbox and the same line comes again.
 func (w *world) rewriteLater(path, after, body string) {
 	w.t.Helper()
+	w.clockPast(after)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(body); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// clockPast waits until a file written now gets a modification time after
+// that of the file at after (the file system's clock moves in ticks).
+func (w *world) clockPast(after string) {
+	w.t.Helper()
 	ai, err := os.Stat(after)
 	if err != nil {
 		w.t.Fatal(err)
@@ -265,20 +280,12 @@ func (w *world) rewriteLater(path, after, body string) {
 			w.t.Fatal(err)
 		}
 		if pi.ModTime().After(ai.ModTime()) {
-			break
+			return
 		}
 		if time.Now().After(deadline) {
 			w.t.Fatal("the file system's clock did not move in 10 s")
 		}
 		time.Sleep(time.Millisecond)
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, 0)
-	if err != nil {
-		w.t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := f.WriteString(body); err != nil {
-		w.t.Fatal(err)
 	}
 }
 
@@ -300,5 +307,35 @@ func waitStatus(t *testing.T, dm *doorman.Doorman, ok func(doorman.Status) bool)
 			t.Fatalf("status %+v: not the one waited for", dm.Status())
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// The look for a rewrite takes no restart for one: a doorman restarted
+// with nothing new writes nothing, and one restarted after an append
+// writes the new line only, however much later the fs clock is.
+func TestRestartIsNoNewGeneration(t *testing.T) {
+	w := newWorld(t)
+	sid := w.owned("busy")
+	files := inbox.FilesFor(w.fs.Paths.InboxDir, sid)
+	w.appendLine(sid, "[a 📡] first")
+	if err, log := w.once(context.Background(), nil); err != nil {
+		t.Fatalf("%v\n%s", err, log)
+	}
+	w.clockPast(files.Offset)
+	if err, log := w.once(context.Background(), nil); err != nil || len(userFrames(w.door.Frames())) != 1 {
+		t.Fatalf("restart with nothing new: %v, %d door writes, want 1\n%s", err, len(userFrames(w.door.Frames())), log)
+	}
+	w.clockPast(files.Offset)
+	w.appendLine(sid, "[a 📡] second")
+	if err, log := w.once(context.Background(), nil); err != nil {
+		t.Fatalf("%v\n%s", err, log)
+	}
+	if got := contents(userFrames(w.door.Frames())); len(got) != 2 || got[1] != "[a 📡] second" {
+		t.Errorf("door writes %q, want first, second", got)
+	}
+	for _, a := range readAcks(t, files.Ack) {
+		if a.Gen != "" {
+			t.Errorf("ack %+v of a new generation; the file was only appended to", a)
+		}
 	}
 }
