@@ -21,12 +21,12 @@ import (
 var quickGuard = doorman.Guard{Capacity: 30, RefillPerSecond: 50, DedupWindow: time.Millisecond}
 
 // once runs a doorman with --once semantics pacing for quickGuard and
-// returns its error and log.
-func (w *world) once(ctx context.Context, d doorman.Door) (error, string) {
+// returns its log and error.
+func (w *world) once(ctx context.Context, d doorman.Door) (string, error) {
 	var log bytes.Buffer
 	dm := doorman.New(doorman.WithGuard(doorman.Options{Host: w.host(d), Config: w.config(), Mode: doorman.ModeMCP, Once: true, Log: &log, Version: "test"}, quickGuard))
 	err := dm.Run(ctx)
-	return err, log.String()
+	return log.String(), err
 }
 
 // deliveredTwice checks that line was delivered twice, each delivery with
@@ -103,11 +103,11 @@ func TestSameLineAfterTruncationWithNoDoorman(t *testing.T) {
 	files := inbox.FilesFor(w.fs.Paths.InboxDir, sid)
 	line := "[cron 📡] hourly check"
 	w.appendLine(sid, line)
-	if err, log := w.once(context.Background(), nil); err != nil {
+	if log, err := w.once(context.Background(), nil); err != nil {
 		t.Fatalf("%v\n%s", err, log)
 	}
 	w.rewriteLater(files.Inbox, files.Offset, line+"\n")
-	err, log := w.once(context.Background(), nil)
+	log, err := w.once(context.Background(), nil)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log)
 	}
@@ -140,7 +140,7 @@ func TestOldGenerationAcksDoNotCount(t *testing.T) {
 	waitStatus(t, dm, func(s doorman.Status) bool { return s.Offset == int64(len(a)+1) })
 	stop()
 	w.appendLine(sid, b) // where the old b was, with its sha256
-	if err, log := w.once(context.Background(), nil); err != nil {
+	if log, err := w.once(context.Background(), nil); err != nil {
 		t.Fatalf("%v\n%s\n%s", err, lg.String(), log)
 	}
 	if got := contents(userFrames(w.door.Frames())); len(got) != 4 || got[3] != b {
@@ -159,7 +159,7 @@ func TestGenerationRecordedOffsetNotMoved(t *testing.T) {
 	files := inbox.FilesFor(w.fs.Paths.InboxDir, sid)
 	line := "[cron 📡] hourly check"
 	w.appendLine(sid, line)
-	if err, log := w.once(context.Background(), nil); err != nil {
+	if log, err := w.once(context.Background(), nil); err != nil {
 		t.Fatalf("%v\n%s", err, log)
 	}
 	// What the stopped doorman left: the generation recorded, the file
@@ -178,7 +178,7 @@ func TestGenerationRecordedOffsetNotMoved(t *testing.T) {
 	if err := inbox.WriteAttempt(files.Attempt, inbox.GenerationRecord(inodeOf(t, files.Inbox), "g2")); err != nil {
 		t.Fatal(err)
 	}
-	err, log := w.once(context.Background(), nil)
+	log, err := w.once(context.Background(), nil)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log)
 	}
@@ -204,7 +204,7 @@ func TestKilledBeforeTheWriteDoesNotCount(t *testing.T) {
 		d := &killedInWrite{entered: make(chan struct{})}
 		ctx, cancel := context.WithCancel(context.Background())
 		go func() { <-d.entered; cancel() }() // the kill
-		if err, log := w.once(ctx, d); err != nil && !errors.Is(err, context.Canceled) {
+		if log, err := w.once(ctx, d); err != nil && !errors.Is(err, context.Canceled) {
 			t.Fatalf("kill %d: %v\n%s", k+1, err, log)
 		}
 		cancel()
@@ -214,7 +214,7 @@ func TestKilledBeforeTheWriteDoesNotCount(t *testing.T) {
 		}
 		advance() // past the bound and the receiver's windows
 	}
-	err, log := w.once(context.Background(), nil)
+	log, err := w.once(context.Background(), nil)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, log)
 	}
@@ -318,16 +318,16 @@ func TestRestartIsNoNewGeneration(t *testing.T) {
 	sid := w.owned("busy")
 	files := inbox.FilesFor(w.fs.Paths.InboxDir, sid)
 	w.appendLine(sid, "[a 📡] first")
-	if err, log := w.once(context.Background(), nil); err != nil {
+	if log, err := w.once(context.Background(), nil); err != nil {
 		t.Fatalf("%v\n%s", err, log)
 	}
 	w.clockPast(files.Offset)
-	if err, log := w.once(context.Background(), nil); err != nil || len(userFrames(w.door.Frames())) != 1 {
+	if log, err := w.once(context.Background(), nil); err != nil || len(userFrames(w.door.Frames())) != 1 {
 		t.Fatalf("restart with nothing new: %v, %d door writes, want 1\n%s", err, len(userFrames(w.door.Frames())), log)
 	}
 	w.clockPast(files.Offset)
 	w.appendLine(sid, "[a 📡] second")
-	if err, log := w.once(context.Background(), nil); err != nil {
+	if log, err := w.once(context.Background(), nil); err != nil {
 		t.Fatalf("%v\n%s", err, log)
 	}
 	if got := contents(userFrames(w.door.Frames())); len(got) != 2 || got[1] != "[a 📡] second" {
