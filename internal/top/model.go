@@ -1,0 +1,630 @@
+package top
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/charmbracelet/bubbles/cursor"
+	"github.com/charmbracelet/bubbles/textinput"
+	tea "github.com/charmbracelet/bubbletea"
+	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/observatory"
+)
+
+// A Sender sends one line and returns its verdict: *claudeinbox.Sender,
+// the CLI's own, with its receipts.
+type Sender interface {
+	Send(ctx context.Context, req claudeinbox.Request) (claudeinbox.Verdict, error)
+}
+
+// Options are the view's inputs. Events is required; the others may be
+// left out, which turns off what needs them.
+type Options struct {
+	// Events is the station's event stream (observatory.Watch). The view
+	// ends when it closes.
+	Events <-chan observatory.Event
+	// Document returns the observatory document of the station (only ""
+	// ) or of one session: lineage, riders and pending lines, which the
+	// stream does not carry. The view asks for the station's when it
+	// opens (and after an overflow) and for a session's when it starts.
+	Document func(ctx context.Context, only string) (*observatory.Document, error)
+	// Sender sends the line typed after `s`; nil turns `s` off.
+	Sender Sender
+	// From is the sender name of the lines sent ("" is the sender's
+	// default).
+	From string
+	// Witness marks the selected session's transcript before a line is
+	// sent and waits for the reply when `a` asks for it
+	// (transcript.Witness); nil turns `a` off.
+	Witness claudeinbox.ReplyWitness
+	// ReplyWait bounds the wait for a reply; 0 means ten minutes.
+	ReplyWait time.Duration
+	// Exchanges returns what `oo-claude read` prints for a session, for
+	// enter; nil turns enter off.
+	Exchanges func(sessionID string) (string, error)
+	// Now is the clock of the header and the ages; nil means time.Now.
+	Now func() time.Time
+	// Tick is how often the header and the ages are redrawn when nothing
+	// happens; 0 means five seconds, below 0 never.
+	Tick time.Duration
+	// Station names the station in the header.
+	Station string
+	// Color allows colour (the caller leaves it false under NO_COLOR or
+	// on a dumb terminal); UTF8 allows the tree's line glyphs (false: ASCII).
+	Color, UTF8 bool
+}
+
+// maxEvents is how many events the event pane keeps (newest last).
+const maxEvents = 1000
+
+// maxBatch is how many queued events one message carries, so a burst
+// (the initial events of 200 sessions) costs one frame, not hundreds.
+const maxBatch = 2000
+
+type mode int
+
+const (
+	modeNormal mode = iota
+	modeSend        // the line editor is open
+	modeFilter      // the filter editor is open
+	modeRead        // the selected session's exchanges
+	modeHelp        // the keys
+)
+
+// session is what the view knows of one session.
+type session struct {
+	id, name, status, doorman string
+	reason                    string // why the doorman is not fresh
+	pid                       int
+	cwd                       string
+	parent                    string
+	started                   time.Time
+	pending                   int64
+	lastIn, lastOut           string
+	riders                    []rider
+	seen                      []string // msg_ids the stream saw, newest last (a few)
+	send                      *sendState
+	gone                      bool // ended; kept for the verdict of a line sent to it
+}
+
+type rider struct {
+	agent, description, last string
+}
+
+// sendState is the line sent to a session from the view and what became of
+// it.
+type sendState struct {
+	line    string
+	done    bool // the sender returned
+	v       claudeinbox.Verdict
+	err     error
+	path    string // the transcript marked before the send
+	from    int64
+	markErr error
+	seen    bool
+	asked   bool // `a` asked for the reply
+	replied bool // the reply wait ended
+	reply   *claudeinbox.Reply
+	replyE  error
+}
+
+// Model is the view's state: a bubbletea Model. Build it with [New].
+type Model struct {
+	o   Options
+	ctx context.Context
+
+	w, h     int
+	sessions map[string]*session
+	docs     map[string]observatory.Session // the newest document's entry of each session
+	names    map[string]string              // the name of every session the stream named, for the events of ended ones
+	sel      string
+	events   []observatory.Event
+	filter   string
+	mode     mode
+	input    textinput.Model
+	read     struct {
+		sid, text string
+		err       error
+		top       int
+	}
+	note   string // the footer's message
+	closed bool
+	st     styles
+}
+
+// New returns the view's model for o; ctx bounds every command it starts
+// (sends, reads, documents, replies).
+func New(ctx context.Context, o Options) *Model {
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Tick == 0 {
+		o.Tick = 5 * time.Second
+	}
+	if o.ReplyWait <= 0 {
+		o.ReplyWait = 10 * time.Minute
+	}
+	ti := textinput.New()
+	ti.CharLimit = 0
+	ti.Prompt = ""
+	st := newStyles(o.Color, o.UTF8)
+	ti.Cursor.SetMode(cursor.CursorStatic) // no blink: an editor costs no frames while nothing is typed
+	ti.Cursor.Style = st.sel
+	return &Model{o: o, ctx: ctx, w: 80, h: 24, sessions: map[string]*session{}, names: map[string]string{}, docs: map[string]observatory.Session{}, input: ti, st: st}
+}
+
+// Messages of the model's own commands.
+type (
+	eventsMsg struct {
+		evs    []observatory.Event
+		closed bool
+	}
+	docMsg struct {
+		only string
+		doc  *observatory.Document
+		err  error
+	}
+	sentMsg struct {
+		sid     string
+		v       claudeinbox.Verdict
+		err     error
+		path    string
+		from    int64
+		markErr error
+	}
+	replyMsg struct {
+		sid, msgID string
+		reply      *claudeinbox.Reply
+		err        error
+	}
+	readMsg struct {
+		sid, text string
+		err       error
+	}
+	tickMsg struct{}
+)
+
+// Init starts reading the stream, asks for the station's document and
+// starts the clock.
+func (m *Model) Init() tea.Cmd {
+	return tea.Batch(m.nextEvents(), m.loadDoc(""), m.tick())
+}
+
+func (m *Model) tick() tea.Cmd {
+	if m.o.Tick < 0 {
+		return nil
+	}
+	return tea.Tick(m.o.Tick, func(time.Time) tea.Msg { return tickMsg{} })
+}
+
+// nextEvents waits for the next event, then takes the ones already queued
+// behind it without waiting.
+func (m *Model) nextEvents() tea.Cmd {
+	ch := m.o.Events
+	if ch == nil {
+		return nil
+	}
+	return func() tea.Msg {
+		ev, ok := <-ch
+		if !ok {
+			return eventsMsg{closed: true}
+		}
+		evs := []observatory.Event{ev}
+		for len(evs) < maxBatch {
+			select {
+			case ev, ok := <-ch:
+				if !ok {
+					return eventsMsg{evs: evs, closed: true}
+				}
+				evs = append(evs, ev)
+			default:
+				return eventsMsg{evs: evs}
+			}
+		}
+		return eventsMsg{evs: evs}
+	}
+}
+
+func (m *Model) loadDoc(only string) tea.Cmd {
+	if m.o.Document == nil {
+		return nil
+	}
+	ctx, doc := m.ctx, m.o.Document
+	return func() tea.Msg {
+		d, err := doc(ctx, only)
+		return docMsg{only: only, doc: d, err: err}
+	}
+}
+
+// Update applies one message.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.w, m.h = max(msg.Width, 1), max(msg.Height, 1)
+		return m, nil
+	case tickMsg:
+		return m, m.tick()
+	case eventsMsg:
+		var cmds []tea.Cmd
+		for _, ev := range msg.evs {
+			if c := m.apply(ev); c != nil {
+				cmds = append(cmds, c)
+			}
+		}
+		if msg.closed {
+			m.closed = true
+			return m, tea.Quit
+		}
+		cmds = append(cmds, m.nextEvents())
+		return m, tea.Batch(cmds...)
+	case docMsg:
+		m.applyDoc(msg)
+		return m, nil
+	case sentMsg:
+		m.applySent(msg)
+		return m, nil
+	case replyMsg:
+		if s := m.sessions[msg.sid]; s != nil && s.send != nil && s.send.v.MsgID == msg.msgID {
+			s.send.replied, s.send.reply, s.send.replyE = true, msg.reply, msg.err
+		}
+		return m, nil
+	case readMsg:
+		if m.mode == modeRead && m.read.sid == msg.sid {
+			m.read.text, m.read.err = msg.text, msg.err
+		}
+		return m, nil
+	case tea.KeyMsg:
+		return m.key(msg)
+	}
+	return m, nil
+}
+
+// apply folds one event of the stream into the view.
+func (m *Model) apply(ev observatory.Event) tea.Cmd {
+	m.events = append(m.events, ev)
+	if len(m.events) > maxEvents {
+		m.events = slices.Delete(m.events, 0, len(m.events)-maxEvents)
+	}
+	if ev.Event == observatory.EventOverflow {
+		// The station as it is follows, as Initial events: start again.
+		old := m.sessions
+		m.sessions = map[string]*session{}
+		for id, s := range old {
+			if s.send != nil {
+				m.sessions[id] = &session{id: id, name: s.name, send: s.send, parent: s.parent, cwd: s.cwd, started: s.started, gone: true}
+			}
+		}
+		return m.loadDoc("")
+	}
+	if ev.Session == "" {
+		return nil
+	}
+	if ev.Name != "" {
+		m.names[ev.Session] = ev.Name
+	}
+	s := m.sessions[ev.Session]
+	if s == nil {
+		if ev.Event == observatory.EventSessionEnded {
+			return nil
+		}
+		s = &session{id: ev.Session}
+		m.sessions[ev.Session] = s
+		if d, ok := m.docs[ev.Session]; ok {
+			s.fromDoc(d)
+		}
+	}
+	var cmd tea.Cmd
+	switch ev.Event {
+	case observatory.EventSessionStarted:
+		s.name, s.pid, s.status, s.gone = ev.Name, ev.PID, ev.Status, false
+		if !ev.Initial {
+			if s.started.IsZero() {
+				s.started = parseTS(ev.TS)
+			}
+			cmd = m.loadDoc(ev.Session)
+		}
+	case observatory.EventSessionEnded:
+		delete(m.docs, ev.Session)
+		if s.send != nil {
+			s.gone, s.status = true, "ended"
+		} else {
+			delete(m.sessions, ev.Session)
+		}
+	case observatory.EventStatus:
+		s.status = ev.Status
+	case observatory.EventDoorman:
+		s.doorman, s.reason = ev.Doorman, ev.Reason
+	case observatory.EventLineQueued:
+		s.pending++
+		s.lastIn = ev.Line
+	case observatory.EventLineDelivered:
+		if s.pending > 0 {
+			s.pending--
+		}
+	case observatory.EventLineSeen:
+		s.seen = append(s.seen, ev.MsgID)
+		if len(s.seen) > 16 {
+			s.seen = s.seen[1:]
+		}
+		if s.send != nil && s.send.done && s.send.v.MsgID == ev.MsgID {
+			s.send.seen = true
+		}
+	case observatory.EventTurnEnded:
+		s.lastOut = ev.Text
+	case observatory.EventRiderStarted:
+		if i := s.rider(ev.Agent); i >= 0 {
+			s.riders[i].description = ev.Description
+		} else {
+			s.riders = append(s.riders, rider{agent: ev.Agent, description: ev.Description})
+		}
+	case observatory.EventRiderFinished:
+		if i := s.rider(ev.Agent); i >= 0 {
+			s.riders = slices.Delete(s.riders, i, i+1)
+		}
+	}
+	return cmd
+}
+
+func (s *session) rider(agent string) int {
+	return slices.IndexFunc(s.riders, func(r rider) bool { return r.agent == agent })
+}
+
+// applyDoc takes from a document what the stream does not carry: the
+// lineage, the cwd, the start, the riders riding and the pending lines.
+// The stream's own facts (name, status, doorman) win: they are newer.
+func (m *Model) applyDoc(msg docMsg) {
+	if msg.err != nil {
+		m.note = "document: " + msg.err.Error()
+		return
+	}
+	if msg.doc == nil {
+		return
+	}
+	for _, d := range msg.doc.Sessions {
+		if d.Status == observatory.StatusOffline {
+			continue
+		}
+		m.docs[d.Session] = d
+		if d.Name != "" && m.names[d.Session] == "" {
+			m.names[d.Session] = d.Name
+		}
+		if s := m.sessions[d.Session]; s != nil {
+			s.fromDoc(d)
+		}
+	}
+}
+
+// fromDoc takes what the stream does not carry from d, the session's
+// entry in a document. A session the document names before the stream
+// does gets it when the stream names it: the stream decides who runs.
+func (s *session) fromDoc(d observatory.Session) {
+	s.parent, s.cwd = string(d.ParentSession), d.CWD
+	if d.StartedMS > 0 {
+		s.started = time.UnixMilli(d.StartedMS)
+	}
+	if s.name == "" {
+		s.name = d.Name
+	}
+	if s.status == "" {
+		s.status = d.Status
+	}
+	s.pending = d.Inbox.Pending
+	if s.lastIn == "" {
+		s.lastIn = string(d.Inbox.LastLine)
+	}
+	riders := make([]rider, 0, len(d.Riders))
+	for _, r := range d.Riders {
+		last := r.LastStep
+		if last == "" {
+			last = r.LastText
+		}
+		riders = append(riders, rider{agent: r.Agent, description: r.Description, last: last})
+	}
+	s.riders = riders
+}
+
+func (m *Model) applySent(msg sentMsg) {
+	s := m.sessions[msg.sid]
+	if s == nil || s.send == nil || s.send.done {
+		return
+	}
+	st := s.send
+	st.done, st.v, st.err, st.path, st.from, st.markErr = true, msg.v, msg.err, msg.path, msg.from, msg.markErr
+	if msg.v.MsgID != "" && slices.Contains(s.seen, msg.v.MsgID) {
+		st.seen = true
+	}
+}
+
+// key handles a key in the current mode.
+func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
+	if k.Type == tea.KeyCtrlC {
+		return m, tea.Quit
+	}
+	switch m.mode {
+	case modeSend, modeFilter:
+		switch k.Type {
+		case tea.KeyEsc:
+			if m.mode == modeFilter {
+				m.filter = ""
+			}
+			m.mode = modeNormal
+			m.input.Blur()
+			return m, nil
+		case tea.KeyEnter:
+			text := m.input.Value()
+			m.input.Blur()
+			if m.mode == modeFilter {
+				m.mode, m.filter = modeNormal, strings.TrimSpace(text)
+				return m, nil
+			}
+			m.mode = modeNormal
+			return m, m.send(text)
+		}
+		var cmd tea.Cmd
+		m.input, cmd = m.input.Update(k)
+		return m, cmd
+	case modeRead, modeHelp:
+		switch k.String() {
+		case "esc", "q", "enter", "?":
+			m.mode = modeNormal
+		case "up", "k":
+			m.read.top = max(m.read.top-1, 0)
+		case "down", "j":
+			m.read.top++
+		case "pgup", "b":
+			m.read.top = max(m.read.top-(m.h-2), 0)
+		case "pgdown", " ", "f":
+			m.read.top += m.h - 2
+		}
+		return m, nil
+	}
+	m.note = ""
+	switch k.String() {
+	case "q":
+		return m, tea.Quit
+	case "up", "k":
+		m.move(-1)
+	case "down", "j":
+		m.move(1)
+	case "home", "g":
+		m.move(-len(m.sessions))
+	case "end", "G":
+		m.move(len(m.sessions))
+	case "enter":
+		return m, m.openRead()
+	case "s":
+		switch {
+		case m.o.Sender == nil:
+			m.note = "sending is off"
+		case m.selected() == nil:
+			m.note = "no session selected"
+		default:
+			m.mode = modeSend
+			m.input.SetValue("")
+			return m, m.input.Focus()
+		}
+	case "a":
+		return m, m.askReply()
+	case "/":
+		m.mode = modeFilter
+		m.input.SetValue(m.filter)
+		m.input.CursorEnd()
+		return m, m.input.Focus()
+	case "esc":
+		m.filter = ""
+	case "?":
+		m.mode = modeHelp
+		m.read.top = 0
+	}
+	return m, nil
+}
+
+// selected is the selected session, or the first in the tree when the
+// selected one is gone.
+func (m *Model) selected() *session {
+	if s := m.sessions[m.sel]; s != nil {
+		return s
+	}
+	order := m.tree()
+	if len(order) == 0 {
+		return nil
+	}
+	m.sel = order[0].s.id
+	return order[0].s
+}
+
+func (m *Model) move(d int) {
+	m.selected()
+	order := m.tree()
+	if len(order) == 0 {
+		return
+	}
+	cur := slices.IndexFunc(order, func(n node) bool { return n.s.id == m.sel })
+	if cur < 0 {
+		cur = 0
+	} else {
+		cur = min(max(cur+d, 0), len(order)-1)
+	}
+	m.sel = order[cur].s.id
+}
+
+func (m *Model) openRead() tea.Cmd {
+	s := m.selected()
+	if s == nil {
+		m.note = "no session selected"
+		return nil
+	}
+	if m.o.Exchanges == nil {
+		m.note = "reading is off"
+		return nil
+	}
+	m.mode = modeRead
+	m.read.sid, m.read.text, m.read.err, m.read.top = s.id, "", nil, 0
+	sid, ex := s.id, m.o.Exchanges
+	return func() tea.Msg {
+		text, err := ex(sid)
+		return readMsg{sid: sid, text: text, err: err}
+	}
+}
+
+// send starts sending line to the selected session.
+func (m *Model) send(line string) tea.Cmd {
+	s := m.selected()
+	if s == nil || m.o.Sender == nil {
+		return nil
+	}
+	if strings.TrimSpace(line) == "" {
+		m.note = "nothing sent: the line is empty"
+		return nil
+	}
+	s.send = &sendState{line: line}
+	ctx, o, sid, cwd := m.ctx, m.o, s.id, s.cwd
+	return func() tea.Msg {
+		msg := sentMsg{sid: sid}
+		if o.Witness != nil {
+			msg.path, msg.from, msg.markErr = o.Witness.Mark(sid, cwd)
+		}
+		msg.v, msg.err = o.Sender.Send(ctx, claudeinbox.Request{Target: sid, Line: line, From: o.From})
+		return msg
+	}
+}
+
+// askReply starts the wait for the reply to the line sent to the selected
+// session.
+func (m *Model) askReply() tea.Cmd {
+	s := m.selected()
+	switch {
+	case s == nil || s.send == nil || !s.send.done:
+		m.note = "no line sent to this session yet"
+		return nil
+	case !s.send.v.Class.Delivered():
+		m.note = "the line was not delivered: no reply to wait for"
+		return nil
+	case m.o.Witness == nil:
+		m.note = "replies are off"
+		return nil
+	case s.send.markErr != nil:
+		m.note = "no reply: the transcript could not be marked: " + s.send.markErr.Error()
+		return nil
+	case s.send.asked:
+		return nil
+	}
+	st := s.send
+	st.asked = true
+	ctx, w, sid, msgID, path, from, wait := m.ctx, m.o.Witness, s.id, st.v.MsgID, st.path, st.from, m.o.ReplyWait
+	return func() tea.Msg {
+		r, err := w.WaitReply(ctx, path, from, msgID, wait)
+		return replyMsg{sid: sid, msgID: msgID, reply: r, err: err}
+	}
+}
+
+// parseTS reads an event's ts; the zero time when it does not parse.
+func parseTS(ts string) time.Time {
+	t, err := time.Parse(time.RFC3339Nano, ts)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
+}

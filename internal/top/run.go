@@ -1,0 +1,32 @@
+package top
+
+import (
+	"context"
+	"errors"
+	"io"
+
+	tea "github.com/charmbracelet/bubbletea"
+)
+
+// Run shows the view on the terminal of in and out until q, Ctrl-C, the
+// end of ctx or of the stream, and restores the terminal in every case
+// (the alternate screen is left, the cursor shown, the input mode reset).
+// Nothing but the view is written to out. The end of ctx is not an error.
+func Run(ctx context.Context, o Options, in io.Reader, out io.Writer) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // ends the commands still running (a send's wait, a reply's)
+	p := tea.NewProgram(New(ctx, o),
+		tea.WithContext(ctx),
+		tea.WithInput(in),
+		tea.WithOutput(out),
+		tea.WithAltScreen(),
+		// main's context already ends on SIGINT and SIGTERM; in raw mode
+		// Ctrl-C is a key the model handles.
+		tea.WithoutSignalHandler(),
+	)
+	_, err := p.Run()
+	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+		return nil
+	}
+	return err
+}

@@ -1,0 +1,552 @@
+package top
+
+import (
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/charmbracelet/lipgloss"
+	"github.com/charmbracelet/x/ansi"
+	"github.com/muesli/termenv"
+	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/internal/termsafe"
+	"github.com/oo-family/oo-claude/observatory"
+	"github.com/oo-family/oo-claude/station"
+)
+
+// styles are the view's looks: colours only when allowed, the tree's
+// glyphs in UTF-8 or ASCII.
+type styles struct {
+	utf8                           bool
+	head, sel, dim, busy, idle, wt lipgloss.Style
+	pipe, tee, elbow, space        string
+	cursor, riderMark, sendMark    string
+	ellipsis, dot                  string
+}
+
+func newStyles(color, utf bool) styles {
+	r := lipgloss.NewRenderer(io.Discard)
+	if color {
+		r.SetColorProfile(termenv.ANSI)
+	} else {
+		r.SetColorProfile(termenv.Ascii)
+	}
+	s := styles{
+		utf8: utf,
+		head: r.NewStyle().Bold(true),
+		sel:  r.NewStyle().Reverse(true),
+		dim:  r.NewStyle().Faint(true),
+		busy: r.NewStyle().Foreground(lipgloss.Color("3")),
+		idle: r.NewStyle().Foreground(lipgloss.Color("2")),
+		wt:   r.NewStyle().Foreground(lipgloss.Color("5")),
+	}
+	if utf {
+		s.pipe, s.tee, s.elbow, s.space = "│  ", "├─ ", "└─ ", "   "
+		s.cursor, s.riderMark, s.sendMark, s.ellipsis, s.dot = "▶ ", "↳ ", "» ", "…", " · "
+	} else {
+		s.pipe, s.tee, s.elbow, s.space = "|  ", "|- ", "`- ", "   "
+		s.cursor, s.riderMark, s.sendMark, s.ellipsis, s.dot = "> ", "-> ", ">> ", "...", " | "
+	}
+	return s
+}
+
+// node is one session's place in the tree.
+type node struct {
+	s      *session
+	prefix string // the tree glyphs before the name
+	cont   string // the glyphs before the session's detail rows
+}
+
+// tree orders the sessions depth first by lineage: a session whose parent
+// is not shown is a root; siblings by name, then id. A cycle is cut where
+// it closes.
+func (m *Model) tree() []node {
+	byName := func(a, b *session) int {
+		if c := strings.Compare(a.name, b.name); c != 0 {
+			return c
+		}
+		return strings.Compare(a.id, b.id)
+	}
+	kids := map[string][]*session{}
+	var roots []*session
+	for _, s := range m.sessions {
+		if p := m.sessions[s.parent]; s.parent != "" && p != nil && p != s {
+			kids[s.parent] = append(kids[s.parent], s)
+		} else {
+			roots = append(roots, s)
+		}
+	}
+	slices.SortFunc(roots, byName)
+	for _, k := range kids {
+		slices.SortFunc(k, byName)
+	}
+	out := make([]node, 0, len(m.sessions))
+	seen := map[string]bool{}
+	var walk func(s *session, lead string, depth int, last bool)
+	walk = func(s *session, lead string, depth int, last bool) {
+		if seen[s.id] {
+			return
+		}
+		seen[s.id] = true
+		n := node{s: s}
+		childLead := lead
+		if depth > 0 {
+			if last {
+				n.prefix, childLead = lead+m.st.elbow, lead+m.st.space
+			} else {
+				n.prefix, childLead = lead+m.st.tee, lead+m.st.pipe
+			}
+		}
+		n.cont = childLead + m.st.space
+		out = append(out, n)
+		k := kids[s.id]
+		for i, c := range k {
+			walk(c, childLead, depth+1, i == len(k)-1)
+		}
+	}
+	for _, r := range roots {
+		walk(r, "", 0, true)
+	}
+	// Sessions caught in a parent cycle have no root: show them flat.
+	rest := []*session{}
+	for _, s := range m.sessions {
+		if !seen[s.id] {
+			rest = append(rest, s)
+		}
+	}
+	slices.SortFunc(rest, byName)
+	for _, s := range rest {
+		walk(s, "", 0, true)
+	}
+	return out
+}
+
+// View draws the screen: exactly the window's height, no line wider than it.
+func (m *Model) View() string {
+	var lines []string
+	switch m.mode {
+	case modeRead:
+		lines = m.readView()
+	case modeHelp:
+		lines = m.helpView()
+	default:
+		lines = m.mainView()
+	}
+	for len(lines) < m.h {
+		lines = append(lines, "")
+	}
+	lines = lines[:m.h]
+	for i, l := range lines {
+		lines[i] = ansi.Truncate(l, m.w, "")
+	}
+	return strings.Join(lines, "\n")
+}
+
+// row is one line of the tree pane and the session it belongs to.
+type row struct {
+	text string
+	sid  string
+	head bool // the session's own line (not a detail)
+}
+
+func (m *Model) mainView() []string {
+	now := m.o.Now()
+	order := m.tree()
+	sel := m.selected()
+	evH := 0
+	if m.h >= 10 {
+		evH = max((m.h-3)/3, 3)
+	}
+	treeH := m.h - 2 - evH
+	if evH > 0 {
+		treeH--
+	}
+	treeH = max(treeH, 0)
+
+	// The header.
+	count := map[string]int{}
+	for _, s := range m.sessions {
+		count[s.status]++
+	}
+	head := fmt.Sprintf("oo-claude top%s%s%s%d sessions: %d busy, %d idle, %d waiting", m.st.dot, m.clean(dash(m.o.Station)), m.st.dot,
+		len(m.sessions), count[station.StatusBusy], count[station.StatusIdle], count[station.StatusWaiting])
+	if m.filter != "" {
+		head += m.st.dot + "events of " + m.clean(m.filter)
+	}
+	clock := now.UTC().Format("15:04:05Z")
+	if pad := m.w - ansi.StringWidth(head) - len(clock); pad >= 1 {
+		head += strings.Repeat(" ", pad) + clock
+	}
+	lines := []string{m.st.head.Render(ansi.Truncate(head, m.w, ""))}
+
+	// The tree.
+	nameW := 4
+	for _, n := range order {
+		nameW = max(nameW, ansi.StringWidth(n.prefix)+ansi.StringWidth(m.clean(n.s.name)))
+	}
+	nameW = min(nameW, max(m.w/4, 12))
+	var rows []row
+	for _, n := range order {
+		rows = append(rows, row{text: m.sessionLine(n, nameW, now), sid: n.s.id, head: true})
+		for _, r := range n.s.riders {
+			t := n.cont + m.st.riderMark + m.clean(r.agent)
+			if r.description != "" {
+				t += " " + m.clean(r.description)
+			}
+			if r.last != "" {
+				t += ": " + m.clean(r.last)
+			}
+			rows = append(rows, row{text: "  " + m.st.dim.Render(m.cut(t, m.w-2)), sid: n.s.id})
+		}
+		if n.s.send != nil {
+			rows = append(rows, row{text: "  " + m.cut(n.cont+m.st.sendMark+m.sendLine(n.s.send), m.w-2), sid: n.s.id})
+		}
+	}
+	if len(rows) == 0 {
+		rows = append(rows, row{text: "  (no running sessions)"})
+	}
+	selRow, selEnd := 0, 0
+	for i, r := range rows {
+		if sel != nil && r.sid == sel.id {
+			if r.head {
+				selRow = i
+			}
+			selEnd = i
+		}
+	}
+	top := 0
+	if treeH > 0 {
+		if selEnd-selRow+1 <= treeH && selEnd >= treeH {
+			top = selEnd - treeH + 1
+		}
+		if selRow < top || selRow >= top+treeH {
+			top = selRow
+		}
+	}
+	for i := top; i < len(rows) && i < top+treeH; i++ {
+		lines = append(lines, rows[i].text)
+	}
+	for len(lines) < 1+treeH {
+		lines = append(lines, "")
+	}
+
+	// The events, newest last.
+	if evH > 0 {
+		title := "events"
+		if m.filter != "" {
+			title += " of " + m.clean(m.filter) + " (esc: all)"
+		}
+		rule := "─"
+		if !m.st.utf8 {
+			rule = "-"
+		}
+		t := rule + rule + " " + title + " "
+		lines = append(lines, m.st.dim.Render(t+strings.Repeat(rule, max(m.w-ansi.StringWidth(t), 0))))
+		var evs []string
+		for i := len(m.events) - 1; i >= 0 && len(evs) < evH; i-- {
+			if ev := m.events[i]; m.matches(ev) {
+				evs = append(evs, m.cut(m.eventLine(ev), m.w))
+			}
+		}
+		slices.Reverse(evs)
+		for len(evs) < evH {
+			evs = append([]string{""}, evs...)
+		}
+		lines = append(lines, evs...)
+	}
+
+	// The footer.
+	var foot string
+	switch {
+	case m.mode == modeSend && sel != nil:
+		foot = "send to " + m.clean(dash(sel.name)) + ": " + m.input.View()
+	case m.mode == modeFilter:
+		foot = "filter events by session (name or id): " + m.input.View()
+	case m.note != "":
+		foot = m.clean(m.note)
+	case m.closed:
+		foot = "the stream ended"
+	default:
+		foot = m.st.dim.Render("↑↓/jk select  enter read  s send  a reply  / filter  ? keys  q quit")
+		if !m.st.utf8 {
+			foot = m.st.dim.Render("up/down j/k select  enter read  s send  a reply  / filter  ? keys  q quit")
+		}
+	}
+	lines = append(lines[:min(len(lines), m.h-1)], foot)
+	return lines
+}
+
+func (m *Model) sessionLine(n node, nameW int, now time.Time) string {
+	s := n.s
+	cursor := "  "
+	if s.id == m.sel {
+		cursor = m.st.cursor
+	}
+	name := n.prefix + m.clean(dash(s.name))
+	if w := ansi.StringWidth(name); w < nameW {
+		name += strings.Repeat(" ", nameW-w)
+	} else {
+		name = ansi.Truncate(name, nameW, m.st.ellipsis)
+	}
+	status := fmt.Sprintf("%-7s", dash(s.status))
+	switch s.status {
+	case station.StatusBusy:
+		status = m.st.busy.Render(status)
+	case station.StatusIdle:
+		status = m.st.idle.Render(status)
+	case station.StatusWaiting:
+		status = m.st.wt.Render(status)
+	}
+	door := dash(s.doorman)
+	if s.reason != "" && s.doorman != observatory.DoormanUp {
+		door += "(" + m.clean(s.reason) + ")"
+	}
+	t := fmt.Sprintf("%s%s %s %s door %-9s pend %-3d %4s", cursor, name, shortID(s.id), status, door, s.pending, age(now, s.started))
+	if s.lastIn != "" {
+		t += "  in " + m.quote(s.lastIn)
+	}
+	if s.lastOut != "" {
+		t += "  out " + m.quote(s.lastOut)
+	}
+	t = m.cut(t, m.w)
+	if s.id == m.sel {
+		t = m.st.sel.Render(t)
+	}
+	return t
+}
+
+// sendLine is the verdict of a line sent from the view, as far as it is
+// known: the class, confirmed or not, seen or not, then the reply.
+func (m *Model) sendLine(st *sendState) string {
+	parts := []string{m.quote(st.line)}
+	if !st.done {
+		return strings.Join(append(parts, "sending"+m.st.ellipsis), m.st.dot)
+	}
+	v := st.v
+	parts = append(parts, string(v.Class))
+	switch {
+	case v.Class.Delivered():
+		switch v.Confirm {
+		case inbox.ConfirmTranscript:
+			parts = append(parts, "confirmed")
+		case inbox.ConfirmSettle:
+			parts = append(parts, "unconfirmed (no transcript)")
+		}
+		if st.seen {
+			parts = append(parts, "seen")
+		} else {
+			parts = append(parts, "not seen yet")
+		}
+		switch {
+		case !st.asked:
+			parts = append(parts, "a: ask the reply")
+		case !st.replied:
+			parts = append(parts, "waiting for the reply"+m.st.ellipsis)
+		case st.reply != nil:
+			parts = append(parts, "reply "+m.quote(st.reply.Text))
+		case st.replyE != nil:
+			parts = append(parts, "no reply: "+m.clean(st.replyE.Error()))
+		default:
+			parts = append(parts, fmt.Sprintf("no reply within %s", m.o.ReplyWait))
+		}
+	case v.Class == claudeinbox.Dropped:
+		parts = append(parts, fmt.Sprintf("resend after %.0fs", v.RetryAfter.Seconds()))
+	}
+	if v.Reason != "" {
+		parts = append(parts, string(v.Reason))
+	}
+	if v.Note != "" && !v.Class.Delivered() {
+		parts = append(parts, m.clean(v.Note))
+	}
+	if st.err != nil && v.Class != claudeinbox.Refused {
+		parts = append(parts, m.clean(st.err.Error()))
+	}
+	return strings.Join(parts, m.st.dot)
+}
+
+// eventLine is one event: its time, its session's name and what happened.
+func (m *Model) eventLine(ev observatory.Event) string {
+	ts := ev.TS
+	if t := parseTS(ts); !t.IsZero() {
+		ts = t.UTC().Format("15:04:05")
+	}
+	who := shortID(ev.Session)
+	if s := m.sessions[ev.Session]; s != nil && s.name != "" {
+		who = m.clean(s.name)
+	} else if n := m.names[ev.Session]; n != "" {
+		who = m.clean(n)
+	}
+	b := []string{ts, who, ev.Event}
+	add := func(v string) {
+		if v != "" {
+			b = append(b, m.clean(v))
+		}
+	}
+	add(ev.Status)
+	add(ev.Doorman)
+	add(ev.Reason)
+	add(ev.Class)
+	add(ev.Agent)
+	if ev.Description != "" {
+		b = append(b, m.quote(ev.Description))
+	}
+	if ev.Line != "" {
+		b = append(b, m.quote(ev.Line))
+	}
+	if ev.Text != "" {
+		b = append(b, m.quote(ev.Text))
+	}
+	if ev.Dropped > 0 {
+		b = append(b, fmt.Sprintf("dropped %d", ev.Dropped))
+	}
+	return strings.Join(b, " ")
+}
+
+// matches reports whether ev passes the event filter: its session's id or
+// name holds the filter text (any case).
+func (m *Model) matches(ev observatory.Event) bool {
+	if m.filter == "" {
+		return true
+	}
+	f := strings.ToLower(m.filter)
+	if strings.Contains(strings.ToLower(ev.Session), f) || strings.Contains(strings.ToLower(ev.Name), f) {
+		return true
+	}
+	s := m.sessions[ev.Session]
+	return s != nil && strings.Contains(strings.ToLower(s.name), f)
+}
+
+func (m *Model) readView() []string {
+	title := "read " + m.clean(m.read.sid) + "  (esc back, j/k scroll)"
+	if s := m.sessions[m.read.sid]; s != nil && s.name != "" {
+		title = "read " + m.clean(s.name) + " " + shortID(s.id) + "  (esc back, j/k scroll)"
+	}
+	var body []string
+	switch {
+	case m.read.err != nil:
+		body = []string{m.clean(m.read.err.Error())}
+	case m.read.text == "":
+		body = []string{"reading" + m.st.ellipsis}
+	default:
+		for _, l := range strings.Split(strings.TrimRight(m.read.text, "\n"), "\n") {
+			body = append(body, m.cleanKeepTabs(l))
+		}
+	}
+	room := max(m.h-1, 0)
+	m.read.top = min(m.read.top, max(len(body)-room, 0))
+	lines := []string{m.st.head.Render(title)}
+	return append(lines, body[m.read.top:min(len(body), m.read.top+room)]...)
+}
+
+func (m *Model) helpView() []string {
+	up := "↑/↓ j/k"
+	if !m.st.utf8 {
+		up = "up/down j/k"
+	}
+	return []string{
+		m.st.head.Render("oo-claude top: the keys"),
+		"",
+		"  " + up + "    select a session (g/G the first, the last)",
+		"  enter          its last exchanges (what oo-claude read prints)",
+		"  s              send it a line; the verdict shows under it",
+		"  a              wait for the reply to the line sent",
+		"  /              filter the events by session (name or id); esc clears",
+		"  ?              these keys",
+		"  q, Ctrl-C      quit",
+		"",
+		"  Under a session: its riders (" + m.st.riderMark + "), the line sent (" + m.st.sendMark + ") and its verdict:",
+		"  the class, confirmed (the receiver's transcript queued it), seen (the model took it), the reply.",
+		"",
+		"  esc, q or ? to go back",
+	}
+}
+
+// clean makes outside text one safe line: escaped for the terminal, its
+// line breaks as spaces, and in ASCII without UTF-8.
+func (m *Model) clean(s string) string {
+	s = strings.NewReplacer("\n", " ", "\t", " ").Replace(termsafe.Escape(s))
+	if !m.st.utf8 {
+		s = asciiOnly(s)
+	}
+	return s
+}
+
+func (m *Model) cleanKeepTabs(s string) string {
+	s = strings.ReplaceAll(termsafe.Escape(s), "\t", "    ")
+	if !m.st.utf8 {
+		s = asciiOnly(s)
+	}
+	return s
+}
+
+func (m *Model) quote(s string) string { return `"` + m.clean(s) + `"` }
+
+// cut shortens s to w cells, with an ellipsis when it had more.
+func (m *Model) cut(s string, w int) string {
+	if ansi.StringWidth(s) <= w {
+		return s
+	}
+	return ansi.Truncate(s, w, m.st.ellipsis)
+}
+
+func asciiOnly(s string) string {
+	if isASCII(s) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r < utf8.RuneSelf:
+			b.WriteRune(r)
+		default:
+			b.WriteByte('?')
+		}
+	}
+	return b.String()
+}
+
+func isASCII(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			return false
+		}
+	}
+	return true
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// shortID is the first 8 characters of a session id.
+func shortID(id string) string {
+	if len(id) <= 8 {
+		return id
+	}
+	return id[:8]
+}
+
+// age is how long ago t was, in its largest unit: 45s, 12m, 3h, 2d; "-"
+// when unknown.
+func age(now, t time.Time) string {
+	if t.IsZero() {
+		return "-"
+	}
+	d := max(now.Sub(t), 0)
+	switch {
+	case d < time.Minute:
+		return fmt.Sprintf("%ds", int(d.Seconds()))
+	case d < time.Hour:
+		return fmt.Sprintf("%dm", int(d.Minutes()))
+	case d < 48*time.Hour:
+		return fmt.Sprintf("%dh", int(d.Hours()))
+	}
+	return fmt.Sprintf("%dd", int(d.Hours()/24))
+}
