@@ -76,6 +76,7 @@ var verbs = []func(*env) *ffcli.Command{
 	newSessionsCmd,
 	newRidersCmd,
 	newWatchCmd,
+	newTopCmd,
 	newLineageCmd,
 	newGCCmd,
 	newDoctorCmd,
