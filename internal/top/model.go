@@ -108,6 +108,26 @@ type sendState struct {
 	replied bool // the reply wait ended
 	reply   *claudeinbox.Reply
 	replyE  error
+	// late is the class of the doorman's ack that the stream showed after
+	// the sender stopped waiting (a timeout or queued verdict), and
+	// lateMsgID its msg_id: the line was delivered after all.
+	late      string
+	lateMsgID string
+}
+
+// msgID is the msg_id of the line's delivery: the verdict's, or the late
+// ack's.
+func (st *sendState) msgID() string {
+	if st.v.MsgID != "" {
+		return st.v.MsgID
+	}
+	return st.lateMsgID
+}
+
+// delivered reports whether the line was delivered: by the verdict, or by
+// an ack the stream showed later.
+func (st *sendState) delivered() bool {
+	return st.v.Class.Delivered() || st.late == string(claudeinbox.DeliveredStart) || st.late == string(claudeinbox.DeliveredSteer)
 }
 
 // Model is the view's state: a bubbletea Model. Build it with [New].
@@ -266,7 +286,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.applySent(msg)
 		return m, nil
 	case replyMsg:
-		if s := m.sessions[msg.sid]; s != nil && s.send != nil && s.send.v.MsgID == msg.msgID {
+		if s := m.sessions[msg.sid]; s != nil && s.send != nil && s.send.msgID() == msg.msgID {
 			s.send.replied, s.send.reply, s.send.replyE = true, msg.reply, msg.err
 		}
 		return m, nil
@@ -343,12 +363,16 @@ func (m *Model) apply(ev observatory.Event) tea.Cmd {
 		if s.pending > 0 {
 			s.pending--
 		}
+		if st := s.send; st != nil && st.done && st.v.Written && !st.v.Class.Delivered() && ev.LineOffset != nil && *ev.LineOffset == st.v.LineOffset {
+			st.late, st.lateMsgID = ev.Class, ev.MsgID
+			st.seen = st.seen || slices.Contains(s.seen, ev.MsgID)
+		}
 	case observatory.EventLineSeen:
 		s.seen = append(s.seen, ev.MsgID)
 		if len(s.seen) > 16 {
 			s.seen = s.seen[1:]
 		}
-		if s.send != nil && s.send.done && s.send.v.MsgID == ev.MsgID {
+		if s.send != nil && s.send.done && s.send.msgID() == ev.MsgID {
 			s.send.seen = true
 		}
 	case observatory.EventTurnEnded:
@@ -599,7 +623,7 @@ func (m *Model) askReply() tea.Cmd {
 	case s == nil || s.send == nil || !s.send.done:
 		m.note = "no line sent to this session yet"
 		return nil
-	case !s.send.v.Class.Delivered():
+	case !s.send.delivered():
 		m.note = "the line was not delivered: no reply to wait for"
 		return nil
 	case m.o.Witness == nil:
@@ -613,7 +637,7 @@ func (m *Model) askReply() tea.Cmd {
 	}
 	st := s.send
 	st.asked = true
-	ctx, w, sid, msgID, path, from, wait := m.ctx, m.o.Witness, s.id, st.v.MsgID, st.path, st.from, m.o.ReplyWait
+	ctx, w, sid, msgID, path, from, wait := m.ctx, m.o.Witness, s.id, st.msgID(), st.path, st.from, m.o.ReplyWait
 	return func() tea.Msg {
 		r, err := w.WaitReply(ctx, path, from, msgID, wait)
 		return replyMsg{sid: sid, msgID: msgID, reply: r, err: err}

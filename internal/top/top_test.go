@@ -527,3 +527,40 @@ func TestDocumentBeforeTheStream(t *testing.T) {
 		t.Errorf("gamma not under its parent: %q", g)
 	}
 }
+
+// TestLateAck: a line whose verdict is timeout (the doorman acked after
+// the sender's wait) shows the ack the stream saw, matched by its offset,
+// and can then be asked for its reply.
+func TestLateAck(t *testing.T) {
+	snd := &fakeSender{v: claudeinbox.Verdict{Class: claudeinbox.Timeout, Written: true, LineOffset: 120}}
+	wit := &fakeWitness{reply: &claudeinbox.Reply{Text: "late but here"}}
+	m := newModel(t, Options{UTF8: true, Sender: snd, Witness: wit}, 160, 24)
+	station3(m)
+	m.Update(key("j")) // gamma
+	m.Update(key("s"))
+	m.Update(key("hi"))
+	_, cmd := m.Update(key("enter"))
+	run(m, cmd)
+	if _, v := lineWith(lines(t, m), "» "); !strings.Contains(v, `"hi" · timeout`) || strings.Contains(v, "then") {
+		t.Errorf("the timeout verdict: %q", v)
+	}
+	other, mine := int64(7), int64(120)
+	m.Update(eventsMsg{evs: []observatory.Event{
+		{Event: observatory.EventLineSeen, TS: ts(time.Second), Session: idC, MsgID: msg},
+		{Event: observatory.EventLineDelivered, TS: ts(time.Second), Session: idC, MsgID: "eeeeeeee-5555-4555-8555-555555555555", Class: "delivered-start", LineOffset: &other},
+	}})
+	if _, v := lineWith(lines(t, m), "» "); strings.Contains(v, "then") {
+		t.Errorf("another line's ack taken for this one: %q", v)
+	}
+	m.Update(eventsMsg{evs: []observatory.Event{
+		{Event: observatory.EventLineDelivered, TS: ts(time.Second), Session: idC, MsgID: msg, Class: "delivered-start", LineOffset: &mine},
+	}})
+	if _, v := lineWith(lines(t, m), "» "); !strings.Contains(v, "timeout · then delivered-start (the doorman acked it after the wait) · seen") {
+		t.Errorf("the late ack: %q", v)
+	}
+	_, cmd = m.Update(key("a"))
+	run(m, cmd)
+	if _, v := lineWith(lines(t, m), "» "); !strings.Contains(v, `reply "late but here"`) {
+		t.Errorf("the reply to a late-acked line: %q", v)
+	}
+}

@@ -328,8 +328,11 @@ func (m *Model) sendLine(st *sendState) string {
 	}
 	v := st.v
 	parts = append(parts, string(v.Class))
+	if st.late != "" {
+		parts = append(parts, "then "+m.clean(st.late)+" (the doorman acked it after the wait)")
+	}
 	switch {
-	case v.Class.Delivered():
+	case st.delivered():
 		switch v.Confirm {
 		case inbox.ConfirmTranscript:
 			parts = append(parts, "confirmed")
@@ -359,7 +362,7 @@ func (m *Model) sendLine(st *sendState) string {
 	if v.Reason != "" {
 		parts = append(parts, string(v.Reason))
 	}
-	if v.Note != "" && !v.Class.Delivered() {
+	if v.Note != "" && !st.delivered() {
 		parts = append(parts, m.clean(v.Note))
 	}
 	if st.err != nil && v.Class != claudeinbox.Refused {
