@@ -304,7 +304,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 // apply folds one event of the stream into the view.
 func (m *Model) apply(ev observatory.Event) tea.Cmd {
 	m.events = append(m.events, ev)
-	if len(m.events) > maxEvents {
+	if len(m.events) >= 2*maxEvents {
+		// Trimmed in halves, so a burst costs one copy, not one an event.
 		m.events = slices.Delete(m.events, 0, len(m.events)-maxEvents)
 	}
 	if ev.Event == observatory.EventOverflow {

@@ -146,11 +146,31 @@ func (m *Model) View() string {
 	return strings.Join(lines, "\n")
 }
 
-// row is one line of the tree pane and the session it belongs to.
+// row is one line of the tree pane: a session's own line, one of its
+// riders' (rider ≥ 0) or the line sent to it (send).
 type row struct {
-	text string
-	sid  string
-	head bool // the session's own line (not a detail)
+	n     *node
+	rider int
+	send  bool
+}
+
+func (m *Model) rowText(r row, nameW int, now time.Time) string {
+	n := r.n
+	switch {
+	case r.send:
+		return "  " + m.cut(n.cont+m.st.sendMark+m.sendLine(n.s.send), m.w-2)
+	case r.rider >= 0:
+		rd := n.s.riders[r.rider]
+		t := n.cont + m.st.riderMark + m.clean(rd.agent)
+		if rd.description != "" {
+			t += " " + m.clean(rd.description)
+		}
+		if rd.last != "" {
+			t += ": " + m.clean(rd.last)
+		}
+		return "  " + m.st.dim.Render(m.cut(t, m.w-2))
+	}
+	return m.sessionLine(*n, nameW, now)
 }
 
 func (m *Model) mainView() []string {
@@ -189,30 +209,23 @@ func (m *Model) mainView() []string {
 		nameW = max(nameW, ansi.StringWidth(n.prefix)+ansi.StringWidth(m.clean(n.s.name)))
 	}
 	nameW = min(nameW, max(m.w/4, 12))
+	// The rows are laid out first and drawn only when on the screen: a
+	// frame costs the screen's rows, not the station's.
 	var rows []row
-	for _, n := range order {
-		rows = append(rows, row{text: m.sessionLine(n, nameW, now), sid: n.s.id, head: true})
-		for _, r := range n.s.riders {
-			t := n.cont + m.st.riderMark + m.clean(r.agent)
-			if r.description != "" {
-				t += " " + m.clean(r.description)
-			}
-			if r.last != "" {
-				t += ": " + m.clean(r.last)
-			}
-			rows = append(rows, row{text: "  " + m.st.dim.Render(m.cut(t, m.w-2)), sid: n.s.id})
+	for i := range order {
+		n := &order[i]
+		rows = append(rows, row{n: n, rider: -1})
+		for r := range n.s.riders {
+			rows = append(rows, row{n: n, rider: r})
 		}
 		if n.s.send != nil {
-			rows = append(rows, row{text: "  " + m.cut(n.cont+m.st.sendMark+m.sendLine(n.s.send), m.w-2), sid: n.s.id})
+			rows = append(rows, row{n: n, rider: -1, send: true})
 		}
-	}
-	if len(rows) == 0 {
-		rows = append(rows, row{text: "  (no running sessions)"})
 	}
 	selRow, selEnd := 0, 0
 	for i, r := range rows {
-		if sel != nil && r.sid == sel.id {
-			if r.head {
+		if sel != nil && r.n.s == sel {
+			if r.rider < 0 && !r.send {
 				selRow = i
 			}
 			selEnd = i
@@ -227,8 +240,11 @@ func (m *Model) mainView() []string {
 			top = selRow
 		}
 	}
+	if len(rows) == 0 && treeH > 0 {
+		lines = append(lines, "  (no running sessions)")
+	}
 	for i := top; i < len(rows) && i < top+treeH; i++ {
-		lines = append(lines, rows[i].text)
+		lines = append(lines, m.rowText(rows[i], nameW, now))
 	}
 	for len(lines) < 1+treeH {
 		lines = append(lines, "")
