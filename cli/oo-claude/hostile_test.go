@@ -870,3 +870,59 @@ func TestRelativeClaudeConfigDir(t *testing.T) {
 		t.Errorf("read: exit %d: %s %s", res.code, res.stdout, res.stderr)
 	}
 }
+
+// TestTopHostileFiles: top over a station whose inbox, transcript,
+// registry row and lineage ledger are each hostile kind shows the view
+// (session B on the screen) within the bound, quits at q within it and
+// leaves the planted files as they were. It runs under tmux: top needs a
+// terminal.
+func TestTopHostileFiles(t *testing.T) {
+	t.Parallel()
+	for _, k := range hostile.Kinds() {
+		t.Run(string(k), func(t *testing.T) {
+			t.Parallel()
+			o := newObsStation(t)
+			inbox := inboxfile.FilesFor(o.fs.Paths.InboxDir, o.sidA).Inbox
+			row := filepath.Join(o.fs.Paths.SessionsDir, "4242.json")
+			decoy := filepath.Join(t.TempDir(), "decoy")
+			paths := []string{inbox, o.transcriptA, row, o.fs.Paths.LineageFile()}
+			modes := map[string]os.FileMode{}
+			for _, p := range paths {
+				os.Remove(p)
+				if err := hostile.Plant(p, k, []byte("planted\n"), decoy); errors.Is(err, hostile.ErrNeedRoot) {
+					t.Skip(err)
+				} else if err != nil {
+					t.Fatal(err)
+				}
+				fi, _ := os.Lstat(p)
+				modes[p] = fi.Mode()
+			}
+			p := newPane(t, 120, 30, append(o.fs.Env(), "LANG=C.UTF-8", "TERM=xterm-256color"))
+			start := time.Now()
+			p.keys("oo-claude top", "Enter")
+			p.waitFor("session B in the view", func(s string) bool { return strings.Contains(s, o.sidB[:8]) && strings.Contains(s, o.nameB) })
+			if took := time.Since(start); took > hostileBound {
+				t.Errorf("top took %v to show the station", took)
+			}
+			start = time.Now()
+			p.keys("q")
+			p.waitFor("the prompt again", func(s string) bool { return strings.Count(s, "prompt$") >= 2 && !strings.Contains(s, "oo-claude top ·") })
+			if took := time.Since(start); took > hostileBound {
+				t.Errorf("top took %v to quit", took)
+			}
+			for _, p := range paths {
+				if fi, err := os.Lstat(p); err != nil || fi.Mode() != modes[p] {
+					t.Errorf("%s is no longer the planted %s: %v %v", p, k, fi, err)
+				}
+				if k == hostile.Foreign || k == hostile.WorldWritable {
+					if b, _ := os.ReadFile(p); string(b) != "planted\n" {
+						t.Errorf("the %s file %s was written: %q", k, p, b)
+					}
+				}
+			}
+			if b, err := os.ReadFile(decoy); err == nil && string(b) != "decoy\n" {
+				t.Errorf("written through the symlink: %q", b)
+			}
+		})
+	}
+}
