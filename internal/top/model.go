@@ -216,7 +216,18 @@ func (m *Model) tick() tea.Cmd {
 	if m.o.Tick < 0 {
 		return nil
 	}
-	return tea.Tick(m.o.Tick, func(time.Time) tea.Msg { return tickMsg{} })
+	ctx, d := m.ctx, m.o.Tick
+	return func() tea.Msg {
+		// Not tea.Tick: its timer outlives the program by up to d.
+		t := time.NewTimer(d)
+		defer t.Stop()
+		select {
+		case <-t.C:
+			return tickMsg{}
+		case <-ctx.Done():
+			return nil
+		}
+	}
 }
 
 // nextEvents waits for the next event, then takes the ones already queued

@@ -15,18 +15,28 @@ import (
 func Run(ctx context.Context, o Options, in io.Reader, out io.Writer) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // ends the commands still running (a send's wait, a reply's)
-	p := tea.NewProgram(New(ctx, o),
-		tea.WithContext(ctx),
-		tea.WithInput(in),
-		tea.WithOutput(out),
-		tea.WithAltScreen(),
-		// main's context already ends on SIGINT and SIGTERM; in raw mode
-		// Ctrl-C is a key the model handles.
-		tea.WithoutSignalHandler(),
-	)
+	p := tea.NewProgram(New(ctx, o), append(programOptions(ctx, in, out), tea.WithAltScreen())...)
 	_, err := p.Run()
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
 		return nil
 	}
 	return err
+}
+
+// frameRate is how many times a second the renderer looks for a changed
+// frame: at 30 a key's frame is on the screen within 33 ms plus its
+// drawing (1–4 ms on 200 sessions), and an idle view wakes 30 times a
+// second for a comparison, not 60 (bubbletea's default).
+const frameRate = 30
+
+func programOptions(ctx context.Context, in io.Reader, out io.Writer) []tea.ProgramOption {
+	return []tea.ProgramOption{
+		tea.WithContext(ctx),
+		tea.WithInput(in),
+		tea.WithOutput(out),
+		tea.WithFPS(frameRate),
+		// main's context already ends on SIGINT and SIGTERM; in raw mode
+		// Ctrl-C is a key the model handles.
+		tea.WithoutSignalHandler(),
+	}
 }
