@@ -157,6 +157,9 @@ type Model struct {
 // New returns the view's model for o; ctx bounds every command it starts
 // (sends, reads, documents, replies).
 func New(ctx context.Context, o Options) *Model {
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	if o.Now == nil {
 		o.Now = time.Now
 	}

@@ -13,6 +13,9 @@ import (
 // (the alternate screen is left, the cursor shown, the input mode reset).
 // Nothing but the view is written to out. The end of ctx is not an error.
 func Run(ctx context.Context, o Options, in io.Reader, out io.Writer) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // ends the commands still running (a send's wait, a reply's)
 	p := tea.NewProgram(New(ctx, o), append(programOptions(ctx, in, out), tea.WithAltScreen())...)
