@@ -906,7 +906,9 @@ func TestTopHostileFiles(t *testing.T) {
 			}
 			start = time.Now()
 			p.keys("q")
-			p.waitFor("the prompt again", func(s string) bool { return strings.Count(s, "prompt$") >= 2 && !strings.Contains(s, "oo-claude top ·") })
+			p.waitFor("the prompt again", func(s string) bool {
+				return strings.Count(s, "prompt$") >= 2 && !strings.Contains(s, "oo-claude top ·")
+			})
 			if took := time.Since(start); took > hostileBound {
 				t.Errorf("top took %v to quit", took)
 			}
