@@ -252,3 +252,22 @@ func topPID(t *testing.T, p *tmuxPane) int {
 	}
 	return pid
 }
+
+// TestTopNeedsATerminal: without a terminal top says so and exits 2 (a
+// pipe gets watch's stream instead); it takes no arguments.
+func TestTopNeedsATerminal(t *testing.T) {
+	t.Parallel()
+	fs := fakestation.New(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"top"}, "top needs a terminal"},
+		{[]string{"top", "x"}, "top takes no arguments"},
+	} {
+		r := runInProcess(t, fs.Getenv, "", tc.args...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, tc.want) || r.stdout != "" {
+			t.Errorf("%v: exit %d, stdout %q, stderr %q; want exit 2 saying %q", tc.args, r.code, r.stdout, r.stderr, tc.want)
+		}
+	}
+}
