@@ -27,40 +27,17 @@ func Locate(projectsDir, sessionID, cwd string) (string, error) {
 		return "", &Error{Op: "locate", Path: projectsDir, Err: ErrBadSessionID}
 	}
 	name := sessionID + transcriptfile.Ext
-	hostile := "" // the first candidate that exists and is not regular
-	regular := func(p string) bool {
-		fi, err := os.Lstat(p)
-		if err == nil && !fi.Mode().IsRegular() && hostile == "" {
-			hostile = p
-		}
-		return err == nil && fi.Mode().IsRegular()
-	}
-	if cwd != "" {
-		p := filepath.Join(projectsDir, transcriptfile.EncodeProjectDir(cwd), name)
-		if regular(p) {
-			return p, nil
-		}
-	}
-	ents, err := os.ReadDir(projectsDir)
+	c, err := transcriptfile.Find(projectsDir, sessionID, cwd)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			err = errors.Join(ErrNotFound, err)
 		}
 		return "", &Error{Op: "locate", Path: projectsDir, Err: err}
 	}
-	var found []string
-	for _, e := range ents {
-		if !e.IsDir() {
-			continue
-		}
-		p := filepath.Join(projectsDir, e.Name(), name)
-		if regular(p) {
-			found = append(found, p)
-		}
-	}
+	found := c.Found
 	switch {
-	case len(found) == 0 && hostile != "":
-		return "", &Error{Op: "locate", Path: hostile, Err: ErrNotRegular}
+	case len(found) == 0 && c.Hostile != "":
+		return "", &Error{Op: "locate", Path: c.Hostile, Err: ErrNotRegular}
 	case len(found) == 0:
 		return "", &Error{Op: "locate", Path: filepath.Join(projectsDir, "*", name), Err: ErrNotFound}
 	case len(found) == 1:
