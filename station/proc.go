@@ -4,9 +4,11 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -176,4 +178,107 @@ func (p Proc) Pids() ([]int, error) {
 		}
 	}
 	return out, nil
+}
+
+// Bounds of the reads of another process's tables: a process with more
+// threads, children or open files than these is read this far and no
+// further (the kernel's lists are read, never held whole).
+const (
+	maxTasks     = 4096
+	maxFDs       = 4096
+	maxChildList = 64 << 10 // bytes of one task's children file
+)
+
+// Children returns the pids of pid's children, as the kernel lists them
+// in /proc/<pid>/task/<tid>/children for each of its threads (at most
+// maxTasks threads, 64 KiB of list each). On a kernel without those lists
+// (CONFIG_PROC_CHILDREN off), or a procfs root without them, it falls back
+// to reading every process's stat for its parent, bounded by the process
+// table.
+func (p Proc) Children(pid int) ([]int, error) {
+	if pid <= 0 {
+		return nil, fmt.Errorf("pid %d: %w", pid, errNoProcess)
+	}
+	if _, err := p.Info(pid); err != nil {
+		return nil, err
+	}
+	taskDir := filepath.Join(p.root(), strconv.Itoa(pid), "task")
+	tasks, _ := readDirNames(taskDir, maxTasks) // none: the fallback below
+	var out []int
+	listed := false
+	for _, t := range tasks {
+		b, err := readBounded(filepath.Join(taskDir, t, "children"), maxChildList)
+		if err != nil {
+			continue
+		}
+		listed = true
+		for _, f := range strings.Fields(string(b)) {
+			if n, err := strconv.Atoi(f); err == nil && n > 0 && !slices.Contains(out, n) {
+				out = append(out, n)
+			}
+		}
+	}
+	if listed {
+		return out, nil
+	}
+	pids, err := p.Pids()
+	if err != nil {
+		return nil, err
+	}
+	for _, c := range pids {
+		if info, err := p.Info(c); err == nil && info.PPID == pid {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}
+
+// OpenFiles returns the paths pid's open file descriptors name, as the
+// links /proc/<pid>/fd/<n> read (the kernel's path of each file, symlinks
+// resolved; a removed file's ends in " (deleted)"; a pipe or socket is
+// "pipe:[…]", "socket:[…]"), at most maxFDs of them. Only the process's
+// own user (or root) may read them.
+func (p Proc) OpenFiles(pid int) ([]string, error) {
+	if pid <= 0 {
+		return nil, fmt.Errorf("pid %d: %w", pid, errNoProcess)
+	}
+	dir := filepath.Join(p.root(), strconv.Itoa(pid), "fd")
+	fds, err := readDirNames(dir, maxFDs)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("pid %d: %w", pid, errNoProcess)
+		}
+		return nil, err
+	}
+	out := make([]string, 0, len(fds))
+	for _, fd := range fds {
+		if t, err := os.Readlink(filepath.Join(dir, fd)); err == nil {
+			out = append(out, t)
+		}
+	}
+	return out, nil
+}
+
+// readDirNames lists at most max names of dir, unsorted.
+func readDirNames(dir string, max int) ([]string, error) {
+	f, err := os.Open(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	names, err := f.Readdirnames(max)
+	if err != nil && len(names) == 0 && !errors.Is(err, io.EOF) {
+		return nil, err
+	}
+	return names, nil
+}
+
+// readBounded reads at most max bytes of a procfs file.
+func readBounded(path string, max int64) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, max))
 }
