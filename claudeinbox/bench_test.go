@@ -1,15 +1,21 @@
 package claudeinbox_test
 
 import (
+	"bytes"
 	"context"
+	"io"
+	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
 	"time"
 
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/fakes/fakedoorman"
+	"github.com/oo-family/oo-claude/fakes/fakestation"
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/station"
 )
 
 // BenchmarkSend is a whole send against the fake doorman: append, read the
@@ -59,5 +65,67 @@ func BenchmarkAppendInbox(b *testing.B) {
 		if _, err := inbox.AppendInbox(path, line); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkSendNoDoorman is a whole send to a running session with no
+// heartbeat (queued-no-doorman, Wait 0): since the sender looks for the
+// session's doorman in the process table before it writes (does it follow
+// another inbox directory?), this is the send that pays for that look-up;
+// the session process has no child.
+func BenchmarkSendNoDoorman(b *testing.B) {
+	w := newWorld(b)
+	w.sender.Wait = 0
+	r := w.session(b, "bench")
+	req := claudeinbox.Request{Target: r.SessionID, Line: "benchmark line: what is the status of the build?", From: "bench"}
+	b.ReportAllocs()
+	for b.Loop() {
+		if v, _ := w.sender.Send(context.Background(), req); v.Class != claudeinbox.QueuedNoDoorman {
+			b.Fatalf("%s (%s)", v.Class, v.Note)
+		}
+	}
+}
+
+// BenchmarkFollowedInbox is the look-up alone for a session whose
+// process has one child, a doorman holding its lock open: the children
+// lists of the claude pid, then the open-file links of the child.
+func BenchmarkFollowedInbox(b *testing.B) {
+	w := newWorld(b)
+	r := w.fs.AddSession(fakestation.Session{Name: "bench", DoormanInbox: filepath.Join(w.fs.Root, "theirs")})
+	sess := station.Session{Row: r}
+	b.ReportAllocs()
+	for b.Loop() {
+		if f := claudeinbox.FollowedInbox(station.Proc{}, sess, w.fs.Paths.InboxDir); !f.Elsewhere {
+			b.Fatalf("%+v", f)
+		}
+	}
+}
+
+// BenchmarkDoormanEnviron is the alternative weighed and not taken: find
+// the same child, then read its environment (/proc/<pid>/environ, 64 KiB
+// at most) for OO_CLAUDE_INBOX_DIR and HOME, the inputs of its path rule.
+func BenchmarkDoormanEnviron(b *testing.B) {
+	w := newWorld(b)
+	r := w.fs.AddSession(fakestation.Session{Name: "bench", DoormanInbox: filepath.Join(w.fs.Root, "theirs")})
+	p := station.Proc{}
+	b.ReportAllocs()
+	for b.Loop() {
+		kids, err := p.Children(r.PID)
+		if err != nil || len(kids) != 1 {
+			b.Fatalf("%v %v", kids, err)
+		}
+		f, err := os.Open(filepath.Join("/proc", strconv.Itoa(kids[0]), "environ"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		env, _ := io.ReadAll(io.LimitReader(f, 64<<10))
+		f.Close()
+		found := false
+		for _, kv := range bytes.Split(env, []byte{0}) {
+			if bytes.HasPrefix(kv, []byte("OO_CLAUDE_INBOX_DIR=")) || bytes.HasPrefix(kv, []byte("HOME=")) {
+				found = true
+			}
+		}
+		_ = found
 	}
 }

@@ -54,13 +54,17 @@ func ExampleSender_Send() {
 }
 
 // A session that is not running is addressed by its full id; the line
-// waits in its inbox.
+// waits in its inbox. (A full id that no session and no transcript of
+// this station has is refused as unknown-session, unless the request
+// says ExpectStart.)
 func ExampleSender_Send_offline() {
 	tb := &exampleTB{}
 	defer tb.done()
 	st := fakestation.New(tb)
 	s := &claudeinbox.Sender{Station: st.Station()}
-	v, _ := s.Send(context.Background(), claudeinbox.Request{Target: uuid.NewString(), Line: "when you wake up"})
+	sid := uuid.NewString()
+	st.AddTranscript(sid, "") // it ran here before
+	v, _ := s.Send(context.Background(), claudeinbox.Request{Target: sid, Line: "when you wake up"})
 	fmt.Println(v.Class, v.Class.ExitCode(), v.Written)
 	// Output: queued-offline 3 true
 }

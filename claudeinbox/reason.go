@@ -36,6 +36,12 @@ const (
 	ReasonBadOption       Reason = "bad-option"       // the Sender itself is misconfigured
 	ReasonCanceled        Reason = "canceled"         // the context ended before anything was written
 	ReasonThrottled       Reason = "throttled"        // dropped: the sender's last line to this session is too recent
+	// A full id that names no live session and has no transcript on this
+	// station (a mistyped id), sent without Request.ExpectStart.
+	ReasonUnknownSession Reason = "unknown-session"
+	// The session runs and its doorman follows another inbox directory
+	// than the sender's: a line written here would never be read.
+	ReasonInboxDirMismatch Reason = "inbox-dir-mismatch"
 )
 
 // Why the session's doorman is not fresh: the reason of a [QueuedNoDoorman]

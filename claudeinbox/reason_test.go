@@ -33,6 +33,8 @@ func TestReasonValues(t *testing.T) {
 		claudeinbox.ReasonBadOption:           "bad-option",
 		claudeinbox.ReasonCanceled:            "canceled",
 		claudeinbox.ReasonThrottled:           "throttled",
+		claudeinbox.ReasonUnknownSession:      "unknown-session",
+		claudeinbox.ReasonInboxDirMismatch:    "inbox-dir-mismatch",
 		claudeinbox.ReasonHeartbeatMissing:    "missing",
 		claudeinbox.ReasonHeartbeatUnreadable: "unreadable",
 		claudeinbox.ReasonHeartbeatStale:      "stale",
@@ -40,8 +42,8 @@ func TestReasonValues(t *testing.T) {
 		claudeinbox.ReasonDoormanGone:         "pid-gone",
 		claudeinbox.ReasonOtherSession:        "other-session",
 	}
-	if len(got) != 25 {
-		t.Fatalf("%d distinct reasons, want 25: two constants share a value", len(got))
+	if len(got) != 27 {
+		t.Fatalf("%d distinct reasons, want 27: two constants share a value", len(got))
 	}
 	for r, want := range got {
 		if diff := cmp.Diff(want, string(r)); diff != "" {

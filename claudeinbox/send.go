@@ -17,6 +17,7 @@ import (
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/jsonrow"
+	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/receipt"
 	"github.com/oo-family/oo-claude/station"
 )
@@ -147,6 +148,12 @@ type Request struct {
 	// such a line untagged); "" and next leave the line as v1 writes it.
 	// Anything else is refused ([ReasonBadPriority]).
 	Priority string
+	// ExpectStart queues a line for a full id that names no live session
+	// and no transcript on this station: a session about to be started
+	// with that id (headless.Start's SessionID). Without it such a send is
+	// refused ([ReasonUnknownSession]): a mistyped id would strand the
+	// line, since no doorman, resume or gc would ever take it.
+	ExpectStart bool
 }
 
 // The priorities of Request.Priority: when the receiver shows the line.
@@ -428,6 +435,9 @@ func (s *Sender) send(ctx context.Context, req Request) (Verdict, error) {
 	}
 	files := inbox.FilesFor(inboxDir, t.SessionID)
 	v.Inbox = files.Inbox
+	if err := s.checkQueue(&v, req, t, files); err != nil {
+		return v, err
+	}
 
 	// Where the transcript ends before the append, for the proof.
 	var mark transcriptMark
@@ -533,6 +543,54 @@ func (s *Sender) send(ctx context.Context, req Request) (Verdict, error) {
 		}
 	}
 	return v, ledgerErr
+}
+
+// checkQueue refuses, before anything is written, a line whose inbox no
+// doorman would ever follow: a full id that names no live session and has
+// no transcript on this station (a mistyped id: resume could never
+// deliver it), unless req.ExpectStart says a session with this id is
+// about to be started; and a live session whose doorman follows another
+// inbox directory than this sender's (a knob that differs between the
+// session and the sender's environment). A live session whose heartbeat
+// in this sender's inbox directory is fresh is followed here, and is not
+// looked up further.
+func (s *Sender) checkQueue(v *Verdict, req Request, t station.Target, files inbox.Files) error {
+	if !t.Running {
+		if req.ExpectStart || !transcriptfile.Absent(s.Station.Paths.ProjectsDir, t.SessionID) {
+			return nil
+		}
+		v.refuse(ReasonUnknownSession, fmt.Sprintf("no running session and no transcript on this station has the id %s (a mistyped id?): nothing was written; a line for a session about to be started with this id is queued with Request.ExpectStart", t.SessionID))
+		v.Hint = "oo-claude sessions"
+		return &station.TargetError{Target: req.Target, Err: station.ErrUnknownTarget}
+	}
+	if _, fr := inbox.HeartbeatFreshness(files.Heartbeat, s.now(), t.SessionID, func(pid int) bool { return s.Station.Proc.Alive(pid, "") }); fr.Fresh {
+		return nil
+	}
+	f := FollowedInbox(s.Station.Proc, *t.Session, filepath.Dir(files.Inbox))
+	if !f.Elsewhere {
+		return nil
+	}
+	mine := filepath.Dir(files.Inbox)
+	v.refuse(ReasonInboxDirMismatch, fmt.Sprintf("the session's doorman (pid %d) follows the inbox directory %s, and this sender writes to %s (the inbox directory knob differs between the session and this sender): nothing was written; send with the doorman's inbox directory", f.DoormanPID, f.Dir, mine))
+	v.Hint = "export OO_CLAUDE_INBOX_DIR=" + shellQuote(f.Dir)
+	return fmt.Errorf("%w: the doorman follows %s, not %s", ErrInboxDirMismatch, f.Dir, mine)
+}
+
+// ErrInboxDirMismatch is the cause of a send refused with
+// [ReasonInboxDirMismatch]: the session's doorman follows another inbox
+// directory than the sender's.
+var ErrInboxDirMismatch = errors.New("the doorman follows another inbox directory")
+
+// shellQuote quotes s for a POSIX shell when it holds anything but the
+// characters a path usually has.
+func shellQuote(s string) string {
+	for _, c := range s {
+		if !(c == '/' || c == '.' || c == '-' || c == '_' || c == '+' || c == ',' || c == ':' || c == '@' ||
+			'0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+			return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+		}
+	}
+	return s
 }
 
 // withPriority returns line carrying priority p: a now or later line in

@@ -48,6 +48,15 @@ func newWorld(t testing.TB) *world {
 	}}
 }
 
+// offline returns the id of a session that ran on this station and does
+// not run now: its transcript is there, no registry row names it.
+func (w *world) offline(t testing.TB) string {
+	t.Helper()
+	sid := uuid.NewString()
+	w.fs.AddTranscript(sid, "")
+	return sid
+}
+
 // session registers a running session of this process named name.
 func (w *world) session(t testing.TB, name string) station.Row {
 	t.Helper()
@@ -152,12 +161,32 @@ func TestSendClasses(t *testing.T) {
 			return line("../etc", "hi")
 		}, claudeinbox.Refused, 1, claudeinbox.ReasonBadTarget, false, false},
 		{"offline full id", func(t *testing.T, w *world) claudeinbox.Request {
-			return line(uuid.NewString(), "wake up")
+			return line(w.offline(t), "wake up")
 		}, claudeinbox.QueuedOffline, 3, "", true, true},
 		{"dead session's row", func(t *testing.T, w *world) claudeinbox.Request {
 			r := w.fs.AddSession(fakestation.Session{Name: "gone", ProcStart: "1"}) // a recycled pid
+			w.fs.AddTranscript(r.SessionID, "")
 			return line(r.SessionID, "wake up")
 		}, claudeinbox.QueuedOffline, 3, "", true, true},
+		// A full id with one wrong character: no live session, no
+		// transcript. It was queued-offline for good (resume refuses it,
+		// gc keeps it); it is refused, nothing written.
+		{"full id nobody has", func(t *testing.T, w *world) claudeinbox.Request {
+			sid := w.offline(t)
+			return line(typo(sid), "wake up")
+		}, claudeinbox.Refused, 1, claudeinbox.ReasonUnknownSession, false, true},
+		{"dead row, no transcript", func(t *testing.T, w *world) claudeinbox.Request {
+			r := w.fs.AddSession(fakestation.Session{Name: "gone", ProcStart: "1"})
+			return line(r.SessionID, "wake up")
+		}, claudeinbox.Refused, 1, claudeinbox.ReasonUnknownSession, false, true},
+		{"full id nobody has, ExpectStart", func(t *testing.T, w *world) claudeinbox.Request {
+			r := line(uuid.NewString(), "wake up")
+			r.ExpectStart = true
+			return r
+		}, claudeinbox.QueuedOffline, 3, "", true, true},
+		// A session whose start is in progress: its registry row is
+		// there, its transcript not yet. It is live, not unknown.
+		{"started, no transcript yet", running(nil), claudeinbox.QueuedNoDoorman, 3, inbox.NotFreshMissing, true, false},
 		{"running, no heartbeat", running(nil), claudeinbox.QueuedNoDoorman, 3, inbox.NotFreshMissing, true, false},
 		{"stale heartbeat", running(&fakedoorman.Options{Stale: true}), claudeinbox.QueuedNoDoorman, 3, inbox.NotFreshStale, true, false},
 		{"heartbeat of another session", running(&fakedoorman.Options{HeartbeatSession: uuid.NewString()}), claudeinbox.QueuedNoDoorman, 3, inbox.NotFreshOtherSession, true, false},
@@ -191,7 +220,11 @@ func TestSendClasses(t *testing.T) {
 			if got := v.Class.ExitCode(); got != tt.exit {
 				t.Errorf("exit code %d, want %d", got, tt.exit)
 			}
-			if (v.Hint != "") != tt.hint || (tt.hint && v.Hint != "oo-claude resume "+v.SessionID) {
+			wantHint := "oo-claude resume " + v.SessionID
+			if v.Reason == claudeinbox.ReasonUnknownSession {
+				wantHint = "oo-claude sessions"
+			}
+			if (v.Hint != "") != tt.hint || (tt.hint && v.Hint != wantHint) {
 				t.Errorf("hint %q", v.Hint)
 			}
 			if v.Class != claudeinbox.DeliveredSteer && v.Class != claudeinbox.DeliveredStart && v.Note == "" {
@@ -310,7 +343,7 @@ func TestThrottle(t *testing.T) {
 	clock := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 	w.sender.Now = func() time.Time { return clock }
 	w.sender.MinInterval = 30 * time.Second
-	sid := uuid.NewString() // offline: no waiting
+	sid := w.offline(t) // offline: no waiting
 	send := func(line, from string) claudeinbox.Verdict {
 		t.Helper()
 		v, err := w.sender.Send(context.Background(), claudeinbox.Request{Target: sid, Line: line, From: from})
@@ -349,7 +382,7 @@ func TestThrottle(t *testing.T) {
 	if v := send("from luna", "luna"); v.Class != claudeinbox.QueuedOffline {
 		t.Errorf("another sender: %s", v.Class)
 	}
-	if v, _ := w.sender.Send(context.Background(), claudeinbox.Request{Target: uuid.NewString(), Line: "x", From: "mama"}); v.Class != claudeinbox.QueuedOffline {
+	if v, _ := w.sender.Send(context.Background(), claudeinbox.Request{Target: w.offline(t), Line: "x", From: "mama"}); v.Class != claudeinbox.QueuedOffline {
 		t.Errorf("another session: %s", v.Class)
 	}
 	clock = clock.Add(18 * time.Second)
@@ -357,7 +390,7 @@ func TestThrottle(t *testing.T) {
 		t.Errorf("after the interval: %s (%s)", v.Class, v.Note)
 	}
 	// A failed append does not consume it either.
-	sid2 := uuid.NewString()
+	sid2 := w.offline(t)
 	if err := os.Symlink(filepath.Join(t.TempDir(), "victim"), w.fs.InboxPath(sid2)); err != nil {
 		t.Fatal(err)
 	}
@@ -387,7 +420,7 @@ func TestThrottleRejectsNegative(t *testing.T) {
 func TestConcurrentSends(t *testing.T) {
 	w := newWorld(t)
 	w.sender.Wait = 0
-	sid := uuid.NewString()
+	sid := w.offline(t)
 	const G, N = 16, 200
 	var wg sync.WaitGroup
 	errc := make(chan error, G)
@@ -454,7 +487,7 @@ func TestFileModes(t *testing.T) {
 	w.sender.StateDir = filepath.Join(w.fs.Root, "fresh", "state")
 	w.sender.MinInterval = time.Minute
 	w.sender.Receipts.Path = filepath.Join(w.sender.StateDir, "receipts.jsonl")
-	sid := uuid.NewString()
+	sid := w.offline(t)
 	if v, err := w.sender.Send(context.Background(), claudeinbox.Request{Target: sid, Line: "x"}); err != nil || v.Class != claudeinbox.QueuedOffline {
 		t.Fatalf("%s %v", v.Class, err)
 	}
@@ -508,7 +541,7 @@ func TestReceiptWriteError(t *testing.T) {
 	if err := os.Symlink(filepath.Join(t.TempDir(), "elsewhere"), w.fs.Paths.ReceiptsFile()); err != nil {
 		t.Fatal(err)
 	}
-	v, err := w.sender.Send(context.Background(), claudeinbox.Request{Target: uuid.NewString(), Line: "x"})
+	v, err := w.sender.Send(context.Background(), claudeinbox.Request{Target: w.offline(t), Line: "x"})
 	if err != nil || v.Class != claudeinbox.QueuedOffline || !v.Written {
 		t.Fatalf("%s %v", v.Class, err)
 	}
@@ -532,7 +565,7 @@ func TestNoTokenAnywhere(t *testing.T) {
 	w.doorman(t, r.SessionID, fakedoorman.Options{})
 	var dump bytes.Buffer
 	for _, req := range []claudeinbox.Request{
-		{Target: r.SessionID, Line: "hello"}, {Target: "work", Line: "hi"}, {Target: uuid.NewString(), Line: "x"}, {Target: "x", Line: ""},
+		{Target: r.SessionID, Line: "hello"}, {Target: "work", Line: "hi"}, {Target: w.offline(t), Line: "x"}, {Target: "x", Line: ""},
 	} {
 		v, err := w.sender.Send(context.Background(), req)
 		fmt.Fprintf(&dump, "%+v %#v %v\n", v, v, err)
@@ -605,7 +638,7 @@ func TestContextEndsTheWait(t *testing.T) {
 
 func TestStructuredLineIsNotTagged(t *testing.T) {
 	w := newWorld(t)
-	sid := uuid.NewString()
+	sid := w.offline(t)
 	raw := `{"v":1,"id":"` + uuid.NewString() + `","ts":"2026-11-30T12:00:00Z","from":"zai","line":"PONG"}`
 	v, err := w.sender.Send(context.Background(), claudeinbox.Request{Target: sid, Line: raw})
 	if err != nil || v.Line != raw || v.From != "zai" {
@@ -699,6 +732,16 @@ func TestSendCancelled(t *testing.T) {
 	}
 }
 
+// typo is sid with its last character changed.
+func typo(sid string) string {
+	last := sid[len(sid)-1]
+	c := byte('0')
+	if last == '0' {
+		c = '1'
+	}
+	return sid[:len(sid)-1] + string(c)
+}
+
 func line(target, text string) claudeinbox.Request {
 	return claudeinbox.Request{Target: target, Line: text}
 }
@@ -722,7 +765,7 @@ func TestSendPriority(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.priority+" "+tt.line, func(t *testing.T) {
 			w := newWorld(t)
-			sid := uuid.NewString()
+			sid := w.offline(t)
 			v, err := w.sender.Send(context.Background(), claudeinbox.Request{Target: sid, Line: tt.line, From: "mama", Priority: tt.priority})
 			if err != nil || v.Class != claudeinbox.QueuedOffline {
 				t.Fatalf("%s: %v", v.Class, err)

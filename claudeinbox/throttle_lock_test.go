@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/internal/hostile"
 	"github.com/oo-family/oo-claude/internal/inbox"
@@ -22,7 +21,7 @@ import (
 func TestSendThrottleLockHeld(t *testing.T) {
 	w := newWorld(t)
 	w.sender.MinInterval = 30 * time.Second
-	sid := uuid.NewString() // offline: no ack wait
+	sid := w.offline(t) // offline: no ack wait
 	th := inbox.ThrottleFor(w.fs.Paths.StateDir, w.sender.MinInterval, nil)
 	pid := hostile.HoldLock(t, th.KeyFile(sid, "mama"))
 	ctx, cancel := context.WithTimeout(context.Background(), inbox.DefaultThrottleLockWait+20*time.Second)

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/internal/hostile"
 )
@@ -53,7 +52,7 @@ func TestSendRefusesHostileInbox(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			w := newWorld(t)
 			w.sender.Wait = 0
-			sid := uuid.NewString()
+			sid := w.offline(t)
 			in := w.fs.InboxPath(sid)
 			if err := c.plant(t, w.fs.Paths.InboxDir, in); errors.Is(err, hostile.ErrNeedRoot) {
 				t.Skip(err)

@@ -2,7 +2,9 @@
 // claude binary and its version, the registry, the inbox and state
 // directories, the doorman's MCP registration, the doorman of the session
 // doctor runs in, inboxes of sessions that are gone with lines still
-// waiting, and live sessions whose door (socket) is missing.
+// waiting (and of session ids nothing knows), live sessions whose doorman
+// follows another inbox directory, and live sessions whose door (socket)
+// is missing.
 //
 // It guarantees: every problem is a [Finding] with a typed [Kind], a
 // message and a fix hint, and every check appears in the report as ok,
@@ -27,9 +29,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/internal/claudeproc"
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/station"
 )
 
@@ -56,6 +60,8 @@ const (
 	KindMCPCheckFailed      Kind = "mcp-check-failed"       // `claude mcp get` could not be run or answered oddly
 	KindDoormanNotFresh     Kind = "doorman-not-fresh"      // the current session's doorman heartbeat is not fresh
 	KindOfflineInbox        Kind = "offline-inbox-waiting"  // a session that does not run has lines waiting
+	KindUnknownSessionInbox Kind = "unknown-session-inbox"  // lines wait for a session id that does not run and has no transcript here: nothing can deliver them
+	KindInboxDirMismatch    Kind = "inbox-dir-mismatch"     // a live session's doorman follows another inbox directory than this one
 	KindSocketMissing       Kind = "socket-missing"         // a live session's door is missing
 )
 
@@ -92,6 +98,7 @@ const (
 	CheckMCP            = "mcp"
 	CheckDoorman        = "doorman"
 	CheckOfflineInboxes = "offline-inboxes"
+	CheckDoormanDirs    = "doorman-dirs"
 	CheckSockets        = "sockets"
 )
 
@@ -167,6 +174,7 @@ func Run(ctx context.Context, o Options) Report {
 	d.mcp(ctx, binOK)
 	d.doorman(st, live)
 	d.offlineInboxes(live)
+	d.doormanDirs(live)
 	d.sockets(live)
 	return d.r
 }
@@ -487,6 +495,14 @@ func (d *doc) offlineInboxes(live []station.Session) {
 		if e.Inbox.Pending == 0 {
 			continue
 		}
+		if transcriptfile.Absent(d.o.Config.ProjectsDir, e.Session) {
+			// A mistyped id, or a start that never came: resume needs a
+			// transcript, so nothing will ever deliver these lines.
+			findings = append(findings, Finding{Kind: KindUnknownSessionInbox, Session: e.Session, Path: e.Inbox.Path,
+				Message: fmt.Sprintf("%d line(s) wait in the inbox %s for session id %s, which does not run and has no transcript on this station (a mistyped id?): nothing will deliver them", e.Inbox.Pending, e.Inbox.Path, e.Session),
+				Fix:     fmt.Sprintf("unless a session with this id is about to be started, delete it: rm %s* (or oo-claude gc --older-than 1s, which also collects every other quiet inbox)", e.Inbox.Path)})
+			continue
+		}
 		findings = append(findings, Finding{Kind: KindOfflineInbox, Session: e.Session, Path: e.Inbox.Path,
 			Message: fmt.Sprintf("session %s does not run and %d line(s) wait in its inbox %s (resume delivers them in one headless run)", e.Session, e.Inbox.Pending, e.Inbox.Path),
 			Fix:     fmt.Sprintf("oo-claude resume %s", e.Session)})
@@ -496,6 +512,28 @@ func (d *doc) offlineInboxes(live []station.Session) {
 		detail += "; some unreadable: " + err.Error()
 	}
 	d.check(CheckOfflineInboxes, findings, detail)
+}
+
+// doormanDirs: the doorman of every live session that has no fresh
+// heartbeat in this inbox directory follows this directory, when the
+// process table shows one following at all (claudeinbox.FollowedInbox):
+// a sender with this shell's knobs would write where no doorman reads.
+func (d *doc) doormanDirs(live []station.Session) {
+	var findings []Finding
+	for _, s := range live {
+		files := inbox.FilesFor(d.o.Config.InboxDir, s.SessionID)
+		if _, fr := inbox.HeartbeatFreshness(files.Heartbeat, d.o.Now(), s.SessionID, func(pid int) bool { return d.o.Proc.Alive(pid, "") }); fr.Fresh {
+			continue
+		}
+		f := claudeinbox.FollowedInbox(d.o.Proc, s, d.o.Config.InboxDir)
+		if !f.Elsewhere {
+			continue
+		}
+		findings = append(findings, Finding{Kind: KindInboxDirMismatch, Session: s.SessionID, Path: f.Dir,
+			Message: fmt.Sprintf("the doorman (pid %d) of session %s (pid %d) follows the inbox directory %s, not this one, %s: a send from here is refused (inbox-dir-mismatch)", f.DoormanPID, s.SessionID, s.PID, f.Dir, d.o.Config.InboxDir),
+			Fix:     fmt.Sprintf("send where OO_CLAUDE_INBOX_DIR is the doorman's (export OO_CLAUDE_INBOX_DIR=%s), or set one value for the session and every sender, then restart the session", f.Dir)})
+	}
+	d.check(CheckDoormanDirs, findings, fmt.Sprintf("%d live sessions checked", len(live)))
 }
 
 // sockets: every live session's messagingSocketPath is a socket. Claude

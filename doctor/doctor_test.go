@@ -131,6 +131,19 @@ func newFixture(t *testing.T) *fixture {
 	return f
 }
 
+// holdOpen makes the fake process pid hold path open: the link
+// <proc>/<pid>/fd/3 names it, as the kernel's does.
+func holdOpen(t *testing.T, procDir string, pid int, path string) {
+	t.Helper()
+	dir := filepath.Join(procDir, strconv.Itoa(pid), "fd")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(path, filepath.Join(dir, "3")); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func kinds(r doctor.Report) []doctor.Kind {
 	var out []doctor.Kind
 	for _, f := range r.Findings {
@@ -200,8 +213,25 @@ func TestRun(t *testing.T) {
 		}, []doctor.Kind{doctor.KindDoormanNotFresh}},
 		{"not inside a session", func(t *testing.T, f *fixture) { f.opts.PID = 0 }, nil},
 		{"offline inbox with a waiting line", func(t *testing.T, f *fixture) {
+			f.fs.AddTranscript(sidGone, "")
 			os.WriteFile(f.fs.InboxPath(sidGone), []byte("[mama 📡] still there\n"), 0o600)
 		}, []doctor.Kind{doctor.KindOfflineInbox}},
+		// A mistyped id: no live session, no transcript. Its fix was
+		// resume, which refuses it (no-transcript), for good.
+		{"waiting lines for a session id nothing knows", func(t *testing.T, f *fixture) {
+			os.WriteFile(f.fs.InboxPath(sidGone), []byte("[mama 📡] still there\n"), 0o600)
+		}, []doctor.Kind{doctor.KindUnknownSessionInbox}},
+		// OO_CLAUDE_INBOX_DIR differs from the doorman's: doctor with the
+		// same knobs found nothing.
+		{"a live session's doorman follows another inbox dir", func(t *testing.T, f *fixture) {
+			os.Remove(inbox.FilesFor(f.fs.Paths.InboxDir, sidLive).Heartbeat)
+			theirs := filepath.Join(f.fs.Root, "their-inbox")
+			holdOpen(t, f.procDir, 600, inbox.FilesFor(theirs, sidLive).Lock)
+		}, []doctor.Kind{doctor.KindDoormanNotFresh, doctor.KindInboxDirMismatch}},
+		{"a live session's doorman follows this inbox dir", func(t *testing.T, f *fixture) {
+			os.Remove(inbox.FilesFor(f.fs.Paths.InboxDir, sidLive).Heartbeat)
+			holdOpen(t, f.procDir, 600, inbox.FilesFor(f.fs.Paths.InboxDir, sidLive).Lock)
+		}, []doctor.Kind{doctor.KindDoormanNotFresh}},
 		{"offline inbox all delivered", func(t *testing.T, f *fixture) {
 			os.WriteFile(f.fs.InboxPath(sidGone), []byte("[mama 📡] done\n"), 0o600)
 			os.WriteFile(inbox.FilesFor(f.fs.Paths.InboxDir, sidGone).Offset, []byte("17"), 0o600)
@@ -229,9 +259,15 @@ func TestRun(t *testing.T) {
 				if fd.Message == "" || fd.Fix == "" {
 					t.Errorf("finding %s without message or fix: %+v", fd.Kind, fd)
 				}
+				if fd.Kind == doctor.KindUnknownSessionInbox && (strings.Contains(fd.Fix, "resume") || !strings.Contains(fd.Fix, "gc") || !strings.Contains(fd.Fix, "rm ")) {
+					t.Errorf("fix %q: want gc or deleting it, never resume", fd.Fix)
+				}
+				if fd.Kind == doctor.KindInboxDirMismatch && (!strings.Contains(fd.Message, filepath.Join(f.fs.Root, "their-inbox")) || !strings.Contains(fd.Message, f.fs.Paths.InboxDir)) {
+					t.Errorf("message %q does not name both directories", fd.Message)
+				}
 			}
-			if len(rep.Checks) != 8 {
-				t.Errorf("%d checks, want 8: %+v", len(rep.Checks), rep.Checks)
+			if len(rep.Checks) != 9 {
+				t.Errorf("%d checks, want 9: %+v", len(rep.Checks), rep.Checks)
 			}
 		})
 	}
@@ -249,7 +285,7 @@ func TestRunReportsTheSession(t *testing.T) {
 	for _, c := range rep.Checks {
 		statuses = append(statuses, c.Name+"="+string(c.Status))
 	}
-	wantStatuses := []string{"binary=ok", "registry=ok", "inbox-dir=ok", "state-dir=ok", "mcp=ok", "doorman=ok", "offline-inboxes=ok", "sockets=ok"}
+	wantStatuses := []string{"binary=ok", "registry=ok", "inbox-dir=ok", "state-dir=ok", "mcp=ok", "doorman=ok", "offline-inboxes=ok", "doorman-dirs=ok", "sockets=ok"}
 	if diff := cmp.Diff(wantStatuses, statuses); diff != "" {
 		t.Errorf("checks (-want +got):\n%s", diff)
 	}

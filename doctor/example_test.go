@@ -49,6 +49,7 @@ func ExampleRun() {
 	// mcp skipped
 	// doorman skipped
 	// offline-inboxes ok
+	// doorman-dirs ok
 	// sockets ok
 	// ok: true
 }

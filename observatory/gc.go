@@ -12,6 +12,7 @@ import (
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/jsonrow"
+	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/station"
 )
 
@@ -34,10 +35,10 @@ type GCOptions struct {
 
 // Why an inbox is kept or removed ([GCItem].Why).
 const (
-	GCRemoved  = "removed" // not running, nothing pending, quiet long enough (or empty)
+	GCRemoved  = "removed" // not running, nothing pending (or lines for an id without a transcript), quiet long enough (or empty)
 	GCWouldRm  = "would-remove"
 	GCRunning  = "running"    // a live registry row names the session
-	GCPending  = "pending"    // lines wait for the doorman
+	GCPending  = "pending"    // lines wait for the doorman (of a session that runs or has a transcript)
 	GCFresh    = "fresh"      // quiet for less than OlderThan
 	GCInUse    = "in-use"     // a doorman holds its lock or a sender is appending
 	GCUnread   = "unreadable" // its state could not be read; kept
@@ -58,7 +59,11 @@ type GCItem struct {
 // GC collects the inbox files (.inbox, .ack, .offset, .doorman.lock,
 // .doorman.json, .doorman.attempt) of sessions that do not run, hold no pending line and have
 // been quiet longer than OlderThan: the doorman's last beat, else the newest
-// change of the session's files. An empty inbox (no line ever written) of a
+// change of the session's files. Pending lines keep an inbox only while
+// something can deliver them: an inbox whose session id does not run and
+// has no transcript on this station (Station.Paths.ProjectsDir; a mistyped
+// id, or a start that never came) is collected once quiet, its item's
+// Detail saying how many lines it held. An empty inbox (no line ever written) of a
 // session that does not run is removed once quiet too. It never removes an
 // inbox with a pending line, one a doorman holds, or a line a concurrent
 // send appends: the final judgement is made under the inbox's removal
@@ -118,8 +123,14 @@ func GC(opts GCOptions) ([]GCItem, error) {
 			}
 			it.Pending = in.Pending
 			if in.Pending > 0 {
-				it.Why = GCPending
-				return false, nil
+				if !transcriptfile.Absent(st.Paths.ProjectsDir, sid) {
+					it.Why = GCPending
+					return false, nil
+				}
+				// No live session and no transcript has this id (a
+				// mistyped one): no doorman, resume or gc would ever
+				// take its lines. It goes once quiet, as any other.
+				it.Detail = fmt.Sprintf("%d line(s) wait for a session id that does not run and has no transcript on this station: nothing will deliver them", in.Pending)
 			}
 			if in.Doorman != nil && in.Doorman.Fresh {
 				it.Why, it.Detail = GCInUse, fmt.Sprintf("its doorman (pid %d) is fresh", in.Doorman.PID)
@@ -128,6 +139,8 @@ func GC(opts GCOptions) ([]GCItem, error) {
 			quiet := t.Sub(lastActivity(files))
 			it.QuietS = quiet.Round(time.Second).Seconds()
 			if quiet < age {
+				// A line queued for a session about to be started with
+				// this id (send's ExpectStart) is kept this long.
 				it.Why = GCFresh
 				return false, nil
 			}

@@ -28,9 +28,11 @@ type gcKind struct {
 	hb      string // heartbeat's last_seen: "" none, "old", "now"
 	attempt string // .doorman.attempt's content; "" for none
 	running bool
-	mtime   time.Duration // age of the files
-	want    string
-	kept    []string // suffixes that must remain ("" = the inbox)
+	// transcript: the session ran here (its transcript is there)
+	transcript bool
+	mtime      time.Duration // age of the files
+	want       string
+	kept       []string // suffixes that must remain ("" = the inbox)
 }
 
 // attemptRow is a .doorman.attempt file's content.
@@ -47,12 +49,17 @@ func TestGCEveryKindOfInbox(t *testing.T) {
 	}
 	kinds := []gcKind{
 		{name: "running", inbox: "a\n", ack: ack(1), offset: "2", running: true, mtime: 30 * day, want: observatory.GCRunning, kept: []string{""}},
-		{name: "pending", inbox: "a\nb\n", ack: ack(1), offset: "2", hb: "old", mtime: 30 * day, want: observatory.GCPending, kept: []string{"", ".ack", ".offset"}},
+		{name: "pending", inbox: "a\nb\n", ack: ack(1), offset: "2", hb: "old", transcript: true, mtime: 30 * day, want: observatory.GCPending, kept: []string{"", ".ack", ".offset"}},
+		// Lines for a session id that does not run and has no transcript
+		// here (a mistyped id): nothing will ever deliver them. They were
+		// kept as pending for good; they go once quiet, as any other.
+		{name: "pending, no such session", inbox: "a\nb\n", ack: "-", offset: "-", mtime: 30 * day, want: observatory.GCRemoved},
+		{name: "pending, no such session yet", inbox: "a\n", ack: "-", offset: "-", mtime: time.Minute, want: observatory.GCFresh, kept: []string{""}},
 		{name: "stale", inbox: "a\n", ack: ack(1), offset: "2", hb: "old", mtime: 30 * day, want: observatory.GCRemoved},
 		{name: "fresh", inbox: "a\n", ack: ack(1), offset: "2", hb: "old", mtime: time.Hour, want: observatory.GCFresh, kept: []string{""}},
 		{name: "fresh doorman", inbox: "a\n", ack: ack(1), offset: "2", hb: "now", mtime: 30 * day, want: observatory.GCInUse, kept: []string{""}},
 		{name: "monitor-era", inbox: "a\nb\n", ack: "2026-01-01T00:00:00Z read: a\n2026-01-01T00:00:01Z read: b\n", offset: "-", mtime: 30 * day, want: observatory.GCRemoved},
-		{name: "monitor-era pending", inbox: "a\nb\n", ack: "2026-01-01T00:00:00Z read: a\n", offset: "-", mtime: 30 * day, want: observatory.GCPending, kept: []string{""}},
+		{name: "monitor-era pending", inbox: "a\nb\n", ack: "2026-01-01T00:00:00Z read: a\n", offset: "-", transcript: true, mtime: 30 * day, want: observatory.GCPending, kept: []string{""}},
 		{name: "empty", inbox: "", ack: "-", offset: "-", mtime: 30 * day, want: observatory.GCRemoved},
 		{name: "empty but new", inbox: "", ack: "-", offset: "-", mtime: time.Minute, want: observatory.GCFresh, kept: []string{""}},
 		{name: "leftovers without inbox", inbox: "-", ack: ack(1), offset: "2", mtime: 30 * day, want: observatory.GCRemoved},
@@ -72,6 +79,9 @@ func TestGCEveryKindOfInbox(t *testing.T) {
 		sids[sid] = k
 		if k.running {
 			fs.AddSession(fakestation.Session{SessionID: sid})
+		}
+		if k.transcript {
+			fs.AddTranscript(sid, "")
 		}
 		base := fs.InboxPath(sid)
 		if err := os.MkdirAll(filepath.Dir(base), 0o700); err != nil {
@@ -198,6 +208,7 @@ func listDir(t *testing.T, dir string) []string {
 func TestGCRacesSendersLosesNothing(t *testing.T) {
 	fs := fakestation.New(t)
 	sid := "9c0dffff-1111-4222-8333-444455556666"
+	fs.AddTranscript(sid, "") // a session that ran here: its lines are pending
 	files := inbox.FilesFor(filepath.Dir(fs.InboxPath(sid)), sid)
 	if err := os.MkdirAll(filepath.Dir(files.Inbox), 0o700); err != nil {
 		t.Fatal(err)

@@ -54,3 +54,37 @@ func TestGCVerb(t *testing.T) {
 		t.Errorf("gc kept the empty inbox of a gone session: %v", err)
 	}
 }
+
+// TestGCUnknownSessionInbox: `send --expect-start` to an id no session
+// ever took, then gc: the pending inbox was kept as "pending" for good
+// (and doctor said resume, which refuses it). Once quiet it is removed,
+// and gc says how many lines went; a pending inbox of a session that ran
+// here stays.
+func TestGCUnknownSessionInbox(t *testing.T) {
+	t.Parallel()
+	fs := fakestation.New(t)
+	const nobody, ran = "6c0d0000-1111-4222-8333-444455550001", "6c0d0000-1111-4222-8333-444455550002"
+	fs.AddTranscript(ran, "")
+	for _, sid := range []string{nobody, ran} {
+		r := runBinary(t, sendEnv(fs, "OO_CLAUDE_WAIT_S=0"), "", "send", "--expect-start", sid, "hello")
+		if r.code != 3 {
+			t.Fatalf("send --expect-start %s: exit %d: %s", sid, r.code, r.stderr)
+		}
+		old := time.Now().Add(-time.Hour)
+		os.Chtimes(fs.InboxPath(sid), old, old)
+	}
+	r := runBinary(t, fs.Env(), "", "doctor", "--json")
+	if !strings.Contains(r.stdout, `"kind":"unknown-session-inbox"`) || !strings.Contains(r.stdout, `"kind":"offline-inbox-waiting"`) {
+		t.Errorf("doctor: %s", r.stdout)
+	}
+	r = runBinary(t, fs.Env(), "", "gc", "--older-than", "1m")
+	if r.code != 0 || !strings.Contains(r.stdout, "removed "+fs.InboxPath(nobody)) || !strings.Contains(r.stderr, nobody+": 1 line(s) wait") {
+		t.Errorf("gc: exit %d stdout %q stderr %q", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(fs.InboxPath(nobody)); !os.IsNotExist(err) {
+		t.Errorf("gc kept the inbox of an id nothing knows: %v", err)
+	}
+	if _, err := os.Stat(fs.InboxPath(ran)); err != nil {
+		t.Errorf("gc removed the pending inbox of a session that ran here: %v", err)
+	}
+}

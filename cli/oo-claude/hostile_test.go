@@ -180,7 +180,7 @@ func hostileCases() []hostileCase {
 	sendSetup := func(file func(fs *fakestation.Station, sid string) string, extra ...string) func(t *testing.T) (string, []string, []string) {
 		return func(t *testing.T) (string, []string, []string) {
 			fs := fakestation.New(t)
-			sid := uuid.NewString()
+			sid := offline(fs)
 			env := append(fs.Env(), "CLAUDE_CODE_MESSAGING_TOKEN="+testToken, "OO_CLAUDE_WAIT_S=0")
 			env = append(env, extra...)
 			return file(fs, sid), []string{"send", sid, "hello", "--from", "t"}, env
@@ -633,7 +633,7 @@ func TestHumanOutputEscapes(t *testing.T) {
 func TestTornLastLine(t *testing.T) {
 	t.Parallel()
 	fs := fakestation.New(t)
-	sid := uuid.NewString()
+	sid := offline(fs)
 	env := append(fs.Env(), "CLAUDE_CODE_MESSAGING_TOKEN="+testToken, "OO_CLAUDE_WAIT_S=0", "OO_CLAUDE_MIN_INTERVAL_S=0")
 	receipts := fs.Paths.ReceiptsFile()
 	writeT(t, receipts, `{"kind":"send","class":"queued-offline"}`+"\n"+`{"kind":"send","cla`)
@@ -810,7 +810,7 @@ func TestWatchHostileFiles(t *testing.T) {
 func TestSecondsBoundNamed(t *testing.T) {
 	t.Parallel()
 	fs := fakestation.New(t)
-	sid := uuid.NewString()
+	sid := offline(fs)
 	env := append(fs.Env(), "CLAUDE_CODE_MESSAGING_TOKEN="+testToken)
 	for _, c := range []struct {
 		name string

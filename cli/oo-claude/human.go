@@ -514,6 +514,10 @@ func printGC(e *env, items []observatory.GCItem) (failed bool) {
 			for _, f := range it.Files {
 				fmt.Fprintf(e.stdout, "%s %s\n", it.Why, f)
 			}
+			if it.Pending > 0 && it.Detail != "" {
+				// Lines for a session id nothing knows: say they went.
+				fmt.Fprintf(e.stderr, "oo-claude: %s: %s\n", it.Session, it.Detail)
+			}
 		case observatory.GCRmFailed, observatory.GCUnread:
 			failed = true
 			fmt.Fprintf(e.stderr, "oo-claude: %s: %s\n", it.Session, it.Detail)

@@ -105,6 +105,10 @@ func sendNote(v claudeinbox.Verdict) string {
 	case n == "":
 	case v.Reason == claudeinbox.ReasonUnknownTarget:
 		n += " (oo-claude sessions lists them; a session that is not running is addressed by its full id)"
+	case v.Reason == claudeinbox.ReasonUnknownSession:
+		n = strings.Replace(n, "with Request.ExpectStart", "with --expect-start (oo-claude start --session-id)", 1) + "; oo-claude sessions lists the sessions"
+	case v.Reason == claudeinbox.ReasonInboxDirMismatch:
+		n += "; run the send where OO_CLAUDE_INBOX_DIR is the doorman's (or restart the session with this one)"
 	case v.Reason == claudeinbox.ReasonBadFrom:
 		if rest, ok := strings.CutPrefix(n, "From "); ok {
 			n = "--from " + rest

@@ -18,6 +18,7 @@ func newSendCmd(e *env) *ffcli.Command {
 	from := fs.String("from", inbox.DefaultFrom, "sender `NAME` for the tag (1–80 characters, no brackets)")
 	asJSON := fs.Bool("json", false, "print the receipt row as one JSON line")
 	noTag := fs.Bool("no-tag", false, "send the line as it is, without a [NAME 📡] tag")
+	expectStart := fs.Bool("expect-start", false, "queue the line for a full session id that no running session and no transcript here has yet: a session about to be started with that id (oo-claude start --session-id); without it such an id is refused as unknown-session, a mistyped id")
 	priority := fs.String("priority", "", "when the session sees the line: `now` (at once: it aborts the running tool), next (the default: at the next tool round, or a new turn when idle) or later (a turn of its own after the running one)")
 	var waitD, minIntervalD, seenD, replyD time.Duration
 	wait, minInterval, seen, reply := secondsFlag{d: &waitD}, secondsFlag{d: &minIntervalD}, secondsFlag{d: &seenD}, secondsFlag{d: &replyD}
@@ -27,7 +28,7 @@ func newSendCmd(e *env) *ffcli.Command {
 	fs.Var(&minInterval, "min-interval", "throttle: at most one line per `S` seconds per session and sender, 0 disables (default OO_CLAUDE_MIN_INTERVAL_S or 30)")
 	return &ffcli.Command{
 		Name:       "send",
-		ShortUsage: `oo-claude send <sessionId|name|pid> "<line>" [--from NAME] [--json] [--wait S] [--seen S] [--reply S] [--priority now|next|later] [--min-interval S] [--no-tag]`,
+		ShortUsage: `oo-claude send <sessionId|name|pid> "<line>" [--from NAME] [--json] [--wait S] [--seen S] [--reply S] [--priority now|next|later] [--min-interval S] [--no-tag] [--expect-start]`,
 		ShortHelp:  "append a line to a session's inbox and report the doorman's verdict",
 		FlagSet:    fs,
 		Exec: func(ctx context.Context, args []string) error {
@@ -59,7 +60,7 @@ func newSendCmd(e *env) *ffcli.Command {
 			if reply.set {
 				s.ReplyWait, s.Witness = replyD, transcript.Witness{ProjectsDir: cfg.ProjectsDir}
 			}
-			v, sendErr := s.Send(ctx, claudeinbox.Request{Target: pos[0], Line: pos[1], From: *from, NoTag: *noTag, Priority: *priority})
+			v, sendErr := s.Send(ctx, claudeinbox.Request{Target: pos[0], Line: pos[1], From: *from, NoTag: *noTag, Priority: *priority, ExpectStart: *expectStart})
 			if *asJSON {
 				if err := printJSONLine(e, v.Row()); err != nil {
 					return err

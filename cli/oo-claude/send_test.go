@@ -125,8 +125,22 @@ func TestSendBinary(t *testing.T) {
 			return []string{"nobody-here", "hi"}
 		}, claudeinbox.Refused, 1, "unknown-target", 0, ``},
 		{"offline full id", func(t *testing.T, fs *fakestation.Station) []string {
-			return []string{uuid.NewString(), "wake up"}
+			return []string{offline(fs), "wake up"}
 		}, claudeinbox.QueuedOffline, 3, "", 1, `^queued-offline [0-9a-f]{8}… line_offset=0$`},
+		// A full id with one wrong character was queued-offline for good.
+		{"full id nobody has", func(t *testing.T, fs *fakestation.Station) []string {
+			sid := offline(fs)
+			return []string{sid[:35] + map[bool]string{true: "1", false: "0"}[sid[35] == '0'], "wake up"}
+		}, claudeinbox.Refused, 1, "unknown-session", 0, `^refused [0-9a-f]{8}… \(unknown-session\)$`},
+		{"full id nobody has, --expect-start", func(t *testing.T, fs *fakestation.Station) []string {
+			return []string{"--expect-start", uuid.NewString(), "wake up"}
+		}, claudeinbox.QueuedOffline, 3, "", 1, `^queued-offline [0-9a-f]{8}… line_offset=0$`},
+		// OO_CLAUDE_INBOX_DIR differs from the doorman's: it was
+		// queued-no-doorman into an inbox no doorman follows.
+		{"doorman follows another inbox dir", func(t *testing.T, fs *fakestation.Station) []string {
+			r := fs.AddSession(fakestation.Session{Name: "work-e9", DoormanInbox: filepath.Join(fs.Root, "their-inbox")})
+			return []string{r.SessionID, "hi"}
+		}, claudeinbox.Refused, 1, "inbox-dir-mismatch", 0, `^refused [0-9a-f]{8}… \(inbox-dir-mismatch\)$`},
 		{"running, no heartbeat", running(nil, "hi"), claudeinbox.QueuedNoDoorman, 3, "missing", 1, `^queued-no-doorman [0-9a-f]{8}… line_offset=0 \(missing\)$`},
 		{"stale heartbeat", running(&fakedoorman.Options{Stale: true}, "hi"), claudeinbox.QueuedNoDoorman, 3, "stale", 1, ``},
 		{"heartbeat of another session", running(&fakedoorman.Options{HeartbeatSession: uuid.NewString()}, "hi"), claudeinbox.QueuedNoDoorman, 3, "other-session", 1, ``},
@@ -137,10 +151,10 @@ func TestSendBinary(t *testing.T) {
 		{"delivered-start", running(&fakedoorman.Options{PeerStatus: station.StatusIdle}, "hi"), claudeinbox.DeliveredStart, 0, "", 1, `^delivered-start `},
 		{"doorman refuses", running(&fakedoorman.Options{Refuse: claudeinbox.ReasonNUL}, "hi"), claudeinbox.Refused, 1, "nul", 1, ``},
 		{"flags before the target", func(t *testing.T, fs *fakestation.Station) []string {
-			return []string{"--from", "luna", "--no-tag", uuid.NewString(), "--", "-starts with a dash?"}
+			return []string{"--from", "luna", "--no-tag", offline(fs), "--", "-starts with a dash?"}
 		}, claudeinbox.QueuedOffline, 3, "", 1, ``},
 		{"after --", func(t *testing.T, fs *fakestation.Station) []string {
-			return []string{uuid.NewString(), "--", "-x"}
+			return []string{offline(fs), "--", "-x"}
 		}, claudeinbox.QueuedOffline, 3, "", 1, ``},
 	}
 	for _, tt := range tests {
@@ -194,6 +208,12 @@ func TestSendBinary(t *testing.T) {
 					if tt.class == claudeinbox.QueuedOffline && !strings.Contains(r.stderr, "hint: oo-claude resume ") {
 						t.Errorf("no resume hint on stderr: %q", r.stderr)
 					}
+					if tt.reason == "unknown-session" && (!strings.Contains(r.stderr, "hint: oo-claude sessions\n") || !strings.Contains(r.stderr, "--expect-start")) {
+						t.Errorf("no sessions hint or --expect-start on stderr: %q", r.stderr)
+					}
+					if tt.reason == "inbox-dir-mismatch" && (!strings.Contains(r.stderr, filepath.Join(fs.Root, "their-inbox")) || !strings.Contains(r.stderr, fs.Paths.InboxDir)) {
+						t.Errorf("the note does not name both directories: %q", r.stderr)
+					}
 				}
 				inbox := ""
 				if ents, _ := os.ReadDir(fs.Paths.InboxDir); len(ents) > 0 {
@@ -210,6 +230,14 @@ func TestSendBinary(t *testing.T) {
 			}
 		})
 	}
+}
+
+// offline returns the id of a session that ran on the station and does
+// not run now (its transcript is there).
+func offline(fs *fakestation.Station) string {
+	sid := uuid.NewString()
+	fs.AddTranscript(sid, "")
+	return sid
 }
 
 func sortedStrings(s []string) []string {
@@ -264,7 +292,7 @@ func TestSendUsage(t *testing.T) {
 func TestSendKnobs(t *testing.T) {
 	t.Parallel()
 	fs := fakestation.New(t)
-	sid := uuid.NewString()
+	sid := offline(fs)
 	env := append(fs.Env(), "OO_CLAUDE_WAIT_S=1.5", "OO_CLAUDE_MIN_INTERVAL_S=45")
 	row := jsonRow(t, runBinary(t, env, "", "send", sid, "x", "--json").stdout)
 	if string(row["wait_s"]) != "1.5" || string(row["min_interval_s"]) != "45" {
@@ -291,7 +319,7 @@ func TestSendProcesses(t *testing.T) {
 		t.Skip("800 processes")
 	}
 	fs := fakestation.New(t)
-	sid := uuid.NewString()
+	sid := offline(fs)
 	const P, N = 8, 100
 	var wg sync.WaitGroup
 	errs := make(chan string, P*N)
@@ -357,7 +385,7 @@ func TestSendProcesses(t *testing.T) {
 func TestSendThrottleProcesses(t *testing.T) {
 	t.Parallel()
 	fs := fakestation.New(t)
-	sid := uuid.NewString()
+	sid := offline(fs)
 	type res struct {
 		from string
 		code int
@@ -393,7 +421,7 @@ func TestSendThrottleProcesses(t *testing.T) {
 func TestSendSymlinkedInbox(t *testing.T) {
 	t.Parallel()
 	fs := fakestation.New(t)
-	sid := uuid.NewString()
+	sid := offline(fs)
 	victim := filepath.Join(t.TempDir(), "victim")
 	os.WriteFile(victim, nil, 0o600)
 	if err := os.Symlink(victim, fs.InboxPath(sid)); err != nil {
@@ -416,7 +444,7 @@ func TestSendReceiptWriteError(t *testing.T) {
 	if err := os.Symlink(filepath.Join(t.TempDir(), "x"), fs.Paths.ReceiptsFile()); err != nil {
 		t.Fatal(err)
 	}
-	r := runBinary(t, sendEnv(fs), "", "send", uuid.NewString(), "x", "--json")
+	r := runBinary(t, sendEnv(fs), "", "send", offline(fs), "x", "--json")
 	row := jsonRow(t, r.stdout)
 	if r.code != 3 || row["receipt_write_error"] == nil || !strings.Contains(r.stderr, "receipt not written") {
 		t.Errorf("exit %d row %s stderr %q", r.code, r.stdout, r.stderr)
@@ -672,7 +700,7 @@ func TestSendReplyBinary(t *testing.T) {
 func TestSendPriorityFlag(t *testing.T) {
 	t.Parallel()
 	fs := fakestation.New(t)
-	sid := uuid.NewString()
+	sid := offline(fs)
 	r := runInProcess(t, fs.Getenv, "", "send", sid, "after your turn", "--from", "omi", "--priority", "later", "--json")
 	row := jsonRow(t, r.stdout)
 	if r.code != 3 || string(row["priority"]) != `"later"` || !strings.Contains(string(row["line"]), `\"priority\":\"later\"`) {

@@ -25,17 +25,19 @@ import (
 	"path/filepath"
 	"strconv"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/oo-family/oo-claude/fakes"
+	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/station"
 )
 
 // Station is a fake station rooted in a temporary directory. Make one
 // with [New]: a Station not made by it (nil, or the zero value) has no
 // directory, so its writers (AddSession, WriteRow, WriteKey, SetStatus,
-// RemoveSession, Crash) do nothing; a nil one answers "" and nil.
+// RemoveSession, Crash, AddTranscript) do nothing; a nil one answers "" and nil.
 type Station struct {
 	Root  string
 	Paths station.Paths
@@ -86,8 +88,58 @@ func (s *Station) Close() {
 }
 
 func stop(c *exec.Cmd) {
+	if c.SysProcAttr != nil && c.SysProcAttr.Setpgid {
+		syscall.Kill(-c.Process.Pid, syscall.SIGKILL) // its children too
+	}
 	c.Process.Kill()
 	c.Wait()
+}
+
+// spawnWithDoorman starts a session process whose child holds lock open,
+// in a process group of its own (stopped as one), and returns the
+// session process's pid once the child holds the file.
+func (s *Station) spawnWithDoorman(lock string) int {
+	s.tb.Helper()
+	if err := os.MkdirAll(filepath.Dir(lock), 0o700); err != nil {
+		s.tb.Fatalf("fakestation: %v", err)
+	}
+	if err := os.WriteFile(lock, nil, 0o600); err != nil {
+		s.tb.Fatalf("fakestation: %v", err)
+	}
+	c := exec.Command("sh", "-c", `sleep 86400 3<"$0" & wait`, lock)
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	if err := c.Start(); err != nil {
+		s.tb.Fatalf("fakestation: starting a session process: %v", err)
+	}
+	s.mu.Lock()
+	s.procs[c.Process.Pid] = c
+	s.mu.Unlock()
+	real, err := filepath.EvalSymlinks(lock) // the kernel names it so
+	if err != nil {
+		s.tb.Fatalf("fakestation: %v", err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); !childHolds(c.Process.Pid, real); {
+		if time.Now().After(deadline) {
+			s.tb.Fatalf("fakestation: the doorman child of pid %d did not open %s within 30 s", c.Process.Pid, lock)
+		}
+		time.Sleep(2 * time.Millisecond)
+	}
+	return c.Process.Pid
+}
+
+// childHolds reports whether a child of pid has path open.
+func childHolds(pid int, path string) bool {
+	p := station.Proc{}
+	kids, _ := p.Children(pid)
+	for _, k := range kids {
+		files, _ := p.OpenFiles(k)
+		for _, f := range files {
+			if f == path {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // spawn starts a process for a session: a child that sleeps until the fake
@@ -185,6 +237,13 @@ type Session struct {
 	// ProcStart overrides the real start time (to fake a recycled pid).
 	ProcStart string
 	StartedAt time.Time // default: now
+	// DoormanInbox, when set (with PID 0), gives the session's process a
+	// child that holds <DoormanInbox>/<session id>.inbox.doorman.lock open
+	// (created 0600, with its directory), as the session's MCP doorman
+	// does while it follows that inbox directory: what the process table
+	// shows of a doorman. The child delivers nothing; AddSession returns
+	// once it holds the file.
+	DoormanInbox string
 }
 
 // AddSession writes <sessions>/<pid>.json for in and returns the row. A pid
@@ -195,13 +254,20 @@ func (s *Station) AddSession(in Session) station.Row {
 		return station.Row{}
 	}
 	s.tb.Helper()
-	if in.PID == 0 {
-		in.PID = s.spawn()
-	} else if _, err := os.Lstat(s.rowPath(in.PID)); err == nil {
-		s.tb.Fatalf("fakestation: pid %d already has a session row; give each session its own pid (leave PID 0)", in.PID)
-	}
 	if in.SessionID == "" {
 		in.SessionID = uuid.NewString()
+	}
+	switch {
+	case in.PID == 0 && in.DoormanInbox != "":
+		in.PID = s.spawnWithDoorman(filepath.Join(in.DoormanInbox, in.SessionID+".inbox.doorman.lock"))
+	case in.PID == 0:
+		in.PID = s.spawn()
+	case in.DoormanInbox != "":
+		s.tb.Fatalf("fakestation: DoormanInbox needs a session process of the fake's own (leave PID 0)")
+	default:
+		if _, err := os.Lstat(s.rowPath(in.PID)); err == nil {
+			s.tb.Fatalf("fakestation: pid %d already has a session row; give each session its own pid (leave PID 0)", in.PID)
+		}
 	}
 	if in.CWD == "" {
 		in.CWD = s.Root
@@ -346,4 +412,27 @@ func (s *Station) InboxPath(sessionID string) string {
 		return ""
 	}
 	return filepath.Join(s.Paths.InboxDir, sessionID+".inbox")
+}
+
+// AddTranscript writes an empty transcript of sessionID (0600) in the
+// project directory of cwd ("" means the station's root) and returns its
+// path: the station then knows the session, as after a session that ran
+// here and exited.
+func (s *Station) AddTranscript(sessionID, cwd string) string {
+	if !s.made() {
+		return ""
+	}
+	s.tb.Helper()
+	if cwd == "" {
+		cwd = s.Root
+	}
+	dir := filepath.Join(s.Paths.ProjectsDir, transcriptfile.EncodeProjectDir(cwd))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		s.tb.Fatalf("fakestation: %v", err)
+	}
+	p := filepath.Join(dir, sessionID+transcriptfile.Ext)
+	if err := os.WriteFile(p, nil, 0o600); err != nil {
+		s.tb.Fatalf("fakestation: %v", err)
+	}
+	return p
 }

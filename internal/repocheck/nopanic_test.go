@@ -195,6 +195,16 @@ var noPanicCases = []noPanicCase{
 			})
 		}
 	}},
+	{names: []string{"claudeinbox.FollowedInbox"}, run: func(h *hostile) {
+		h.call("FollowedInbox(zero)", func() { claudeinbox.FollowedInbox(station.Proc{}, station.Session{}, "") })
+		for i, s := range h.strs {
+			sess := station.Session{Row: station.Row{PID: h.ints[i%len(h.ints)], SessionID: s}}
+			h.call("FollowedInbox("+q(s)+")", func() {
+				claudeinbox.FollowedInbox(station.Proc{Root: s}, sess, s)
+				claudeinbox.FollowedInbox(station.Proc{}, station.Session{Row: station.Row{PID: 1, SessionID: "00000000-0000-4000-8000-000000000000"}}, s)
+			})
+		}
+	}},
 	// The inbox file layer (internal/inbox) holds its own no-panic test.
 
 	// door
