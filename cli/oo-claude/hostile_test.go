@@ -228,6 +228,7 @@ func hostileCases() []hostileCase {
 		{verb: "send", file: "registry row", setup: func(t *testing.T) (string, []string, []string) {
 			fs := fakestation.New(t)
 			row := fs.AddSession(fakestation.Session{PID: sleeper(t)})
+			fs.AddTranscript(row.SessionID, "") // known here: queued-offline, not unknown-session
 			p := filepath.Join(fs.Paths.SessionsDir, strconv.Itoa(row.PID)+".json")
 			os.Remove(p)
 			env := append(fs.Env(), "CLAUDE_CODE_MESSAGING_TOKEN="+testToken, "OO_CLAUDE_WAIT_S=0")
