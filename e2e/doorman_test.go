@@ -89,8 +89,8 @@ func TestDoormanGate(t *testing.T) {
 	}
 }
 
-// TestQueueThenDeliver: lines sent to a session id that does not run yet
-// are queued-offline (exit 3) and wait in its inbox; once a session with
+// TestQueueThenDeliver: lines sent with --expect-start to a session id that
+// does not run yet are queued-offline (exit 3) and wait in its inbox; once a session with
 // that id runs with our doorman, the doorman replays them and every one
 // reaches the model, each acked with the msg_id its transcript origin
 // carries.
@@ -103,7 +103,7 @@ func TestQueueThenDeliver(t *testing.T) {
 		// Distinct lines: the door drops an identical body from the same
 		// sender within 30 s.
 		line := fmt.Sprintf("queued %d %s", i, uuid.NewString())
-		rc, r := w.send(sid, line)
+		rc, r := w.send(sid, line, "--expect-start")
 		if r.code != 3 || str(rc, "class") != "queued-offline" {
 			t.Fatalf("send before the session runs: want queued-offline, exit 3\n%s", r)
 		}
@@ -148,7 +148,7 @@ func TestBashDoorman(t *testing.T) {
 	w.model.Enqueue(fakemodel.Bash(cmd), fakemodel.Text("done"))
 
 	early := "waiting " + uuid.NewString()
-	if rc, r := w.send(sid, early); str(rc, "class") != "queued-offline" {
+	if rc, r := w.send(sid, early, "--expect-start"); str(rc, "class") != "queued-offline" {
 		t.Fatalf("send before the session runs: want queued-offline\n%s", r)
 	}
 	s := w.start(pargs("run the doorman yourself", "--allowedTools", "Bash", "--session-id", sid))
@@ -437,4 +437,45 @@ func TestDoormanStopTiming(t *testing.T) {
 	if at.After(time.Unix(0, sigterm).Add(time.Millisecond)) {
 		t.Errorf("stopped heartbeat at %s, after the SIGTERM (%v after SIGINT)", h.StoppedAt, fromInt)
 	}
+}
+
+// TestSendFromAnotherInboxDir: a sender whose OO_CLAUDE_INBOX_DIR differs
+// from the real session's doorman's (a second shell, an ssh command that
+// reads no profile) was answered queued-no-doorman, exit 3, into an inbox
+// no doorman follows, and doctor with the same knobs found nothing. The
+// real claude's MCP doorman is a child of the registry row's pid holding
+// its lock: send refuses inbox-dir-mismatch naming both directories and
+// writes nothing there, doctor reports it, and a send with the right
+// directory is delivered.
+func TestSendFromAnotherInboxDir(t *testing.T) {
+	t.Parallel()
+	w := newWorld(t, fakemodel.WithReplies(fakemodel.Bash("sleep 6"), fakemodel.Text("done")))
+	s := w.start(w.withDoorman(pargs("wait for steers", "--allowedTools", "Bash")...))
+	s.waitModel(30*time.Second, "the first time", nil)
+	sid := s.waitRow(30 * time.Second).SessionID
+	s.waitHeartbeat(sid, 15*time.Second, "a following doorman", following(sid))
+
+	other := filepath.Join(w.root, "other-inbox")
+	if err := os.MkdirAll(other, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	rc, r := w.ooJSON([]string{"send", sid, "to the wrong inbox " + uuid.NewString(), "--from", "e2e"}, "OO_CLAUDE_INBOX_DIR="+other)
+	if r.code != 1 || str(rc, "class") != "refused" || str(rc, "reason") != "inbox-dir-mismatch" {
+		s.fatalf("send with another OO_CLAUDE_INBOX_DIR: want refused inbox-dir-mismatch, exit 1\n%s", r)
+	}
+	if note := str(rc, "note"); !strings.Contains(note, other) || !strings.Contains(note, w.inboxDir()) {
+		t.Errorf("note %q does not name both %s and %s", note, other, w.inboxDir())
+	}
+	if ents, _ := os.ReadDir(other); len(ents) != 0 {
+		t.Errorf("the send wrote into the inbox no doorman follows: %v", ents)
+	}
+	doc := w.oo([]string{"doctor", "--json"}, "OO_CLAUDE_INBOX_DIR="+other, "OO_CLAUDE_DOCTOR_MCP=0")
+	if doc.code != 1 || !strings.Contains(doc.stdout, `"kind":"inbox-dir-mismatch"`) {
+		t.Errorf("doctor with the sender's knobs: want an inbox-dir-mismatch finding\n%s", doc)
+	}
+	rc, r = w.send(sid, "to the right inbox "+uuid.NewString())
+	if !strings.HasPrefix(str(rc, "class"), "delivered-") {
+		s.fatalf("send with the doorman's directory: want delivered-*\n%s", r)
+	}
+	s.mustSucceed(60 * time.Second)
 }
