@@ -35,6 +35,9 @@ func TestHintsAreTheCLIs(t *testing.T) {
 		}, "bad-from", `From "a]b": `, `oo-claude: note: --from "a]b": `, ""},
 		{"unknown target", func(fs *fakestation.Station) []string { return []string{"nobody-here", "hi"} },
 			"unknown-target", `unknown target "nobody-here"`, `oo-claude: note: unknown target "nobody-here"`, " (oo-claude sessions lists them; a session that is not running is addressed by its full id)\n"},
+		{"unknown session", func(fs *fakestation.Station) []string { return []string{"6c0d0000-1111-4222-8333-444455556666", "hi"} },
+			"unknown-session", "no running session and no transcript on this station has the id 6c0d0000-1111-4222-8333-444455556666", "oo-claude: note: no running session",
+			"queued with --expect-start (oo-claude start --session-id); oo-claude sessions lists the sessions\n"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
