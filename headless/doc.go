@@ -8,9 +8,12 @@
 //
 //   - One driver per session: Resume and Start refuse a session that a
 //     live registry row names, whose doorman heartbeat is fresh, that a
-//     running process names on its command line (every form the real CLI's
-//     parser reads: --resume, --session-id, -r, and -r in a group of short
-//     flags), or whose lock
+//     running claude process names on its command line (every form the
+//     real CLI's parser reads: --resume, --session-id, -r, and -r in a
+//     group of short flags; a claude process is one whose executable is
+//     Config.ClaudeBin, or whose script it is: a wrapper such as timeout,
+//     bash -c or strace around a start or resume holds nothing), or whose
+//     lock
 //     (<state>/locks/resume-<sid>.lock) another resume or start holds; the
 //     lock is held from the check to the end of the run. A registry or
 //     process table that cannot be read is a refusal, never a go-ahead.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -22,6 +23,7 @@ import (
 	"github.com/oo-family/oo-claude/headless"
 	"github.com/oo-family/oo-claude/lineage"
 	"github.com/oo-family/oo-claude/receipt"
+	"github.com/oo-family/oo-claude/station"
 )
 
 const self = "/opt/oo/oo-claude"
@@ -309,4 +311,81 @@ func TestErrorTurnBeforeSuccessIsKept(t *testing.T) {
 	if f.IsError == nil || *f.IsError || f.Result == nil || *f.Result != "done" {
 		t.Errorf("top-level keys %v %v, want the final turn's (is_error false, done)", f.IsError, f.Result)
 	}
+}
+
+// startNaming starts a process (a wrapper) whose command line names sid
+// and waits until it runs with that command line.
+func startNaming(t *testing.T, sid string, argv ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(argv[0], argv[1:]...)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		args, _ := (station.Proc{}).Cmdline(cmd.Process.Pid)
+		if claudeproc.NamesSession(args, sid) {
+			return cmd
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%v does not name %s after 30s: %q", argv, sid, args)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// A wrapper whose command line carries the session (timeout 30 oo-claude
+// start … --session-id X, bash -c '…') holds nothing: start --session-id
+// and resume go ahead beside it. A claude process wrapped the same way
+// still holds the session, and the pid named is claude's, not the
+// wrapper's.
+func TestWrapperDoesNotHoldTheSession(t *testing.T) {
+	r, fs, fk := newRunner(t)
+	wrappers := map[string][]string{
+		"timeout": {"timeout", "60", "bash", "-c", "sleep 60; :", "oo-claude"},
+		"bash -c": {"bash", "-c", "sleep 60; :", "oo-claude"},
+	}
+	for name, w := range wrappers {
+		t.Run(name, func(t *testing.T) {
+			sid := uuid.NewString()
+			startNaming(t, sid, append(w, "start", "x", "--session-id", sid)...)
+			res, err := r.Start(context.Background(), headless.StartRequest{Prompt: "go", CWD: t.TempDir(), SessionID: sid, Self: self,
+				Out: filepath.Join(t.TempDir(), "r.json")})
+			if err != nil || res.Class != headless.Completed {
+				t.Errorf("start beside %s: class %s (%v), want completed", name, res.Class, err)
+			}
+			rsid := uuid.NewString()
+			addTranscript(t, fs, rsid, t.TempDir())
+			startNaming(t, rsid, append(w, "resume", "-r", rsid, "hi")...)
+			rres, err := r.Resume(context.Background(), headless.ResumeRequest{Self: self, SessionID: rsid, Line: "hi"})
+			if err != nil || rres.Class != headless.DeliveredResume {
+				t.Errorf("resume beside %s: class %s held by %q (%s, %v), want delivered-resume", name, rres.Class, rres.HeldBy, rres.Reason, err)
+			}
+		})
+	}
+
+	t.Run("wrapped claude", func(t *testing.T) {
+		sid := uuid.NewString()
+		addTranscript(t, fs, sid, t.TempDir())
+		fk.Script(fakeclaude.Script{DelayMS: 60_000})
+		n := len(fk.Calls("claude"))
+		wrapper := startNaming(t, sid, "timeout", "60", fk.Claude, "-p", "--resume", sid, "working")
+		calls := fk.WaitCalls("claude", n+1, 30*time.Second)
+		if len(calls) != n+1 {
+			t.Fatal("the wrapped fake claude did not run")
+		}
+		fk.Script(fakeclaude.Script{})
+		res, err := r.Resume(context.Background(), headless.ResumeRequest{Self: self, SessionID: sid, Line: "hi"})
+		if err != nil || res.Class != headless.HeldBySession || res.HeldBy != headless.HeldByProcess || res.HeldPID != calls[n].PID {
+			t.Errorf("resume: class %s held by %q pid %d (%v), want held-by-session by process %d (claude; the wrapper is %d)",
+				res.Class, res.HeldBy, res.HeldPID, err, calls[n].PID, wrapper.Process.Pid)
+		}
+		sres, err := r.Start(context.Background(), headless.StartRequest{Prompt: "go", CWD: t.TempDir(), SessionID: sid, Self: self,
+			Out: filepath.Join(t.TempDir(), "r.json")})
+		if !errors.Is(err, headless.ErrSessionInUse) || sres.Class != headless.Refused ||
+			!strings.Contains(err.Error(), "claude process "+strconv.Itoa(calls[n].PID)+" ") {
+			t.Errorf("start: class %s err %v, want refused session-in-use naming claude process %d", sres.Class, err, calls[n].PID)
+		}
+	})
 }

@@ -52,7 +52,7 @@ type ResumeRequest struct {
 const (
 	HeldByRegistry  = "registry-row" // a live registry row names the session
 	HeldByHeartbeat = "heartbeat"    // its doorman's heartbeat is fresh
-	HeldByProcess   = "process"      // a running process names it on its command line
+	HeldByProcess   = "process"      // a running claude process (Config.ClaudeBin) names it on its command line
 	HeldByLock      = "lock"         // another resume holds its lock
 )
 
@@ -492,13 +492,13 @@ func (r *Runner) heldBy(sid string, res *ResumeResult) (bool, error) {
 		res.Doorman = &receipt.Doorman{Fresh: true, PID: jsonrow.Ptr(h.PID), Age: &age, State: state}
 		return true, nil
 	}
-	pid, err := claudeproc.ProcessNaming(st.Proc, sid, r.pid())
+	pid, err := claudeproc.ProcessNaming(st.Proc, r.Config.ClaudeBin, sid, r.pid())
 	if err != nil {
 		return false, fmt.Errorf("%w: the process table: %w", ErrRegistryUnreadable, err)
 	}
 	if pid != 0 {
 		res.HeldBy, res.HeldPID = HeldByProcess, pid
-		res.Reason = fmt.Sprintf("process %d names the session on its command line", pid)
+		res.Reason = fmt.Sprintf("claude process %d names the session on its command line", pid)
 		return true, nil
 	}
 	return false, nil

@@ -35,6 +35,7 @@ func TestNoPanicOnZeroValues(t *testing.T) {
 		_, _ = p.Ancestors(pid)
 		_, _ = p.Cmdline(pid)
 		_, _ = p.Exe(pid)
+		_, _ = p.ExeInfo(pid)
 		_ = p.Alive(pid, "")
 		_ = p.IsDescendant(pid, pid, "")
 	}

@@ -105,6 +105,16 @@ func (p Proc) Exe(pid int) (string, error) {
 	return os.Readlink(filepath.Join(p.root(), strconv.Itoa(pid), "exe"))
 }
 
+// ExeInfo stats the executable the process runs, through /proc/<pid>/exe
+// (so also a file that was deleted or replaced since the process started):
+// compare it with [os.SameFile] to tell which program a process is.
+func (p Proc) ExeInfo(pid int) (fs.FileInfo, error) {
+	if pid <= 0 {
+		return nil, fmt.Errorf("pid %d: %w", pid, errNoProcess)
+	}
+	return os.Stat(filepath.Join(p.root(), strconv.Itoa(pid), "exe"))
+}
+
 // Cmdline returns the process's argument vector.
 func (p Proc) Cmdline(pid int) ([]string, error) {
 	b, err := os.ReadFile(filepath.Join(p.root(), strconv.Itoa(pid), "cmdline"))

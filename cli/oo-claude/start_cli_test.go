@@ -2,10 +2,13 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -13,6 +16,7 @@ import (
 	"github.com/oo-family/oo-claude/internal/claudeproc"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
 	"github.com/oo-family/oo-claude/fakes/fakeclaude"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
 	"github.com/oo-family/oo-claude/headless"
@@ -304,3 +308,85 @@ func TestStartSystemd(t *testing.T) {
 }
 
 func ptrTo[T any](v T) *T { return &v }
+
+// A dispatcher that wraps its calls (timeout, bash -c, env, nohup, nice)
+// is not refused by its own wrapper: the wrapper's command line names the
+// session, but only a claude process holds one. A claude process that
+// names the session still refuses the start and holds the resume.
+func TestWrappedStartAndResumeThroughBinary(t *testing.T) {
+	t.Parallel()
+	wrappers := map[string]func(bin string, args []string) []string{
+		"timeout": func(bin string, args []string) []string {
+			return append([]string{"/usr/bin/timeout", "60", bin}, args...)
+		},
+		"bash -c": func(bin string, args []string) []string {
+			return []string{"/usr/bin/bash", "-c", `"$0" "$@"; exit $?`, bin} // not exec'd: bash stays the parent
+		},
+		"env":   func(bin string, args []string) []string { return append([]string{"/usr/bin/env", "A=1", bin}, args...) },
+		"nohup": func(bin string, args []string) []string { return append([]string{"/usr/bin/nohup", bin}, args...) },
+		"nice": func(bin string, args []string) []string {
+			return append([]string{"/usr/bin/nice", "-n", "1", bin}, args...)
+		},
+	}
+	run := func(t *testing.T, r *hlRig, wrap func(string, []string) []string, args ...string) result {
+		t.Helper()
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		defer cancel()
+		cmd := command(ctx, t, r.env, args...)
+		argv := wrap(cmd.Path, args)
+		if argv[0] == "/usr/bin/bash" {
+			argv = append(argv, args...)
+		}
+		cmd.Path, cmd.Args = argv[0], argv
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Run()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		return result{stdout: out.String(), stderr: errb.String(), code: code}
+	}
+	for name, wrap := range wrappers {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			r := newHLRig(t)
+			res := run(t, r, wrap, "start", "do it", "--session-id", r.sid, "--cwd", r.cwd, "--json")
+			if res.code != 0 || !strings.Contains(res.stdout, `"state":"completed"`) {
+				t.Errorf("%s oo-claude start --session-id: exit %d, want 0 completed\nstdout: %s\nstderr: %s", name, res.code, res.stdout, res.stderr)
+			}
+			rsid := uuid.NewString()
+			r.transcriptFor(t, rsid)
+			res = run(t, r, wrap, "resume", rsid, "hi", "--json")
+			if res.code != 0 || !strings.Contains(res.stdout, `"class":"delivered-resume"`) {
+				t.Errorf("%s oo-claude resume: exit %d, want 0 delivered-resume\nstdout: %s\nstderr: %s", name, res.code, res.stdout, res.stderr)
+			}
+		})
+	}
+	t.Run("a claude holds it", func(t *testing.T) {
+		t.Parallel()
+		r := newHLRig(t)
+		r.transcriptFor(t, r.sid)
+		r.fk.Script(fakeclaude.Script{DelayMS: 60_000})
+		cmd := exec.Command("/usr/bin/timeout", "60", r.fk.Claude, "-p", "--resume", r.sid, "working")
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+		calls := r.fk.WaitCalls("claude", 1, 30*time.Second)
+		if len(calls) != 1 {
+			t.Fatal("the fake claude did not run")
+		}
+		r.fk.Script(fakeclaude.Script{})
+		res := run(t, r, wrappers["timeout"], "resume", r.sid, "hi", "--json")
+		if res.code != 3 || !strings.Contains(res.stdout, `"held_by":"process"`) || !strings.Contains(res.stdout, `"pid":`+strconv.Itoa(calls[0].PID)) {
+			t.Errorf("resume beside claude %d: exit %d, want 3 held by that process\nstdout: %s", calls[0].PID, res.code, res.stdout)
+		}
+		res = run(t, r, wrappers["bash -c"], "start", "do it", "--session-id", r.sid, "--cwd", r.cwd, "--json")
+		if res.code != 1 || !strings.Contains(res.stdout, "session-in-use") || !strings.Contains(res.stdout, "claude process "+strconv.Itoa(calls[0].PID)) {
+			t.Errorf("start beside claude %d: exit %d, want 1 session-in-use naming it\nstdout: %s\nstderr: %s", calls[0].PID, res.code, res.stdout, res.stderr)
+		}
+	})
+}

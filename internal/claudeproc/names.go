@@ -1,20 +1,30 @@
 package claudeproc
 
 import (
+	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/oo-family/oo-claude/station"
 )
 
-// ProcessNaming returns the pid of a running process (other than skip)
-// whose command line names sid as the session it resumes or creates (see
-// [NamesSession]), or 0. An error means the process table could not be
+// ProcessNaming returns the pid of a running claude process (other than
+// skip) whose command line names sid as the session it resumes or creates
+// (see [NamesSession]), or 0. An error means the process table could not be
 // listed.
-func ProcessNaming(p station.Proc, sid string, skip int) (int, error) {
+//
+// Only a claude process holds a session (see [IsClaude]): a wrapper whose
+// command line carries a start's or resume's arguments (timeout 30
+// oo-claude start … --session-id X, bash -c '…', strace, and nohup, env or
+// nice before they exec) names the session without running it.
+func ProcessNaming(p station.Proc, bin, sid string, skip int) (int, error) {
 	pids, err := p.Pids()
 	if err != nil {
 		return 0, err
 	}
+	binInfo, binErr := os.Stat(bin)
 	for _, pid := range pids {
 		if pid == skip {
 			continue
@@ -26,9 +36,37 @@ func ProcessNaming(p station.Proc, sid string, skip int) (int, error) {
 		if info, err := p.Info(pid); err != nil || info.Zombie() {
 			continue
 		}
+		if binErr == nil && !isClaude(p, pid, args, binInfo) {
+			continue
+		}
 		return pid, nil
 	}
 	return 0, nil
+}
+
+// isClaude reports whether process pid (its command line args) runs the
+// claude binary bin: its executable is that file, or an interpreter runs
+// that file as its script (args[1], absolute, is that file: a claude that
+// is a node or shell script). A process whose executable cannot be read
+// (another user's, a permission refused) counts as claude: who holds a
+// session is never guessed in its favour; neither is it when bin itself
+// cannot be read (ProcessNaming then takes every process for claude).
+func isClaude(p station.Proc, pid int, args []string, bin fs.FileInfo) bool {
+	exe, err := p.ExeInfo(pid)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return false // gone meanwhile (or a kernel thread)
+	case err != nil:
+		return true
+	case os.SameFile(exe, bin):
+		return true
+	}
+	if len(args) > 1 && filepath.IsAbs(args[1]) {
+		if fi, err := os.Stat(args[1]); err == nil && os.SameFile(fi, bin) {
+			return true
+		}
+	}
+	return false
 }
 
 // NamesSession reports whether a command line names sid as the session it
