@@ -49,10 +49,14 @@
 //   - Start creates the session's inbox before claude starts (and removes it
 //     again, while still empty, when the start fails), and its result file
 //     (written atomically, 0600) moves from started to completed, failed or
-//     timeout; a detached start names its unit in the result file from the
-//     start, returns only once the unit has claimed its prompt (one rename:
-//     a unit started twice runs claude once), and bounds systemd-run. The
-//     lineage link is registered once claude runs.
+//     timeout, naming its supervisor (pid and start time) from the first
+//     write; a started file whose supervisor is gone is lost, as
+//     [Runner.ReadStartFile] and the observatory report it and the first
+//     reader that can take the session's lock writes it; a detached start
+//     names its unit in the result file from the start, returns only once
+//     the unit has claimed its prompt (one rename: a unit started twice
+//     runs claude once), and bounds systemd-run. The lineage link is
+//     registered once claude runs.
 //   - Results are parsed leniently (a field of an unexpected type loses
 //     only itself); receipts carry argv with the line replaced by "<line>",
 //     never a token.

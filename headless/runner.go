@@ -33,6 +33,13 @@ const (
 	Completed Class = "completed" // the run ended with a parseable, non-error result
 	Started   Class = "started"   // StartRequest.Systemd: the unit was started; the result file follows it
 	Failed    Class = "failed"    // claude failed or the run ended in an error
+	// Lost is a result file's state only, never a start's verdict: the
+	// file was started and its supervisor is gone without writing the
+	// outcome (killed, OOM-killed, a reboot); claude died with it. Its
+	// readers ([ReadStartFile], the observatory) report it so, and the
+	// first that can take the session's lock writes it, with ended_at and
+	// a reason beginning "supervisor-gone". Its exit code is 4.
+	Lost Class = "lost"
 )
 
 // ExitCode is the exit code the contract gives the class: 0
@@ -46,7 +53,7 @@ func (c Class) ExitCode() int {
 		return 1
 	case HeldBySession:
 		return 3
-	case Errored, Failed:
+	case Errored, Failed, Lost:
 		return 4
 	case Timeout:
 		return 5

@@ -76,7 +76,8 @@ type Lineage struct {
 }
 
 // StartFile is the result file of a start, written atomically at every
-// state change: started, then completed, failed or timeout.
+// state change: started, then completed, failed or timeout; or lost,
+// written by a reader when the supervisor died first ([Lost]).
 type StartFile struct {
 	State      Class   `json:"state"`
 	SessionID  string  `json:"session_id"`
@@ -100,13 +101,18 @@ type StartFile struct {
 	StartedAt      string   `json:"started_at"`
 	EndedAt        *string  `json:"ended_at"`
 	PID            *int     `json:"pid"`
-	// SupervisorPID is the oo-claude process that runs claude and will
-	// write the outcome; Deadline is when it stops claude at the latest.
-	// A file still "started" past its deadline, or whose supervisor is
-	// gone, belongs to an abandoned run (claude dies with its supervisor).
-	SupervisorPID *int     `json:"supervisor_pid"`
-	Deadline      *string  `json:"deadline"`
-	Argv          []string `json:"argv"`
+	// SupervisorPID is the oo-claude process that runs the start and will
+	// write the outcome (the detaching start until the unit's body takes
+	// the run, then the unit's process), SupervisorProcStart its start
+	// time (station.ProcInfo.StartTicks), so a reused pid is not taken
+	// for it; both are written with the started state. Deadline is when
+	// it stops claude at the latest. A started file whose supervisor is
+	// gone belongs to a lost run (claude dies with its supervisor): its
+	// readers report it as Lost and the first that can writes that state.
+	SupervisorPID       *int     `json:"supervisor_pid"`
+	SupervisorProcStart *string  `json:"supervisor_proc_start"`
+	Deadline            *string  `json:"deadline"`
+	Argv                []string `json:"argv"`
 
 	receipt.Run
 	DoormanHeartbeat json.RawMessage `json:"doorman_heartbeat"`
@@ -321,6 +327,7 @@ func (r *Runner) start(ctx context.Context, req StartRequest) (StartResult, erro
 		return r.failEarly(&res, "inbox", err)
 	}
 	f.State = Started
+	r.recordSupervisor(f)
 	if err := writeFile(f); err != nil {
 		return r.failEarly(&res, "result-file", err)
 	}
@@ -379,12 +386,15 @@ func createInbox(path string) error {
 	return f.Close()
 }
 
-func writeFile(f *StartFile) error {
-	b, err := json.MarshalIndent(f, "", "  ")
-	if err != nil {
-		return err
+func writeFile(f *StartFile) error { return claudeproc.WriteResultFile(f.ResultFile, f) }
+
+// recordSupervisor names this process as the start's supervisor: its pid
+// and its start time (none when /proc cannot tell: the pid alone then).
+func (r *Runner) recordSupervisor(f *StartFile) {
+	f.SupervisorPID, f.SupervisorProcStart = jsonrow.Ptr(r.pid()), nil
+	if info, err := r.station().Proc.Info(r.pid()); err == nil {
+		f.SupervisorProcStart = jsonrow.Ptr(info.StartTicks)
 	}
-	return fsx.WriteFileAtomic(f.ResultFile, append(b, '\n'))
 }
 
 // parentLineage finds the session the start is made from; the link is
@@ -458,7 +468,8 @@ func (r *Runner) foreground(ctx context.Context, res *StartResult, prompt string
 		OnStart: func(pid int) {
 			// Who runs it and until when, before the run: a reader can
 			// tell a live run from an abandoned one.
-			f.PID, f.SupervisorPID = jsonrow.Ptr(pid), jsonrow.Ptr(r.pid())
+			f.PID = jsonrow.Ptr(pid)
+			r.recordSupervisor(f)
 			f.Deadline = jsonrow.Ptr(jsonrow.FormatTime(r.now().Add(timeout + r.killGrace())))
 			r.registerLineage(ctx, f)
 			startErr = writeFile(f)
@@ -548,7 +559,9 @@ func (r *Runner) detach(ctx context.Context, res *StartResult, req StartRequest)
 	limit := durationOr(r.SystemdRunTimeout, 30*time.Second)
 	out := claudeproc.RunProcess(ctx, claudeproc.Invocation{Path: r.Config.SystemdRun, Args: argv, Env: runEnv, Dir: f.CWD, Timeout: limit, KillGrace: r.KillGrace})
 	if out.Err != nil || out.TimedOut || out.Canceled || out.ExitCode != 0 {
-		_, _ = claimPrompt(*f.PromptFile)
+		if p, err := claimPrompt(*f.PromptFile); err == nil {
+			_ = os.Remove(p)
+		}
 		why := fmt.Sprintf("systemd-run exit %d: %s", out.ExitCode, tailLines(out.Stderr, 5, 1024))
 		switch {
 		case out.Err != nil:
@@ -595,16 +608,8 @@ func waitGone(ctx context.Context, path string, wait time.Duration) bool {
 	}
 }
 
-// claimPrompt takes a detached start's prompt file in one atomic rename, so
-// of everyone who tries (two unit bodies started at once, the detaching
-// start giving up) exactly one gets it. It returns the claimed path.
-func claimPrompt(path string) (string, error) {
-	claimed := fmt.Sprintf("%s.taken-%d", path, os.Getpid())
-	if err := os.Rename(path, claimed); err != nil {
-		return "", err
-	}
-	return claimed, nil
-}
+// claimPrompt is [claudeproc.ClaimPrompt] by this process.
+func claimPrompt(path string) (string, error) { return claudeproc.ClaimPrompt(path, os.Getpid()) }
 
 // RunUnit is the body of a detached start's unit: it reads the result file
 // that the detaching start wrote (state started, a unit named), takes the
@@ -655,20 +660,32 @@ func (r *Runner) runUnit(ctx context.Context, resultFile string) (StartResult, e
 		}
 		return bad(err)
 	}
+	// The claimed copy stays until this process is recorded as the
+	// supervisor: a reader that finds the detaching start gone meanwhile
+	// sees the claim's live pid and does not take the run for lost.
+	defer os.Remove(claimed)
 	p, err := fsx.ReadFile(claimed)
-	_ = os.Remove(claimed)
 	if err != nil {
 		return bad(err)
 	}
 	lctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	lock, err := fsx.LockContext(lctx, claudeproc.ResumeLockPath(r.Config.Paths, f.SessionID))
 	cancel()
+	res.Prompt = string(p)
 	if err != nil {
-		res.Prompt = string(p)
 		return r.failEarly(&res, "lock", err)
 	}
 	defer lock.Unlock()
-	res.Prompt = string(p)
+	// Under the lock, the file once more: a reader may have finalized it
+	// as lost while the detaching start was gone and the lock free.
+	if b, err := fsx.ReadFile(resultFile); err != nil || json.Unmarshal(b, &res.File) != nil || res.File.State != Started {
+		return bad(errors.New("no longer a started detached start (a reader found it lost?)"))
+	}
+	r.recordSupervisor(f)
+	if err := writeFile(f); err != nil {
+		return r.failEarly(&res, "result-file", err)
+	}
+	_ = os.Remove(claimed)
 	if err := checkPrompt(res.Prompt); err != nil {
 		return bad(err)
 	}
@@ -750,4 +767,30 @@ func nilIfEmpty(s string) *string {
 		return nil
 	}
 	return &s
+}
+
+// ReadStartFile reads the result file at path as every reader of result
+// files does: a started file whose supervisor is gone (its pid does not
+// run with the recorded start time) and that no unit body holds is
+// reported [Lost], and is written so (atomically, with ended_at, a reason
+// and a note, every other key kept) when the session's lock is free; two
+// readers at once write it once. An error means the file could not be
+// read or is not a result file.
+func (r *Runner) ReadStartFile(path string) (StartFile, error) {
+	if r == nil {
+		r = new(Runner)
+	}
+	rr := claudeproc.ResultReader{Proc: r.station().Proc, Paths: r.Config.Paths, Now: r.Now, PID: r.PID}
+	got, err := rr.Read(path)
+	if err != nil {
+		return StartFile{}, err
+	}
+	var f StartFile
+	if err := json.Unmarshal(got.Raw, &f); err != nil {
+		return StartFile{}, fmt.Errorf("%s: %w", path, err)
+	}
+	if got.State == claudeproc.StateLost && f.State != Lost {
+		f.State, f.Reason = Lost, jsonrow.Ptr(got.Reason)
+	}
+	return f, nil
 }

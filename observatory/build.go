@@ -44,8 +44,11 @@ type Options struct {
 	// Only restricts the document to one session id. When
 	// no live session has that id, the document holds it as an offline
 	// session (status offline, its riders from its transcript directory).
-	// offline_inboxes is then left empty.
+	// offline_inboxes and starts are then left empty.
 	Only string
+	// PID is the reader, named in the note of a start it finalizes as
+	// lost (Document.Starts); 0 means this process.
+	PID int
 }
 
 // Error is a failure to read a part of the station that the document cannot
@@ -114,6 +117,7 @@ func Build(ctx context.Context, opts Options) (*Document, error) {
 		RidingWindowS:   window.Seconds(),
 		IncludeFinished: opts.IncludeFinished,
 		OfflineInboxes:  []OfflineInbox{},
+		Starts:          []Start{},
 		Warnings:        []string{},
 	}
 
@@ -185,6 +189,9 @@ feed:
 		}
 		off, w := b.offlineInboxes(running)
 		doc.OfflineInboxes = off
+		doc.Warnings = append(doc.Warnings, w...)
+		starts, w := b.starts(opts.PID)
+		doc.Starts = starts
 		doc.Warnings = append(doc.Warnings, w...)
 	}
 	return doc, nil

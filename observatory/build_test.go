@@ -155,7 +155,7 @@ func TestBuild(t *testing.T) {
 			}
 			want := &observatory.Document{
 				Schema: "oo-claude/sessions/v0", GeneratedAt: "2026-11-30T12:00:00.000Z", Station: "box",
-				Generator: "oo-claude test", RidingWindowS: 600, IncludeFinished: tt.all, Warnings: []string{},
+				Generator: "oo-claude test", RidingWindowS: 600, IncludeFinished: tt.all, Warnings: []string{}, Starts: []observatory.Start{},
 				Sessions: []observatory.Session{
 					{
 						Session: sidA, Name: "work-e9", PID: 1001, Status: "busy", CWD: "/home/u/proj", Version: "2.1.332",

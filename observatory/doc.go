@@ -13,8 +13,12 @@
 //   - Only sessions whose registry row is live (the pid runs with the row's
 //     procStart) are listed as running; a stale row left by a killed session
 //     is not.
-//   - Nothing is written and nothing is locked: transcripts and inbox files
-//     are read while their owners append to them. Inbox lines are counted in
+//   - Nothing is written and nothing is locked, with one exception:
+//     transcripts and inbox files are read while their owners append to
+//     them. The exception is a headless start's result file (Document.Starts,
+//     <state>/start/) still started whose supervisor is gone (pid and start
+//     time): it is listed as lost, and written so under the session's lock
+//     (one reader of several at once; never while its supervisor runs). Inbox lines are counted in
 //     one sequential pass without holding the file in memory, and rider
 //     transcripts are read from their end (see package transcript), so the
 //     cost follows the number of sessions and riders, not transcript sizes.

@@ -70,6 +70,9 @@ type Document struct {
 	RidingWindowS   float64        `json:"riding_window_s"` // the riding rule's window
 	IncludeFinished bool           `json:"include_finished"`
 	OfflineInboxes  []OfflineInbox `json:"offline_inboxes"`
+	// Starts are the headless starts of <state>/start/ still started or
+	// lost (every one with IncludeFinished), oldest first.
+	Starts []Start `json:"starts"`
 	// Warnings are problems that left a part of the document incomplete
 	// (a rider or a ledger that could not be read); never fatal.
 	Warnings []string `json:"warnings"`

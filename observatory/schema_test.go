@@ -56,7 +56,10 @@ var v0Fields = map[string]string{
 
 // v0Extras are fields oo-claude adds beyond v0.1's list (additions are
 // allowed; listing them here keeps every addition deliberate).
-var v0Extras = map[string]string{"warnings": "a"}
+var v0Extras = map[string]string{"warnings": "a",
+	"starts": "a", "starts[]": "o", "starts[].session": "s", "starts[].state": "s", "starts[].result_file": "s",
+	"starts[].unit": "s?", "starts[].pid": "n?", "starts[].supervisor_pid": "n?", "starts[].started_at": "s?",
+	"starts[].ended_at": "s?", "starts[].reason": "s?", "starts[].finalized": "b"}
 
 // jsonKinds walks a decoded JSON value and records, for every object key
 // path (arrays as "[]"), the kinds seen there.

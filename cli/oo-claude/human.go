@@ -54,7 +54,8 @@ func startTime(ms int64) string {
 // writeTree writes the human form of `oo-claude sessions`: one line per
 // session with its status, riders riding/total, doorman state, pending
 // lines and start time, children indented under their parent, then the
-// offline inboxes that hold waiting lines.
+// offline inboxes that hold waiting lines, then the headless starts still
+// started or lost.
 func writeTree(w io.Writer, doc *observatory.Document) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "SESSION\tNAME\tPID\tSTATUS\tRIDERS\tDOORMAN\tPENDING\tSTARTED")
@@ -75,6 +76,23 @@ func writeTree(w io.Writer, doc *observatory.Document) error {
 		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		for _, o := range doc.OfflineInboxes {
 			fmt.Fprintf(tw, "  %s\tpending %d\t%s\n", o.Session, o.Pending, string(o.LastLine))
+		}
+		if err := tw.Flush(); err != nil {
+			return err
+		}
+	}
+	if len(doc.Starts) > 0 {
+		fmt.Fprintf(w, "\nHeadless starts (%s):\n", "oo-claude start; lost: its supervisor is gone without writing the outcome")
+		tw = tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+		for _, s := range doc.Starts {
+			who := "-"
+			if s.SupervisorPID != nil {
+				who = fmt.Sprintf("supervisor %d", *s.SupervisorPID)
+			}
+			if s.Unit != "" {
+				who += ", unit " + string(s.Unit)
+			}
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\n", s.Session, s.State, who, s.ResultFile)
 		}
 		if err := tw.Flush(); err != nil {
 			return err

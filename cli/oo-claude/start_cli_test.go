@@ -7,9 +7,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -21,6 +23,7 @@ import (
 	"github.com/oo-family/oo-claude/fakes/fakestation"
 	"github.com/oo-family/oo-claude/headless"
 	"github.com/oo-family/oo-claude/lineage"
+	"github.com/oo-family/oo-claude/observatory"
 	"github.com/oo-family/oo-claude/station"
 )
 
@@ -389,4 +392,136 @@ func TestWrappedStartAndResumeThroughBinary(t *testing.T) {
 			t.Errorf("start beside claude %d: exit %d, want 1 session-in-use naming it\nstdout: %s\nstderr: %s", calls[0].PID, res.code, res.stdout, res.stderr)
 		}
 	})
+}
+
+// A start whose supervisor is killed leaves its result file started; the
+// next `sessions` reports the run as lost and finalizes the file (state
+// lost, ended_at, a supervisor-gone reason), and claude died with it.
+func TestKilledStartIsLost(t *testing.T) {
+	t.Parallel()
+	r := newHLRig(t)
+	r.fk.Script(fakeclaude.Script{DelayMS: 120_000})
+	out := filepath.Join(r.fs.Paths.StateDir, "start", r.sid+".json")
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := command(ctx, t, r.env, "start", "do it", "--session-id", r.sid, "--cwd", r.cwd, "--json")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	calls := r.fk.WaitCalls("claude", 1, 30*time.Second)
+	if len(calls) != 1 {
+		t.Fatal("claude did not run")
+	}
+	// The file names claude once it runs (written before claude is told to go on).
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if b, err := os.ReadFile(out); err == nil && strings.Contains(string(b), `"pid": `+strconv.Itoa(calls[0].PID)) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the result file does not name claude")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	f := readStartFile(t, out)
+	if f.State != headless.Started || f.SupervisorPID == nil || *f.SupervisorPID != cmd.Process.Pid || f.SupervisorProcStart == nil || *f.SupervisorProcStart == "" {
+		t.Fatalf("running: state %s supervisor %v start %v, want started by %d with its start time", f.State, f.SupervisorPID, f.SupervisorProcStart, cmd.Process.Pid)
+	}
+	if err := cmd.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	_ = cmd.Wait()
+
+	res := r.run(t, nil, "sessions", "--json")
+	if res.code != 0 {
+		t.Fatalf("sessions: exit %d\n%s", res.code, res.stderr)
+	}
+	var doc struct {
+		Starts []struct {
+			Session, State, Reason string
+			ResultFile             string `json:"result_file"`
+			Finalized              bool
+		}
+	}
+	if err := json.Unmarshal([]byte(res.stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	if len(doc.Starts) != 1 || doc.Starts[0].State != "lost" || !doc.Starts[0].Finalized || doc.Starts[0].ResultFile != out ||
+		!strings.HasPrefix(doc.Starts[0].Reason, "supervisor-gone: ") {
+		t.Errorf("sessions --json starts: %+v, want the killed start lost and finalized", doc.Starts)
+	}
+	f = readStartFile(t, out)
+	if f.State != headless.Lost || f.EndedAt == nil || f.Reason == nil || !strings.Contains(*f.Reason, strconv.Itoa(cmd.Process.Pid)) || f.Note == nil {
+		t.Errorf("result file: state %s ended_at %v reason %v note %v, want lost with ended_at, reason and note", f.State, f.EndedAt, f.Reason, f.Note)
+	}
+	if (station.Proc{}).Alive(calls[0].PID, "") {
+		t.Errorf("claude (pid %d) outlived its killed supervisor", calls[0].PID)
+	}
+	res = r.run(t, nil, "sessions")
+	if !regexp.MustCompile(r.sid + ` +lost +supervisor ` + strconv.Itoa(cmd.Process.Pid) + ` +` + regexp.QuoteMeta(out)).MatchString(res.stdout) {
+		t.Errorf("sessions does not show the lost start:\n%s", res.stdout)
+	}
+}
+
+// sessionsStarts runs `sessions --json` and returns its starts.
+func sessionsStarts(t *testing.T, r *hlRig) []observatory.Start {
+	t.Helper()
+	res := r.run(t, nil, "sessions", "--json")
+	if res.code != 0 {
+		t.Fatalf("sessions: exit %d\n%s", res.code, res.stderr)
+	}
+	var doc observatory.Document
+	if err := json.Unmarshal([]byte(res.stdout), &doc); err != nil {
+		t.Fatal(err)
+	}
+	return doc.Starts
+}
+
+// A detached start's supervisor is the unit's process: while the unit runs
+// claude its run reads started (the detaching start is long gone); once
+// the unit's process is killed, lost.
+func TestKilledUnitIsLost(t *testing.T) {
+	t.Parallel()
+	r := newHLRig(t)
+	r.fk.ScriptFor(fakeclaude.NameSystemdRun, fakeclaude.Script{RunUnit: true, UnitEnv: []string{"OO_CLAUDE_TEST_AS_BINARY=1"}})
+	r.fk.Script(fakeclaude.Script{DelayMS: 120_000})
+	res := r.run(t, nil, "start", "do it", "--session-id", r.sid, "--systemd", "--timeout", "300", "--cwd", r.cwd, "--json")
+	if res.code != 0 {
+		t.Fatalf("exit %d: %s", res.code, res.stderr)
+	}
+	resultFile := filepath.Join(r.fs.Paths.StateDir, "start", r.sid+".json")
+	calls := r.fk.WaitCalls("claude", 1, 30*time.Second)
+	if len(calls) != 1 {
+		t.Fatal("the unit did not run claude")
+	}
+	info, err := (station.Proc{}).Info(calls[0].PID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	unitPID := info.PPID // the unit's body runs claude
+	t.Cleanup(func() { syscall.Kill(unitPID, syscall.SIGKILL) })
+	var f headless.StartFile
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if f = readStartFile(t, resultFile); f.PID != nil && *f.PID == calls[0].PID {
+			break
+		}
+	}
+	if f.State != headless.Started || f.SupervisorPID == nil || *f.SupervisorPID != unitPID || f.SupervisorProcStart == nil {
+		t.Fatalf("running: state %s supervisor %v (start %v), want started by the unit's process %d", f.State, f.SupervisorPID, f.SupervisorProcStart, unitPID)
+	}
+	if got := sessionsStarts(t, r); len(got) != 1 || got[0].State != observatory.StartStarted || string(got[0].Unit) == "" {
+		t.Errorf("while the unit runs: %+v, want started", got)
+	}
+	if err := syscall.Kill(unitPID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(30 * time.Second); (station.Proc{}).Alive(unitPID, *f.SupervisorProcStart) && time.Now().Before(deadline); {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if got := sessionsStarts(t, r); len(got) != 1 || got[0].State != observatory.StartLost || !got[0].Finalized {
+		t.Errorf("after the unit's process was killed: %+v, want lost", got)
+	}
+	if f := readStartFile(t, resultFile); f.State != headless.Lost || f.Unit == nil || f.EndedAt == nil {
+		t.Errorf("result file: state %s unit %v ended_at %v, want lost, the unit kept", f.State, f.Unit, f.EndedAt)
+	}
 }
