@@ -111,10 +111,18 @@ func (w *world) oo(args []string, env ...string) ooRun {
 // ooAsync is oo in the background: the channel yields the finished run
 // (code -1 when it could not be run; stderr says why).
 func (w *world) ooAsync(args []string, env ...string) <-chan ooRun {
+	return w.ooAsyncVia(nil, args, env...)
+}
+
+// ooAsyncVia is ooAsync with oo-claude run by a wrapper: the command is
+// wrapper, then the oo-claude binary, then args (timeout 60 oo-claude …,
+// bash -c '"$0" "$@"' oo-claude …).
+func (w *world) ooAsyncVia(wrapper, args []string, env ...string) <-chan ooRun {
 	bin := ooClaude(w.t)
 	done := make(chan ooRun, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	cmd := exec.CommandContext(ctx, bin, args...)
+	argv := append(append(append([]string{}, wrapper...), bin), args...)
+	cmd := exec.CommandContext(ctx, argv[0], argv[1:]...)
 	cmd.Dir = w.cwd
 	cmd.Env = append(w.env(w.knobEnv()...), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
