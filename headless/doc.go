@@ -11,8 +11,9 @@
 //     running claude process names on its command line (every form the
 //     real CLI's parser reads: --resume, --session-id, -r, and -r in a
 //     group of short flags; a claude process is one whose executable is
-//     Config.ClaudeBin, or whose script it is: a wrapper such as timeout,
-//     bash -c or strace around a start or resume holds nothing), or whose
+//     Config.ClaudeBin, or whose script it is, or that is called claude: a
+//     wrapper such as timeout, bash -c or strace around a start or resume
+//     holds nothing), or whose
 //     lock
 //     (<state>/locks/resume-<sid>.lock) another resume or start holds; the
 //     lock is held from the check to the end of the run. A registry or

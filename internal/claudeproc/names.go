@@ -44,13 +44,17 @@ func ProcessNaming(p station.Proc, bin, sid string, skip int) (int, error) {
 	return 0, nil
 }
 
-// isClaude reports whether process pid (its command line args) runs the
-// claude binary bin: its executable is that file, or an interpreter runs
-// that file as its script (args[1], absolute, is that file: a claude that
-// is a node or shell script). A process whose executable cannot be read
-// (another user's, a permission refused) counts as claude: who holds a
-// session is never guessed in its favour; neither is it when bin itself
-// cannot be read (ProcessNaming then takes every process for claude).
+// isClaude reports whether process pid (its command line args) is a
+// claude process: its executable is the claude binary bin, or an
+// interpreter runs that file as its script (args[1], absolute, is that
+// file: a claude that is a node or shell script), or it is called claude
+// (args[0]'s base name is "claude" or bin's: another install of claude, or
+// the binary a wrapper script named by bin execs). A wrapper (timeout,
+// bash, env, nohup, nice, strace) is called by its own name. A process
+// whose executable cannot be read (another user's, a permission refused)
+// counts as claude: who holds a session is never guessed in its favour;
+// neither is it when bin itself cannot be read (ProcessNaming then takes
+// every process for claude).
 func isClaude(p station.Proc, pid int, args []string, bin fs.FileInfo) bool {
 	exe, err := p.ExeInfo(pid)
 	switch {
@@ -60,6 +64,11 @@ func isClaude(p station.Proc, pid int, args []string, bin fs.FileInfo) bool {
 		return true
 	case os.SameFile(exe, bin):
 		return true
+	}
+	if len(args) > 0 {
+		if name := filepath.Base(args[0]); name == "claude" || name == bin.Name() {
+			return true
+		}
 	}
 	if len(args) > 1 && filepath.IsAbs(args[1]) {
 		if fi, err := os.Stat(args[1]); err == nil && os.SameFile(fi, bin) {

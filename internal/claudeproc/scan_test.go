@@ -90,6 +90,7 @@ func TestProcessNamingOnlyClaude(t *testing.T) {
 		{"claude itself", claude, []string{claude, "-p", "--session-id", sid, "x"}},
 		{"claude under another name", claude, []string{"/home/u/.local/bin/claude", "-r" + sid}},
 		{"claude as a script", f.exe("node"), []string{"node", claude, "--resume", sid}},
+		{"another install of claude", f.exe("2.1.340"), []string{"/home/u/.local/bin/claude", "--resume", sid}},
 		{"an executable that cannot be told", "", []string{"claude", "--resume", sid}},
 	}
 	for i, h := range holders {
