@@ -81,35 +81,52 @@
 //   - Stop (context cancelled, stdin EOF in MCP mode): the heartbeat says
 //     stopped and the lock is released before [Doorman.Run] returns.
 //
-// The MCP server ([Server]) speaks the revisions 2026-07-28 (server/discover,
-// then requests that carry the revision in their _meta: what Claude Code
-// uses when the probe succeeds), 2025-11-25, 2025-06-18, 2025-03-26 (with
-// JSON-RPC batches) and 2024-11-05 (through initialize). It validates tool
+// The MCP server ([Server]) is the official Go SDK's
+// (github.com/modelcontextprotocol/go-sdk v1.8.0: mcp.NewServer,
+// mcp.AddTool), serving the revisions 2026-07-28 (server/discover, then
+// requests that carry the revision in their _meta: what Claude Code uses
+// when the probe succeeds), 2025-11-25, 2025-06-18, 2025-03-26 (with
+// JSON-RPC batches) and 2024-11-05 (through initialize). It advertises
+// only what it serves (tools, without listChanged; any other method is
+// -32601), puts the caching hints 2026-07-28 requires in server/discover
+// and list results (ttlMs 0, cacheScope "private"), and validates tool
 // arguments against the tool's inputSchema (a violation is a tool result
-// with isError, which the model reads), accepts only the ids MCP allows (a
-// string of valid UTF-8 or an integer; any other is answered -32600 with a
-// null id), answers -32600 to valid JSON that is not a request and nothing
-// to a response. stdout carries JSON-RPC only, one mutex-guarded frame at a
-// time; logs go to the Log writer (stderr).
+// with isError, which the model reads).
 //
-// It is hand-written, not built on the official Go SDK
-// (github.com/modelcontextprotocol/go-sdk, whose client the tests use),
-// because SDK v1.8.0's stdio server breaks three of the doorman's
-// guarantees (TestSDKServerDeviations holds each):
+// In front of the SDK stands the doorman's own transport (the SDK's
+// Transport and Connection interfaces), because the SDK's stdio transport
+// breaks three of the doorman's guarantees (TestTransportGuarantees runs
+// each input against both):
 //   - requests read right before stdin's EOF go unanswered (initialize,
-//     tools/list and ping written in one go, then EOF: answers missing in 19
-//     and 20 of 20 runs, often all three), where every request read before
-//     EOF must be answered;
+//     tools/list and ping written in one go, then EOF: answers missing in
+//     19 and 20 of 20 runs); the transport reports EOF to the SDK only once
+//     every request it passed on is answered;
 //   - one malformed line ends the whole session unanswered ("{bad", "[]",
-//     "42", an object id, "method":5: Run returns an error and the server
-//     stops), where it must answer -32700 or -32600 and go on;
-//   - ids are not checked: 7.5 is answered as 7 and a string id of invalid
-//     UTF-8 with U+FFFD in its place (ids the client never sent), a null id
-//     is dropped as if it were a notification.
+//     "42", an object id, "method":5); the transport answers it -32700 or
+//     -32600 itself and goes on;
+//   - ids are not checked (7.5 is answered as 7, a big integer rounded, an
+//     invalid UTF-8 string with U+FFFD in its place, a null id dropped);
+//     the transport refuses every id but a string of valid UTF-8 or an
+//     integer (-32600, with the id where it is readable and allowed, else
+//     null), hands the SDK its own small integer ids and answers with the
+//     client's id byte for byte.
 //
-// The start-up to the initialize answer and the memory of both are in
-// BENCHMARKS.md; the files the doorman writes (heartbeat, acks, offset) are
-// the v0.1 contract's (COMPATIBILITY.md, "Inbox contract v1").
+// It also holds the smallest shim for what SDK v1.8.0 gets wrong: a request
+// whose _meta names a revision the server does not speak, older (the
+// spec's 1900-01-01) or newer, is refused -32022 with the supported and
+// requested versions (the SDK serves an older one as legacy), and a
+// malformed initialize (no protocolVersion, capabilities or clientInfo) is
+// -32602 (the SDK takes it). Answers may come in any order (JSON-RPC
+// matches them by id); an initialize is answered before the next line is
+// read, so a batch is judged by the version it negotiated. stdout carries
+// JSON-RPC only, one whole frame per write; logs go to the Log writer
+// (stderr).
+//
+// The start-up to the first answer, the memory, the CPU of a session and
+// the binary size, the SDK's server against the hand-written one it
+// replaced, are in BENCHMARKS.md; the files the doorman writes (heartbeat,
+// acks, offset) are the v0.1 contract's (COMPATIBILITY.md, "Inbox
+// contract v1").
 //
 // Nothing here reads the process environment, the clock or /proc on its own:
 // every input comes through [Host] and [Options].

@@ -5,8 +5,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -19,7 +21,7 @@ import (
 )
 
 // FuzzServer: whatever arrives, stdout carries only JSON-RPC frames, valid
-// UTF-8, one per line, in order: for each non-blank line exactly one frame
+// UTF-8, one per line, in any order: for each non-blank line exactly one frame
 // (none for a notification or a response), with the line's id (null when it
 // has none, does not parse, or is not a string or an integer), holding
 // either a result or an error. A batch gets one array frame of its
@@ -30,7 +32,7 @@ func FuzzServer(f *testing.F) {
 	f.Add(`[{"jsonrpc":"2.0"}]`)
 	f.Add(`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n\n" + `{"jsonrpc":"2.0","id":"<&>","method":"ping"}`)
 	f.Add(`{"jsonrpc":"2.0","id":null,"method":"ping"}` + "\r\n" + `{"id":1.0,"id":2,"jsonrpc":"2.0","method":"tools/list"}`)
-	f.Add(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26"}}` + "\n" +
+	f.Add(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}` + "\n" +
 		`[{"jsonrpc":"2.0","id":2,"method":"ping"},{"jsonrpc":"2.0","method":"x"},7,{"jsonrpc":"2.0","id":3,"result":1}]` + "\n[]")
 	f.Add("{\"jsonrpc\":\"2.0\",\"id\":\"\xff\",\"method\":\"ping\"}\n{\"jsonrpc\":\"2.0\",\"id\":5,\"error\":{}}")
 	f.Add(`{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"claude_inbox_status","arguments":{"a":1},"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`)
@@ -118,6 +120,10 @@ func FuzzServer(f *testing.F) {
 			}
 			got = append(got, check(l, v))
 		}
+		// Answers may come in any order (JSON-RPC matches them by id).
+		byText := func(a, b any) int { return strings.Compare(fmt.Sprint(a), fmt.Sprint(b)) }
+		slices.SortFunc(want, byText)
+		slices.SortFunc(got, byText)
 		if diff := cmp.Diff(want, got); diff != "" {
 			t.Fatalf("answer ids for %q (-want +got):\n%s", msg, diff)
 		}
@@ -136,24 +142,24 @@ func fuzzAnswerID(raw json.RawMessage, batches *bool) (id string, ok bool) {
 		Result  json.RawMessage `json:"result"`
 		Error   json.RawMessage `json:"error"`
 	}
-	if !strings.HasPrefix(string(raw), "{") || json.Unmarshal(raw, &m) != nil {
+	if !strings.HasPrefix(string(raw), "{") {
+		return "null", true
+	}
+	if json.Unmarshal(raw, &m) != nil {
+		// A member of the wrong type: the id is echoed where readable.
+		var idOnly struct {
+			ID json.RawMessage `json:"id"`
+		}
+		json.Unmarshal(raw, &idOnly)
+		if fuzzIDOK(idOnly.ID) && idOnly.ID != nil {
+			return canonID(idOnly.ID), true
+		}
 		return "null", true
 	}
 	if m.Method == nil && m.ID != nil && (m.Result != nil || m.Error != nil) {
 		return "", false // a response
 	}
-	idOK := m.ID == nil
-	if m.ID != nil {
-		var str string
-		var n int64
-		switch {
-		case m.ID[0] == '"':
-			idOK = utf8.Valid(m.ID) && json.Unmarshal(m.ID, &str) == nil
-		default:
-			_, err := strconv.ParseInt(string(m.ID), 10, 64)
-			idOK = err == nil && json.Unmarshal(m.ID, &n) == nil && !strings.HasPrefix(string(m.ID), "+")
-		}
-	}
+	idOK := fuzzIDOK(m.ID)
 	var method string
 	if m.JSONRPC != "2.0" || !strings.HasPrefix(string(m.Method), `"`) || json.Unmarshal(m.Method, &method) != nil || !idOK {
 		if idOK && m.ID != nil {
@@ -166,17 +172,39 @@ func fuzzAnswerID(raw json.RawMessage, batches *bool) (id string, ok bool) {
 	}
 	if method == "initialize" {
 		var p struct {
-			ProtocolVersion string                     `json:"protocolVersion"`
-			Meta            map[string]json.RawMessage `json:"_meta"`
+			ProtocolVersion *string                    `json:"protocolVersion"`
+			Capabilities    map[string]json.RawMessage `json:"capabilities"`
+			ClientInfo      *struct {
+				Name    *string `json:"name"`
+				Version *string `json:"version"`
+			} `json:"clientInfo"`
+			Meta map[string]json.RawMessage `json:"_meta"`
 		}
-		json.Unmarshal(m.Params, &p)
-		var modern string
-		json.Unmarshal(p.Meta["io.modelcontextprotocol/protocolVersion"], &modern)
-		if modern < "2026-07-28" {
-			*batches = p.ProtocolVersion == "2025-03-26"
+		wellFormed := strings.HasPrefix(string(m.Params), "{") && json.Unmarshal(m.Params, &p) == nil &&
+			p.ProtocolVersion != nil && p.Capabilities != nil && p.ClientInfo != nil && p.ClientInfo.Name != nil && p.ClientInfo.Version != nil
+		named, modern := p.Meta["io.modelcontextprotocol/protocolVersion"]
+		var v string
+		legacy := !modern || json.Unmarshal(named, &v) == nil && slices.Contains([]string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}, v)
+		if wellFormed && legacy {
+			*batches = *p.ProtocolVersion == "2025-03-26"
 		}
 	}
 	return canonID(m.ID), true
+}
+
+// fuzzIDOK is whether id is absent or one MCP allows: a string of valid
+// UTF-8 or an integer.
+func fuzzIDOK(id json.RawMessage) bool {
+	if id == nil {
+		return true
+	}
+	if id[0] == '"' {
+		var str string
+		return utf8.Valid(id) && json.Unmarshal(id, &str) == nil
+	}
+	var n int64
+	_, err := strconv.ParseInt(string(id), 10, 64)
+	return err == nil && json.Unmarshal(id, &n) == nil && !strings.HasPrefix(string(id), "+")
 }
 
 // canonID is an id as a comparable string: its JSON value re-encoded.

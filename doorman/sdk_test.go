@@ -65,21 +65,23 @@ func TestMCPOfficialClient(t *testing.T) {
 	}
 }
 
-// TestSDKServerDeviations holds the reasons doc.go gives for not serving
-// MCP with the official SDK (v1.8.0): run against its stdio server, each
-// input below breaks a guarantee the doorman keeps. When a new SDK version
-// fixes all of them, this test fails: reconsider the SDK then.
-func TestSDKServerDeviations(t *testing.T) {
+// TestTransportGuarantees: the doorman's transport in front of the
+// official SDK's server (v1.8.0) holds what the SDK's own IOTransport
+// breaks, each input run against both: every request read right before
+// EOF answered (20 runs), a malformed line answered and the session going
+// on, ids checked. The bare SDK's failures are logged (the figures in
+// doc.go); the test fails only on the doorman's.
+func TestTransportGuarantees(t *testing.T) {
 	const (
 		initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}` + "\n"
 		list       = `{"jsonrpc":"2.0","id":2,"method":"tools/list"}` + "\n"
 		ping       = `{"jsonrpc":"2.0","id":3,"method":"ping"}` + "\n"
 	)
 	type noArgs struct{}
-	// run feeds in to the SDK's server and returns what it wrote. With
-	// answers > 0 it waits (up to 10 s) for that many lines or the
-	// server's end before it closes the input; with 0 it closes at once.
-	run := func(in string, answers int) (out string, err error) {
+	// bare feeds in to the SDK's server on its IOTransport and returns what
+	// it wrote. With answers > 0 it waits (up to 10 s) for that many lines
+	// or the server's end before it closes the input; with 0 at once.
+	bare := func(in string, answers int) string {
 		s := mcp.NewServer(&mcp.Implementation{Name: doorman.ServerName, Version: "9.9.9"}, nil)
 		mcp.AddTool(s, &mcp.Tool{Name: doorman.ToolName}, func(context.Context, *mcp.CallToolRequest, noArgs) (*mcp.CallToolResult, any, error) {
 			return &mcp.CallToolResult{}, nil, nil
@@ -91,56 +93,69 @@ func TestSDKServerDeviations(t *testing.T) {
 			done <- s.Run(context.Background(), &mcp.IOTransport{Reader: pr, Writer: nopWriteCloser{buf}})
 		}()
 		io.WriteString(pw, in)
-		for deadline := time.Now().Add(10 * time.Second); answers > 0 && time.Now().Before(deadline); {
+		for deadline := time.Now().Add(10 * time.Second); answers > 0 && time.Now().Before(deadline) && strings.Count(buf.String(), "\n") < answers; {
 			select {
-			case err = <-done:
+			case <-done:
 				pw.Close()
-				return buf.String(), err
+				return buf.String()
 			case <-time.After(5 * time.Millisecond):
-			}
-			if strings.Count(buf.String(), "\n") >= answers {
-				break
 			}
 		}
 		pw.Close()
-		err = <-done
-		return buf.String(), err
+		<-done
+		return buf.String()
 	}
-	t.Run("requests right before EOF go unanswered", func(t *testing.T) {
+	// ours runs in through the doorman's server until EOF.
+	ours := func(t *testing.T, in string) string {
+		var out syncBuffer
+		s := &doorman.Server{In: strings.NewReader(in), Out: &out, Version: "9.9.9"}
+		if err := s.Serve(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+	t.Run("every request read before EOF is answered", func(t *testing.T) {
 		lost := 0
 		for range 20 {
-			out, _ := run(initialize+list+ping, 0)
-			if strings.Count(out, "\n") < 3 {
+			if strings.Count(bare(initialize+list+ping, 0), "\n") < 3 {
 				lost++
 			}
+			if out := ours(t, initialize+list+ping); strings.Count(out, "\n") != 3 {
+				t.Fatalf("answers lost before EOF: %q", out)
+			}
 		}
-		if lost == 0 {
-			t.Errorf("the SDK answered every request read before EOF in 20 runs")
-		}
-		t.Logf("%d of 20 runs lost answers", lost)
+		t.Logf("the bare SDK lost answers in %d of 20 runs; the doorman in none", lost)
 	})
-	for _, bad := range []string{"{bad", "[]", "42", `{"jsonrpc":"2.0","id":{},"method":"ping"}`, `{"jsonrpc":"2.0","id":6,"method":5}`} {
-		t.Run("one malformed line ends the session: "+bad, func(t *testing.T) {
-			out, err := run(initialize+bad+"\n"+ping, 2)
-			if err == nil && strings.Contains(out, `"id":3`) {
-				t.Errorf("the SDK answered the ping after %q: %q", bad, out)
+	for _, bad := range []string{"{bad", "[]", "42", `{"jsonrpc":"2.0","id":{},"method":"ping"}`, `{"jsonrpc":"2.0","id":6,"method":5}`, `{"jsonrpc":2,"id":6,"method":"ping"}`, "[1]", "\x00"} {
+		t.Run("a malformed line is answered and the session goes on: "+bad, func(t *testing.T) {
+			if out := bare(initialize+bad+"\n"+ping, 2); strings.Contains(out, `"id":3`) {
+				t.Logf("the bare SDK answered the ping after %q", bad)
+			}
+			out := ours(t, initialize+bad+"\n"+ping)
+			if !strings.Contains(out, `{"jsonrpc":"2.0","id":3,"result":{}}`) || strings.Count(out, "\n") != 3 || !strings.Contains(out, `"error":{"code":-32`) {
+				t.Errorf("after %q: %q", bad, out)
 			}
 		})
 	}
-	t.Run("ids are not checked", func(t *testing.T) {
-		// 7.5 is answered as 7; invalid UTF-8 as U+FFFD: ids never sent; a
-		// null id is not answered at all.
-		out, _ := run(initialize+`{"jsonrpc":"2.0","id":7.5,"method":"ping"}`+"\n", 2)
-		if !strings.Contains(out, `{"jsonrpc":"2.0","id":7,"result":{}}`) {
-			t.Errorf("the SDK checks number ids now: %q", out)
+	t.Run("ids are checked and echoed as sent", func(t *testing.T) {
+		for _, tc := range []struct{ in, want string }{
+			{`{"jsonrpc":"2.0","id":7.5,"method":"ping"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request"}}`},
+			{"{\"jsonrpc\":\"2.0\",\"id\":\"\xff\",\"method\":\"ping\"}", `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request"}}`},
+			{`{"jsonrpc":"2.0","id":null,"method":"ping"}`, `{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"invalid request"}}`},
+			{`{"jsonrpc":"2.0","id":9007199254740993,"method":"ping"}`, `{"jsonrpc":"2.0","id":9007199254740993,"result":{}}`},
+			{`{"jsonrpc":"2.0","id":"\u00e9","method":"ping"}`, `{"jsonrpc":"2.0","id":"\u00e9","result":{}}`},
+		} {
+			if out := ours(t, initialize+tc.in+"\n"); !strings.Contains(out, tc.want+"\n") {
+				t.Errorf("%s: %q, want %s", tc.in, out, tc.want)
+			}
 		}
-		out, _ = run(initialize+"{\"jsonrpc\":\"2.0\",\"id\":\"\xff\",\"method\":\"ping\"}\n", 2)
-		if !strings.Contains(out, "\"id\":\"\uFFFD\"") {
-			t.Errorf("the SDK checks string ids now: %q", out)
-		}
-		out, _ = run(initialize+`{"jsonrpc":"2.0","id":null,"method":"ping"}`+"\n"+`{"jsonrpc":"2.0","id":8,"method":"ping"}`+"\n", 2)
-		if strings.Contains(out, `"id":null`) || !strings.Contains(out, `"id":8`) {
-			t.Errorf("the SDK answers a null id now: %q", out)
+		out := bare(initialize+`{"jsonrpc":"2.0","id":7.5,"method":"ping"}`+"\n", 2)
+		t.Logf("the bare SDK answers id 7.5 with: %q", strings.TrimPrefix(out[strings.Index(out, "\n")+1:], ""))
+	})
+	t.Run("a notification cancels the request it names by the client's id", func(t *testing.T) {
+		out := ours(t, initialize+`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"nope"}}`+"\n"+ping)
+		if strings.Count(out, "\n") != 2 || !strings.Contains(out, `"id":3,"result":{}`) {
+			t.Errorf("%q", out)
 		}
 	})
 }
