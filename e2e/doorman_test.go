@@ -341,9 +341,23 @@ func TestDoormanSpeaks20260728(t *testing.T) {
 	if err := os.WriteFile(p, b, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	s := w.start(pargs("hello", "--mcp-config", p, "--strict-mcp-config"))
+	s := w.start(pargs("hello", "--mcp-config", p, "--strict-mcp-config", "--debug"))
 	s.waitModel(30*time.Second, "the first time", nil)
 	s.mustSucceed(60 * time.Second)
+	// Claude Code patches a result that lacks what the revision requires
+	// and says so in its debug log (issue 21: the caching hints).
+	logs, _ := filepath.Glob(filepath.Join(w.config, "debug", "*.txt"))
+	if len(logs) == 0 {
+		t.Errorf("no debug log under %s", filepath.Join(w.config, "debug"))
+	}
+	for _, l := range logs {
+		b, _ := os.ReadFile(l)
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.Contains(line, "omits required fields") {
+				t.Errorf("Claude Code's debug log: %s", line)
+			}
+		}
+	}
 	type frame struct {
 		ID     json.RawMessage `json:"id"`
 		Method string          `json:"method"`

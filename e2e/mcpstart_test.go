@@ -23,8 +23,10 @@ const (
 )
 
 // TestMCPStartCost measures `oo-claude doorman --mcp` from the process's
-// start to its answer to initialize, and its resident memory (VmRSS) then
-// and after a tools/call, the median of the samples, binaries interleaved.
+// start to its answer to initialize, its resident memory (VmRSS) then and
+// after a tools/call, and the CPU (user + system) of the whole session
+// (initialize, tools/list, tools/call, EOF, exit): the median of the
+// samples, binaries interleaved; and each binary's size.
 // It runs only when OO_CLAUDE_E2E_MCP_SAMPLES is set.
 func TestMCPStartCost(t *testing.T) {
 	n, _ := strconv.Atoi(os.Getenv(mcpSamplesEnv))
@@ -38,6 +40,7 @@ func TestMCPStartCost(t *testing.T) {
 	type sample struct {
 		start         time.Duration
 		rssKB, callKB int
+		cpu           time.Duration
 	}
 	results := make([][]sample, len(bins))
 	root := t.TempDir()
@@ -48,6 +51,7 @@ func TestMCPStartCost(t *testing.T) {
 		"OO_CLAUDE_OBSERVATORY_DIR="+filepath.Join(root, "obs"))
 	const initialize = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"claude-code","version":"2.1.332"}}}` + "\n"
 	const call = `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"claude_inbox_status","arguments":{}}}` + "\n"
+	const list = `{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" + `{"jsonrpc":"2.0","id":3,"method":"tools/list"}` + "\n"
 	for i := range n + 2 { // two warm-ups
 		for b, bin := range bins {
 			cmd := exec.Command(bin[1], "doorman", "--mcp")
@@ -72,9 +76,12 @@ func TestMCPStartCost(t *testing.T) {
 				t.Fatalf("%s: initialize answered %q, %v", bin[0], l, err)
 			}
 			rss := vmRSS(t, cmd.Process.Pid)
-			io.WriteString(in, call)
-			if l, err := out.ReadString('\n'); err != nil || !strings.Contains(l, `"id":2,"result"`) {
-				t.Fatalf("%s: tools/call answered %q, %v", bin[0], l, err)
+			io.WriteString(in, list+call)
+			// The two answers may come in either order.
+			l1, err1 := out.ReadString('\n')
+			l2, err2 := out.ReadString('\n')
+			if both := l1 + l2; err1 != nil || err2 != nil || !strings.Contains(both, `"id":3,"result"`) || !strings.Contains(both, `"id":2,"result"`) {
+				t.Fatalf("%s: tools/list and tools/call answered %q, %v %v", bin[0], both, err1, err2)
 			}
 			callRSS := vmRSS(t, cmd.Process.Pid)
 			in.Close()
@@ -83,7 +90,8 @@ func TestMCPStartCost(t *testing.T) {
 				t.Fatalf("%s: %v", bin[0], err)
 			}
 			if i >= 2 {
-				results[b] = append(results[b], sample{took, rss, callRSS})
+				cpu := cmd.ProcessState.UserTime() + cmd.ProcessState.SystemTime()
+				results[b] = append(results[b], sample{took, rss, callRSS, cpu})
 			}
 		}
 	}
@@ -96,13 +104,19 @@ func TestMCPStartCost(t *testing.T) {
 		return v[len(v)/2]
 	}
 	t.Logf("oo-claude doorman --mcp, %d samples each, medians:", n)
-	t.Logf("%-10s %22s %14s %18s", "binary", "start → initialize", "VmRSS then", "after tools/call")
+	t.Logf("%-10s %22s %14s %18s %14s %10s", "binary", "start → initialize", "VmRSS then", "after tools/call", "CPU/session", "size")
 	for b, bin := range bins {
 		rs := results[b]
-		t.Logf("%-10s %19.2f ms %11.1f MiB %15.1f MiB", bin[0],
+		fi, err := os.Stat(bin[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("%-10s %19.2f ms %11.1f MiB %15.1f MiB %11.1f ms %7.1f MB", bin[0],
 			median(rs, func(s sample) float64 { return float64(s.start.Microseconds()) / 1000 }),
 			median(rs, func(s sample) float64 { return float64(s.rssKB) / 1024 }),
-			median(rs, func(s sample) float64 { return float64(s.callKB) / 1024 }))
+			median(rs, func(s sample) float64 { return float64(s.callKB) / 1024 }),
+			median(rs, func(s sample) float64 { return float64(s.cpu.Microseconds()) / 1000 }),
+			float64(fi.Size())/1e6)
 	}
 }
 

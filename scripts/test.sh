@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The whole test suite, as a new user (and CI) runs it:
 #   scripts/test.sh
-# It installs the pinned Claude Code (claude-code.version) with npm into a
-# cache outside the module when missing, and tmux with apt-get when missing
+# It installs the pinned Claude Code (claude-code.version) and the official
+# MCP clients (mcp-clients.version) with npm into a cache outside the module
+# when missing, and tmux with apt-get when missing
 # (the interactive end-to-end tests need it), then runs gofmt, go vet and every
 # test with the race detector, the end-to-end suite against the real CLI
 # included. staticcheck runs at the version pinned as a tool in go.mod.
@@ -21,6 +22,15 @@ if [ -z "${OO_CLAUDE_E2E_CLAUDE:-}" ]; then
 fi
 export OO_CLAUDE_E2E_CLAUDE
 echo "test.sh: Claude Code $("$OO_CLAUDE_E2E_CLAUDE" --version) at $OO_CLAUDE_E2E_CLAUDE"
+
+# The official MCP clients (mcp-clients.version) that TestOfficialClients
+# runs against the doorman, installed with npm into the same cache. Without
+# them that test skips, except under CI=true, where it fails.
+if [ -z "${OO_CLAUDE_E2E_MCP_CLIENTS:-}" ]; then
+	OO_CLAUDE_E2E_MCP_CLIENTS=$(scripts/install-mcp-clients.sh) ||
+		{ echo "test.sh: installing the MCP clients failed: TestOfficialClients skips (and fails under CI=true)" >&2; OO_CLAUDE_E2E_MCP_CLIENTS=; }
+fi
+export OO_CLAUDE_E2E_MCP_CLIENTS
 
 # The interactive end-to-end tests run Claude Code's TUI under tmux; a fresh
 # machine may lack it. Without tmux they skip, except under CI=true, where
