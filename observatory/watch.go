@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"maps"
 	"os"
@@ -21,6 +22,7 @@ import (
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/station"
 	"github.com/oo-family/oo-claude/transcript"
+	"golang.org/x/sys/unix"
 )
 
 // The events of the station's stream ([Watch]); Event.Event holds one.
@@ -58,6 +60,19 @@ const (
 // textLimit is how many characters of a line or a final answer an event
 // carries.
 const textLimit = 200
+
+// maxWatchRow bounds the bytes a watch holds for one transcript row: a
+// peer line's row (its line at most 16 KiB) and a final answer (of which
+// an event carries 200 characters) fit many times over; a longer row is
+// reported once with a warning and skipped, never held whole.
+const maxWatchRow = transcriptfile.TailBytes
+
+// readChunk is the most of an inbox a watch reads at a time: its memory
+// for an inbox whatever the file's size (one buffer, made at the first
+// read). It holds many lines of the contract's 16 KiB cap, and passes over
+// an over-long one in few reads (a 2 GiB sparse inbox in 64 KiB reads took
+// 20 s on a loaded machine, in 1 MiB reads 1 s).
+const readChunk = 1 << 20
 
 // Event is one thing that happened on the station. Event, TS and Session are
 // always set; the other fields only for the events that name them (see the
@@ -230,6 +245,8 @@ type watcher struct {
 
 	stale *time.Timer // the next heartbeat expiry, while a doorman is up
 	live  *time.Timer // the next liveness check, while a session is held
+
+	buf []byte // the inbox read buffer, readChunk bytes once used
 }
 
 // wsession is one live session the watcher follows.
@@ -254,6 +271,9 @@ type wrider struct {
 // winbox is where the watcher has read an inbox and its ack file to.
 type winbox struct {
 	inboxOff, ackOff int64
+	// skipping: inboxOff is inside a line longer than the contract's cap,
+	// reported once; the bytes up to its "\n" are passed over unheld.
+	skipping bool
 }
 
 func (w *watcher) run(initial []Event) {
@@ -593,7 +613,7 @@ func (w *watcher) watchProject(s *wsession) {
 	if fi, err := os.Lstat(s.tpath); err == nil {
 		from = fi.Size()
 	}
-	s.follower = transcript.Follow(w.ctx, s.tpath, from, transcript.FollowOptions{})
+	s.follower = transcript.Follow(w.ctx, s.tpath, from, transcript.FollowOptions{MaxRow: maxWatchRow})
 	if w.add(s.projDir) == nil {
 		w.watchSessionDir(s, true)
 	}
@@ -699,7 +719,7 @@ func (w *watcher) riderFile(s *wsession, name string, old bool) {
 			}
 			from = fi.Size()
 		}
-		r.follower = transcript.Follow(w.ctx, base+transcriptfile.Ext, from, transcript.FollowOptions{})
+		r.follower = transcript.Follow(w.ctx, base+transcriptfile.Ext, from, transcript.FollowOptions{MaxRow: maxWatchRow})
 		w.emit(Event{Event: EventRiderStarted, Session: s.row.SessionID, Agent: id, Description: meta.Description})
 	}
 	if r.finished {
@@ -736,7 +756,11 @@ func (w *watcher) transcriptChanged(s *wsession) {
 	for {
 		l, err := s.follower.Next(w.done)
 		if err != nil {
-			if errors.Is(err, transcript.ErrTruncated) || errors.Is(err, transcript.ErrReplaced) || errors.Is(err, transcript.ErrRowTooLong) {
+			if errors.Is(err, transcript.ErrRowTooLong) {
+				w.emit(Event{Event: EventWarning, Session: s.row.SessionID, Text: fmt.Sprintf("transcript %s: a row at offset %d is longer than %d MiB: skipped", s.tpath, s.follower.Offset(), maxWatchRow>>20)})
+				continue
+			}
+			if errors.Is(err, transcript.ErrTruncated) || errors.Is(err, transcript.ErrReplaced) {
 				continue
 			}
 			return
@@ -807,9 +831,13 @@ func (w *watcher) inboxFile(name string) {
 	f := inbox.FilesFor(w.st.Paths.InboxDir, sid)
 	switch kind {
 	case ".inbox":
-		in.inboxOff = readLines(f.Inbox, in.inboxOff, func(line []byte, off int64) {
+		w.readLines(f.Inbox, in, func(line []byte, off int64) {
 			o := off
-			w.emit(Event{Event: EventLineQueued, Session: sid, Line: clip(string(line)), LineOffset: &o})
+			if len(line) > inbox.MaxLineBytes {
+				w.emit(Event{Event: EventWarning, Session: sid, Text: fmt.Sprintf("inbox %s: the line at offset %d is longer than the contract's %d bytes: skipped", f.Inbox, off, inbox.MaxLineBytes)})
+				return
+			}
+			w.emit(Event{Event: EventLineQueued, Session: sid, Line: clip(line), LineOffset: &o})
 		})
 	case ".inbox.ack":
 		fh, err := fsx.OpenRead(f.Ack)
@@ -893,46 +921,100 @@ func (w *watcher) armStale() {
 	w.stale.Reset(d)
 }
 
-// readLines calls fn for each complete line of path from off on, and returns
-// where the next unread line starts. A file shorter than off was truncated
-// or replaced: it is read again from 0.
-func readLines(path string, off int64, fn func(line []byte, off int64)) int64 {
+// readLines calls fn for each complete line of path from in.inboxOff on,
+// and moves in.inboxOff to where the next unread line starts. A file
+// shorter than that was truncated or replaced: it is read again from 0.
+//
+// Every read is bounded: the file is read readChunk bytes at a time into
+// one buffer, whatever its size. A line longer than the contract's cap is
+// handed to fn once when complete and short enough to see whole (fn
+// reports it), or, once longer than the cap without its "\n", handed with
+// its first bytes only and then passed over up to its "\n" across events
+// without being held or read again. An unterminated tail within the cap is
+// read again at the next event (at most the cap).
+func (w *watcher) readLines(path string, in *winbox, fn func(line []byte, off int64)) {
 	f, err := fsx.OpenRead(path)
 	if err != nil {
-		return off
+		return
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return off
+		return
 	}
-	if fi.Size() < off {
-		off = 0
+	size := fi.Size()
+	if size < in.inboxOff {
+		in.inboxOff, in.skipping = 0, false
 	}
-	if fi.Size() == off {
-		return off
+	if w.buf == nil && size > in.inboxOff {
+		w.buf = make([]byte, readChunk)
 	}
-	buf := make([]byte, fi.Size()-off)
-	n, _ := f.ReadAt(buf, off)
-	buf = buf[:n]
-	for {
-		i := bytes.IndexByte(buf, '\n')
-		if i < 0 {
-			return off
+	for in.inboxOff < size {
+		if in.skipping {
+			// A hole holds no "\n": pass over it unread (a sparse file).
+			if next, err := f.Seek(in.inboxOff, unix.SEEK_DATA); err == nil && next > in.inboxOff {
+				in.inboxOff = min(next, size)
+				continue
+			} else if errors.Is(err, unix.ENXIO) {
+				in.inboxOff = size // a hole to the end
+				return
+			}
 		}
-		if line := bytes.TrimSuffix(buf[:i], []byte{'\r'}); len(bytes.TrimSpace(line)) > 0 {
-			fn(line, off)
+		want := int(min(int64(len(w.buf)), size-in.inboxOff))
+		n, _ := f.ReadAt(w.buf[:want], in.inboxOff)
+		if n == 0 {
+			return
 		}
-		off += int64(i) + 1
-		buf = buf[i+1:]
+		chunk := w.buf[:n]
+		if in.skipping {
+			i := bytes.IndexByte(chunk, '\n')
+			if i < 0 {
+				in.inboxOff += int64(n)
+				continue
+			}
+			in.inboxOff += int64(i) + 1
+			in.skipping = false
+			chunk = chunk[i+1:]
+		}
+		for {
+			i := bytes.IndexByte(chunk, '\n')
+			if i < 0 {
+				break
+			}
+			if line := bytes.TrimSuffix(chunk[:i], []byte{'\r'}); len(bytes.TrimSpace(line)) > 0 {
+				fn(line, in.inboxOff)
+			}
+			in.inboxOff += int64(i) + 1
+			chunk = chunk[i+1:]
+		}
+		if len(chunk) > inbox.MaxLineBytes+1 {
+			// A line past the cap with no "\n" in sight: report it now
+			// and pass over the rest of it.
+			fn(chunk, in.inboxOff)
+			in.inboxOff += int64(len(chunk))
+			in.skipping = true
+			continue
+		}
+		if n < want || in.inboxOff+int64(len(chunk)) >= size {
+			return // an unterminated tail within the cap: the next event
+		}
+		// The start of a line cut by the chunk: read on from it.
 	}
 }
 
-// clip cuts s to textLimit characters.
-func clip(s string) string {
-	if utf8.RuneCountInString(s) <= textLimit {
-		return s
+// clip returns s cut to textLimit characters (a rune of invalid UTF-8
+// counts as one), without copying more of s than it keeps.
+func clip[T string | []byte](s T) string {
+	i := 0
+	for n := 0; n < textLimit && i < len(s); n++ {
+		var size int
+		switch b := any(s).(type) {
+		case string:
+			_, size = utf8.DecodeRuneInString(b[i:])
+		case []byte:
+			_, size = utf8.DecodeRune(b[i:])
+		}
+		i += size
 	}
-	r := []rune(s)
-	return string(r[:textLimit])
+	return string(s[:i])
 }

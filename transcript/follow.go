@@ -25,8 +25,9 @@ var (
 	// was removed and recreated, or renamed over). The Follower goes on
 	// from the start of the new file.
 	ErrReplaced = errors.New("transcript: replaced under the follower")
-	// ErrRowTooLong: a row grew past 64 MiB without its "\n". It is not
-	// handed over; the Follower goes on after its end.
+	// ErrRowTooLong: a row grew past the Follower's bound (64 MiB unless
+	// FollowOptions.MaxRow says less) without its "\n". It is not handed
+	// over; the Follower goes on after its end.
 	ErrRowTooLong = errors.New("transcript: row too long to follow")
 )
 
@@ -36,7 +37,8 @@ var errZeroFollower = errors.New("a zero Follower follows nothing; make one with
 // followPoll is a Follower's default safety poll.
 const followPoll = time.Second
 
-// followMaxRow is a Follower's bound on one row.
+// followMaxRow is a Follower's bound on one row when FollowOptions.MaxRow
+// is 0.
 const followMaxRow = 64 << 20
 
 // FollowOptions tune Follow.
@@ -45,6 +47,11 @@ type FollowOptions struct {
 	// wake the Follower, the timer only covers events the kernel dropped
 	// or a watch that could not be set up. 0 means one second.
 	Poll time.Duration
+	// MaxRow bounds the bytes held for one row: a row longer than MaxRow
+	// is reported once (ErrRowTooLong) and skipped, never held whole. 0
+	// (or less) means 64 MiB. A reader that needs only small rows (a
+	// watcher) sets less, which bounds its memory.
+	MaxRow int
 }
 
 // Line is one complete row of a transcript.
@@ -95,6 +102,9 @@ func Follow(ctx context.Context, path string, from int64, opts FollowOptions) *F
 		ctx = context.Background()
 	}
 	f := &Follower{ctx: ctx, path: filepath.Clean(path), poll: opts.Poll, maxRow: followMaxRow, off: max(from, 0)}
+	if opts.MaxRow > 0 {
+		f.maxRow = opts.MaxRow
+	}
 	f.dir = filepath.Dir(f.path)
 	if f.poll <= 0 {
 		f.poll = followPoll
@@ -306,6 +316,12 @@ func (f *Follower) read() (bool, error) {
 	f.buf = f.buf[:old+m]
 	if err != nil && !errors.Is(err, io.EOF) {
 		return false, f.fail("read", err)
+	}
+	if f.skip && bytes.IndexByte(f.buf, '\n') < 0 {
+		// The rest of a row being skipped: nothing to hold.
+		f.off += int64(len(f.buf))
+		f.buf = f.buf[:0]
+		return m > 0, nil
 	}
 	if len(f.buf) > f.maxRow && bytes.IndexByte(f.buf, '\n') < 0 {
 		// Past the bound without a row end: drop what is held, report it,
