@@ -58,6 +58,11 @@ type ToolCall struct {
 	Name  string `json:"name"`
 	Input string `json:"input"` // a one-line summary of the input, at most 120 characters
 	ID    string `json:"id"`
+	// Blocked: the CLI did not run the call. Its permission check refused
+	// it (the result row's toolDenialKind / permissionDecision reject), or
+	// the tool refused it before running ("Blocked: standalone sleep").
+	// Left out of the JSON when false.
+	Blocked bool `json:"blocked,omitempty"`
 }
 
 // stats describes what a read looked at.
@@ -183,6 +188,7 @@ func newExchange(row *transcriptfile.Row, kind PromptKind) Exchange {
 type pending struct {
 	texts   []string // newest first
 	tools   []ToolCall
+	blocked map[string]bool // tool_use ids whose result says the CLI refused the call
 	peers   []PeerLine
 	end     time.Time
 	stop    string
@@ -205,14 +211,21 @@ func (p *pending) add(row *transcriptfile.Row) {
 					p.texts = append(p.texts, b.Text)
 				}
 			case "tool_use":
-				p.tools = append(p.tools, ToolCall{Name: b.Name, Input: summarizeInput(b.Input), ID: b.ID})
+				p.tools = append(p.tools, ToolCall{Name: b.Name, Input: summarizeInput(b.Input), ID: b.ID, Blocked: p.blocked[b.ID]})
 			}
 		}
 		if !p.stopSet && row.Message.StopReason != "" {
 			p.stop, p.stopSet = row.Message.StopReason, true
 		}
 	case transcriptfile.RowUser:
-		// Tool results and meta rows: they only move the end.
+		// Tool results and meta rows move the end; a result that says the
+		// CLI refused its call marks that call (read before it: backwards).
+		for _, id := range blockedCalls(row) {
+			if p.blocked == nil {
+				p.blocked = map[string]bool{}
+			}
+			p.blocked[id] = true
+		}
 	case transcriptfile.RowAttachment:
 		if row.Attachment == nil || row.Attachment.Type != transcriptfile.AttachmentQueuedCommand {
 			return
@@ -244,6 +257,29 @@ func (p *pending) finish(prompt *transcriptfile.Row, kind PromptKind) Exchange {
 		e.End = p.end
 	}
 	return e
+}
+
+// toolBlocked is how a tool's own refusal before running starts its
+// tool_result (Claude Code 2.1.332's Bash: "<tool_use_error>Blocked:
+// standalone sleep 25. …").
+const toolBlocked = "<tool_use_error>Blocked:"
+
+// blockedCalls returns the tool_use ids of row's tool results that say the
+// CLI did not run the call: the row records a permission refusal
+// (toolDenialKind, or permissionDecision "reject"), or the result is an
+// error the tool gave before running (toolBlocked).
+func blockedCalls(row *transcriptfile.Row) []string {
+	denied := row.ToolDenialKind != "" || row.PermissionDecision != nil && row.PermissionDecision.Decision == "reject"
+	var ids []string
+	for _, b := range row.Message.Blocks() {
+		if b.Type != "tool_result" || !b.IsError || b.ToolUseID == "" {
+			continue
+		}
+		if denied || strings.HasPrefix(strings.TrimSpace(transcriptfile.TextOf(b.Content)), toolBlocked) {
+			ids = append(ids, b.ToolUseID)
+		}
+	}
+	return ids
 }
 
 func peerLine(o *transcriptfile.Origin, text string, t time.Time) PeerLine {

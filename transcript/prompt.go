@@ -7,7 +7,8 @@ type PromptKind string
 
 // Prompt kinds.
 const (
-	// PromptUser: the user (or the program driving claude -p) typed it.
+	// PromptUser: the user (or the program driving claude -p) typed it;
+	// in the interactive TUI its row has origin kind "human".
 	PromptUser PromptKind = "user"
 	// PromptPeer: a peer's line that started a turn of its own (a line
 	// still queued when the previous turn ended, or sent as "later").
@@ -42,7 +43,7 @@ func promptKind(r *transcriptfile.Row) (PromptKind, bool) {
 	switch {
 	case peer:
 		return PromptPeer, true
-	case r.Origin != nil && r.Origin.Kind != "":
+	case r.Origin != nil && r.Origin.Kind != "" && r.Origin.Kind != transcriptfile.OriginKindHuman:
 		return PromptSystem, true
 	}
 	return PromptUser, true

@@ -2,6 +2,8 @@ package transcript
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -108,4 +110,53 @@ func FuzzParseRow(f *testing.F) {
 			acc.finish(&r, kind)
 		}
 	})
+}
+
+// TestTypedPromptAndBlockedTools: rows recorded from the real Claude Code
+// 2.1.332 (testdata/real, by e2e's TestInteractiveReadLabels and
+// TestHeadlessReadBlocked). A prompt typed into the interactive TUI
+// (origin kind "human", promptSource "typed") is the user's; it was
+// PromptSystem. A Bash call the tool blocked ("<tool_use_error>Blocked:
+// standalone sleep 25") and one the permission check refused
+// (toolDenialKind, permissionDecision reject) are marked Blocked; a call
+// that ran, and one that failed while running, are not.
+func TestTypedPromptAndBlockedTools(t *testing.T) {
+	for _, c := range []struct {
+		file, prompt string
+		kind         PromptKind
+	}{
+		{"testdata/real/typed-and-blocked.jsonl", "typed prompt 2ea080c3", PromptUser},
+		{"testdata/real/permission-denied.jsonl", "run touch", PromptUser},
+	} {
+		ex, err := Exchanges(c.file, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ex) != 1 || ex[0].Prompt.Kind != c.kind || ex[0].Prompt.Text != c.prompt {
+			t.Fatalf("%s: %+v; want one exchange, prompt %q of kind %s", c.file, ex, c.prompt, c.kind)
+		}
+		if len(ex[0].Tools) != 1 || !ex[0].Tools[0].Blocked {
+			t.Errorf("%s: tools %+v; want the one Bash call blocked", c.file, ex[0].Tools)
+		}
+	}
+	b := newBuilder(testSID, testCWD)
+	b.prompt("run it").
+		assistant("m1", "tool_use", toolUse("t1", "Bash", map[string]any{"command": "false"})).
+		raw(`{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"Exit code 1","is_error":true}]}}`).
+		assistant("m2", "tool_use", toolUse("t2", "Bash", map[string]any{"command": "true"})).
+		toolResult("t2", "ok").
+		assistant("m3", "end_turn", textBlock("done"))
+	path := filepath.Join(t.TempDir(), testSID+".jsonl")
+	if err := os.WriteFile(path, []byte(b.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ex, _ := exchangesOf(t, path, 1)
+	if len(ex) != 1 || len(ex[0].Tools) != 2 {
+		t.Fatalf("exchanges %+v; want one with two tools", ex)
+	}
+	for _, tc := range ex[len(ex)-1].Tools {
+		if tc.Blocked {
+			t.Errorf("%s (%s) is marked blocked; it ran", tc.ID, tc.Input)
+		}
+	}
 }

@@ -258,7 +258,11 @@ func writeExchanges(w io.Writer, r transcript.Reading) error {
 		fmt.Fprintf(w, "\n── %s  %s\n", stamp(x.Start), who)
 		fmt.Fprintf(w, "%s\n", indent(x.Prompt.Text, "> "))
 		for _, tc := range x.Tools {
-			fmt.Fprintf(w, "  tool %s: %s\n", tc.Name, tc.Input)
+			blocked := ""
+			if tc.Blocked {
+				blocked = " (blocked: not run)"
+			}
+			fmt.Fprintf(w, "  tool %s: %s%s\n", tc.Name, tc.Input, blocked)
 		}
 		for _, p := range x.Peers {
 			fmt.Fprintf(w, "  %s at %s:\n%s\n", peerMark(p), stamp(p.Timestamp), indent(p.Text, "  | "))

@@ -66,7 +66,23 @@ type Row struct {
 
 	// IsCompactSummary marks the summary Claude Code injects after compacting.
 	IsCompactSummary bool `json:"isCompactSummary"`
+
+	// A tool_result row of a call the CLI's permission check refused
+	// (measured with 2.1.332): toolDenialKind (e.g. "user-rejected") and
+	// permissionDecision {"decision": "reject", ...}.
+	ToolDenialKind     string              `json:"toolDenialKind"`
+	PermissionDecision *PermissionDecision `json:"permissionDecision"`
 }
+
+// PermissionDecision is the CLI's permission decision recorded on a
+// tool_result row.
+type PermissionDecision struct {
+	Decision string `json:"decision"` // "reject" for a refused call
+}
+
+// OriginKindHuman is the origin kind of a prompt the user typed into the
+// interactive TUI (with promptSource "typed").
+const OriginKindHuman = "human"
 
 // Origin says who a line came from when it was not typed by the user:
 // for a peer, the door's from and msg_id and the writer the session verified.
@@ -96,6 +112,10 @@ type Block struct {
 	Name      string          `json:"name"`
 	Input     json.RawMessage `json:"input"`
 	ToolUseID string          `json:"tool_use_id"`
+	// tool_result blocks: whether the call failed, and its content (a
+	// string or blocks).
+	IsError bool            `json:"is_error"`
+	Content json.RawMessage `json:"content"`
 }
 
 // Attachment is the attachment of an attachment row.
