@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"math"
+	"path/filepath"
 	"testing"
 
 	"github.com/oo-family/oo-claude/headless"
@@ -47,7 +48,7 @@ func TestZeroValuesRefuseNotPanic(t *testing.T) {
 		}
 		_, _ = res.Row(""), res.Detached()
 	}
-	for _, path := range []string{"", "relative.json", "/nonexistent/x.json"} {
+	for _, path := range []string{"", "relative.json", filepath.Join(t.TempDir(), "missing", "x.json")} {
 		if res, err := r.RunUnit(ctx, path); res.Class != headless.Refused || err == nil {
 			t.Errorf("RunUnit(%q): class %s, err %v; want refused", path, res.Class, err)
 		}

@@ -20,7 +20,9 @@ const (
 )
 
 // Writer appends rows to one receipts file. It holds no secret: nothing it
-// is given is a token, and the rows it knows have no field for one.
+// is given is a token, and the rows it knows have no field for one. The
+// first row on a fresh machine makes the file 0600 and its directory (the
+// state dir) with any missing parents 0700, as XDG asks of a state dir.
 type Writer struct {
 	// Path is the receipts file, normally station.Paths.ReceiptsFile().
 	Path string

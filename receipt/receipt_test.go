@@ -208,8 +208,8 @@ func TestAppendUnmarshalable(t *testing.T) {
 	}
 }
 
-// TestAppendHostile: a Writer with a hostile path (empty, NUL, missing,
-// a directory, a FIFO, /dev/null) or an unmarshalable row refuses with an
+// TestAppendHostile: a Writer with a hostile path (empty, NUL, under a
+// regular file, a directory, a FIFO, /dev/null) or an unmarshalable row refuses with an
 // error; it never panics or blocks.
 func TestAppendHostile(t *testing.T) {
 	dir := t.TempDir()
@@ -221,12 +221,37 @@ func TestAppendHostile(t *testing.T) {
 	if err := nilWriter.Append(receipt.SendRow{}); err == nil {
 		t.Errorf("Append on a nil Writer = nil, want an error")
 	}
-	for _, p := range []string{"", "a\x00b", "/nonexistent/oo-claude/x", dir, fifo, "/dev/null"} {
+	file := filepath.Join(dir, "file")
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A directory that cannot be made (its parent is a file) stands for a
+	// missing one: a missing one is made (TestAppendMakesStateDir), and
+	// "/nonexistent/…" was, as root, outside the test's directories.
+	for _, p := range []string{"", "a\x00b", filepath.Join(file, "oo-claude", "x"), dir, fifo, "/dev/null"} {
 		for _, row := range []any{make(chan int), nil, receipt.SendRow{}} {
 			err := (&receipt.Writer{Path: p}).Append(row)
 			if _, isChan := row.(chan int); (isChan || p != "/dev/null") && err == nil {
 				t.Errorf("Append(%q, %T) = nil, want an error", p, row)
 			}
+		}
+	}
+}
+
+// TestAppendMakesStateDir: on a fresh machine the state dir does not exist
+// yet; the first receipt makes it and its missing parents 0700 (as XDG asks
+// of a state dir) and the receipts file 0600.
+func TestAppendMakesStateDir(t *testing.T) {
+	root := t.TempDir()
+	path := filepath.Join(root, ".local", "state", "oo-claude", "receipts.jsonl")
+	if err := (&receipt.Writer{Path: path}).Append(receipt.SendRow{}); err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]os.FileMode{
+		filepath.Join(root, ".local"): 0o700 | os.ModeDir, filepath.Dir(path): 0o700 | os.ModeDir, path: 0o600,
+	} {
+		if fi, err := os.Lstat(p); err != nil || fi.Mode() != want {
+			t.Errorf("%s: %v %v; want mode %v", p, fi.Mode(), err, want)
 		}
 	}
 }

@@ -14,7 +14,9 @@ import (
 
 // Inputs are the values a no-panic test passes where a function takes a
 // string, a path, a number or bytes: empty, NUL, invalid UTF-8, traversal,
-// 64 KiB strings; missing, FIFO, directory, /dev/null and symlink paths;
+// 64 KiB strings; missing (inside the test's own directory: a function may
+// make it), under a regular file, FIFO, directory, /dev/null and symlink
+// paths;
 // numbers and durations at their bounds; torn, empty and deeply nested
 // JSON.
 type Inputs struct {
@@ -56,7 +58,8 @@ func NewInputs(t InputsTB) Inputs {
 	return Inputs{
 		Strs: []string{"", "abc", "a\x00b", "\xff\xfe\xfd", "../../etc", "/", "-1", " \t\n", "local_",
 			"00000000-0000-0000-0000-000000000000", strings.Repeat("x", 1<<16)},
-		Paths:  []string{"", "a\x00b", "rel/x", "/nonexistent/oo-claude/x", empty, fifo, "/dev/null", link, file},
+		Paths: []string{"", "a\x00b", "rel/x", filepath.Join(dir, "missing", "oo-claude", "x"), filepath.Join(file, "x"),
+			empty, fifo, "/dev/null", link, file},
 		Ints:   []int{0, -1, math.MinInt, math.MaxInt},
 		Durs:   []time.Duration{0, -1, math.MinInt64, math.MaxInt64},
 		Floats: []float64{0, -1, math.NaN(), math.Inf(1), math.MaxFloat64},
