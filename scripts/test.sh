@@ -9,8 +9,10 @@
 # included. staticcheck runs at the version pinned as a tool in go.mod.
 # Extra arguments go to `go test` (e.g. -run TestSteer).
 #
-# go test's JSON goes through internal/cmd/testprogress, which prints each
-# package's result as it finishes, names the packages still running when
+# Each silent step (gofmt, go vet, staticcheck) is announced, has a line every 30 s while
+# it runs and says how long it took. go test's JSON goes through
+# internal/cmd/testprogress, which says it is still building while no test
+# binary runs yet, prints each package's result as it finishes, names the packages still running when
 # nothing finished for 30 s, prints the output of failed tests, lists the
 # skipped tests with their reasons, names the slow packages and tests and ends with
 # "N passed, N failed". The exit code is go test's.
@@ -53,17 +55,50 @@ if command -v tmux >/dev/null 2>&1; then
 	echo "test.sh: $(tmux -V) at $(command -v tmux)"
 fi
 
-unformatted=$(gofmt -l $(git ls-files '*.go') 2>/dev/null || true)
-if [ -n "$unformatted" ]; then
-	echo "test.sh: gofmt would change:" >&2
-	echo "$unformatted" >&2
-	exit 1
-fi
-go vet ./...
+# heartbeat prints "still <what> (N s)" every 30 s until it is killed, so a
+# silent step (go vet's build on a cold machine took minutes) says what it
+# is doing.
+heartbeat() {
+	local what=$1 start=$SECONDS
+	trap 'kill "$nap" 2>/dev/null; exit 0' TERM
+	while :; do
+		sleep 30 &
+		nap=$!
+		wait "$nap"
+		echo "test.sh: still $what ($((SECONDS - start)) s)"
+	done
+}
+
+# phase says what it runs, runs it with a heartbeat beside it, and says
+# how long it took; its exit code is the command's.
+phase() {
+	local what=$1 start=$SECONDS rc=0 hb
+	shift
+	echo "test.sh: $what"
+	heartbeat "$what" &
+	hb=$!
+	"$@" || rc=$?
+	kill "$hb" 2>/dev/null || true
+	wait "$hb" 2>/dev/null || true
+	echo "test.sh: $what: $( [ "$rc" = 0 ] && echo done || echo "failed (exit $rc)") in $((SECONDS - start)) s"
+	return "$rc"
+}
+
+check_gofmt() {
+	local unformatted
+	unformatted=$(gofmt -l $(git ls-files '*.go') 2>/dev/null || true)
+	if [ -n "$unformatted" ]; then
+		echo "test.sh: gofmt would change:" >&2
+		echo "$unformatted" >&2
+		return 1
+	fi
+}
+
+phase "gofmt -l on every tracked .go file" check_gofmt
+phase "go vet ./..." go vet ./... # it builds every package first: minutes on a cold machine
 # staticcheck, at the version go.mod pins as a tool.
-echo "test.sh: go tool staticcheck ./..."
-go tool staticcheck ./...
-echo "test.sh: go test -race -count=1 ${*:+$* }./... (each package's line as it finishes)"
+phase "go tool staticcheck ./..." go tool staticcheck ./...
+echo "test.sh: go test -race -count=1 ${*:+$* }./... (the race binaries build first, with a line every 30 s; then each package's line as it finishes)"
 set +e
 go test -race -count=1 -json "$@" ./... | go run ./internal/cmd/testprogress
 status=("${PIPESTATUS[@]}")

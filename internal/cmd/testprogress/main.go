@@ -1,7 +1,8 @@
 // Command testprogress turns `go test -json` into progress a person can
 // follow: one line per package as it finishes (ok, FAIL, no tests) with
 // its time, a line naming the packages still running whenever nothing has
-// finished for a while, the output of each failed test, the skipped tests
+// finished for a while (or saying it is still building while no test
+// binary runs), the output of each failed test, the skipped tests
 // with their reasons, the slowest packages and tests, and last a line
 // "N passed, N failed" (tests and subtests; a package that fails without a
 // failing test, as a build failure or a leak check does, counts as one).
@@ -75,6 +76,7 @@ type progress struct {
 	elapsed      map[string]float64
 	slowTests    []slowTest // top-level tests that took p.slow or longer
 	notedRunning time.Time
+	finished     int // packages finished
 }
 
 // run reads events from r until EOF; ticks wakes it to name the packages
@@ -163,6 +165,7 @@ func (p *progress) line(l string) {
 func (p *progress) finish(e event, s *pkgState) {
 	p.running = slices.DeleteFunc(p.running, func(x string) bool { return x == e.Package })
 	p.lastResult = p.now()
+	p.finished++
 	p.elapsed[e.Package] = e.Elapsed
 	if e.Action == "fail" {
 		for _, t := range s.failed {
@@ -203,12 +206,22 @@ func (p *progress) noteSlow(e event) {
 	}
 }
 
-// tick names the packages still running when nothing finished for a while.
+// tick names the packages still running when nothing finished for a while,
+// or, while no test binary runs (go test is building them: minutes with
+// -race on a cold machine), says so.
 func (p *progress) tick(now time.Time) {
-	if len(p.running) == 0 || now.Sub(p.lastResult) < p.quiet || now.Sub(p.notedRunning) < p.quiet {
+	if now.Sub(p.lastResult) < p.quiet || now.Sub(p.notedRunning) < p.quiet {
 		return
 	}
 	p.notedRunning = now
+	if len(p.running) == 0 {
+		what := "the test binaries"
+		if p.finished == 0 {
+			what += ", nothing has run yet"
+		}
+		fmt.Fprintf(p.out, "… still building %s (%.0fs)\n", what, now.Sub(p.lastResult).Seconds())
+		return
+	}
 	names := make([]string, len(p.running))
 	for i, name := range p.running {
 		names[i] = fmt.Sprintf("%s (%.0fs)", short(name), now.Sub(p.pkgs[name].started).Seconds())

@@ -75,3 +75,32 @@ func TestStillRunning(t *testing.T) {
 		t.Errorf("output (-want +got):\n%s", diff)
 	}
 }
+
+// TestStillBuilding: while no test binary runs (go test builds them first;
+// with -race on a cold machine that was minutes of silence), a tick after
+// the quiet period says it is still building, with the time since the
+// start or the last result; once a package runs, the tick names it.
+func TestStillBuilding(t *testing.T) {
+	now := time.Date(2026, 12, 1, 8, 0, 0, 0, time.UTC)
+	var out bytes.Buffer
+	p := &progress{out: &out, now: func() time.Time { return now }, quiet: 30 * time.Second, slow: time.Minute}
+	p.init()
+	now = now.Add(10 * time.Second)
+	p.tick(now) // too early: nothing
+	now = now.Add(25 * time.Second)
+	p.tick(now)
+	p.line(`{"Action":"start","Package":"github.com/oo-family/oo-claude/door"}`)
+	p.line(`{"Action":"pass","Package":"github.com/oo-family/oo-claude/door","Elapsed":0.5}`)
+	now = now.Add(40 * time.Second)
+	p.tick(now)
+	p.line(`{"Action":"start","Package":"github.com/oo-family/oo-claude/e2e"}`)
+	now = now.Add(40 * time.Second)
+	p.tick(now)
+	want := "… still building the test binaries, nothing has run yet (35s)\n" +
+		"ok   github.com/oo-family/oo-claude/door  0.5s\n" +
+		"… still building the test binaries (40s)\n" +
+		"… still running: e2e (40s)\n"
+	if diff := cmp.Diff(want, out.String()); diff != "" {
+		t.Errorf("output (-want +got):\n%s", diff)
+	}
+}
