@@ -68,10 +68,13 @@ func TestGivenUpCheckKillsItsGroup(t *testing.T) {
 	if err := os.WriteFile(f.opts.Config.ClaudeBin, []byte(script), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	f.opts.Timeout = 500 * time.Millisecond
+	// The timeout leaves the script time to start its grandchild on a
+	// loaded machine (500 ms did not, under load); the bound on the whole
+	// run is the point (the script hangs for 600 s) and is generous.
+	f.opts.Timeout = 5 * time.Second
 	start := time.Now()
 	rep := doctor.Run(context.Background(), f.opts)
-	if d := time.Since(start); d > 5*time.Second {
+	if d := time.Since(start); d > 60*time.Second {
 		t.Errorf("took %v", d)
 	}
 	if d := cmp.Diff([]doctor.Kind{doctor.KindClaudeVersion}, kinds(rep)); d != "" {
@@ -82,7 +85,7 @@ func TestGivenUpCheckKillsItsGroup(t *testing.T) {
 		t.Fatalf("the grandchild never started: %v", err)
 	}
 	pid, _ := strconv.Atoi(strings.TrimSpace(string(b)))
-	deadline := time.Now().Add(3 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for alive(pid) {
 		if time.Now().After(deadline) {
 			syscall.Kill(pid, syscall.SIGKILL)
