@@ -202,7 +202,11 @@ func TestDoormanRefusesElsewhere(t *testing.T) {
 		c := o.Start(cmd)
 		call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"claude_inbox_status"}}` + "\n"
 		c.Stdin.Write([]byte(initialize))
-		time.Sleep(300 * time.Millisecond)
+		// The status call once the doorman has judged its identity (it
+		// says so on stderr), not after a fixed 300 ms.
+		for !strings.Contains(c.Stderr(), "not-descendant") && ctx.Err() == nil {
+			time.Sleep(10 * time.Millisecond)
+		}
 		c.Stdin.Write([]byte(call))
 		c.Stdin.Close()
 		if code, _ := c.Wait(ctx); code != 0 {

@@ -105,7 +105,7 @@ func TestStartClassesThroughBinary(t *testing.T) {
 				}
 			}},
 		{name: "timeout", script: fakeclaude.Script{DelayMS: 60_000, Grandchild: true},
-			args: []string{"start", "do it", "--session-id", "SID", "--timeout", "1", "--json"}, code: 5, state: headless.Timeout,
+			args: []string{"start", "do it", "--session-id", "SID", "--timeout", "5", "--json"}, code: 5, state: headless.Timeout,
 			argv: argv("--mcp-config", doorman, "--strict-mcp-config"), doorman: headless.DoormanInjected,
 			check: func(t *testing.T, r *hlRig, f headless.StartFile) {
 				c := r.fk.Calls("claude")[0]
