@@ -391,7 +391,7 @@ func TestRealExec(t *testing.T) {
 	f.opts.Timeout = 200 * time.Millisecond
 	start := time.Now()
 	rep = doctor.Run(context.Background(), f.opts)
-	if d := time.Since(start); d > 5*time.Second {
+	if d := time.Since(start); d > 20*time.Second { // well before the 30 s sleep ends; generous for a loaded machine
 		t.Errorf("took %v", d)
 	}
 	if diff := cmp.Diff([]doctor.Kind{doctor.KindClaudeVersion}, kinds(rep)); diff != "" {
