@@ -578,7 +578,9 @@ func TestSendSeenBinary(t *testing.T) {
 					args = append(args, "--json")
 				}
 				start := time.Now()
-				res := runBinary(t, sendEnv(fs), "", args...)
+				// The ack's wait is generous: a loaded machine's fake
+				// doorman missed the default 5 s.
+				res := runBinary(t, sendEnv(fs, "OO_CLAUDE_WAIT_S=30"), "", args...)
 				took := time.Since(start)
 				t.Logf("%v: %v: %s", args[4:], took, res.stdout)
 				if res.code != tt.code {
