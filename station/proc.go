@@ -2,6 +2,7 @@ package station
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -11,6 +12,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
+
+	"github.com/oo-family/oo-claude/internal/fsx"
 )
 
 // Proc reads process facts from a procfs root. The zero value reads /proc.
@@ -136,6 +140,55 @@ func (p Proc) Alive(pid int, procStart string) bool {
 		return false
 	}
 	return procStart == "" || info.StartTicks == procStart
+}
+
+// gonePoll is WaitGone's poll where a process's exit is no event.
+const gonePoll = 250 * time.Millisecond
+
+// WaitGone blocks until process pid, started at procStart ("" for any
+// start), is gone and returns nil: it exited (a zombie has), or its pid now
+// names another process. When ctx ends first it returns ctx's error. On
+// Linux, reading the real /proc (Root ""), the exit is an event (a pidfd:
+// internal/fsx's ProcExit), so WaitGone returns within milliseconds of
+// the exit and costs nothing while it waits. Elsewhere, and for a Proc
+// whose Root is a directory a test filled, it checks Alive every 250 ms.
+func (p Proc) WaitGone(ctx context.Context, pid int, procStart string) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if !p.Alive(pid, procStart) {
+		return nil
+	}
+	if p.Root == "" {
+		pe, err := fsx.OpenProcExit(pid)
+		switch {
+		case errors.Is(err, os.ErrProcessDone):
+			return nil
+		case err == nil:
+			defer pe.Close()
+			// The pidfd names whatever process had pid when it was
+			// opened: check it is still the one meant.
+			if !p.Alive(pid, procStart) {
+				return nil
+			}
+			if err := pe.Wait(ctx); err == nil || ctx.Err() != nil {
+				return err
+			}
+			// A pidfd that cannot be waited on: poll instead.
+		}
+	}
+	tick := time.NewTicker(gonePoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+			if !p.Alive(pid, procStart) {
+				return nil
+			}
+		}
+	}
 }
 
 // maxAncestry bounds every walk up the process tree.

@@ -165,6 +165,15 @@ var noPanicCases = []noPanicCase{
 		}
 		h.call("station.New(zero)", func() { station.New(station.Paths{}).Resolve("") })
 	}},
+	{names: []string{"station.Proc.WaitGone"}, run: func(h *hostile) {
+		for i, s := range h.strs {
+			pid := h.ints[i%len(h.ints)]
+			h.call("Proc.WaitGone("+q(s)+")", func() {
+				station.Proc{Root: s}.WaitGone(h.ctx(), pid, s)
+				station.Proc{}.WaitGone(h.ctx(), pid, s)
+			})
+		}
+	}},
 	{names: []string{"station.PathsFromEnv", "station.ConfigFromEnv"}, run: func(h *hostile) {
 		for _, s := range h.strs {
 			getenv := func(string) string { return s }
