@@ -15,7 +15,12 @@
 // that the model saw a delivered line (a [Witness] reading the session's
 // transcript), which fills Verdict.Seen and never changes the class; with
 // [Sender.ReplyWait] it also waits for the session's answer to the line (a
-// [ReplyWitness]), which fills Verdict.Reply. Request.Priority
+// [ReplyWitness]), which fills Verdict.Reply. Either wait ends as soon as
+// the session does (its claude process's exit is an event, a pidfd; its
+// registry row going, or naming another session, too), and a ctx that ends
+// returns what the wait had found with ctx's error; Verdict.WaitEnd says
+// why a wait ended without what it waited for ([ReasonWaitTimeout],
+// [ReasonSessionEnded], [ReasonInterrupted]). Request.Priority
 // ([PriorityNow], [PriorityNext], [PriorityLater]) travels in the line's
 // structured form to the door frame and the ack.
 //

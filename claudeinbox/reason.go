@@ -44,6 +44,16 @@ const (
 	ReasonInboxDirMismatch Reason = "inbox-dir-mismatch"
 )
 
+// Why the seen or reply wait (Sender.SeenWait, Sender.ReplyWait) ended
+// without the row or the answer it waited for: Verdict.WaitEnd, the
+// receipt's wait_end. A transcript that cannot be watched or read is
+// [ReasonIO].
+const (
+	ReasonWaitTimeout  Reason = "wait-timeout"  // the wait ran out while the session ran
+	ReasonSessionEnded Reason = "session-ended" // the session ended: its process exited, its registry row went, or it switched to another session id
+	ReasonInterrupted  Reason = "interrupted"   // the caller's context ended (Verdict.InterruptedBy says what ended it)
+)
+
 // Why the session's doorman is not fresh: the reason of a [QueuedNoDoorman]
 // verdict (and DoormanStatus.NotFreshBecause).
 const (

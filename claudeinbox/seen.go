@@ -4,9 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
+	"github.com/oo-family/oo-claude/internal/fsx"
+	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/receipt"
+	"github.com/oo-family/oo-claude/station"
 )
 
 // A Witness proves that the model saw a delivered line: the session's
@@ -19,7 +23,9 @@ type Witness interface {
 	// is appended, so the wait reads only rows written after the send.
 	Mark(sessionID, cwd string) (path string, size int64, err error)
 	// WaitSeen waits up to wait for a row appended to path after from
-	// whose peer origin carries msgID; false when none came in time.
+	// whose peer origin carries msgID; false when none came in time. When
+	// ctx ends first it returns false and ctx's error (Send ends ctx when
+	// the session ends, too).
 	WaitSeen(ctx context.Context, path string, from int64, msgID string, wait time.Duration) (bool, error)
 }
 
@@ -47,61 +53,115 @@ type transcriptMark struct {
 	err  error
 }
 
-// awaitSeen waits, after a delivered-* verdict, for the witness to see the
-// line and records the answer in v. The class never changes: a line not
-// seen in time is still delivered, with a note saying so.
-func (s *Sender) awaitSeen(ctx context.Context, v *Verdict, m transcriptMark, wait time.Duration) error {
+// awaitProof waits, after a delivered-* verdict, for the witness to see
+// the line (SeenWait) or for the session's answer (ReplyWait), and records
+// what it found in v. The wait ends early when the session ends (see
+// watchSession) or ctx does. The class never changes: a line not seen in
+// time is still delivered, with a note and v.WaitEnd saying why the wait
+// ended without it.
+func (s *Sender) awaitProof(ctx context.Context, v *Verdict, m transcriptMark, sess *station.Session, files inbox.Files) error {
+	reply := s.ReplyWait > 0
+	wait := s.SeenWait
+	if reply {
+		wait = s.ReplyWait
+		v.SeenWait = s.ReplyWait // one budget for both
+	}
 	seen := false
 	v.Seen, v.Transcript = &seen, m.path
 	if m.err != nil {
+		v.WaitEnd = ReasonIO
 		v.Note = fmt.Sprintf("not seen: the session's transcript cannot be watched (%v)", m.err)
 		return nil
 	}
 	v.TranscriptOffset, v.waited = m.size, true
+	wctx, stop := s.watchSession(ctx, sess, files)
+	defer stop()
 	start := s.now()
-	seen, err := s.Witness.WaitSeen(ctx, m.path, m.size, v.MsgID, wait)
-	v.SeenAfter = s.now().Sub(start)
-	if !seen {
-		v.Note = fmt.Sprintf("not seen within %s: the door took the line, but the transcript has no row with its msg_id yet", wait)
-	}
-	if err != nil {
-		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-			return ctx.Err()
-		}
-		return &SendError{Op: "seen", Path: m.path, Err: err}
-	}
-	return nil
-}
-
-// awaitReply waits, after a delivered-* verdict, for the model to take the
-// line and answer it, all within s.ReplyWait, and records both in v: Seen
-// as awaitSeen does, then Reply. The class never changes.
-func (s *Sender) awaitReply(ctx context.Context, v *Verdict, m transcriptMark) error {
-	rw := s.Witness.(ReplyWitness) // checked by send
-	start := s.now()
-	v.SeenWait = s.ReplyWait
-	err := s.awaitSeen(ctx, v, m, s.ReplyWait)
-	if err != nil || m.err != nil {
-		v.ReplyAfter = s.now().Sub(start)
-		return err
-	}
+	op, err := s.witness(wctx, v, m, wait, start)
+	elapsed := s.now().Sub(start)
 	if !*v.Seen {
-		v.ReplyAfter = s.now().Sub(start)
-		v.Note = fmt.Sprintf("no reply within %s: the door took the line, but the transcript has no row with its msg_id yet", s.ReplyWait)
+		v.SeenAfter = elapsed
+	}
+	if reply {
+		v.ReplyAfter = elapsed
+	}
+	ended := sessionEndOf(wctx)
+	switch {
+	case err == nil && (reply && v.Reply != nil || !reply && *v.Seen):
+		return nil
+	case err == nil:
+		v.WaitEnd = ReasonWaitTimeout
+		switch {
+		case !reply:
+			v.Note = fmt.Sprintf("not seen within %s: the door took the line, but the transcript has no row with its msg_id yet", wait)
+		case !*v.Seen:
+			v.Note = fmt.Sprintf("no reply within %s: the door took the line, but the transcript has no row with its msg_id yet", wait)
+		default:
+			v.Note = fmt.Sprintf("no reply within %s: the model took the line (seen after %.1fs) but has not finished answering it", wait, v.SeenAfter.Seconds())
+		}
+		return nil
+	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
+		v.WaitEnd, v.InterruptedBy = ReasonInterrupted, interruptedBy(ctx)
+		v.Note = fmt.Sprintf("interrupted (%s) %.1fs after the ack: ", v.InterruptedBy, elapsed.Seconds()) + proofSoFar(v, reply)
+		return ctx.Err()
+	case ended != nil && errors.Is(err, context.Canceled):
+		v.WaitEnd = ReasonSessionEnded
+		v.Note = fmt.Sprintf("the session ended (%s) %.1fs after the ack: ", ended.why, elapsed.Seconds()) + proofSoFar(v, reply)
 		return nil
 	}
-	left := s.ReplyWait - s.now().Sub(start)
+	v.WaitEnd = ReasonIO
+	if !*v.Seen {
+		v.Note = fmt.Sprintf("not seen: the door took the line, but the transcript could not be read (%v)", err)
+	} else {
+		v.Note = fmt.Sprintf("no reply: the model took the line (seen after %.1fs), but the transcript could not be read (%v)", v.SeenAfter.Seconds(), err)
+	}
+	return &SendError{Op: op, Path: m.path, Err: err}
+}
+
+// witness runs the seen wait and then, for a reply, the reply wait, all
+// within wait from start; it fills v.Seen, v.SeenAfter and v.Reply and
+// returns the op whose error it returns.
+func (s *Sender) witness(ctx context.Context, v *Verdict, m transcriptMark, wait time.Duration, start time.Time) (string, error) {
+	seen, err := s.Witness.WaitSeen(ctx, m.path, m.size, v.MsgID, wait)
+	if seen {
+		*v.Seen, v.SeenAfter = true, s.now().Sub(start)
+	}
+	if err != nil || !seen || s.ReplyWait <= 0 {
+		return "seen", err
+	}
+	rw := s.Witness.(ReplyWitness) // checked by send
+	left := wait - s.now().Sub(start)
 	r, err := rw.WaitReply(ctx, m.path, m.size, v.MsgID, max(left, 0))
-	v.ReplyAfter = s.now().Sub(start)
-	v.Reply = r
-	if r == nil && err == nil {
-		v.Note = fmt.Sprintf("no reply within %s: the model took the line (seen after %.1fs) but has not finished answering it", s.ReplyWait, v.SeenAfter.Seconds())
+	if err == nil {
+		v.Reply = r
 	}
-	if err != nil {
-		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-			return ctx.Err()
+	return "reply", err
+}
+
+// proofSoFar is the end of the note of a wait cut short: what the
+// transcript had shown by then.
+func proofSoFar(v *Verdict, reply bool) string {
+	switch {
+	case !*v.Seen:
+		return "the door took the line, but the transcript has no row with its msg_id yet"
+	case reply:
+		return fmt.Sprintf("the model took the line (seen after %.1fs) but had not finished answering it", v.SeenAfter.Seconds())
+	}
+	return "the line was seen"
+}
+
+// interruptedBy names what ended ctx: the signal's name when its cause
+// has a method Signal() os.Signal (the CLI's cause does), else "canceled"
+// or "deadline-exceeded".
+func interruptedBy(ctx context.Context) string {
+	var sig interface{ Signal() os.Signal }
+	if errors.As(context.Cause(ctx), &sig) {
+		if n := fsx.SignalName(sig.Signal()); n != "" {
+			return n
 		}
-		return &SendError{Op: "reply", Path: m.path, Err: err}
 	}
-	return nil
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		return "deadline-exceeded"
+	}
+	return "canceled"
 }

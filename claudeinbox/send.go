@@ -255,6 +255,20 @@ type Verdict struct {
 	// until it was complete, or ReplyWait when it was not.
 	ReplyAfter time.Duration
 	ReplyWait  time.Duration
+	// WaitEnd is why the seen or reply wait ended without the row or the
+	// answer it waited for: [ReasonWaitTimeout], [ReasonSessionEnded] (the
+	// session ended while Send waited: the wait ends with it),
+	// [ReasonInterrupted] (ctx ended) or [ReasonIO] (the transcript could
+	// not be watched or read); "" when it got what it waited for or no
+	// wait ran. The class is the same either way.
+	WaitEnd Reason
+	// InterruptedBy names what cut a wait of the send short (for the ack:
+	// an [Interrupted] verdict; for the row or the reply: WaitEnd
+	// [ReasonInterrupted]), or stopped the send before its line was
+	// written ([ReasonCanceled]): the signal's name ("SIGINT", "SIGTERM")
+	// when context.Cause(ctx) has a method Signal() os.Signal, else
+	// "canceled" or "deadline-exceeded". "" when nothing did.
+	InterruptedBy string
 
 	Reason Reason // why refused, queued-no-doorman or dropped
 	Note   string // advice for a human
@@ -283,9 +297,16 @@ type Verdict struct {
 //     (err == context.Canceled) with a Refused verdict of reason
 //     [ReasonCanceled];
 //   - a ctx that ends while Send waits for the ack returns ctx's error
-//     itself (err == context.Canceled) next to a Timeout verdict: the line
-//     is written and waits, do not resend it. During the seen or reply
-//     wait it is ctx's error too, and the class stays delivered;
+//     itself (err == context.Canceled) next to an [Interrupted] verdict:
+//     the line is written and waits, do not resend it. During the seen or
+//     reply wait it is ctx's error too, next to what the wait had found
+//     (Verdict.WaitEnd [ReasonInterrupted]), and the class stays
+//     delivered. Verdict.InterruptedBy names the signal when ctx's cause
+//     has a method Signal() os.Signal;
+//   - a session that ends during the seen or reply wait (its process
+//     exits, its registry row goes, it switches to another id) ends the
+//     wait within moments, with Verdict.WaitEnd [ReasonSessionEnded] and
+//     a nil error; the class stays delivered;
 //   - a Witness that fails during the seen or reply wait is a *SendError
 //     of Op "seen" or "reply", and the class stays delivered;
 //   - a line written whose throttle ledger could not be updated returns a
@@ -308,6 +329,7 @@ func (s *Sender) Send(ctx context.Context, req Request) (Verdict, error) {
 	if err := ctx.Err(); err != nil {
 		v := Verdict{Target: req.Target, Line: req.Line, ClientVersion: s.ClientVersion, At: s.now()}
 		v.refuse(ReasonCanceled, "the send was cancelled before anything was written")
+		v.InterruptedBy = interruptedBy(ctx)
 		return v, err
 	}
 	v, err := s.send(ctx, req)
@@ -464,6 +486,7 @@ func (s *Sender) send(ctx context.Context, req Request) (Verdict, error) {
 	case err != nil && !v.Written && ctx.Err() != nil && errors.Is(err, ctx.Err()):
 		// Cancelled while waiting for the ledger's lock: nothing written.
 		v.refuse(ReasonCanceled, "the send was cancelled before the line was written")
+		v.InterruptedBy = interruptedBy(ctx)
 		return v, ctx.Err()
 	case err != nil && !adm.Admitted:
 		v.refuse(ReasonIO, "throttle ledger: "+err.Error())
@@ -504,6 +527,11 @@ func (s *Sender) send(ctx context.Context, req Request) (Verdict, error) {
 	start := s.now()
 	ack, werr := s.awaitAck(ctx, files, ackFrom, v.SHA256, v.LineOffset)
 	v.Waited = s.now().Sub(start)
+	if ack == nil && werr != nil && ctx.Err() != nil && errors.Is(werr, ctx.Err()) {
+		v.Class, v.InterruptedBy = Interrupted, interruptedBy(ctx)
+		v.Note = fmt.Sprintf("interrupted (%s) %.1fs into the wait for the doorman's ack: the line is in the inbox and waits for the doorman; do not resend it", v.InterruptedBy, v.Waited.Seconds())
+		return v, joinErr(werr, ledgerErr)
+	}
 	if ack == nil {
 		v.Class = Timeout
 		v.Note = fmt.Sprintf("the doorman is fresh but no ack came within %s: the line waits in the inbox; do not resend it", s.Wait)
@@ -532,13 +560,8 @@ func (s *Sender) send(ctx context.Context, req Request) (Verdict, error) {
 	default:
 		v.Class = DeliveredSteer
 	}
-	switch {
-	case v.Class.Delivered() && s.ReplyWait > 0:
-		if err := s.awaitReply(ctx, &v, mark); err != nil {
-			return v, joinErr(err, ledgerErr)
-		}
-	case v.Class.Delivered() && s.SeenWait > 0:
-		if err := s.awaitSeen(ctx, &v, mark, s.SeenWait); err != nil {
+	if v.Class.Delivered() && (s.ReplyWait > 0 || s.SeenWait > 0) {
+		if err := s.awaitProof(ctx, &v, mark, t.Session, files); err != nil {
 			return v, joinErr(err, ledgerErr)
 		}
 	}
@@ -946,6 +969,7 @@ func (v Verdict) Row() receipt.SendRow {
 	if v.ReplyWait > 0 && v.Class.Delivered() {
 		r.Reply, r.ReplyS = v.Reply, jsonrow.Seconds(v.ReplyAfter)
 	}
+	r.WaitEnd, r.Interrupted = str(string(v.WaitEnd)), str(v.InterruptedBy)
 	r.ReceiptWriteError = str(v.ReceiptWriteError)
 	return r
 }

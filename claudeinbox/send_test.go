@@ -28,8 +28,8 @@ import (
 )
 
 // sendKeys are v0.1's send-row keys, verbatim from its "Receipts" section,
-// then oo-claude's additions (seen, seen_s, transcript, transcript_offset: send --seen or --reply; reply, reply_s: send --reply; priority: send --priority; confirm, queued_at: from the ack).
-var sendKeys = strings.Split("ts, ts_ms, kind, class, delivered, target, session_id, name, pid, running, status, from, line, sha256, bytes, inbox, line_offset, doorman, ack, peer_status, msg_id, waited_s, wait_s, min_interval_s, reason, note, hint, client_version, seen, seen_s, transcript, transcript_offset, reply, reply_s, priority, confirm, queued_at", ", ")
+// then oo-claude's additions (seen, seen_s, transcript, transcript_offset: send --seen or --reply; reply, reply_s: send --reply; priority: send --priority; confirm, queued_at: from the ack; wait_end, interrupted: how a wait ended).
+var sendKeys = strings.Split("ts, ts_ms, kind, class, delivered, target, session_id, name, pid, running, status, from, line, sha256, bytes, inbox, line_offset, doorman, ack, peer_status, msg_id, waited_s, wait_s, min_interval_s, reason, note, hint, client_version, seen, seen_s, transcript, transcript_offset, reply, reply_s, priority, confirm, queued_at, wait_end, interrupted", ", ")
 
 // world is one fake station with a sender pointed at it.
 type world struct {
@@ -631,8 +631,11 @@ func TestContextEndsTheWait(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
 	v, err := w.sender.Send(ctx, claudeinbox.Request{Target: r.SessionID, Line: "x"})
-	if !errors.Is(err, context.DeadlineExceeded) || v.Class != claudeinbox.Timeout || !v.Written {
+	if !errors.Is(err, context.DeadlineExceeded) || v.Class != claudeinbox.Interrupted || !v.Written || !v.Class.Waiting() {
 		t.Errorf("%s %v", v.Class, err)
+	}
+	if v.InterruptedBy != "deadline-exceeded" || strings.Contains(v.Note, "within") || !strings.Contains(v.Note, "interrupted (deadline-exceeded)") || !strings.Contains(v.Note, "do not resend") {
+		t.Errorf("interrupted by %q, note %q: want it said interrupted, never a timeout", v.InterruptedBy, v.Note)
 	}
 }
 
@@ -727,8 +730,13 @@ func TestSendCancelled(t *testing.T) {
 	ctx, cancel = context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	v, err = w.sender.Send(ctx, line(r.SessionID, "written, then cancelled"))
-	if err != context.DeadlineExceeded || v.Class != claudeinbox.Timeout || !v.Written {
+	if err != context.DeadlineExceeded || v.Class != claudeinbox.Interrupted || !v.Written {
 		t.Fatalf("cancelled during the wait: err %v class %s written %v", err, v.Class, v.Written)
+	}
+	// The receipt is written and says so.
+	rows := receiptRows(t, w.fs.Paths.ReceiptsFile())
+	if got := rows[len(rows)-1]; string(got["class"]) != `"interrupted"` || string(got["interrupted"]) != `"deadline-exceeded"` || string(got["delivered"]) != "false" || string(got["line_offset"]) == "null" {
+		t.Errorf("receipt class %s interrupted %s delivered %s line_offset %s", got["class"], got["interrupted"], got["delivered"], got["line_offset"])
 	}
 }
 

@@ -13,6 +13,12 @@ const (
 	QueuedOffline   Class = "queued-offline"    // no running session with this id: the line waits (3)
 	Timeout         Class = "timeout"           // fresh heartbeat, no ack within the wait: the line waits; do not resend (5)
 	Dropped         Class = "dropped"           // throttled: the line was not written; resend after Verdict.RetryAfter (6)
+	// Interrupted is oo-claude's addition: the context ended (a signal:
+	// Verdict.InterruptedBy) while Send waited for the ack of a line it
+	// had written to a fresh doorman's inbox. The line waits in the file;
+	// do not resend it (130, the shell's code for SIGINT; the CLI exits
+	// 128 + the signal's number).
+	Interrupted Class = "interrupted"
 )
 
 // ExitCode returns the process exit code the contract assigns to the class.
@@ -28,6 +34,8 @@ func (c Class) ExitCode() int {
 		return 5
 	case Dropped:
 		return 6
+	case Interrupted:
+		return 130
 	}
 	return 1
 }
@@ -38,4 +46,6 @@ func (c Class) ExitCode() int {
 func (c Class) Delivered() bool { return c == DeliveredSteer || c == DeliveredStart }
 
 // Waiting reports whether the line is in the file and waits for a doorman.
-func (c Class) Waiting() bool { return c == QueuedNoDoorman || c == QueuedOffline || c == Timeout }
+func (c Class) Waiting() bool {
+	return c == QueuedNoDoorman || c == QueuedOffline || c == Timeout || c == Interrupted
+}

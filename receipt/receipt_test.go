@@ -25,7 +25,7 @@ const sendKeysV01 = "ts, ts_ms, kind, class, delivered, target, session_id, name
 
 // oo-claude's additions to the send row (send --seen): extra keys only,
 // none of v0.1's renamed or dropped.
-const sendKeysOurs = "seen, seen_s, transcript, transcript_offset, reply, reply_s, priority, confirm, queued_at"
+const sendKeysOurs = "seen, seen_s, transcript, transcript_offset, reply, reply_s, priority, confirm, queued_at, wait_end, interrupted"
 
 // "Resume rows add …", verbatim.
 const resumeKeysV01 = "cwd, transcript, model, max_turns, budget_usd, tools, argv, exit_code, subtype, is_error, num_turns, total_cost_usd, terminal_reason, result, result_session_id, duration_ms, held_by, stderr_tail"
@@ -61,7 +61,7 @@ func TestSendRowKeysAreV01s(t *testing.T) {
 		t.Errorf("send row keys: v0.1's and oo-claude's additions (-want +got):\n%s", diff)
 	}
 	// Unused keys are null, not absent and not zero values.
-	for _, k := range []string{"session_id", "name", "pid", "running", "line_offset", "doorman", "ack", "msg_id", "reason", "client_version", "seen", "seen_s", "transcript", "transcript_offset", "reply", "reply_s", "priority", "confirm", "queued_at"} {
+	for _, k := range []string{"session_id", "name", "pid", "running", "line_offset", "doorman", "ack", "msg_id", "reason", "client_version", "seen", "seen_s", "transcript", "transcript_offset", "reply", "reply_s", "priority", "confirm", "queued_at", "wait_end", "interrupted"} {
 		if string(obj[k]) != "null" {
 			t.Errorf("%s = %s in an empty row, want null", k, obj[k])
 		}

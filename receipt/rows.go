@@ -95,6 +95,19 @@ type SendRow struct {
 	// QueuedAt is the ack's queued_at: the timestamp of the receiver's
 	// enqueue row for the line; null when none was seen.
 	QueuedAt *string `json:"queued_at"`
+	// WaitEnd is oo-claude's addition (send --seen, --reply): why the seen
+	// or reply wait ended without the row or the answer it waited for:
+	// "wait-timeout", "session-ended" (the session's process exited, its
+	// registry row went, or it switched to another session id),
+	// "interrupted" or "io-error"; null when it got what it waited for or
+	// no wait ran.
+	WaitEnd *string `json:"wait_end"`
+	// Interrupted is oo-claude's addition: what cut a wait of the send
+	// short (the ack's, the row's or the reply's) or stopped it before the
+	// line was written: the signal's name ("SIGINT", "SIGTERM"), or
+	// "canceled" or "deadline-exceeded" for a program's context; null when
+	// nothing did.
+	Interrupted *string `json:"interrupted"`
 
 	ReceiptWriteError *string `json:"receipt_write_error,omitempty"`
 }

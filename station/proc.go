@@ -148,9 +148,9 @@ const gonePoll = 250 * time.Millisecond
 // WaitGone blocks until process pid, started at procStart ("" for any
 // start), is gone and returns nil: it exited (a zombie has), or its pid now
 // names another process. When ctx ends first it returns ctx's error. On
-// Linux, reading the real /proc (Root ""), the exit is an event (a pidfd:
-// internal/fsx's ProcExit), so WaitGone returns within milliseconds of
-// the exit and costs nothing while it waits. Elsewhere, and for a Proc
+// Linux, reading the real /proc (Root ""), the exit is an event (a pidfd
+// in the runtime's poller), so WaitGone returns within milliseconds of the
+// exit and costs nothing while it waits. Elsewhere, and for a Proc
 // whose Root is a directory a test filled, it checks Alive every 250 ms.
 func (p Proc) WaitGone(ctx context.Context, pid int, procStart string) error {
 	if err := ctx.Err(); err != nil {

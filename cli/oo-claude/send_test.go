@@ -32,7 +32,7 @@ const testToken = "70ce11a9d0000000000000000000beef"
 var v01SendKeys = strings.Split("ts, ts_ms, kind, class, delivered, target, session_id, name, pid, running, status, from, line, sha256, bytes, inbox, line_offset, doorman, ack, peer_status, msg_id, waited_s, wait_s, min_interval_s, reason, note, hint, client_version", ", ")
 
 // ourSendKeys are oo-claude's additions to the send row (send --seen).
-var ourSendKeys = []string{"seen", "seen_s", "transcript", "transcript_offset", "reply", "reply_s", "priority", "confirm", "queued_at"}
+var ourSendKeys = []string{"seen", "seen_s", "transcript", "transcript_offset", "reply", "reply_s", "priority", "confirm", "queued_at", "wait_end", "interrupted"}
 
 func sendEnv(fs *fakestation.Station, extra ...string) []string {
 	return append(append(fs.Env(), "CLAUDE_CODE_MESSAGING_TOKEN="+testToken, "OO_CLAUDE_MIN_INTERVAL_S=0"), extra...)

@@ -1,0 +1,133 @@
+package claudeinbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/station"
+)
+
+// endPoll is the session watch's safety timer: the process's exit and file
+// events wake it; the timer only covers events the kernel dropped or a
+// watch that could not be set up.
+const endPoll = time.Second
+
+// sessionEnded is the cause of a wait's context when the session ended.
+type sessionEnded struct{ why string }
+
+func (e *sessionEnded) Error() string { return "the session ended: " + e.why }
+
+// sessionEndOf returns why the session ended when that is what ended ctx.
+func sessionEndOf(ctx context.Context) *sessionEnded {
+	var e *sessionEnded
+	if errors.As(context.Cause(ctx), &e) {
+		return e
+	}
+	return nil
+}
+
+// watchSession returns a context that ends, with a *sessionEnded cause,
+// as soon as the session ends: its claude process (pid and procStart) is
+// gone, an event (station.Proc.WaitGone); its registry row is gone or
+// names another session (a clean exit removes it; /clear and /resume give
+// the process another id); or its doorman's heartbeat says the session
+// switched. A doorman that stopped is not the session's end by itself (a
+// session can restart its MCP servers and still answer): its heartbeat
+// only wakes the check. stop ends the watch and waits for its goroutines.
+func (s *Sender) watchSession(ctx context.Context, sess *station.Session, files inbox.Files) (context.Context, func()) {
+	wctx, cancel := context.WithCancelCause(ctx)
+	if sess == nil {
+		return wctx, func() { cancel(nil) }
+	}
+	end := func(why string) { cancel(&sessionEnded{why: why}) }
+	var wg sync.WaitGroup
+	wg.Add(2)
+	go func() {
+		defer wg.Done()
+		if s.Station.Proc.WaitGone(wctx, sess.PID, sess.ProcStart) == nil {
+			end(fmt.Sprintf("its process %d exited", sess.PID))
+		}
+	}()
+	go func() {
+		defer wg.Done()
+		s.watchRow(wctx, sess, files.Heartbeat, end)
+	}()
+	return wctx, func() {
+		cancel(nil)
+		wg.Wait()
+	}
+}
+
+// watchRow calls end once the session's registry row or its doorman's
+// heartbeat says the session ended, or ctx ends. File events on the
+// registry and inbox directories wake it, with endPoll behind them.
+func (s *Sender) watchRow(ctx context.Context, sess *station.Session, heartbeat string, end func(string)) {
+	check := func() bool {
+		if why := s.rowEnded(sess, heartbeat); why != "" {
+			end(why)
+			return true
+		}
+		return false
+	}
+	var events chan fsnotify.Event
+	var errs chan error
+	if w, err := fsnotify.NewWatcher(); err == nil {
+		defer w.Close()
+		ok := w.Add(filepath.Dir(sess.File)) == nil
+		if w.Add(filepath.Dir(heartbeat)) == nil || ok {
+			events, errs = w.Events, w.Errors
+		}
+	}
+	if check() {
+		return
+	}
+	tick := time.NewTicker(endPoll)
+	defer tick.Stop()
+	names := map[string]bool{filepath.Clean(sess.File): true, filepath.Clean(heartbeat): true}
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-events:
+			if !ok {
+				events = nil
+				continue
+			}
+			if !names[filepath.Clean(ev.Name)] {
+				continue
+			}
+		case _, ok := <-errs:
+			if !ok {
+				errs = nil
+			}
+		case <-tick.C:
+		}
+		if check() {
+			return
+		}
+	}
+}
+
+// rowEnded says why the session ended by its registry row and heartbeat,
+// "" when they say it runs. A row that cannot be read for another reason
+// than its absence (written this moment, say) says nothing.
+func (s *Sender) rowEnded(sess *station.Session, heartbeat string) string {
+	r, err := station.ReadRow(sess.File)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "its registry row is gone"
+	case err == nil && r.SessionID != sess.SessionID:
+		return "its process now runs session " + r.SessionID
+	}
+	if h, err := inbox.ReadHeartbeat(heartbeat); err == nil && h.SessionID == sess.SessionID && h.State == inbox.StateSwitched {
+		return "its doorman says it switched to another session"
+	}
+	return ""
+}
