@@ -7,10 +7,12 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/headless"
+	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/peterbourgon/ff/v3/ffcli"
 )
 
@@ -143,6 +145,10 @@ func exitCodes(verb string) []string {
 		return nil
 	}
 	add("usage (a bad flag or argument)", exitUsage)
+	// A signal ends the verb: 128 + its number, as shells expect
+	// (signalExit); send's class interrupted exits by its signal too.
+	add("interrupted by SIGINT", fsx.SignalExitCode(syscall.SIGINT))
+	add("interrupted by SIGTERM", fsx.SignalExitCode(syscall.SIGTERM))
 	codes := slices.Sorted(maps.Keys(byCode))
 	lines := make([]string, 0, len(codes))
 	for _, code := range codes {

@@ -357,27 +357,55 @@ func humanVerdict(v claudeinbox.Verdict) string {
 		case inbox.ConfirmSettle:
 			b.WriteString(", unconfirmed (no transcript: acked after the settle)")
 		}
-		switch {
-		case v.Seen == nil:
-		case *v.Seen:
-			fmt.Fprintf(&b, ", seen after %.1fs", v.SeenAfter.Seconds())
-		default:
-			fmt.Fprintf(&b, ", not seen within %gs", v.SeenWait.Seconds())
-		}
-		switch {
-		case v.ReplyWait <= 0:
-		case v.Reply != nil:
-			fmt.Fprintf(&b, ", replied after %.1fs", v.ReplyAfter.Seconds())
-		default:
-			fmt.Fprintf(&b, ", no reply within %gs", v.ReplyWait.Seconds())
-		}
+		b.WriteString(waitPart(v))
 	case v.Class == claudeinbox.Timeout:
 		fmt.Fprintf(&b, " line_offset=%d no ack after %.1fs", v.LineOffset, v.Waited.Seconds())
+	case v.Class == claudeinbox.Interrupted:
+		fmt.Fprintf(&b, " line_offset=%d interrupted (%s) %.1fs into the ack wait", v.LineOffset, v.InterruptedBy, v.Waited.Seconds())
 	case v.Written:
 		fmt.Fprintf(&b, " line_offset=%d", v.LineOffset)
 	}
 	if v.Reason != "" {
 		fmt.Fprintf(&b, " (%s)", v.Reason)
+	}
+	return b.String()
+}
+
+// waitPart is the seen and reply part of a delivered verdict's line:
+// ", seen after 2.9s", ", not seen within 20s", ", session ended after
+// 1.1s, no reply", ", interrupted (SIGINT) after 6.0s, not seen", ...
+func waitPart(v claudeinbox.Verdict) string {
+	var b strings.Builder
+	reply := v.ReplyWait > 0
+	if v.Seen != nil && *v.Seen {
+		fmt.Fprintf(&b, ", seen after %.1fs", v.SeenAfter.Seconds())
+	}
+	after := v.SeenAfter
+	if reply {
+		after = v.ReplyAfter
+	}
+	var cut string
+	switch v.WaitEnd {
+	case claudeinbox.ReasonInterrupted:
+		cut = fmt.Sprintf(", interrupted (%s) after %.1fs", v.InterruptedBy, after.Seconds())
+	case claudeinbox.ReasonSessionEnded:
+		cut = fmt.Sprintf(", session ended after %.1fs", after.Seconds())
+	}
+	switch {
+	case v.Seen == nil:
+	case cut != "" && !*v.Seen:
+		b.WriteString(cut + ", not seen")
+	case cut != "" && reply:
+		b.WriteString(cut + ", no reply")
+	case !*v.Seen:
+		fmt.Fprintf(&b, ", not seen within %gs", v.SeenWait.Seconds())
+	}
+	switch {
+	case !reply || cut != "":
+	case v.Reply != nil:
+		fmt.Fprintf(&b, ", replied after %.1fs", v.ReplyAfter.Seconds())
+	default:
+		fmt.Fprintf(&b, ", no reply within %gs", v.ReplyWait.Seconds())
 	}
 	return b.String()
 }

@@ -16,17 +16,66 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/termsafe"
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, stop := signalContext()
 	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, osProc())
 	stop()
 	os.Exit(exitCode(err, termsafe.NewWriter(os.Stderr)))
 }
 
-// Exit codes shared by every verb.
+// signalContext is the verbs' context: SIGINT and SIGTERM cancel it, with
+// the signal as its cause (a signalCause), so the library names the
+// signal in what it reports (claudeinbox's Verdict.InterruptedBy) and a
+// verb exits as shells expect (signalExit).
+func signalContext() (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	done := make(chan struct{})
+	go func() {
+		select {
+		case s := <-ch:
+			cancel(signalCause{s})
+		case <-done:
+		}
+	}()
+	return ctx, func() {
+		signal.Stop(ch)
+		close(done)
+		cancel(nil)
+	}
+}
+
+// signalCause is the cause of a context a signal ended. It matches
+// context.Canceled, and its Signal method is how the library learns the
+// signal.
+type signalCause struct{ sig os.Signal }
+
+func (c signalCause) Error() string        { return fsx.SignalName(c.sig) + " received" }
+func (c signalCause) Signal() os.Signal    { return c.sig }
+func (c signalCause) Is(target error) bool { return target == context.Canceled }
+
+// signalExit is the exit of a verb a signal interrupted: 128 + the
+// signal's number (130 for SIGINT, 143 for SIGTERM), as shells expect; nil
+// when no signal ended ctx. What the verb found is printed (and in its
+// receipt) already.
+func signalExit(ctx context.Context) error {
+	var c signalCause
+	if !errors.As(context.Cause(ctx), &c) {
+		return nil
+	}
+	if code := fsx.SignalExitCode(c.sig); code > 0 {
+		return &exitError{code: code}
+	}
+	return nil
+}
+
+// Exit codes shared by every verb. send, resume and start interrupted by
+// SIGINT or SIGTERM exit 128 + the signal's number (signalExit).
 const (
 	exitOK    = 0
 	exitFail  = 1

@@ -74,6 +74,11 @@ func newResumeCmd(e *env) *ffcli.Command {
 			} else {
 				printResume(e, res, rerr)
 			}
+			if res.Class != headless.DeliveredResume {
+				if err := signalExit(ctx); err != nil {
+					return err // interrupted: the process group was stopped
+				}
+			}
 			return exitWith(res.Class.ExitCode())
 		},
 	}

@@ -69,6 +69,11 @@ func newSendCmd(e *env) *ffcli.Command {
 				writeVerdict(e.human(), v)
 			}
 			printSendNotes(e, v)
+			if v.InterruptedBy != "" {
+				if err := signalExit(ctx); err != nil {
+					return err // the verdict and its note said it all
+				}
+			}
 			if sendErr != nil && !quietRefusal(sendErr) {
 				return &exitError{code: v.Class.ExitCode(), err: sendErr}
 			}

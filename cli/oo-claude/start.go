@@ -51,7 +51,7 @@ func newStartCmd(e *env) *ffcli.Command {
 					return usagef("--foreground-unit takes no prompt")
 				}
 				res, rerr := r.RunUnit(ctx, *unit)
-				return finishStart(e, res, rerr, *asJSON)
+				return finishStart(ctx, e, res, rerr, *asJSON)
 			}
 			if len(pos) != 1 {
 				return usagef(`start takes one "<prompt>"`)
@@ -82,12 +82,12 @@ func newStartCmd(e *env) *ffcli.Command {
 				return fmt.Errorf("the oo-claude binary's path: %w", err)
 			}
 			res, rerr := r.Start(ctx, req)
-			return finishStart(e, res, rerr, *asJSON)
+			return finishStart(ctx, e, res, rerr, *asJSON)
 		},
 	}
 }
 
-func finishStart(e *env, res headless.StartResult, err error, asJSON bool) error {
+func finishStart(ctx context.Context, e *env, res headless.StartResult, err error, asJSON bool) error {
 	printReceiptError(e, res.ReceiptWriteError)
 	switch {
 	case asJSON && res.Class == headless.Started:
@@ -103,6 +103,11 @@ func finishStart(e *env, res headless.StartResult, err error, asJSON bool) error
 		}
 	default:
 		printStart(e, res, err)
+	}
+	if res.Class != headless.Completed && res.Class != headless.Started {
+		if err := signalExit(ctx); err != nil {
+			return err // interrupted: the process group was stopped
+		}
 	}
 	return exitWith(res.Class.ExitCode())
 }
