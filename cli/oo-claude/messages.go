@@ -113,6 +113,8 @@ func sendNote(v claudeinbox.Verdict) string {
 		if rest, ok := strings.CutPrefix(n, "From "); ok {
 			n = "--from " + rest
 		}
+	case v.WaitEnd == claudeinbox.ReasonSessionEnded:
+		n += fmt.Sprintf("; oo-claude read %s shows what it wrote before it ended", v.SessionID)
 	case v.Seen != nil && !*v.Seen && v.ReplyWait > 0:
 		n += fmt.Sprintf("; oo-claude read %s shows the answer once the model gives it", v.SessionID)
 	case v.Seen != nil && !*v.Seen:
