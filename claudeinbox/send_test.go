@@ -33,8 +33,9 @@ var sendKeys = strings.Split("ts, ts_ms, kind, class, delivered, target, session
 
 // world is one fake station with a sender pointed at it.
 type world struct {
-	fs     *fakestation.Station
-	sender *claudeinbox.Sender
+	fs      *fakestation.Station
+	sender  *claudeinbox.Sender
+	doormen map[string]*fakedoorman.Doorman // by session, where a test keeps them
 }
 
 func newWorld(t testing.TB) *world {

@@ -119,8 +119,14 @@ func (s *Sender) watchRow(ctx context.Context, sess *station.Session, heartbeat 
 // "" when they say it runs. A row that cannot be read for another reason
 // than its absence (written this moment, say) says nothing.
 func (s *Sender) rowEnded(sess *station.Session, heartbeat string) string {
-	r, err := station.ReadRow(sess.File)
+	var r station.Row
+	var err error
+	if sess.File != "" {
+		r, err = station.ReadRow(sess.File)
+	}
 	switch {
+	case sess.File == "":
+		// No row to watch: the process and the heartbeat say it.
 	case errors.Is(err, fs.ErrNotExist):
 		return "its registry row is gone"
 	case err == nil && r.SessionID != sess.SessionID:

@@ -155,6 +155,15 @@ func TestSendWaitEndsWithTheSession(t *testing.T) {
 			r.SessionID = uuid.NewString()
 			w.fs.WriteRow(r)
 		}, "its process now runs session", "reply", true},
+		// A stopped doorman alone is no end (its heartbeat only wakes the
+		// check); one that says the session switched is.
+		{"doorman stopped, then switched", true, true, func(w *world, r station.Row) {
+			w.doormen[r.SessionID].Stop()
+			hb := w.fs.InboxPath(r.SessionID) + ".doorman.json"
+			b, _ := json.Marshal(map[string]any{"pid": os.Getpid(), "session_id": r.SessionID, "state": "switched", "last_seen": time.Now().UTC().Format(time.RFC3339Nano)})
+			os.WriteFile(hb+".tmp", b, 0o600)
+			os.Rename(hb+".tmp", hb)
+		}, "its doorman says it switched to another session", "reply", true},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newWorld(t)
@@ -171,7 +180,7 @@ func TestSendWaitEndsWithTheSession(t *testing.T) {
 				s.PID = livePID(t)
 			}
 			r := w.fs.AddSession(s)
-			w.doorman(t, r.SessionID, fakedoorman.Options{})
+			w.doormen = map[string]*fakedoorman.Doorman{r.SessionID: w.doorman(t, r.SessionID, fakedoorman.Options{})}
 			ended := make(chan time.Time, 1)
 			go func() {
 				if await(t, f, tt.wait) {
