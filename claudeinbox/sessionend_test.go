@@ -202,10 +202,7 @@ func TestSendWaitEndsWithTheSession(t *testing.T) {
 			if v.Class != claudeinbox.DeliveredSteer {
 				t.Fatalf("class %s: the session's end keeps the ack's class", v.Class)
 			}
-			why := tt.why
-			if strings.Contains(why, "%d") {
-				why = strings.Replace(why, "%d", strconv.Itoa(r.PID), 1)
-			}
+			why := strings.Replace(tt.why, "%d", strconv.Itoa(r.PID), 1)
 			if v.WaitEnd != claudeinbox.ReasonSessionEnded || v.InterruptedBy != "" {
 				t.Errorf("wait end %q interrupted by %q, want session-ended", v.WaitEnd, v.InterruptedBy)
 			}
