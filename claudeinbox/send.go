@@ -108,6 +108,14 @@ type Sender struct {
 	// needs a Witness that is a [ReplyWitness]; negative is
 	// [ErrBadOption]. The class is the same either way.
 	ReplyWait time.Duration
+	// StationName names this station in the verdict and its receipt (the
+	// row's station key); "" writes null.
+	StationName string
+	// OnAck, when set, is called with the verdict as it stands once the
+	// ack is known and a seen or reply wait follows (its Seen and Reply
+	// not known yet), so a caller can report the delivery before the
+	// wait ends; Send's returned verdict is the final one.
+	OnAck func(Verdict)
 }
 
 // NewSender returns a Sender for the station the config describes, with
@@ -275,6 +283,8 @@ type Verdict struct {
 	Hint   string // the command to run next
 
 	ClientVersion string
+	// Station is the Sender's StationName.
+	Station string
 	// At is when the verdict was reached (the receipt's ts).
 	At time.Time
 	// ReceiptWriteError is set when the receipt could not be written; the
@@ -360,7 +370,7 @@ func (v *Verdict) refuse(reason Reason, note string) {
 }
 
 func (s *Sender) send(ctx context.Context, req Request) (Verdict, error) {
-	v := Verdict{Target: req.Target, Wait: s.Wait, MinInterval: s.MinInterval, SeenWait: s.SeenWait, ReplyWait: s.ReplyWait, ClientVersion: s.ClientVersion, Line: req.Line}
+	v := Verdict{Target: req.Target, Wait: s.Wait, MinInterval: s.MinInterval, SeenWait: s.SeenWait, ReplyWait: s.ReplyWait, ClientVersion: s.ClientVersion, Station: s.StationName, Line: req.Line}
 	switch {
 	case s.Station == nil:
 		v.refuse(ReasonBadOption, ErrNoStation.Error())
@@ -559,6 +569,11 @@ func (s *Sender) send(ctx context.Context, req Request) (Verdict, error) {
 		v.Class = DeliveredStart
 	default:
 		v.Class = DeliveredSteer
+	}
+	if s.OnAck != nil && v.Class.Delivered() && (s.ReplyWait > 0 || s.SeenWait > 0) {
+		ackV := v
+		ackV.At = s.now()
+		s.OnAck(ackV)
 	}
 	if v.Class.Delivered() && (s.ReplyWait > 0 || s.SeenWait > 0) {
 		if err := s.awaitProof(ctx, &v, mark, t.Session, files); err != nil {
@@ -926,6 +941,7 @@ func (v Verdict) Row() receipt.SendRow {
 		Note:          str(v.Note),
 		Hint:          str(v.Hint),
 		ClientVersion: str(v.ClientVersion),
+		Station:       str(v.Station),
 	}
 	if !v.At.IsZero() {
 		r.TS, r.TSMS = jsonrow.Stamp(v.At)

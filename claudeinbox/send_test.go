@@ -28,8 +28,8 @@ import (
 )
 
 // sendKeys are v0.1's send-row keys, verbatim from its "Receipts" section,
-// then oo-claude's additions (seen, seen_s, transcript, transcript_offset: send --seen or --reply; reply, reply_s: send --reply; priority: send --priority; confirm, queued_at: from the ack; wait_end, interrupted: how a wait ended).
-var sendKeys = strings.Split("ts, ts_ms, kind, class, delivered, target, session_id, name, pid, running, status, from, line, sha256, bytes, inbox, line_offset, doorman, ack, peer_status, msg_id, waited_s, wait_s, min_interval_s, reason, note, hint, client_version, seen, seen_s, transcript, transcript_offset, reply, reply_s, priority, confirm, queued_at, wait_end, interrupted", ", ")
+// then oo-claude's additions (seen, seen_s, transcript, transcript_offset: send --seen or --reply; reply, reply_s: send --reply; priority: send --priority; confirm, queued_at: from the ack; wait_end, interrupted: how a wait ended; station: Sender.StationName).
+var sendKeys = strings.Split("ts, ts_ms, kind, class, delivered, target, session_id, name, pid, running, status, from, line, sha256, bytes, inbox, line_offset, doorman, ack, peer_status, msg_id, waited_s, wait_s, min_interval_s, reason, note, hint, client_version, seen, seen_s, transcript, transcript_offset, reply, reply_s, priority, confirm, queued_at, wait_end, interrupted, station", ", ")
 
 // world is one fake station with a sender pointed at it.
 type world struct {

@@ -115,6 +115,24 @@ type Report struct {
 	Findings      []Finding `json:"findings"`
 	ClaudeVersion string    `json:"claude_version"` // what `claude --version` printed, "" when it did not run
 	Session       string    `json:"session"`        // the session doctor runs in, "" outside one
+
+	// Station is the station's name (Options.Station).
+	Station string `json:"station"`
+	// StationFile is the station file's path ("" when there is none to
+	// read); it need not exist.
+	StationFile string `json:"station_file"`
+	// Knobs are every knob with its value and where the value came
+	// from, in the README's order; empty without Options.Environ.
+	Knobs []Knob `json:"knobs"`
+}
+
+// Knob is one knob as doctor saw it.
+type Knob struct {
+	Name  string `json:"name"`
+	Value string `json:"value"` // "" when not set (the default applies)
+	// From is "environment", the station file's path and line
+	// ("…/station.env:3"), or "default".
+	From string `json:"from"`
 }
 
 // OK reports whether there are no findings.
@@ -152,11 +170,22 @@ type Options struct {
 	// oo-claude is proven against, named in the binary check's detail;
 	// "" leaves that remark out.
 	ProvenAgainst string
+	// Environ is the environment the knobs were read from; the report
+	// lists every knob with its origin. nil lists none.
+	Environ *station.Environ
+	// Station is the station's name, as the report names it.
+	Station string
 }
 
 // Run runs every check and returns the report.
 func Run(ctx context.Context, o Options) Report {
-	d := &doc{o: o, r: Report{Checks: []Check{}, Findings: []Finding{}}}
+	d := &doc{o: o, r: Report{Checks: []Check{}, Findings: []Finding{}, Knobs: []Knob{}, Station: o.Station}}
+	if o.Environ != nil {
+		d.r.StationFile = o.Environ.File
+		for _, k := range station.Knobs() {
+			d.r.Knobs = append(d.r.Knobs, Knob{Name: k, Value: o.Environ.Getenv(k), From: o.Environ.Origin(k)})
+		}
+	}
 	if d.o.Now == nil {
 		d.o.Now = time.Now
 	}

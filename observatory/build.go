@@ -36,7 +36,9 @@ type Options struct {
 	// IncludeFinished lists quiet/finished riders too; the counts
 	// riders_riding and riders_total are the same either way.
 	IncludeFinished bool
-	// Hostname names the station; nil means os.Hostname.
+	// Hostname names the station (the document's station and each
+	// session's; the CLI gives OO_CLAUDE_STATION or its default); nil
+	// means os.Hostname.
 	Hostname func() (string, error)
 	// Generator is the document's generator, "oo-claude <version>" (the
 	// CLI gives its own version); "" means "oo-claude".
@@ -172,6 +174,9 @@ feed:
 		s, w := b.offline(opts.Only)
 		sessions = append(sessions, s)
 		doc.Warnings = append(doc.Warnings, w...)
+	}
+	for i := range sessions {
+		sessions[i].Station = doc.Station
 	}
 	doc.Sessions = sessions
 

@@ -170,7 +170,7 @@ func TestBuild(t *testing.T) {
 						},
 						HostSession: hostA, Children: []string{sidB}, Since: "2026-11-30T11:00:00.000Z",
 						Kind: "interactive", Entrypoint: "claude-desktop", RidersRiding: 2, RidersTotal: 4,
-						StatusUpdatedMS: testNow.Add(-time.Hour).UnixMilli() + 5,
+						StatusUpdatedMS: testNow.Add(-time.Hour).UnixMilli() + 5, Station: "box",
 					},
 					{
 						Session: sidB, Name: "other-01", PID: 1002, Status: "idle", CWD: "/home/u/other", Version: "2.1.332",
@@ -181,7 +181,7 @@ func TestBuild(t *testing.T) {
 						},
 						ParentHost: hostA, ParentSession: sidA, Children: []string{}, Since: "2026-11-30T11:30:00.000Z",
 						Kind: "interactive", Entrypoint: "sdk-cli", RidersRiding: 0, RidersTotal: 0,
-						StatusUpdatedMS: testNow.Add(-30*time.Minute).UnixMilli() + 5,
+						StatusUpdatedMS: testNow.Add(-30*time.Minute).UnixMilli() + 5, Station: "box",
 					},
 				},
 				OfflineInboxes: []observatory.OfflineInbox{{

@@ -63,7 +63,7 @@ type NullString = inbox.NullString
 type Document struct {
 	Schema      string    `json:"schema"`
 	GeneratedAt string    `json:"generated_at"` // ISO 8601, UTC, milliseconds
-	Station     string    `json:"station"`      // the host name
+	Station     string    `json:"station"`      // the station's name (Options.Hostname: OO_CLAUDE_STATION, user@host by default)
 	Sessions    []Session `json:"sessions"`
 
 	Generator       string         `json:"generator"`       // "oo-claude <version>" (Options.Generator)
@@ -101,6 +101,9 @@ type Session struct {
 	RidersRiding    int        `json:"riders_riding"`
 	RidersTotal     int        `json:"riders_total"` // every rider, also when Riders lists only the riding ones
 	StatusUpdatedMS int64      `json:"status_updated_ms"`
+	// Station is the station the session runs on (the document's
+	// station; in a merged document of many stations, each its own).
+	Station string `json:"station,omitempty"`
 }
 
 // OfflineInbox is the inbox of a session that does not run and still holds

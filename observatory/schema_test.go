@@ -56,7 +56,7 @@ var v0Fields = map[string]string{
 
 // v0Extras are fields oo-claude adds beyond v0.1's list (additions are
 // allowed; listing them here keeps every addition deliberate).
-var v0Extras = map[string]string{"warnings": "a",
+var v0Extras = map[string]string{"warnings": "a", "sessions[].station": "s",
 	"starts": "a", "starts[]": "o", "starts[].session": "s", "starts[].state": "s", "starts[].result_file": "s",
 	"starts[].unit": "s?", "starts[].pid": "n?", "starts[].supervisor_pid": "n?", "starts[].started_at": "s?",
 	"starts[].ended_at": "s?", "starts[].reason": "s?", "starts[].finalized": "b"}

@@ -106,6 +106,10 @@ type Event struct {
 
 	// Dropped is how many events an overflow event stands for.
 	Dropped int `json:"dropped,omitempty"`
+
+	// Station names the station the event comes from; Watch leaves it
+	// empty, the CLI and a merged watch of many stations set it.
+	Station string `json:"station,omitempty"`
 }
 
 // WatchOptions are the inputs of [Watch]. Station is required.

@@ -25,7 +25,7 @@ const sendKeysV01 = "ts, ts_ms, kind, class, delivered, target, session_id, name
 
 // oo-claude's additions to the send row (send --seen): extra keys only,
 // none of v0.1's renamed or dropped.
-const sendKeysOurs = "seen, seen_s, transcript, transcript_offset, reply, reply_s, priority, confirm, queued_at, wait_end, interrupted"
+const sendKeysOurs = "seen, seen_s, transcript, transcript_offset, reply, reply_s, priority, confirm, queued_at, wait_end, interrupted, station"
 
 // "Resume rows add …", verbatim.
 const resumeKeysV01 = "cwd, transcript, model, max_turns, budget_usd, tools, argv, exit_code, subtype, is_error, num_turns, total_cost_usd, terminal_reason, result, result_session_id, duration_ms, held_by, stderr_tail"

@@ -108,6 +108,10 @@ type SendRow struct {
 	// "canceled" or "deadline-exceeded" for a program's context; null when
 	// nothing did.
 	Interrupted *string `json:"interrupted"`
+	// Station is oo-claude's addition: the station the send ran on
+	// (OO_CLAUDE_STATION, user@host by default); null when the sender
+	// named none.
+	Station *string `json:"station"`
 
 	ReceiptWriteError *string `json:"receipt_write_error,omitempty"`
 }

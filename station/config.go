@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/oo-family/oo-claude/internal/seconds"
@@ -121,6 +122,32 @@ type Config struct {
 
 	RidingWindow time.Duration // OO_CLAUDE_RIDING_WINDOW_S
 	DoctorMCP    bool          // OO_CLAUDE_DOCTOR_MCP (0 skips claude mcp get)
+
+	// Station is OO_CLAUDE_STATION, the station's name; "" means the
+	// default [Config.StationName] makes.
+	Station string
+	// SSH is OO_CLAUDE_SSH split at blanks: the ssh client's command line
+	// for the verbs' --host (nil means "ssh").
+	SSH []string
+	// RemoteBin is OO_CLAUDE_REMOTE_BIN: the oo-claude command on other
+	// stations ("" means oo-claude from the remote PATH, else
+	// ~/go/bin/oo-claude).
+	RemoteBin string
+}
+
+// StationName is the station's name: OO_CLAUDE_STATION when set, else
+// user@host, followed by ":" and the config dir when CLAUDE_CONFIG_DIR
+// is another directory than home's .claude (two stations of one user on
+// one host).
+func (c Config) StationName(user, host, home string) string {
+	if c.Station != "" {
+		return c.Station
+	}
+	n := user + "@" + host
+	if c.ConfigDir != "" && (home == "" || filepath.Clean(c.ConfigDir) != filepath.Join(home, ".claude")) {
+		n += ":" + c.ConfigDir
+	}
+	return n
 }
 
 // DefaultConfig returns the knobs' defaults (COMPATIBILITY.md, "Knobs")
@@ -227,6 +254,11 @@ func ConfigFromEnv(getenv func(string) string) (Config, error) {
 	secs("OO_CLAUDE_START_TIMEOUT_S", &c.StartTimeout, false)
 	secs("OO_CLAUDE_RIDING_WINDOW_S", &c.RidingWindow, false)
 	flag("OO_CLAUDE_DOCTOR_MCP", &c.DoctorMCP)
+	c.Station = getenv("OO_CLAUDE_STATION")
+	if v := strings.Fields(getenv("OO_CLAUDE_SSH")); len(v) > 0 {
+		c.SSH = v
+	}
+	c.RemoteBin = getenv("OO_CLAUDE_REMOTE_BIN")
 	if len(errs) > 0 {
 		return c, errors.Join(errs...)
 	}

@@ -29,7 +29,10 @@ func newDoctorCmd(e *env) *ffcli.Command {
 			if err != nil {
 				self = ""
 			}
+			knobs, _ := e.knobs() // e.config read it without error
 			rep := doctor.Run(ctx, doctor.Options{
+				Environ:   knobs,
+				Station:   e.stationName(cfg),
 				Config:    cfg,
 				Self:      self,
 				PID:       e.pid,

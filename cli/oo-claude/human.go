@@ -20,6 +20,7 @@ import (
 	"github.com/oo-family/oo-claude/internal/version"
 	"github.com/oo-family/oo-claude/lineage"
 	"github.com/oo-family/oo-claude/observatory"
+	"github.com/oo-family/oo-claude/station"
 	"github.com/oo-family/oo-claude/transcript"
 )
 
@@ -428,6 +429,12 @@ func writeDoctor(e *env, rep doctor.Report) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	fmt.Fprintf(out, "\nstation %s, station file %s\n", rep.Station, orNone(rep.StationFile))
+	for _, k := range rep.Knobs {
+		if k.From != station.OriginDefault {
+			fmt.Fprintf(out, "  %s=%s (%s)\n", k.Name, k.Value, k.From)
+		}
+	}
 	if rep.OK() {
 		_, err := fmt.Fprintln(out, "\nno findings")
 		return err
@@ -593,4 +600,12 @@ func printReceiptError(e *env, msg *string) {
 // the run failed: the class and why.
 func printWhy(e *env, class headless.Class, reason string) {
 	fmt.Fprintf(e.stderr, "oo-claude: %s: %s\n", class, reason)
+}
+
+// orNone is s, or "(none)" when it is empty.
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
 }

@@ -8,7 +8,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/user"
+	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/oo-family/oo-claude/internal/termsafe"
 	"github.com/oo-family/oo-claude/station"
@@ -23,24 +26,44 @@ type proc struct {
 	getwd      func() (string, error) // start's project directory when --cwd is not given
 	getpid     func() int             // this process (doctor, the headless runner)
 	executable func() (string, error) // this binary (env.self)
+	hostname   func() (string, error) // the station's default name
+	username   func() (string, error)
 }
 
 // osProc is the running process's own.
 func osProc() proc {
-	return proc{getenv: os.Getenv, environ: os.Environ, getwd: os.Getwd, getpid: os.Getpid, executable: os.Executable}
+	return proc{getenv: os.Getenv, environ: os.Environ, getwd: os.Getwd, getpid: os.Getpid, executable: os.Executable,
+		hostname: os.Hostname, username: currentUser}
+}
+
+// currentUser is the name of the effective user (its uid when the user
+// database does not know it).
+func currentUser() (string, error) {
+	u, err := user.Current()
+	if err != nil {
+		return strconv.Itoa(os.Geteuid()), nil
+	}
+	return u.Username, nil
 }
 
 // env is what every verb is given: stdio, the environment and the knobs.
 type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
-	getenv         func(string) string
-	environ        func() []string
-	getwd          func() (string, error)
-	pid            int
+	// getenv is the process environment over the station file (knobs
+	// reads it); the process environment alone when the file is bad.
+	getenv  func(string) string
+	environ func() []string
+	getwd   func() (string, error)
+	pid     int
 	// config is read lazily: `version` and usage errors must work even
 	// when a knob is bad.
 	config func() (station.Config, error)
+	// knobs is the environment the knobs are read from: the process's
+	// over the station file, read once.
+	knobs func() (*station.Environ, error)
+	// stationName is this station's name (OO_CLAUDE_STATION or its default).
+	stationName func(station.Config) string
 	// self is the absolute path of this binary (for the doorman command
 	// that start injects and doctor checks).
 	self func() (string, error)
@@ -49,13 +72,34 @@ type env struct {
 func newEnv(stdin io.Reader, stdout, stderr io.Writer, p proc) *env {
 	// stderr is for people only: what it shows is escaped (termsafe).
 	e := &env{stdin: stdin, stdout: stdout, stderr: termsafe.NewWriter(stderr),
-		getenv: p.getenv, environ: p.environ, getwd: p.getwd, pid: p.getpid(), self: p.executable}
+		environ: p.environ, getwd: p.getwd, pid: p.getpid(), self: p.executable}
+	e.knobs = sync.OnceValues(func() (*station.Environ, error) { return station.LoadEnviron(p.getenv) })
+	e.getenv = func(key string) string {
+		if k, err := e.knobs(); err == nil {
+			return k.Getenv(key)
+		}
+		return p.getenv(key)
+	}
 	e.config = func() (station.Config, error) {
-		c, err := station.ConfigFromEnv(p.getenv)
+		k, err := e.knobs()
+		if err != nil {
+			return station.Config{}, usagef("%v", err)
+		}
+		c, err := station.ConfigFromEnv(k.Getenv)
 		if err != nil {
 			return c, usagef("%v", err)
 		}
 		return c, nil
+	}
+	e.stationName = func(c station.Config) string {
+		var u, h string
+		if p.username != nil {
+			u, _ = p.username()
+		}
+		if p.hostname != nil {
+			h, _ = p.hostname()
+		}
+		return c.StationName(u, h, p.getenv("HOME"))
 	}
 	return e
 }
@@ -80,6 +124,7 @@ var verbs = []func(*env) *ffcli.Command{
 	newLineageCmd,
 	newGCCmd,
 	newDoctorCmd,
+	newReceiptCmd,
 	newVersionCmd,
 }
 

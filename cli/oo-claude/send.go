@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
+	"io"
+	"strings"
 	"time"
 
 	"github.com/oo-family/oo-claude/claudeinbox"
@@ -28,7 +31,7 @@ func newSendCmd(e *env) *ffcli.Command {
 	fs.Var(&minInterval, "min-interval", "throttle: at most one line per `S` seconds per session and sender, 0 disables (default OO_CLAUDE_MIN_INTERVAL_S or 30)")
 	return &ffcli.Command{
 		Name:       "send",
-		ShortUsage: `oo-claude send <sessionId|name|pid> "<line>" [--from NAME] [--json] [--wait S] [--seen S] [--reply S] [--priority now|next|later] [--min-interval S] [--no-tag] [--expect-start]`,
+		ShortUsage: `oo-claude send <sessionId|name|pid> "<line>"|- [--from NAME] [--json] [--wait S] [--seen S] [--reply S] [--priority now|next|later] [--min-interval S] [--no-tag] [--expect-start]`,
 		ShortHelp:  "append a line to a session's inbox and report the doorman's verdict",
 		FlagSet:    fs,
 		Exec: func(ctx context.Context, args []string) error {
@@ -46,8 +49,15 @@ func newSendCmd(e *env) *ffcli.Command {
 			if err != nil {
 				return err
 			}
+			line := pos[1]
+			if line == "-" {
+				if line, err = lineFromStdin(e); err != nil {
+					return err
+				}
+			}
 			s := claudeinbox.NewSender(cfg)
 			s.ClientVersion = version.Version
+			s.StationName = e.stationName(cfg)
 			if wait.set {
 				s.Wait = waitD
 			}
@@ -60,7 +70,17 @@ func newSendCmd(e *env) *ffcli.Command {
 			if reply.set {
 				s.ReplyWait, s.Witness = replyD, transcript.Witness{ProjectsDir: cfg.ProjectsDir}
 			}
-			v, sendErr := s.Send(ctx, claudeinbox.Request{Target: pos[0], Line: pos[1], From: *from, NoTag: *noTag, Priority: *priority, ExpectStart: *expectStart})
+			var ackErr error
+			if *asJSON {
+				// The ack row first, as soon as the ack is known: a
+				// caller whose connection drops during the wait keeps
+				// the delivery (the last row is the verdict).
+				s.OnAck = func(v claudeinbox.Verdict) { ackErr = printJSONLine(e, v.Row()) }
+			}
+			v, sendErr := s.Send(ctx, claudeinbox.Request{Target: pos[0], Line: line, From: *from, NoTag: *noTag, Priority: *priority, ExpectStart: *expectStart})
+			if ackErr != nil {
+				return ackErr
+			}
 			if *asJSON {
 				if err := printJSONLine(e, v.Row()); err != nil {
 					return err
@@ -88,4 +108,18 @@ func quietRefusal(err error) bool {
 	var re *claudeinbox.RefusedError
 	var se *claudeinbox.SendError
 	return errors.As(err, &re) && !errors.As(err, &se) && !errors.Is(err, claudeinbox.ErrBadOption) && !errors.Is(err, claudeinbox.ErrNoStation)
+}
+
+// lineFromStdin is send's "-": the line read from stdin, one trailing
+// newline removed, so a line needs no quoting for any shell (ssh's remote
+// one included). The read is bounded: a longer input is refused, never cut.
+func lineFromStdin(e *env) (string, error) {
+	b, err := io.ReadAll(io.LimitReader(e.stdin, inbox.MaxLineBytes+2))
+	if err != nil {
+		return "", &exitError{code: exitFail, err: fmt.Errorf("send: reading the line from stdin: %w", err)}
+	}
+	if len(b) > inbox.MaxLineBytes+1 {
+		return "", usagef("send: the line on stdin is longer than %d bytes", inbox.MaxLineBytes)
+	}
+	return strings.TrimSuffix(string(b), "\n"), nil
 }

@@ -32,7 +32,7 @@ const testToken = "70ce11a9d0000000000000000000beef"
 var v01SendKeys = strings.Split("ts, ts_ms, kind, class, delivered, target, session_id, name, pid, running, status, from, line, sha256, bytes, inbox, line_offset, doorman, ack, peer_status, msg_id, waited_s, wait_s, min_interval_s, reason, note, hint, client_version", ", ")
 
 // ourSendKeys are oo-claude's additions to the send row (send --seen).
-var ourSendKeys = []string{"seen", "seen_s", "transcript", "transcript_offset", "reply", "reply_s", "priority", "confirm", "queued_at", "wait_end", "interrupted"}
+var ourSendKeys = []string{"seen", "seen_s", "transcript", "transcript_offset", "reply", "reply_s", "priority", "confirm", "queued_at", "wait_end", "interrupted", "station"}
 
 func sendEnv(fs *fakestation.Station, extra ...string) []string {
 	return append(append(fs.Env(), "CLAUDE_CODE_MESSAGING_TOKEN="+testToken, "OO_CLAUDE_MIN_INTERVAL_S=0"), extra...)
@@ -60,6 +60,37 @@ func jsonRow(t *testing.T, stdout string) map[string]json.RawMessage {
 		t.Fatalf("stdout %q: %v", stdout, err)
 	}
 	return m
+}
+
+// verdictRow is the last row of a send --json --seen/--reply: with a
+// delivered class, the ack row comes first (printed as soon as the ack was
+// known: class delivered, seen and reply null, the same msg_id), each a
+// complete JSON line; otherwise the verdict is the only row.
+func verdictRow(t *testing.T, stdout string, delivered bool) map[string]json.RawMessage {
+	t.Helper()
+	lines := strings.SplitAfter(stdout, "\n")
+	if lines[len(lines)-1] == "" {
+		lines = lines[:len(lines)-1]
+	}
+	if !delivered {
+		return jsonRow(t, stdout)
+	}
+	if len(lines) != 2 {
+		t.Fatalf("--json printed %d lines, want the ack row and the verdict: %q", len(lines), stdout)
+	}
+	ack, final := jsonRow(t, lines[0]), jsonRow(t, lines[1])
+	var class string
+	json.Unmarshal(ack["class"], &class)
+	if !strings.HasPrefix(class, "delivered-") || string(ack["seen"]) != "null" || string(ack["reply"]) != "null" || string(ack["msg_id"]) != string(final["msg_id"]) || string(ack["class"]) != string(final["class"]) {
+		t.Errorf("ack row class %s seen %s reply %s msg_id %s, want the delivery before the wait (final msg_id %s)", ack["class"], ack["seen"], ack["reply"], ack["msg_id"], final["msg_id"])
+	}
+	return final
+}
+
+// lastLine is s's last line, without its newline.
+func lastLine(s string) string {
+	s = strings.TrimSuffix(s, "\n")
+	return s[strings.LastIndexByte(s, '\n')+1:]
 }
 
 func keySet(m map[string]json.RawMessage) []string {
@@ -598,7 +629,7 @@ func TestSendSeenBinary(t *testing.T) {
 					}
 					continue
 				}
-				row := jsonRow(t, res.stdout)
+				row := verdictRow(t, res.stdout, tt.wantClass.Delivered())
 				if diff := cmp.Diff(sortedStrings(append(v01SendKeys, ourSendKeys...)), keySet(row)); diff != "" {
 					t.Errorf("--json keys (-want +got):\n%s", diff)
 				}
@@ -617,7 +648,7 @@ func TestSendSeenBinary(t *testing.T) {
 				case tt.seen == "true" && (seenS == nil || *seenS > 5):
 					t.Errorf("seen_s %s for a line seen", row["seen_s"])
 				}
-				if rec := strings.TrimSpace(readOrEmpty(t, fs.Paths.ReceiptsFile())); rec != strings.TrimSpace(res.stdout) {
+				if rec, last := strings.TrimSpace(readOrEmpty(t, fs.Paths.ReceiptsFile())), lastLine(res.stdout); rec != last {
 					t.Errorf("receipt %s\n!= printed %s", rec, res.stdout)
 				}
 			}
@@ -687,7 +718,7 @@ func TestSendReplyBinary(t *testing.T) {
 					}
 					continue
 				}
-				row := jsonRow(t, res.stdout)
+				row := verdictRow(t, res.stdout, true)
 				if got := string(row["reply"]); got != tt.reply {
 					t.Errorf("reply %s, want %s", got, tt.reply)
 				}

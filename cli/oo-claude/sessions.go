@@ -3,9 +3,12 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
+	"os"
 
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/version"
@@ -35,8 +38,11 @@ func showDocument(ctx context.Context, e *env, f *observatoryFlags, only string,
 	if err != nil {
 		return err
 	}
+	noteMissingRegistry(e, cfg)
+	name := e.stationName(cfg)
 	doc, err := observatory.Build(ctx, observatory.Options{
 		Station:         station.New(cfg.Paths),
+		Hostname:        func() (string, error) { return name, nil },
 		RidingWindow:    cfg.RidingWindow,
 		IncludeFinished: f.all,
 		Only:            only,
@@ -119,4 +125,17 @@ func optionalSession(e *env, fs *flag.FlagSet, args []string, verb string) (stri
 		return "", &exitError{code: exitFail, err: readMessage(err, "", "")}
 	}
 	return t.SessionID, nil
+}
+
+// noteMissingRegistry says on stderr when the registry directory does not
+// exist: "no running sessions" from a station whose knobs name the wrong
+// directories would otherwise look like an idle station.
+func noteMissingRegistry(e *env, cfg station.Config) {
+	if _, err := os.Stat(cfg.SessionsDir); errors.Is(err, fs.ErrNotExist) {
+		file := "(none)"
+		if k, _ := e.knobs(); k != nil && k.File != "" {
+			file = k.File
+		}
+		fmt.Fprintf(e.stderr, "oo-claude: the registry directory %s does not exist: no Claude Code session ran with this config dir (CLAUDE_CONFIG_DIR, OO_CLAUDE_SESSIONS_DIR; the station file is %s)\n", cfg.SessionsDir, file)
+	}
 }

@@ -52,6 +52,7 @@ var floors = map[string]int{
 	"internal/inbox": 1,
 
 	"internal/fsx":       0,
+	"internal/hangup":    0,
 	"internal/ingress":   0,
 	"internal/jsonrow":   0,
 	"internal/jsonscan":  0,

@@ -34,6 +34,7 @@ import (
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/lineage"
 	"github.com/oo-family/oo-claude/observatory"
+	"github.com/oo-family/oo-claude/receipt"
 	"github.com/oo-family/oo-claude/station"
 	"github.com/oo-family/oo-claude/transcript"
 )
@@ -181,6 +182,25 @@ var noPanicCases = []noPanicCase{
 			h.call("station.ConfigFromEnv("+q(s)+")", func() { station.ConfigFromEnv(getenv) })
 		}
 	}},
+	{names: []string{"station.LoadEnviron", "station.StationFilePath", "station.Knobs"}, run: func(h *hostile) {
+		for _, s := range h.strs {
+			getenv := func(string) string { return s }
+			h.call("station.LoadEnviron("+q(s)+")", func() {
+				e, _ := station.LoadEnviron(getenv)
+				e.Getenv(s)
+				e.Origin(s)
+				station.StationFilePath(getenv)
+			})
+		}
+		for _, p := range h.paths {
+			getenv := func(k string) string { return map[string]string{"XDG_CONFIG_HOME": p, "HOME": p}[k] }
+			h.call("station.LoadEnviron(XDG_CONFIG_HOME="+q(p)+")", func() { station.LoadEnviron(getenv) })
+		}
+		h.call("station.LoadEnviron(nil)", func() { station.LoadEnviron(nil) })
+		h.call("station.Knobs()", func() { station.Knobs() })
+		var e *station.Environ
+		h.call("nil Environ", func() { e.Getenv("HOME"); e.Origin("HOME") })
+	}},
 	{names: []string{"station.IsSessionID"}, run: func(h *hostile) {
 		for _, s := range h.strs {
 			h.call("station.IsSessionID("+q(s)+")", func() { _ = station.IsSessionID(s) })
@@ -295,6 +315,13 @@ var noPanicCases = []noPanicCase{
 
 	// receipt
 	// receipt.Writer.Append: receipt_test.go's TestAppendHostile.
+	{names: []string{"receipt.Find"}, run: func(h *hostile) {
+		for _, p := range h.paths {
+			for _, s := range h.strs[:4] {
+				h.call("receipt.Find("+q(p)+", "+q(s)+")", func() { receipt.Find(p, s) })
+			}
+		}
+	}},
 
 	// lineage
 	{names: []string{"lineage.Ledger.Register"}, run: func(h *hostile) {

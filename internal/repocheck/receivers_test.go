@@ -73,6 +73,9 @@ var receiverTypes = []reflect.Type{
 	reflect.TypeFor[receipt.Writer](),
 
 	reflect.TypeFor[station.KnobError](),
+	reflect.TypeFor[station.Config](),
+	reflect.TypeFor[station.Environ](),
+	reflect.TypeFor[station.StationFileError](),
 	reflect.TypeFor[station.Paths](),
 	reflect.TypeFor[station.Proc](),
 	reflect.TypeFor[station.ProcInfo](),
