@@ -11,8 +11,10 @@
 // The packages, by floor (each imports only packages on lower floors; the
 // test internal/repocheck.TestFloors holds the graph to it):
 //
-//	floor 4  cli/oo-claude    the oo-claude command: flags, calling the
+//	floor 5  cli/oo-claude    the oo-claude command: flags, calling the
 //	                          library, printing, verdicts to exit codes
+//	floor 4  fleet            verbs on other stations over OpenSSH, merged
+//	                          documents and event streams
 //	floor 3  doorman          the receiver: identity, the follow loop, the
 //	                          MCP stdio server and its claude_inbox_status tool
 //	         headless         resume and start a session without a terminal

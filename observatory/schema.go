@@ -76,6 +76,17 @@ type Document struct {
 	// Warnings are problems that left a part of the document incomplete
 	// (a rider or a ledger that could not be read); never fatal.
 	Warnings []string `json:"warnings"`
+	// Stations are the stations of a merged document (package fleet),
+	// each with its error when it did not answer; absent from one
+	// station's document.
+	Stations []StationState `json:"stations,omitempty"`
+}
+
+// StationState is one station of a merged document.
+type StationState struct {
+	Station string `json:"station"`         // as the merged view names it (its ssh destination)
+	Name    string `json:"name,omitempty"`  // the station's own name (its document's station)
+	Error   string `json:"error,omitempty"` // why it did not answer; "" when it did
 }
 
 // Session is one running session (or, for a riders target that does not

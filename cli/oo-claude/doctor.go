@@ -12,14 +12,18 @@ import (
 func newDoctorCmd(e *env) *ffcli.Command {
 	fs := flag.NewFlagSet("doctor", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print the report as one JSON object")
+	host := registerHost(fs, false)
 	return &ffcli.Command{
 		Name:       "doctor",
-		ShortUsage: "oo-claude doctor [--json]",
+		ShortUsage: "oo-claude doctor [--json] [--host DEST]",
 		ShortHelp:  "check that this station is ready (exit 1 when there are findings)",
 		FlagSet:    fs,
 		Exec: func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
 				return usagef("doctor takes no arguments")
+			}
+			if len(host.dests) > 0 {
+				return remoteVerb(ctx, e, host.dests[0], remoteArgs([]string{"doctor"}, fs, nil))
 			}
 			cfg, err := e.config()
 			if err != nil {

@@ -14,9 +14,10 @@ func newReadCmd(e *env) *ffcli.Command {
 	turns := transcript.DefaultExchanges
 	fs.Var(countFlag{&turns}, "turns", "how many exchanges to show, the newest last")
 	asJSON := fs.Bool("json", false, "print one JSON object")
+	host := registerHost(fs, false)
 	return &ffcli.Command{
 		Name:       "read",
-		ShortUsage: "oo-claude read <sessionId|name|pid> [--turns N] [--json]",
+		ShortUsage: "oo-claude read <sessionId|name|pid> [--turns N] [--json] [--host DEST]",
 		ShortHelp:  "show the last exchanges of a session's transcript",
 		FlagSet:    fs,
 		Exec: func(ctx context.Context, args []string) error {
@@ -26,6 +27,9 @@ func newReadCmd(e *env) *ffcli.Command {
 			}
 			if len(pos) != 1 {
 				return usagef("read takes one session (id, name or pid)")
+			}
+			if len(host.dests) > 0 {
+				return remoteVerb(ctx, e, host.dests[0], remoteArgs([]string{"read"}, fs, pos))
 			}
 			cfg, err := e.config()
 			if err != nil {

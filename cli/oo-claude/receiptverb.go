@@ -14,9 +14,10 @@ import (
 func newReceiptCmd(e *env) *ffcli.Command {
 	fs := flag.NewFlagSet("receipt", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print the receipt row as it was written (one JSON line)")
+	host := registerHost(fs, false)
 	return &ffcli.Command{
 		Name:       "receipt",
-		ShortUsage: "oo-claude receipt MSG_ID [--json]",
+		ShortUsage: "oo-claude receipt MSG_ID [--json] [--host DEST]",
 		ShortHelp:  "print the receipt of a past send by its msg_id (e.g. after a connection dropped during --reply)",
 		FlagSet:    fs,
 		Exec: func(ctx context.Context, args []string) error {
@@ -26,6 +27,9 @@ func newReceiptCmd(e *env) *ffcli.Command {
 			}
 			if len(pos) != 1 {
 				return usagef("receipt needs one msg_id")
+			}
+			if len(host.dests) > 0 {
+				return remoteVerb(ctx, e, host.dests[0], remoteArgs([]string{"receipt"}, fs, pos))
 			}
 			cfg, err := e.config()
 			if err != nil {

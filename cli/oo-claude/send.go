@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/fleet"
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/version"
+	"github.com/oo-family/oo-claude/receipt"
 	"github.com/oo-family/oo-claude/transcript"
 	"github.com/peterbourgon/ff/v3/ffcli"
 )
@@ -28,10 +30,11 @@ func newSendCmd(e *env) *ffcli.Command {
 	fs.Var(&wait, "wait", "wait `S` seconds for the doorman's ack (default OO_CLAUDE_WAIT_S or 5)")
 	fs.Var(&seen, "seen", "after a delivered-* verdict, wait up to `S` seconds for the session's transcript to show the line (the proof the model saw it; the exit code stays the class's)")
 	fs.Var(&reply, "reply", "after a delivered-* verdict, wait up to `S` seconds for the model to take the line and answer it, and print the answer after the verdict line (implies --seen within the same S; the exit code stays the class's)")
+	host := registerHost(fs, false)
 	fs.Var(&minInterval, "min-interval", "throttle: at most one line per `S` seconds per session and sender, 0 disables (default OO_CLAUDE_MIN_INTERVAL_S or 30)")
 	return &ffcli.Command{
 		Name:       "send",
-		ShortUsage: `oo-claude send <sessionId|name|pid> "<line>"|- [--from NAME] [--json] [--wait S] [--seen S] [--reply S] [--priority now|next|later] [--min-interval S] [--no-tag] [--expect-start]`,
+		ShortUsage: `oo-claude send <sessionId|name|pid> "<line>"|- [--from NAME] [--json] [--wait S] [--seen S] [--reply S] [--priority now|next|later] [--min-interval S] [--no-tag] [--expect-start] [--host DEST]`,
 		ShortHelp:  "append a line to a session's inbox and report the doorman's verdict",
 		FlagSet:    fs,
 		Exec: func(ctx context.Context, args []string) error {
@@ -54,6 +57,22 @@ func newSendCmd(e *env) *ffcli.Command {
 				if line, err = lineFromStdin(e); err != nil {
 					return err
 				}
+			}
+			if len(host.dests) > 0 {
+				req := fleet.SendRequest{Target: pos[0], Line: line, From: *from, NoTag: *noTag, Priority: *priority}
+				if wait.set {
+					req.Wait = waitD
+				}
+				if seen.set {
+					req.Seen = seenD
+				}
+				if reply.set {
+					req.Reply = replyD
+				}
+				if minInterval.set {
+					req.MinInterval = &minIntervalD
+				}
+				return sendRemote(ctx, e, host.dests[0], req, *asJSON)
 			}
 			s := claudeinbox.NewSender(cfg)
 			s.ClientVersion = version.Version
@@ -122,4 +141,54 @@ func lineFromStdin(e *env) (string, error) {
 		return "", usagef("send: the line on stdin is longer than %d bytes", inbox.MaxLineBytes)
 	}
 	return strings.TrimSuffix(string(b), "\n"), nil
+}
+
+// sendRemote is send --host: the line goes on ssh's stdin to the station's
+// `send TARGET - --json`; the rows come back as they were printed there
+// (the ack row first with --seen/--reply), the exit code is the class's.
+// ssh's own failure is exit 255, never a class; after an ack row, the
+// line was delivered and `receipt MSG_ID --host` gives its final row.
+func sendRemote(ctx context.Context, e *env, dest string, req fleet.SendRequest, asJSON bool) error {
+	hosts, done, err := fleetHosts(e, []string{dest})
+	if err != nil {
+		return err
+	}
+	defer done()
+	var printErr error
+	onAck := func(r receipt.SendRow) {
+		if asJSON {
+			printErr = printJSONLine(e, r)
+		}
+	}
+	res, err := hosts[0].Send(ctx, req, onAck)
+	if printErr != nil {
+		return printErr
+	}
+	if err != nil {
+		if res.Ack != nil && res.Ack.MsgID != nil {
+			fmt.Fprintf(e.stderr, "oo-claude: the line was delivered (msg_id %s) before the connection dropped: oo-claude receipt %s --host %s gives its verdict\n", *res.Ack.MsgID, *res.Ack.MsgID, dest)
+		}
+		return sshFailure(err)
+	}
+	if asJSON {
+		if err := printJSONLine(e, res.Verdict); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintf(e.human(), "%s %s\n", res.Verdict.Class, deref(res.Verdict.SessionID))
+		if res.Verdict.Reply != nil {
+			fmt.Fprintln(e.human(), res.Verdict.Reply.Text)
+		}
+		if res.Verdict.Note != nil {
+			fmt.Fprintf(e.stderr, "oo-claude: note: %s\n", *res.Verdict.Note)
+		}
+	}
+	return exitWith(res.Exit)
+}
+
+func deref(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }

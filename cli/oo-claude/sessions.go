@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"os"
 
+	"github.com/oo-family/oo-claude/fleet"
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/version"
 	"github.com/oo-family/oo-claude/observatory"
@@ -22,34 +23,32 @@ type observatoryFlags struct {
 	asJSON bool
 	all    bool
 	write  string
+	hosts  *hostsFlag
 }
 
 func (f *observatoryFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&f.asJSON, "json", false, "print the oo-claude/sessions/v0 document")
 	fs.BoolVar(&f.all, "all", false, "also list riders that are quiet or finished")
 	fs.StringVar(&f.write, "write", "", "also write the oo-claude/sessions/v0 document to `PATH` (atomically: temp file + rename)")
+	f.hosts = registerHost(fs, true)
 }
 
 // showDocument reads the station with the knobs (only: one session id, or
 // "" for all running sessions), writes the document to --write's path,
 // then prints it as JSON or in its human form.
-func showDocument(ctx context.Context, e *env, f *observatoryFlags, only string, human func(io.Writer, *observatory.Document) error) error {
-	cfg, err := e.config()
+func showDocument(ctx context.Context, e *env, f *observatoryFlags, only string, human func(io.Writer, *observatory.Document) error) (err error) {
+	doc, partial, err := buildDocument(ctx, e, f, only)
 	if err != nil {
 		return err
 	}
-	noteMissingRegistry(e, cfg)
-	name := e.stationName(cfg)
-	doc, err := observatory.Build(ctx, observatory.Options{
-		Station:         station.New(cfg.Paths),
-		Hostname:        func() (string, error) { return name, nil },
-		RidingWindow:    cfg.RidingWindow,
-		IncludeFinished: f.all,
-		Only:            only,
-		Generator:       "oo-claude " + version.Version,
-	})
-	if err != nil {
-		return &exitError{code: exitFail, err: err}
+	if partial {
+		// Printed in full, stations that did not answer included: the
+		// exit says the view is incomplete.
+		defer func() {
+			if err == nil {
+				err = exitWith(exitFail)
+			}
+		}()
 	}
 	if f.write != "" {
 		b, err := json.MarshalIndent(doc, "", "  ")
@@ -72,7 +71,7 @@ func newSessionsCmd(e *env) *ffcli.Command {
 	f.register(fs)
 	return &ffcli.Command{
 		Name:       "sessions",
-		ShortUsage: "oo-claude sessions [--json] [--all] [--write PATH]",
+		ShortUsage: "oo-claude sessions [--json] [--all] [--write PATH] [--host DEST]...",
 		ShortHelp:  "list running sessions with riders, doorman, pending lines and lineage",
 		FlagSet:    fs,
 		Exec: func(ctx context.Context, args []string) error {
@@ -90,11 +89,21 @@ func newRidersCmd(e *env) *ffcli.Command {
 	f.register(fs)
 	return &ffcli.Command{
 		Name:       "riders",
-		ShortUsage: "oo-claude riders [SESSION] [--all] [--json] [--write PATH]",
+		ShortUsage: "oo-claude riders [SESSION] [--all] [--json] [--write PATH] [--host DEST]...",
 		ShortHelp:  "list the sub-agents riding inside sessions",
 		FlagSet:    fs,
 		Exec: func(ctx context.Context, args []string) error {
-			only, err := optionalSession(e, fs, args, "riders")
+			pos, err := positional(fs, args)
+			if err != nil {
+				return err
+			}
+			if len(pos) == 1 && len(f.hosts.dests) > 0 {
+				if len(f.hosts.dests) > 1 {
+					return usagef("riders SESSION takes one --host")
+				}
+				return remoteVerb(ctx, e, f.hosts.dests[0], remoteArgs([]string{"riders"}, fs, pos))
+			}
+			only, err := resolveOptional(e, pos, "riders")
 			if err != nil {
 				return err
 			}
@@ -110,6 +119,11 @@ func optionalSession(e *env, fs *flag.FlagSet, args []string, verb string) (stri
 	if err != nil {
 		return "", err
 	}
+	return resolveOptional(e, pos, verb)
+}
+
+// resolveOptional is optionalSession after the flags are parsed.
+func resolveOptional(e *env, pos []string, verb string) (string, error) {
 	switch {
 	case len(pos) > 1:
 		return "", usagef("%s takes at most one session", verb)
@@ -138,4 +152,40 @@ func noteMissingRegistry(e *env, cfg station.Config) {
 		}
 		fmt.Fprintf(e.stderr, "oo-claude: the registry directory %s does not exist: no Claude Code session ran with this config dir (CLAUDE_CONFIG_DIR, OO_CLAUDE_SESSIONS_DIR; the station file is %s)\n", cfg.SessionsDir, file)
 	}
+}
+
+// buildDocument is the station's document, or with --host the merged
+// document of the stations named (a station that does not answer is in its
+// stations list with its error, and said on stderr).
+func buildDocument(ctx context.Context, e *env, f *observatoryFlags, only string) (doc *observatory.Document, partial bool, err error) {
+	if len(f.hosts.dests) > 0 {
+		hosts, done, err := fleetHosts(e, f.hosts.dests)
+		if err != nil {
+			return nil, false, err
+		}
+		defer done()
+		doc, err := fleet.MergeSessions(ctx, hosts, f.all)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "oo-claude: %v\n", err)
+		}
+		return doc, err != nil, nil
+	}
+	cfg, err := e.config()
+	if err != nil {
+		return nil, false, err
+	}
+	noteMissingRegistry(e, cfg)
+	name := e.stationName(cfg)
+	doc, err = observatory.Build(ctx, observatory.Options{
+		Station:         station.New(cfg.Paths),
+		Hostname:        func() (string, error) { return name, nil },
+		RidingWindow:    cfg.RidingWindow,
+		IncludeFinished: f.all,
+		Only:            only,
+		Generator:       "oo-claude " + version.Version,
+	})
+	if err != nil {
+		return nil, false, &exitError{code: exitFail, err: err}
+	}
+	return doc, false, nil
 }

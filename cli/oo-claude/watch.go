@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/oo-family/oo-claude/fleet"
 	"github.com/oo-family/oo-claude/internal/hangup"
 
 	"github.com/oo-family/oo-claude/observatory"
@@ -16,13 +17,24 @@ import (
 func newWatchCmd(e *env) *ffcli.Command {
 	fs := flag.NewFlagSet("watch", flag.ContinueOnError)
 	asJSON := fs.Bool("json", false, "print one JSON object per event and line")
+	hosts := registerHost(fs, true)
 	return &ffcli.Command{
 		Name:       "watch",
-		ShortUsage: "oo-claude watch [SESSION] [--json]",
+		ShortUsage: "oo-claude watch [SESSION] [--json] [--host DEST]...",
 		ShortHelp:  "stream the station's events (sessions, doormen, lines, turns, riders) until interrupted",
 		FlagSet:    fs,
 		Exec: func(ctx context.Context, args []string) error {
-			only, err := optionalSession(e, fs, args, "watch")
+			pos, err := positional(fs, args)
+			if err != nil {
+				return err
+			}
+			if len(hosts.dests) > 0 {
+				if len(pos) > 1 {
+					return usagef("watch takes at most one session")
+				}
+				return watchHosts(ctx, e, hosts.dests, pos, *asJSON)
+			}
+			only, err := resolveOptional(e, pos, "watch")
 			if err != nil {
 				return err
 			}
@@ -61,4 +73,38 @@ func newWatchCmd(e *env) *ffcli.Command {
 			return nil
 		},
 	}
+}
+
+// watchHosts is watch --host: the stations' streams merged, each event
+// with its station; a dropped connection is station-lost, then
+// station-back once it answers again.
+func watchHosts(ctx context.Context, e *env, dests, pos []string, asJSON bool) error {
+	hosts, done, err := fleetHosts(e, dests)
+	if err != nil {
+		return err
+	}
+	defer done()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	if f, ok := e.stdout.(*os.File); ok {
+		go func() {
+			if hangup.Await(ctx, f) == nil {
+				cancel()
+			}
+		}()
+	}
+	o := fleet.WatchOptions{}
+	if len(pos) == 1 {
+		o.Only = pos[0]
+	}
+	for ev := range fleet.Watch(ctx, hosts, o) {
+		if asJSON {
+			if err := printJSONLine(e, ev); err != nil {
+				return err
+			}
+			continue
+		}
+		fmt.Fprintln(e.human(), ev.Station+" "+humanEvent(ev))
+	}
+	return nil
 }

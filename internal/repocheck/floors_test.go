@@ -29,6 +29,10 @@ var floors = map[string]int{
 	// The view of `oo-claude top`: above observatory and claudeinbox,
 	// whose results it shows, below the binary that runs it.
 	"internal/top": 4,
+	// The fleet returns the observatory's own document and events and
+	// claudeinbox's rows (the same typed results as the local calls), so
+	// it stands above them.
+	"fleet": 4,
 
 	"doorman":     3,
 	"headless":    3,

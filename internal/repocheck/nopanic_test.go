@@ -29,6 +29,7 @@ import (
 	"github.com/oo-family/oo-claude/fakes/fakeowner"
 	"github.com/oo-family/oo-claude/fakes/fakesession"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
+	"github.com/oo-family/oo-claude/fleet"
 	"github.com/oo-family/oo-claude/headless"
 	badin "github.com/oo-family/oo-claude/internal/hostile"
 	"github.com/oo-family/oo-claude/internal/inbox"
@@ -321,6 +322,24 @@ var noPanicCases = []noPanicCase{
 				h.call("receipt.Find("+q(p)+", "+q(s)+")", func() { receipt.Find(p, s) })
 			}
 		}
+	}},
+
+	// fleet: a Host whose ssh is not there fails as ssh does, never panics.
+	{names: []string{"fleet.Host.Run", "fleet.Host.Send", "fleet.Host.Sessions", "fleet.MergeSessions", "fleet.Watch"}, run: func(h *hostile) {
+		for _, s := range h.strs[:4] {
+			host := fleet.Host{Dest: s, SSH: []string{"/nonexistent/ssh"}}
+			h.call("fleet.Host("+q(s)+")", func() {
+				host.Run(h.ctx(), []string{s}, nil)
+				host.Send(h.ctx(), fleet.SendRequest{Target: s, Line: s}, nil)
+				host.Sessions(h.ctx(), true)
+				fleet.MergeSessions(h.ctx(), []fleet.Host{host, {}}, false)
+				ctx, cancel := context.WithCancel(h.ctx())
+				cancel()
+				for range fleet.Watch(ctx, []fleet.Host{host}, fleet.WatchOptions{}) {
+				}
+			})
+		}
+		h.call("fleet zero", func() { (fleet.Host{}).Run(h.ctx(), nil, nil); (fleet.Host{}).Close() })
 	}},
 
 	// lineage

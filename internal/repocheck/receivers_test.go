@@ -23,6 +23,7 @@ import (
 	"github.com/oo-family/oo-claude/fakes/fakeowner"
 	"github.com/oo-family/oo-claude/fakes/fakesession"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
+	"github.com/oo-family/oo-claude/fleet"
 	"github.com/oo-family/oo-claude/headless"
 	"github.com/oo-family/oo-claude/lineage"
 	"github.com/oo-family/oo-claude/observatory"
@@ -73,6 +74,8 @@ var receiverTypes = []reflect.Type{
 	reflect.TypeFor[receipt.Writer](),
 
 	reflect.TypeFor[station.KnobError](),
+	reflect.TypeFor[fleet.Host](),
+	reflect.TypeFor[fleet.SSHError](),
 	reflect.TypeFor[station.Config](),
 	reflect.TypeFor[station.Environ](),
 	reflect.TypeFor[station.StationFileError](),

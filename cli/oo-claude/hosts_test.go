@@ -1,0 +1,99 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/oo-family/oo-claude/fakes/fakestation"
+)
+
+// fakeSSHScript runs the remote command with sh here, in an environment of
+// its own as sshd gives one (HOME, PATH, nothing of the caller's knobs):
+// the station's knobs come from its station file alone. "down" is an
+// unreachable host (exit 255).
+const fakeSSHScript = `#!/bin/sh
+while [ $# -gt 0 ]; do case "$1" in --) shift; break;; -o) shift 2;; *) shift;; esac; done
+dest=$1; shift
+case "$dest" in down) echo "ssh: connect to host down port 22: Connection refused" >&2; exit 255;; esac
+exec env -i HOME="$FAKE_SSH_ROOT/$dest" PATH=/usr/bin:/bin OO_CLAUDE_TEST_AS_BINARY=1 sh -c "$1"
+`
+
+// sshStations makes a fake ssh and, for each name, a station reached
+// through it whose only knobs are in its station file.
+func sshStations(t *testing.T, names ...string) (env []string, st map[string]*fakestation.Station) {
+	t.Helper()
+	root := t.TempDir()
+	ssh := filepath.Join(root, "ssh")
+	if err := os.WriteFile(ssh, []byte(fakeSSHScript), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	st = map[string]*fakestation.Station{}
+	for _, n := range names {
+		fs := fakestation.New(t)
+		st[n] = fs
+		home := filepath.Join(root, n)
+		body := "OO_CLAUDE_STATION=" + n + "-station\nOO_CLAUDE_MIN_INTERVAL_S=0\n"
+		for _, kv := range fs.Env()[1:] {
+			body += kv + "\n"
+		}
+		writeStationFile(t, home, body)
+	}
+	return []string{"HOME=" + t.TempDir(), "FAKE_SSH_ROOT=" + root, "OO_CLAUDE_SSH=" + ssh + " -F /dev/null", "OO_CLAUDE_REMOTE_BIN=" + binary(t)}, st
+}
+
+// TestHostsMergedSessions: sessions --host a --host b --host down is one
+// document: each session carries its station, the down station is listed
+// with its error (exit 1), never dropped.
+func TestHostsMergedSessions(t *testing.T) {
+	t.Parallel()
+	env, st := sshStations(t, "a", "b")
+	ra := st["a"].AddSession(fakestation.Session{Name: "alpha-a1"})
+	rb := st["b"].AddSession(fakestation.Session{Name: "beta-b2"})
+	r := runBinary(t, env, "", "sessions", "--json", "--host", "a", "--host", "b", "--host", "down")
+	if r.code != 1 || !strings.Contains(r.stderr, "Connection refused") {
+		t.Errorf("exit %d stderr %q, want 1 with the down station's error", r.code, r.stderr)
+	}
+	var doc struct {
+		Sessions []struct{ Session, Station string }     `json:"sessions"`
+		Stations []struct{ Station, Name, Error string } `json:"stations"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &doc); err != nil {
+		t.Fatalf("%v: %s", err, r.stdout)
+	}
+	if len(doc.Sessions) != 2 || doc.Sessions[0].Session != ra.SessionID || doc.Sessions[0].Station != "a" || doc.Sessions[1].Session != rb.SessionID || doc.Sessions[1].Station != "b" {
+		t.Errorf("sessions %+v", doc.Sessions)
+	}
+	if len(doc.Stations) != 3 || doc.Stations[0].Name != "a-station" || doc.Stations[2].Station != "down" || doc.Stations[2].Error == "" {
+		t.Errorf("stations %+v", doc.Stations)
+	}
+}
+
+// TestHostsSendByteExact: send --host with the line on stdin arrives in the
+// remote station's inbox byte-exact (quotes, $, ;, backticks, non-ASCII:
+// no remote shell touched it), the class's exit code passes through, and
+// ssh's own failure is exit 255, never a class.
+func TestHostsSendByteExact(t *testing.T) {
+	t.Parallel()
+	env, st := sshStations(t, "a")
+	sid := "8f0c5b8e-3a55-4d7e-9a7e-2d2b8f1e6a10"
+	line := "it's \"$HOME\"; `id` $(id) — naïve ✓"
+	r := runBinary(t, env, line, "send", "--host", "a", "--no-tag", "--json", sid, "-")
+	if r.code != 3 || !strings.Contains(r.stdout, `"class":"queued-offline"`) || !strings.Contains(r.stdout, `"station":"a-station"`) {
+		t.Fatalf("exit %d stdout %s stderr %s, want queued-offline (3) from a-station", r.code, r.stdout, r.stderr)
+	}
+	b, err := os.ReadFile(filepath.Join(st["a"].Paths.InboxDir, sid+".inbox"))
+	if err != nil || string(b) != line+"\n" {
+		t.Errorf("remote inbox %q %v, want %q", b, err, line+"\n")
+	}
+	r = runBinary(t, env, "", "send", "--host", "down", sid, "hi")
+	if r.code != 255 || !strings.Contains(r.stderr, "ssh-failed") || strings.Contains(r.stdout, "class") {
+		t.Errorf("down: exit %d stdout %q stderr %q, want 255 ssh-failed", r.code, r.stdout, r.stderr)
+	}
+	r = runBinary(t, env, "", "receipt", "--host", "a", "--json", "nope")
+	if r.code != 1 || !strings.Contains(r.stderr, "nope") {
+		t.Errorf("remote receipt: exit %d %q", r.code, r.stderr)
+	}
+}

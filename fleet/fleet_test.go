@@ -1,0 +1,176 @@
+package fleet_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/oo-family/oo-claude/fleet"
+	"github.com/oo-family/oo-claude/observatory"
+	"github.com/oo-family/oo-claude/receipt"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// fakeSSH is an ssh that runs the remote command with sh on this machine,
+// HOME set to <root>/<dest>, as sshd runs it with the user's shell; the
+// destination "down" fails as an unreachable host does (exit 255).
+const fakeSSH = `#!/bin/sh
+while [ $# -gt 0 ]; do case "$1" in --) shift; break;; -o) shift 2;; *) shift;; esac; done
+dest=$1; shift
+case "$dest" in down) echo "ssh: connect to host down port 22: Connection refused" >&2; exit 255;; esac
+HOME=$FLEET_ROOT/$dest PATH=/usr/bin:/bin exec sh -c "$1"
+`
+
+// fakeRemote is the remote oo-claude under ~/go/bin (not on the PATH): it
+// records its arguments and stdin, prints ~/out and exits with ~/exit.
+const fakeRemote = `#!/bin/sh
+printf '%s\n' "$@" > "$HOME/args"
+cat > "$HOME/stdin"
+cat "$HOME/out"
+exit $(cat "$HOME/exit")
+`
+
+type rig struct {
+	root string
+	ssh  []string
+}
+
+func newRig(t *testing.T) *rig {
+	t.Helper()
+	root := t.TempDir()
+	ssh := filepath.Join(root, "ssh")
+	if err := os.WriteFile(ssh, []byte(fakeSSH), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("FLEET_ROOT", root)
+	return &rig{root: root, ssh: []string{ssh, "-F", "/dev/null"}}
+}
+
+func (r *rig) station(t *testing.T, dest, out string, exit int) fleet.Host {
+	t.Helper()
+	bin := filepath.Join(r.root, dest, "go", "bin")
+	if err := os.MkdirAll(bin, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	write := func(p, s string, mode os.FileMode) {
+		if err := os.WriteFile(p, []byte(s), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(filepath.Join(bin, "oo-claude"), fakeRemote, 0o700)
+	write(filepath.Join(r.root, dest, "out"), out, 0o600)
+	write(filepath.Join(r.root, dest, "exit"), string(rune('0'+exit)), 0o600)
+	return fleet.Host{Dest: dest, SSH: r.ssh}
+}
+
+func (r *rig) read(t *testing.T, dest, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(r.root, dest, name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// TestSendQuotingAndRows: the target and flags reach the remote verb as
+// the words they are (no shell expands them), the line arrives on stdin
+// byte-exact, the ack row and the verdict come back typed, and the remote
+// exit code is the result's.
+func TestSendQuotingAndRows(t *testing.T) {
+	r := newRig(t)
+	rows := `{"kind":"send","class":"delivered-steer","delivered":true,"msg_id":"m1","seen":null}` + "\n" +
+		`{"kind":"send","class":"delivered-steer","delivered":true,"msg_id":"m1","seen":true}` + "\n"
+	h := r.station(t, "a", rows, 0)
+	line := "it's \"$HOME\"; `id` $(id) — naïve ✓ \\n"
+	target := "we'ird $USER;name"
+	var acked []receipt.SendRow
+	res, err := h.Send(context.Background(), fleet.SendRequest{Target: target, Line: line, From: "ma ma", Seen: 3 * time.Second}, func(r receipt.SendRow) { acked = append(acked, r) })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.read(t, "a", "stdin"); got != line+"\n" {
+		t.Errorf("stdin %q, want %q", got, line+"\n")
+	}
+	wantArgs := "send\n--json\n--from\nma ma\n--seen\n3\n--\n" + target + "\n-\n"
+	if got := r.read(t, "a", "args"); got != wantArgs {
+		t.Errorf("remote args %q, want %q", got, wantArgs)
+	}
+	if res.Ack == nil || res.Verdict.Seen == nil || !*res.Verdict.Seen || len(acked) != 1 || acked[0].Seen != nil {
+		t.Errorf("result %+v acked %v, want the ack row then the verdict", res, acked)
+	}
+
+	h = r.station(t, "b", `{"kind":"send","class":"queued-no-doorman","delivered":false}`+"\n", 3)
+	res, err = h.Send(context.Background(), fleet.SendRequest{Target: "x", Line: "hi"}, nil)
+	if err != nil || res.Exit != 3 || res.Verdict.Class != "queued-no-doorman" {
+		t.Errorf("queued: %+v %v, want exit 3 passed through", res, err)
+	}
+}
+
+// TestSSHFailureIsNotAClass: ssh's exit 255 is an SSHError matching ErrSSH,
+// never a verdict.
+func TestSSHFailureIsNotAClass(t *testing.T) {
+	r := newRig(t)
+	h := fleet.Host{Dest: "down", SSH: r.ssh}
+	res, err := h.Send(context.Background(), fleet.SendRequest{Target: "x", Line: "hi"}, nil)
+	var se *fleet.SSHError
+	if !errors.Is(err, fleet.ErrSSH) || !errors.As(err, &se) || !strings.Contains(se.Error(), "Connection refused") || res.Verdict.Class != "" {
+		t.Errorf("down: %+v %v, want an SSHError and no class", res, err)
+	}
+	if _, err := (fleet.Host{Dest: "-oProxyCommand=x"}).Run(context.Background(), nil, nil); !errors.Is(err, fleet.ErrSSH) {
+		t.Errorf("option as destination: %v", err)
+	}
+}
+
+// TestMergeSessions: one document over two stations and one that is down:
+// every session carries its station, the down one is listed with its error.
+func TestMergeSessions(t *testing.T) {
+	r := newRig(t)
+	doc := func(sid string) string {
+		return `{"schema":"oo-claude/sessions/v0","generated_at":"2026-12-01T10:00:00.000Z","station":"u@` + sid + `","sessions":[{"session":"` + sid + `-1","name":"n"}],"warnings":[]}` + "\n"
+	}
+	hosts := []fleet.Host{r.station(t, "a", doc("a"), 0), r.station(t, "b", doc("b"), 0), {Dest: "down", SSH: r.ssh}}
+	m, err := fleet.MergeSessions(context.Background(), hosts, false)
+	if !errors.Is(err, fleet.ErrSSH) {
+		t.Errorf("err %v, want the down station's SSHError", err)
+	}
+	if len(m.Sessions) != 2 || m.Sessions[0].Station != "a" || m.Sessions[1].Station != "b" || m.Sessions[1].Session != "b-1" {
+		t.Errorf("sessions %+v", m.Sessions)
+	}
+	want := []observatory.StationState{{Station: "a", Name: "u@a"}, {Station: "b", Name: "u@b"}, {Station: "down"}}
+	if len(m.Stations) != 3 || m.Stations[0] != want[0] || m.Stations[1] != want[1] || m.Stations[2].Station != "down" || !strings.Contains(m.Stations[2].Error, "Connection refused") {
+		t.Errorf("stations %+v", m.Stations)
+	}
+}
+
+// TestWatchLostAndBack: a station's stream that ends is station-lost, then
+// (reconnected) station-back and its events again, each with its station.
+func TestWatchLostAndBack(t *testing.T) {
+	r := newRig(t)
+	ev := `{"event":"session-started","ts":"t","session":"s1","initial":true}` + "\n"
+	hosts := []fleet.Host{r.station(t, "a", ev, 0), {Dest: "down", SSH: r.ssh}}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	ch := fleet.Watch(ctx, hosts, fleet.WatchOptions{Backoff: time.Millisecond, MaxBackoff: 10 * time.Millisecond})
+	var seq []string
+	for e := range ch {
+		if e.Station == "a" {
+			seq = append(seq, e.Event)
+		}
+		if e.Station == "down" && e.Event == fleet.EventStationBack {
+			t.Errorf("a down station came back: %+v", e)
+		}
+		if len(seq) == 4 {
+			cancel()
+		}
+	}
+	want := []string{"session-started", fleet.EventStationLost, fleet.EventStationBack, "session-started"}
+	if strings.Join(seq[:4], ",") != strings.Join(want, ",") {
+		t.Errorf("events of a: %v, want %v", seq, want)
+	}
+}

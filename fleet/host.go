@@ -1,0 +1,176 @@
+package fleet
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os/exec"
+	"strings"
+)
+
+// ExitSSH is the exit code with which ssh reports its own failure.
+const ExitSSH = 255
+
+// ErrSSH is matched by every [SSHError].
+var ErrSSH = errors.New("ssh failed")
+
+// SSHError is ssh's own failure to reach a station (exit 255, or ssh
+// could not be started): the remote verb did not run, or its connection
+// dropped; nothing is known of its verdict.
+type SSHError struct {
+	Dest   string
+	Stderr string // ssh's last words (bounded)
+	Err    error
+}
+
+func (e *SSHError) Error() string {
+	msg := fmt.Sprintf("ssh %s: %v", e.Dest, e.Err)
+	if s := strings.TrimSpace(e.Stderr); s != "" {
+		msg += ": " + s
+	}
+	return msg
+}
+
+// Unwrap returns ErrSSH and the cause.
+func (e *SSHError) Unwrap() []error { return []error{ErrSSH, e.Err} }
+
+// Host is one station reached over ssh. The zero value of every field but
+// Dest has a default.
+type Host struct {
+	// Dest is the ssh destination: [user@]host, ssh://[user@]host[:port]
+	// or a Host alias of ~/.ssh/config.
+	Dest string
+	// SSH is the ssh client's command line (OO_CLAUDE_SSH); nil is "ssh".
+	SSH []string
+	// RemoteBin is the oo-claude command on the station
+	// (OO_CLAUDE_REMOTE_BIN); "" is oo-claude from the remote PATH, else
+	// ~/go/bin/oo-claude (the README's install, not on a non-interactive
+	// ssh PATH).
+	RemoteBin string
+	// ControlPath, when set, shares one connection per destination among
+	// the calls that use it (ssh's ControlMaster=auto; the master stays
+	// ControlPersist seconds after the last call; [Host.Close] ends it).
+	ControlPath string
+}
+
+// Name is the station's name in merged views: its destination.
+func (h Host) Name() string { return h.Dest }
+
+// sshArgs is ssh's command line for remote args.
+func (h Host) sshArgs(args []string) (string, []string) {
+	ssh := h.SSH
+	if len(ssh) == 0 {
+		ssh = []string{"ssh"}
+	}
+	argv := append([]string(nil), ssh[1:]...)
+	// No tty: the JSON keeps its LF line ends and stderr stays apart.
+	argv = append(argv, "-T", "-o", "BatchMode=yes")
+	if h.ControlPath != "" {
+		argv = append(argv, "-o", "ControlMaster=auto", "-o", "ControlPath="+h.ControlPath, "-o", "ControlPersist=60")
+	}
+	argv = append(argv, "--", h.Dest, remoteCommand(h.RemoteBin, args))
+	return ssh[0], argv
+}
+
+// remoteCommand is the one string ssh hands the remote shell: sh runs the
+// oo-claude binary with args, each single-quoted, so nothing of them is
+// expanded, split or run.
+func remoteCommand(bin string, args []string) string {
+	var b strings.Builder
+	if bin == "" {
+		b.WriteString(`b=$(command -v oo-claude) || b=$HOME/go/bin/oo-claude; exec "$b"`)
+	} else {
+		b.WriteString("exec " + shellQuote(bin))
+	}
+	for _, a := range args {
+		b.WriteString(" " + shellQuote(a))
+	}
+	return b.String()
+}
+
+// shellQuote is s as one word of sh: single quotes, a quote as '\”.
+func shellQuote(s string) string {
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// maxOutput bounds what a call keeps of a remote verb's stdout.
+const maxOutput = 64 << 20
+
+// Result is what one remote verb printed and its exit code.
+type Result struct {
+	Stdout []byte
+	Stderr []byte
+	Exit   int
+}
+
+// Run runs the oo-claude verb args on the station with stdin (nil is
+// empty) and returns what it printed and its exit code. An exit of 255
+// or an ssh that cannot start is an *SSHError; any other exit is the
+// remote verb's and no error. When ctx ends, ssh is killed.
+func (h Host) Run(ctx context.Context, args []string, stdin io.Reader) (Result, error) {
+	if h.Dest == "" || strings.HasPrefix(h.Dest, "-") {
+		return Result{}, &SSHError{Dest: h.Dest, Err: errors.New("no usable destination")}
+	}
+	name, argv := h.sshArgs(args)
+	cmd := exec.CommandContext(ctx, name, argv...)
+	cmd.SysProcAttr = dieWithParent()
+	cmd.Stdin = stdin
+	var out, errb boundedBuffer
+	out.max, errb.max = maxOutput, 64<<10
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	res := Result{Stdout: out.b.Bytes(), Stderr: errb.b.Bytes()}
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee) && ee.ExitCode() == ExitSSH:
+		return res, &SSHError{Dest: h.Dest, Stderr: lastLines(res.Stderr), Err: fmt.Errorf("exit %d", ExitSSH)}
+	case errors.As(err, &ee) && ee.ExitCode() >= 0:
+		res.Exit = ee.ExitCode()
+		return res, nil
+	case ctx.Err() != nil:
+		return res, &SSHError{Dest: h.Dest, Stderr: lastLines(res.Stderr), Err: ctx.Err()}
+	case err != nil:
+		return res, &SSHError{Dest: h.Dest, Stderr: lastLines(res.Stderr), Err: err}
+	}
+	return res, nil
+}
+
+// Close ends the shared connection of a Host with a ControlPath (ssh -O
+// exit); it is a no-op without one.
+func (h Host) Close() error {
+	if h.ControlPath == "" {
+		return nil
+	}
+	ssh := h.SSH
+	if len(ssh) == 0 {
+		ssh = []string{"ssh"}
+	}
+	argv := append(append([]string(nil), ssh[1:]...), "-o", "ControlPath="+h.ControlPath, "-O", "exit", "--", h.Dest)
+	cmd := exec.Command(ssh[0], argv...)
+	cmd.Stdout, cmd.Stderr = io.Discard, io.Discard
+	cmd.Run() // no master is not an error
+	return nil
+}
+
+type boundedBuffer struct {
+	b   bytes.Buffer
+	max int
+}
+
+func (w *boundedBuffer) Write(p []byte) (int, error) {
+	if room := w.max - w.b.Len(); room > 0 {
+		w.b.Write(p[:min(len(p), room)])
+	}
+	return len(p), nil
+}
+
+// lastLines is the end of ssh's stderr, for a message.
+func lastLines(b []byte) string {
+	s := strings.TrimSpace(string(b))
+	if len(s) > 400 {
+		s = "…" + s[len(s)-400:]
+	}
+	return s
+}
