@@ -55,6 +55,26 @@ if command -v tmux >/dev/null 2>&1; then
 	echo "test.sh: $(tmux -V) at $(command -v tmux)"
 fi
 
+# The fleet's end-to-end test runs OpenSSH's sshd on 127.0.0.1 with its own
+# config and keys; a fresh machine may lack it (Debian's openssh-server).
+# Run as root, sshd needs its privilege separation directory.
+if ! command -v sshd >/dev/null 2>&1 && [ ! -x /usr/sbin/sshd ]; then
+	sudo=()
+	if [ "$(id -u)" != 0 ] && command -v sudo >/dev/null 2>&1; then
+		sudo=(sudo -n)
+	fi
+	if command -v apt-get >/dev/null 2>&1; then
+		echo "test.sh: installing openssh-server with apt-get"
+		"${sudo[@]}" apt-get update -qq || echo "test.sh: apt-get update failed" >&2
+		"${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends openssh-server openssh-client >/dev/null ||
+			echo "test.sh: apt-get install openssh-server failed: the ssh tests skip" >&2
+	fi
+fi
+if [ "$(id -u)" = 0 ] && [ -x /usr/sbin/sshd ] && [ ! -d /run/sshd ]; then
+	install -d -m 0755 /run/sshd
+fi
+
+
 # heartbeat prints "still <what> (N s)" every 30 s until it is killed, so a
 # silent step (go vet's build on a cold machine took minutes) says what it
 # is doing.

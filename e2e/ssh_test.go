@@ -1,0 +1,251 @@
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/oo-family/oo-claude/fakes/fakestation"
+)
+
+// This file proves the fleet with OpenSSH's own sshd on 127.0.0.1: its own
+// config, host key and client key, key-only, on a free port, as the user
+// running the tests. Two stations share it: each ssh Host alias sends its
+// own XDG_CONFIG_HOME (AcceptEnv), so each reads its own station file.
+
+// sshRig is a running sshd and the ssh config that reaches its stations.
+type sshRig struct {
+	dir    string
+	config string // ssh -F file: Host a, Host b, Host down
+	env    []string
+	st     map[string]*fakestation.Station
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
+func newSSHRig(t *testing.T, oo string) *sshRig {
+	t.Helper()
+	sshd, err := exec.LookPath("sshd")
+	if err != nil {
+		if sshd, err = exec.LookPath("/usr/sbin/sshd"); err != nil {
+			t.Skip("no sshd (Debian's openssh-server; scripts/test.sh installs it)")
+		}
+	}
+	if os.Geteuid() == 0 {
+		if fi, err := os.Stat("/run/sshd"); err != nil || !fi.IsDir() {
+			t.Skip("sshd as root needs its privilege separation directory /run/sshd (scripts/test.sh makes it)")
+		}
+	}
+	dir := t.TempDir()
+	run := func(name string, args ...string) {
+		t.Helper()
+		if out, err := exec.Command(name, args...).CombinedOutput(); err != nil {
+			t.Fatalf("%s %v: %v\n%s", name, args, err, out)
+		}
+	}
+	run("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", filepath.Join(dir, "host_key"))
+	run("ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-f", filepath.Join(dir, "client_key"))
+	pub, err := os.ReadFile(filepath.Join(dir, "client_key.pub"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "authorized_keys"), pub, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	port := freePort(t)
+	// Root may log in with a key here, in this test's sshd only (CI runs
+	// as root).
+	cfg := fmt.Sprintf(`ListenAddress 127.0.0.1
+Port %d
+HostKey %s/host_key
+AuthorizedKeysFile %s/authorized_keys
+PidFile %s/sshd.pid
+PasswordAuthentication no
+KbdInteractiveAuthentication no
+PubkeyAuthentication yes
+PermitRootLogin prohibit-password
+StrictModes no
+UsePAM no
+AcceptEnv XDG_CONFIG_HOME
+LogLevel ERROR
+`, port, dir, dir, dir)
+	if err := os.WriteFile(filepath.Join(dir, "sshd_config"), []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(sshd, "-D", "-e", "-f", filepath.Join(dir, "sshd_config"))
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(port))
+		if err == nil {
+			c.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sshd does not listen: %v", err)
+		}
+	}
+	r := &sshRig{dir: dir, config: filepath.Join(dir, "ssh_config"), st: map[string]*fakestation.Station{}}
+	var sc strings.Builder
+	for _, n := range []string{"a", "b"} {
+		fs := fakestation.New(t)
+		r.st[n] = fs
+		xdg := filepath.Join(dir, "xdg-"+n)
+		body := "OO_CLAUDE_STATION=" + n + "-station\nOO_CLAUDE_MIN_INTERVAL_S=0\n"
+		for _, kv := range fs.Env()[1:] {
+			body += kv + "\n"
+		}
+		if err := os.MkdirAll(filepath.Join(xdg, "oo-claude"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(xdg, "oo-claude", "station.env"), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(&sc, "Host %s\n  HostName 127.0.0.1\n  Port %d\n  SetEnv XDG_CONFIG_HOME=%s\n", n, port, xdg)
+	}
+	fmt.Fprintf(&sc, "Host down\n  HostName 127.0.0.1\n  Port %d\n", freePort(t))
+	fmt.Fprintf(&sc, "Host *\n  User %s\n  IdentityFile %s/client_key\n  IdentitiesOnly yes\n  UserKnownHostsFile /dev/null\n  StrictHostKeyChecking no\n  LogLevel ERROR\n", currentUser(t), dir)
+	if err := os.WriteFile(r.config, []byte(sc.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r.env = []string{"HOME=" + t.TempDir(), "PATH=/usr/bin:/bin", "OO_CLAUDE_SSH=ssh -F " + r.config, "OO_CLAUDE_REMOTE_BIN=" + oo}
+	return r
+}
+
+func currentUser(t *testing.T) string {
+	t.Helper()
+	out, err := exec.Command("id", "-un").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+func (r *sshRig) run(t *testing.T, oo, stdin string, args ...string) (string, string, int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, oo, args...)
+	cmd.Env = r.env
+	cmd.Stdin = strings.NewReader(stdin)
+	var out, errb strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return out.String(), errb.String(), code
+}
+
+// TestSSHStations: over a real sshd, two stations and one that is down: a
+// merged sessions document, a line with quotes, $, ;, backticks and
+// non-ASCII arriving byte-exact in the remote inbox, ssh's failure as exit
+// 255, and a dropped watch leaving no process on either side.
+func TestSSHStations(t *testing.T) {
+	oo := ooClaude(t)
+	r := newSSHRig(t, oo)
+	ra := r.st["a"].AddSession(fakestation.Session{Name: "alpha-a1"})
+	rb := r.st["b"].AddSession(fakestation.Session{Name: "beta-b2"})
+
+	out, errs, code := r.run(t, oo, "", "sessions", "--json", "--host", "a", "--host", "b", "--host", "down")
+	var doc struct {
+		Sessions []struct{ Session, Station string }     `json:"sessions"`
+		Stations []struct{ Station, Name, Error string } `json:"stations"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("sessions: exit %d %v: %s %s", code, err, out, errs)
+	}
+	if code != 1 || len(doc.Sessions) != 2 || doc.Sessions[0].Session != ra.SessionID || doc.Sessions[1].Session != rb.SessionID ||
+		len(doc.Stations) != 3 || doc.Stations[0].Name != "a-station" || doc.Stations[1].Name != "b-station" || doc.Stations[2].Error == "" {
+		t.Errorf("merged sessions: exit %d %+v\nstderr %s", code, doc, errs)
+	}
+
+	sid := "8f0c5b8e-3a55-4d7e-9a7e-2d2b8f1e6a10"
+	line := "it's \"$HOME\"; `id` $(id) | x & — naïve ✓ \\n"
+	start := time.Now()
+	out, errs, code = r.run(t, oo, line, "send", "--host", "b", "--no-tag", "--json", sid, "-")
+	t.Logf("remote send → verdict: %v", time.Since(start))
+	if code != 3 || !strings.Contains(out, `"station":"b-station"`) {
+		t.Fatalf("send: exit %d %s %s", code, out, errs)
+	}
+	if b, err := os.ReadFile(filepath.Join(r.st["b"].Paths.InboxDir, sid+".inbox")); err != nil || string(b) != line+"\n" {
+		t.Errorf("remote inbox %q %v, want %q", b, err, line+"\n")
+	}
+	if _, err := os.Stat(filepath.Join(r.st["a"].Paths.InboxDir, sid+".inbox")); err == nil {
+		t.Errorf("the line reached station a too")
+	}
+	_, errs, code = r.run(t, oo, "hi", "send", "--host", "down", sid, "-")
+	if code != 255 || !strings.Contains(errs, "ssh-failed") {
+		t.Errorf("down: exit %d %s", code, errs)
+	}
+
+	// A watch whose local process is SIGKILLed: its ssh child dies with
+	// it, and the remote watch ends with the connection.
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	w := exec.CommandContext(ctx, oo, "watch", "--json", "--host", "a")
+	w.Env = r.env
+	pr, err := w.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sc := bufio.NewScanner(pr)
+	for sc.Scan() && !strings.Contains(sc.Text(), `"event":"doorman"`) {
+	}
+	mine := func() []string {
+		var found []string
+		ents, _ := os.ReadDir("/proc")
+		for _, e := range ents {
+			pid, err := strconv.Atoi(e.Name())
+			if err != nil || pid == os.Getpid() {
+				continue
+			}
+			b, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+			c := strings.ReplaceAll(string(b), "\x00", " ")
+			if strings.Contains(c, r.config) || (strings.Contains(c, oo) && strings.Contains(c, "watch")) {
+				found = append(found, e.Name()+": "+c)
+			}
+		}
+		return found
+	}
+	if len(mine()) < 2 {
+		t.Fatalf("watch: want the local and remote processes, got %v", mine())
+	}
+	w.Process.Signal(syscall.SIGKILL)
+	w.Wait()
+	killed := time.Now()
+	for len(mine()) > 0 {
+		if time.Since(killed) > 10*time.Second {
+			t.Fatalf("still running 10 s after the local watch was killed: %v", mine())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	t.Logf("no process left %v after SIGKILL of the local watch", time.Since(killed))
+}
