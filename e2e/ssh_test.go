@@ -249,3 +249,47 @@ func TestSSHStations(t *testing.T) {
 	}
 	t.Logf("no process left %v after SIGKILL of the local watch", time.Since(killed))
 }
+
+// TestSSHSendLatency measures a send's round trip (here to a session that
+// is not running: the verdict queued-offline, no doorman in the way) run
+// locally, over ssh with a fresh connection each time, and over ssh through
+// a shared connection (ControlMaster), for BENCHMARKS.md.
+func TestSSHSendLatency(t *testing.T) {
+	oo := ooClaude(t)
+	r := newSSHRig(t, oo)
+	sid := "8f0c5b8e-3a55-4d7e-9a7e-2d2b8f1e6a10"
+	const n = 10
+	median := func(name string, env []string, args ...string) time.Duration {
+		var ds []time.Duration
+		for range n {
+			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+			cmd := exec.CommandContext(ctx, oo, args...)
+			cmd.Env = env
+			cmd.Stdin = strings.NewReader("ping")
+			start := time.Now()
+			err := cmd.Run()
+			ds = append(ds, time.Since(start))
+			cancel()
+			if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 3 {
+				t.Fatalf("%s: %v, want exit 3", name, err)
+			}
+		}
+		for i := range ds {
+			for j := i + 1; j < len(ds); j++ {
+				if ds[j] < ds[i] {
+					ds[i], ds[j] = ds[j], ds[i]
+				}
+			}
+		}
+		t.Logf("%s: median %v (min %v, max %v, n=%d)", name, ds[n/2].Round(100*time.Microsecond), ds[0].Round(100*time.Microsecond), ds[n-1].Round(100*time.Microsecond), n)
+		return ds[n/2]
+	}
+	local := append([]string{"HOME=" + t.TempDir(), "PATH=/usr/bin:/bin"}, r.st["a"].Env()[1:]...)
+	median("local send", local, "send", "--json", "--min-interval", "0", sid, "-")
+	fresh := append(append([]string(nil), r.env...), "OO_CLAUDE_SSH=ssh -F "+r.config+" -o ControlMaster=no -o ControlPath=none")
+	median("ssh send, a new connection each", fresh, "send", "--json", "--min-interval", "0", "--host", "a", sid, "-")
+	cm := filepath.Join(r.dir, "cm")
+	shared := append(append([]string(nil), r.env...), "OO_CLAUDE_SSH=ssh -F "+r.config+" -o ControlMaster=auto -o ControlPath="+cm+" -o ControlPersist=60")
+	median("ssh send, a shared connection", shared, "send", "--json", "--min-interval", "0", "--host", "a", sid, "-")
+	exec.Command("ssh", "-F", r.config, "-o", "ControlPath="+cm, "-O", "exit", "a").Run()
+}

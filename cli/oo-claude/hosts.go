@@ -55,8 +55,17 @@ func fleetHosts(e *env, dests []string) (hosts []fleet.Host, done func(), err er
 	if err != nil {
 		return nil, nil, &exitError{code: exitFail, err: fmt.Errorf("ssh control directory: %w", err)}
 	}
+	// A command line that shares connections itself (OO_CLAUDE_SSH with
+	// -o ControlPath=…) keeps its own: this invocation neither overrides
+	// nor ends that master.
+	own := filepath.Join(dir, "%C")
+	for _, a := range cfg.SSH {
+		if strings.Contains(strings.ToLower(a), "control") {
+			own = ""
+		}
+	}
 	for _, d := range dests {
-		hosts = append(hosts, fleet.Host{Dest: d, SSH: cfg.SSH, RemoteBin: cfg.RemoteBin, ControlPath: filepath.Join(dir, "%C")})
+		hosts = append(hosts, fleet.Host{Dest: d, SSH: cfg.SSH, RemoteBin: cfg.RemoteBin, ControlPath: own})
 	}
 	return hosts, func() {
 		for _, h := range hosts {
