@@ -187,7 +187,7 @@ func TestSSHStations(t *testing.T) {
 	sid := "8f0c5b8e-3a55-4d7e-9a7e-2d2b8f1e6a10"
 	line := "it's \"$HOME\"; `id` $(id) | x & — naïve ✓ \\n"
 	start := time.Now()
-	out, errs, code = r.run(t, oo, line, "send", "--host", "b", "--no-tag", "--json", sid, "-")
+	out, errs, code = r.run(t, oo, line, "send", "--host", "b", "--no-tag", "--expect-start", "--json", sid, "-")
 	t.Logf("remote send → verdict: %v", time.Since(start))
 	if code != 3 || !strings.Contains(out, `"station":"b-station"`) {
 		t.Fatalf("send: exit %d %s %s", code, out, errs)
@@ -285,11 +285,11 @@ func TestSSHSendLatency(t *testing.T) {
 		return ds[n/2]
 	}
 	local := append([]string{"HOME=" + t.TempDir(), "PATH=/usr/bin:/bin"}, r.st["a"].Env()[1:]...)
-	median("local send", local, "send", "--json", "--min-interval", "0", sid, "-")
+	median("local send", local, "send", "--json", "--min-interval", "0", "--expect-start", sid, "-")
 	fresh := append(append([]string(nil), r.env...), "OO_CLAUDE_SSH=ssh -F "+r.config+" -o ControlMaster=no -o ControlPath=none")
-	median("ssh send, a new connection each", fresh, "send", "--json", "--min-interval", "0", "--host", "a", sid, "-")
+	median("ssh send, a new connection each", fresh, "send", "--json", "--min-interval", "0", "--expect-start", "--host", "a", sid, "-")
 	cm := filepath.Join(r.dir, "cm")
 	shared := append(append([]string(nil), r.env...), "OO_CLAUDE_SSH=ssh -F "+r.config+" -o ControlMaster=auto -o ControlPath="+cm+" -o ControlPersist=60")
-	median("ssh send, a shared connection", shared, "send", "--json", "--min-interval", "0", "--host", "a", sid, "-")
+	median("ssh send, a shared connection", shared, "send", "--json", "--min-interval", "0", "--expect-start", "--host", "a", sid, "-")
 	exec.Command("ssh", "-F", r.config, "-o", "ControlPath="+cm, "-O", "exit", "a").Run()
 }

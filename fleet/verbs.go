@@ -48,6 +48,9 @@ type SendRequest struct {
 	From     string
 	NoTag    bool
 	Priority string
+	// ExpectStart is send's --expect-start: a full id no station knows yet
+	// is queued for a session about to start with it.
+	ExpectStart bool
 	// Wait, Seen, Reply and MinInterval are send's --wait, --seen,
 	// --reply and --min-interval when positive (MinInterval: when set).
 	Wait, Seen, Reply time.Duration
@@ -76,6 +79,9 @@ func (h Host) Send(ctx context.Context, req SendRequest, onAck func(receipt.Send
 	}
 	if req.NoTag {
 		args = append(args, "--no-tag")
+	}
+	if req.ExpectStart {
+		args = append(args, "--expect-start")
 	}
 	if req.Priority != "" {
 		args = append(args, "--priority", req.Priority)

@@ -80,7 +80,7 @@ func TestHostsSendByteExact(t *testing.T) {
 	env, st := sshStations(t, "a")
 	sid := "8f0c5b8e-3a55-4d7e-9a7e-2d2b8f1e6a10"
 	line := "it's \"$HOME\"; `id` $(id) — naïve ✓"
-	r := runBinary(t, env, line, "send", "--host", "a", "--no-tag", "--json", sid, "-")
+	r := runBinary(t, env, line, "send", "--host", "a", "--no-tag", "--expect-start", "--json", sid, "-")
 	if r.code != 3 || !strings.Contains(r.stdout, `"class":"queued-offline"`) || !strings.Contains(r.stdout, `"station":"a-station"`) {
 		t.Fatalf("exit %d stdout %s stderr %s, want queued-offline (3) from a-station", r.code, r.stdout, r.stderr)
 	}

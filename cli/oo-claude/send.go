@@ -59,7 +59,7 @@ func newSendCmd(e *env) *ffcli.Command {
 				}
 			}
 			if len(host.dests) > 0 {
-				req := fleet.SendRequest{Target: pos[0], Line: line, From: *from, NoTag: *noTag, Priority: *priority}
+				req := fleet.SendRequest{Target: pos[0], Line: line, From: *from, NoTag: *noTag, Priority: *priority, ExpectStart: *expectStart}
 				if wait.set {
 					req.Wait = waitD
 				}

@@ -127,7 +127,7 @@ func TestSendLineFromStdin(t *testing.T) {
 	fs := fakestation.New(t)
 	sid := "8f0c5b8e-3a55-4d7e-9a7e-2d2b8f1e6a10" // no running session: queued-offline
 	line := "it's \"$HOME\"; `id` — naïve ✓"
-	r := runBinary(t, sendEnv(fs), line+"\n", "send", "--no-tag", "--json", sid, "-")
+	r := runBinary(t, sendEnv(fs), line+"\n", "send", "--no-tag", "--expect-start", "--json", sid, "-")
 	if r.code != 3 {
 		t.Fatalf("exit %d, want 3 (queued-offline): %s %s", r.code, r.stdout, r.stderr)
 	}
@@ -138,7 +138,7 @@ func TestSendLineFromStdin(t *testing.T) {
 	if string(b) != line+"\n" {
 		t.Errorf("inbox %q, want %q", b, line+"\n")
 	}
-	r = runBinary(t, sendEnv(fs), strings.Repeat("x", inbox.MaxLineBytes+10), "send", sid, "-")
+	r = runBinary(t, sendEnv(fs), strings.Repeat("x", inbox.MaxLineBytes+10), "send", "--expect-start", sid, "-")
 	if r.code != exitUsage || !strings.Contains(r.stderr, "longer than") {
 		t.Errorf("too long: exit %d %q", r.code, r.stderr)
 	}
