@@ -112,17 +112,8 @@ func newRidersCmd(e *env) *ffcli.Command {
 	}
 }
 
-// optionalSession parses the arguments of riders and watch: at most one
-// SESSION, resolved to its session id ("" when there is none).
-func optionalSession(e *env, fs *flag.FlagSet, args []string, verb string) (string, error) {
-	pos, err := positional(fs, args)
-	if err != nil {
-		return "", err
-	}
-	return resolveOptional(e, pos, verb)
-}
-
-// resolveOptional is optionalSession after the flags are parsed.
+// resolveOptional takes the positional arguments of riders and watch: at
+// most one SESSION, resolved to its session id ("" when there is none).
 func resolveOptional(e *env, pos []string, verb string) (string, error) {
 	switch {
 	case len(pos) > 1:
