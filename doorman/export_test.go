@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/oo-family/oo-claude/internal/ingress"
+	"github.com/oo-family/oo-claude/station"
 )
 
 // Names the tests share with the package.
@@ -57,4 +58,23 @@ func StartAcks(path string, inode uint64, off int64, g Guard, now time.Time) (la
 		last = *st.last.LineOffset
 	}
 	return last, st.after, len(st.recent)
+}
+
+// Station tools' names and bounds.
+const (
+	ToolSessions        = toolSessions
+	ToolSend            = toolSend
+	ToolRead            = toolRead
+	ModelSendsPerMinute = modelSendsPerMinute
+)
+
+// WithStationTools gives s the station tools of a doorman whose session is
+// self() (following), on st with cfg's knobs and the clock now.
+func WithStationTools(s *Server, st *station.Station, cfg station.Config, self func() string, now func() time.Time) {
+	s.peers = &peerTools{self: func() (string, State) {
+		if sid := self(); sid != "" {
+			return sid, StateFollowing
+		}
+		return "", StateStarting
+	}, st: st, cfg: cfg, now: now, version: "test"}
 }

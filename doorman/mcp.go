@@ -49,6 +49,9 @@ type Server struct {
 	Version string
 	// Report answers the tool; nil answers an empty report.
 	Report func() Report
+
+	// peers, set by ServeMCP, adds the station tools.
+	peers *peerTools
 }
 
 // Report is what claude_inbox_status returns.
@@ -183,6 +186,9 @@ func (s *Server) sdkServer() *mcp.Server {
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}, StructuredContent: r}, nil, nil
 	})
+	if s.peers != nil {
+		s.peers.addTools(srv)
+	}
 	return srv
 }
 
@@ -239,6 +245,9 @@ func (d *Doorman) ServeMCP(ctx context.Context, srv *Server) error {
 	}
 	if srv.Version == "" {
 		srv.Version = d.o.Version
+	}
+	if srv.peers == nil {
+		srv.peers = d.peerTools()
 	}
 	loopCtx, stop := context.WithCancel(ctx)
 	defer stop()

@@ -164,6 +164,25 @@ type Structured struct {
 	// line (PriorityNow, PriorityNext, PriorityLater); absent or anything
 	// else reads as PriorityNext, so v1 lines are unchanged.
 	Priority string `json:"priority,omitempty"`
+	// Origin is oo-claude's extension key of a line a session's model
+	// sent (the doorman's station_send tool): the sending session's id.
+	// [Decode] tags such a line "[from 📡 session <8 hex>] ", so the
+	// receiving model and `read` see that a session wrote it.
+	Origin string `json:"origin,omitempty"`
+}
+
+// OriginTagged is line tagged as a line a session's model sent: the tag
+// "[from 📡 session <short id>] " in front, unless it already carries a
+// sender tag (the doorman's tool refuses a model's line that does).
+func OriginTagged(line, from, origin string) string {
+	if _, ok := SenderTag(line); ok {
+		return line
+	}
+	short := []rune(origin)
+	if len(short) > 8 {
+		short = short[:8]
+	}
+	return "[" + from + " " + Antenna + " session " + string(short) + "] " + line
 }
 
 // The receiver's priorities, as a line asks for them (Structured.Priority)
@@ -243,6 +262,9 @@ func Decode(raw []byte) (Message, error) {
 			from = DefaultFrom
 		}
 		text := Tagged(s.Line, from)
+		if o := SanitizeFrom(s.Origin); o != "" {
+			text = OriginTagged(s.Line, from, o)
+		}
 		if err := CheckLine([]byte(text)); err != nil {
 			return Message{}, err
 		}
