@@ -207,7 +207,7 @@ func (p *peerTools) addTools(srv *mcp.Server) {
 		InputSchema: sessionsInput,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, DestructiveHint: &f, IdempotentHint: true, OpenWorldHint: &f},
 	}, func(context.Context, *mcp.CallToolRequest, map[string]any) (*mcp.CallToolResult, any, error) {
-		return p.sessions(), nil, nil
+		return p.guard(p.sessions), nil, nil
 	})
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:  toolSend,
@@ -218,7 +218,7 @@ func (p *peerTools) addTools(srv *mcp.Server) {
 		InputSchema: sendInput,
 		Annotations: &mcp.ToolAnnotations{DestructiveHint: &f, OpenWorldHint: &t},
 	}, func(ctx context.Context, _ *mcp.CallToolRequest, a sendArgs) (*mcp.CallToolResult, any, error) {
-		return p.send(ctx, a), nil, nil
+		return p.guard(func() *mcp.CallToolResult { return p.send(ctx, a) }), nil, nil
 	})
 	mcp.AddTool(srv, &mcp.Tool{
 		Name:        toolRead,
@@ -227,8 +227,18 @@ func (p *peerTools) addTools(srv *mcp.Server) {
 		InputSchema: readInput,
 		Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, DestructiveHint: &f, IdempotentHint: true, OpenWorldHint: &f},
 	}, func(_ context.Context, _ *mcp.CallToolRequest, a readArgs) (*mcp.CallToolResult, any, error) {
-		return p.read(a), nil, nil
+		return p.guard(func() *mcp.CallToolResult { return p.read(a) }), nil, nil
 	})
+}
+
+// guard runs a tool: a panic is a tool error, never the doorman's end.
+func (p *peerTools) guard(tool func() *mcp.CallToolResult) (res *mcp.CallToolResult) {
+	defer func() {
+		if r := recover(); r != nil {
+			res = toolError(map[string]string{"error": "internal error"})
+		}
+	}()
+	return tool()
 }
 
 func (p *peerTools) sessions() *mcp.CallToolResult {

@@ -136,6 +136,11 @@ func TestStationSendDelivered(t *testing.T) {
 	w := newPeerWorld(t)
 	got := w.call(t, w.alpha.SessionID, sendCall("bravo", "hello bravo"))
 	isErr, v := toolOut(t, got[1])
+	// The sender's throttle applies: a second line to bravo within
+	// OO_CLAUDE_MIN_INTERVAL_S is dropped, with when to resend.
+	if _, v2 := toolOut(t, w.call(t, w.alpha.SessionID, sendCall("bravo", "again"))[1]); v2["class"] != "dropped" || v2["reason"] != "throttled" || !strings.Contains(v2["note"].(string), "resend it after") {
+		t.Errorf("second send: %v", v2)
+	}
 	if isErr || v["class"] != "delivered-steer" || v["confirm"] != "transcript" || v["delivered"] != true {
 		t.Fatalf("verdict %v (error %v)", v, isErr)
 	}
