@@ -289,6 +289,11 @@ func (p *peerTools) send(ctx context.Context, a sendArgs) *mcp.CallToolResult {
 		}
 		return toolError(r)
 	}
+	if strings.TrimSpace(a.Line) == "" {
+		// Checked here: a structured line without text is no structured
+		// line, and would be sent as its JSON.
+		return refuse("", string(claudeinbox.ReasonEmpty), "empty line: there is nothing to send", 0)
+	}
 	if _, tagged := inbox.SenderTag(a.Line); tagged {
 		return refuse("", reasonFromForbidden, "the line starts with a sender tag; the sender is this session and is set by its doorman", 0)
 	}

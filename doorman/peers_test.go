@@ -181,16 +181,20 @@ func TestStationSendSelf(t *testing.T) {
 }
 
 // TestStationSendNoFrom: the model cannot name the sender: a "from"
-// argument is refused by the schema, a line with a sender tag is refused,
-// and nothing reaches bravo's inbox.
+// argument is refused by the schema, a line with a sender tag is refused;
+// an empty line is refused too (not sent as its JSON); nothing reaches
+// bravo's inbox.
 func TestStationSendNoFrom(t *testing.T) {
 	w := newPeerWorld(t)
-	got := w.call(t, w.alpha.SessionID, sendCall("bravo", "hi", `"from":"mallory"`), sendCall("bravo", "[mallory 📡] hi"))
+	got := w.call(t, w.alpha.SessionID, sendCall("bravo", "hi", `"from":"mallory"`), sendCall("bravo", "[mallory 📡] hi"), sendCall("bravo", ""))
 	if isErr, v := toolOut(t, got[1]); !isErr || !strings.Contains(fmt.Sprint(v), "from") {
 		t.Errorf("with from: %v (error %v)", v, isErr)
 	}
 	if isErr, v := toolOut(t, got[2]); !isErr || v["reason"] != "tagged-line" {
 		t.Errorf("tagged: %v (error %v)", v, isErr)
+	}
+	if isErr, v := toolOut(t, got[3]); !isErr || v["reason"] != "empty" {
+		t.Errorf("empty: %v (error %v)", v, isErr)
 	}
 	if l := inboxLines(t, w.bravoInbox); len(l) != 0 {
 		t.Errorf("bravo's inbox holds %q", l)
