@@ -44,6 +44,14 @@ const (
 	ReasonInboxDirMismatch Reason = "inbox-dir-mismatch"
 )
 
+// Why the doorman's station_send tool refused a line the session's own
+// model asked it to send, before any send.
+const (
+	ReasonSelfSend        Reason = "self-send"         // the target is the sending session itself
+	ReasonModelSendBudget Reason = "model-send-budget" // the session's model used up its sends for this minute
+	ReasonTaggedLine      Reason = "tagged-line"       // the model's line starts with a sender tag: the sender is the session, set by its doorman
+)
+
 // Why the seen or reply wait (Sender.SeenWait, Sender.ReplyWait) ended
 // without the row or the answer it waited for: Verdict.WaitEnd, the
 // receipt's wait_end. A transcript that cannot be watched or read is

@@ -48,14 +48,6 @@ const (
 	maxListed = 100
 )
 
-// Reasons of a refusal the station tools give before any send, next to
-// claudeinbox's.
-const (
-	reasonSelf          = "self-send"         // a line to the session itself
-	reasonModelBudget   = "model-send-budget" // modelSendsPerMinute used up
-	reasonFromForbidden = "tagged-line"       // the line starts with a sender tag
-)
-
 // peerTools is what the station tools need: the doorman's own session,
 // the station, the knobs, the clock and the model's send budget.
 type peerTools struct {
@@ -295,13 +287,13 @@ func (p *peerTools) send(ctx context.Context, a sendArgs) *mcp.CallToolResult {
 		return refuse("", string(claudeinbox.ReasonEmpty), "empty line: there is nothing to send", 0)
 	}
 	if _, tagged := inbox.SenderTag(a.Line); tagged {
-		return refuse("", reasonFromForbidden, "the line starts with a sender tag; the sender is this session and is set by its doorman", 0)
+		return refuse("", string(claudeinbox.ReasonTaggedLine), "the line starts with a sender tag; the sender is this session and is set by its doorman", 0)
 	}
 	if t, err := p.st.Resolve(a.Target); err == nil && t.SessionID == me {
-		return refuse(t.SessionID, reasonSelf, "a line to this session itself is refused", 0)
+		return refuse(t.SessionID, string(claudeinbox.ReasonSelfSend), "a line to this session itself is refused", 0)
 	}
 	if retry, ok := p.spend(); !ok {
-		return refuse("", reasonModelBudget, fmt.Sprintf("this session's model may send %d lines a minute; retry in %.0f s", modelSendsPerMinute, math.Ceil(retry.Seconds())), retry)
+		return refuse("", string(claudeinbox.ReasonModelSendBudget), fmt.Sprintf("this session's model may send %d lines a minute; retry in %.0f s", modelSendsPerMinute, math.Ceil(retry.Seconds())), retry)
 	}
 	from := p.fromName(me)
 	b, _ := json.Marshal(inbox.Structured{V: inbox.Version, From: from, Line: a.Line, Origin: me})
