@@ -271,3 +271,56 @@ func TestTopNeedsATerminal(t *testing.T) {
 		}
 	}
 }
+
+// TestTopHosts: top --host a --host b --host down under tmux shows each
+// station's sessions under its header (down's says it is lost), and s sends
+// to the selected session through its own station (the line lands in b's
+// inbox, the verdict shows in place); q restores the terminal.
+func TestTopHosts(t *testing.T) {
+	env, st := sshStations(t, "a", "b")
+	st["a"].AddSession(fakestation.Session{Name: "alpha-a1", Status: station.StatusBusy})
+	rb := st["b"].AddSession(fakestation.Session{Name: "beta-b2", Status: station.StatusIdle})
+	p := newPane(t, 120, 30, append(env, "LANG=C.UTF-8", "TERM=xterm-256color", "NO_COLOR=1"))
+	p.keys("oo-claude top --host a --host b --host down", "Enter")
+	s := p.waitFor("both stations, grouped, and down lost", func(s string) bool {
+		return strings.Contains(s, "beta-b2") && strings.Contains(s, "alpha-a1") && strings.Contains(s, "[down] · 0 sessions · LOST") &&
+			strings.Contains(s, "b-station") && strings.Contains(s, "a-station")
+	})
+	ls := strings.Split(s, "\n")
+	ia, _ := lineWith(ls, "[a] a-station · 1 sessions")
+	ia1, _ := lineWith(ls, "alpha-a1 ")
+	ib, _ := lineWith(ls, "[b] b-station · 1 sessions")
+	ib2, _ := lineWith(ls, "beta-b2 ")
+	if ia < 0 || ib < 0 || !(ia < ia1 && ia1 < ib && ib < ib2) {
+		t.Fatalf("not grouped by station:\n%s", s)
+	}
+	p.keys("j") // beta-b2 is the last session: j selects it from anywhere
+	p.waitFor("beta-b2 selected", func(s string) bool { return strings.Contains(s, "▶ beta-b2") })
+	p.keys("s")
+	p.waitFor("the line editor", func(s string) bool { return strings.Contains(s, "send to beta-b2:") })
+	p.keys("-l", "hello from top")
+	p.keys("Enter")
+	s = p.waitFor("the verdict under beta-b2", func(s string) bool { return strings.Contains(s, `» "hello from top" · queued`) })
+	ls = strings.Split(s, "\n")
+	if i, _ := lineWith(ls, "beta-b2 "); i < 0 || !strings.Contains(ls[i+1], "» ") {
+		t.Errorf("the verdict is not in place under beta-b2:\n%s", s)
+	}
+	b, err := os.ReadFile(st["b"].InboxPath(rb.SessionID))
+	if err != nil || !strings.Contains(string(b), "hello from top") {
+		t.Errorf("b's inbox %q %v, want the line", b, err)
+	}
+	if _, err := os.Stat(st["a"].InboxPath(rb.SessionID)); err == nil {
+		t.Errorf("the line reached station a too")
+	}
+	p.keys("q")
+	restored(t, p)
+}
+
+func lineWith(ls []string, sub string) (int, string) {
+	for i, l := range ls {
+		if strings.Contains(l, sub) {
+			return i, l
+		}
+	}
+	return -1, ""
+}

@@ -99,7 +99,7 @@ func TestIdleCPU(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	m := New(ctx, Options{Events: ch, UTF8: true, Document: func(context.Context, string) (*observatory.Document, error) { return doc, nil }})
+	m := New(ctx, Options{Events: ch, UTF8: true, Document: func(context.Context, string, string) (*observatory.Document, error) { return doc, nil }})
 	p := tea.NewProgram(probed{m}, programOptions(ctx, nil, io.Discard)...)
 	done := make(chan error, 1)
 	go func() { _, err := p.Run(); done <- err }()

@@ -29,9 +29,19 @@ type Options struct {
 	// ) or of one session: lineage, riders and pending lines, which the
 	// stream does not carry. The view asks for the station's when it
 	// opens (and after an overflow) and for a session's when it starts.
-	Document func(ctx context.Context, only string) (*observatory.Document, error)
+	// With Stations, station names the station asked ("" is all of
+	// them) and every session of the document carries its Station.
+	Document func(ctx context.Context, station, only string) (*observatory.Document, error)
 	// Sender sends the line typed after `s`; nil turns `s` off.
 	Sender Sender
+	// Stations, when set, groups the view by station: the events and the
+	// documents carry their station (fleet.Watch, fleet.MergeSessions),
+	// each station has a header in this order, a station-lost event
+	// shows in its header until station-back. A session's line goes
+	// through Senders[its station], and Sender and Witness are not used
+	// for it (the witness reads this machine's transcripts).
+	Stations []string
+	Senders  map[string]Sender
 	// From is the sender name of the lines sent ("" is the sender's
 	// default).
 	From string
@@ -43,7 +53,7 @@ type Options struct {
 	ReplyWait time.Duration
 	// Exchanges returns what `oo-claude read` prints for a session, for
 	// enter; nil turns enter off.
-	Exchanges func(sessionID string) (string, error)
+	Exchanges func(station, sessionID string) (string, error)
 	// Now is the clock of the header and the ages; nil means time.Now.
 	Now func() time.Time
 	// Tick is how often the header and the ages are redrawn when nothing
@@ -55,6 +65,14 @@ type Options struct {
 	// on a dumb terminal); UTF8 allows the tree's line glyphs (false: ASCII).
 	Color, UTF8 bool
 }
+
+// The merged watch's own events (fleet.EventStationLost and
+// fleet.EventStationBack; the fleet is on the view's floor, so the names are
+// matched here, and a test of the CLI checks them against the fleet's).
+const (
+	eventStationLost = "station-lost"
+	eventStationBack = "station-back"
+)
 
 // maxEvents is how many events the event pane keeps (newest last).
 const maxEvents = 1000
@@ -76,6 +94,7 @@ const (
 // session is what the view knows of one session.
 type session struct {
 	id, name, status, doorman string
+	station                   string // with Options.Stations: the session's station
 	reason                    string // why the doorman is not fresh
 	pid                       int
 	cwd                       string
@@ -149,7 +168,9 @@ type Model struct {
 		err       error
 		top       int
 	}
-	note   string // the footer's message
+	note   string            // the footer's message
+	lost   map[string]string // the stations lost, with why (Options.Stations)
+	names2 map[string]string // each station's own name, from its document
 	closed bool
 	st     styles
 }
@@ -175,7 +196,8 @@ func New(ctx context.Context, o Options) *Model {
 	st := newStyles(o.Color, o.UTF8)
 	ti.Cursor.SetMode(cursor.CursorStatic) // no blink: an editor costs no frames while nothing is typed
 	ti.Cursor.Style = st.sel
-	return &Model{o: o, ctx: ctx, w: 80, h: 24, sessions: map[string]*session{}, names: map[string]string{}, docs: map[string]observatory.Session{}, input: ti, st: st}
+	return &Model{o: o, ctx: ctx, w: 80, h: 24, sessions: map[string]*session{}, names: map[string]string{}, docs: map[string]observatory.Session{}, input: ti, st: st,
+		lost: map[string]string{}, names2: map[string]string{}}
 }
 
 // Messages of the model's own commands.
@@ -185,9 +207,9 @@ type (
 		closed bool
 	}
 	docMsg struct {
-		only string
-		doc  *observatory.Document
-		err  error
+		station, only string
+		doc           *observatory.Document
+		err           error
 	}
 	sentMsg struct {
 		sid     string
@@ -212,7 +234,7 @@ type (
 // Init starts reading the stream, asks for the station's document and
 // starts the clock.
 func (m *Model) Init() tea.Cmd {
-	return tea.Batch(m.nextEvents(), m.loadDoc(""), m.tick())
+	return tea.Batch(m.nextEvents(), m.loadDoc("", ""), m.tick())
 }
 
 func (m *Model) tick() tea.Cmd {
@@ -261,15 +283,37 @@ func (m *Model) nextEvents() tea.Cmd {
 	}
 }
 
-func (m *Model) loadDoc(only string) tea.Cmd {
+func (m *Model) loadDoc(station, only string) tea.Cmd {
 	if m.o.Document == nil {
 		return nil
 	}
 	ctx, doc := m.ctx, m.o.Document
 	return func() tea.Msg {
-		d, err := doc(ctx, only)
-		return docMsg{only: only, doc: d, err: err}
+		d, err := doc(ctx, station, only)
+		return docMsg{station: station, only: only, doc: d, err: err}
 	}
+}
+
+// grouped reports whether the view shows several stations.
+func (m *Model) grouped() bool { return len(m.o.Stations) > 0 }
+
+// restart drops what the view knows of station's sessions (all of them
+// when not grouped) but the lines sent from it: the station as it is
+// follows, as initial events, and its document is asked again.
+func (m *Model) restart(station string) tea.Cmd {
+	for id, s := range m.sessions {
+		if m.grouped() && s.station != station {
+			continue
+		}
+		delete(m.sessions, id)
+		if s.send != nil {
+			m.sessions[id] = &session{id: id, station: s.station, name: s.name, send: s.send, parent: s.parent, cwd: s.cwd, started: s.started, gone: true}
+		}
+	}
+	if !m.grouped() {
+		station = ""
+	}
+	return m.loadDoc(station, "")
 }
 
 // Update applies one message.
@@ -324,14 +368,21 @@ func (m *Model) apply(ev observatory.Event) tea.Cmd {
 	}
 	if ev.Event == observatory.EventOverflow {
 		// The station as it is follows, as Initial events: start again.
-		old := m.sessions
-		m.sessions = map[string]*session{}
-		for id, s := range old {
-			if s.send != nil {
-				m.sessions[id] = &session{id: id, name: s.name, send: s.send, parent: s.parent, cwd: s.cwd, started: s.started, gone: true}
+		return m.restart(ev.Station)
+	}
+	if m.grouped() {
+		switch ev.Event {
+		case eventStationLost:
+			m.lost[ev.Station] = ev.Text
+			if m.lost[ev.Station] == "" {
+				m.lost[ev.Station] = "lost"
 			}
+			return nil
+		case eventStationBack:
+			// Its sessions as they are follow, as initial events.
+			delete(m.lost, ev.Station)
+			return m.restart(ev.Station)
 		}
-		return m.loadDoc("")
 	}
 	if ev.Session == "" {
 		return nil
@@ -345,8 +396,11 @@ func (m *Model) apply(ev observatory.Event) tea.Cmd {
 			return nil
 		}
 		s = &session{id: ev.Session}
+		if m.grouped() {
+			s.station = ev.Station
+		}
 		m.sessions[ev.Session] = s
-		if d, ok := m.docs[ev.Session]; ok {
+		if d, ok := m.docs[ev.Session]; ok && (!m.grouped() || d.Station == ev.Station) {
 			s.fromDoc(d)
 		}
 	}
@@ -358,7 +412,7 @@ func (m *Model) apply(ev observatory.Event) tea.Cmd {
 			if s.started.IsZero() {
 				s.started = parseTS(ev.TS)
 			}
-			cmd = m.loadDoc(ev.Session)
+			cmd = m.loadDoc(s.station, ev.Session)
 		}
 	case observatory.EventSessionEnded:
 		delete(m.docs, ev.Session)
@@ -415,11 +469,17 @@ func (s *session) rider(agent string) int {
 // The stream's own facts (name, status, doorman) win: they are newer.
 func (m *Model) applyDoc(msg docMsg) {
 	if msg.err != nil {
+		// A merged document names the stations that did not answer and
+		// still carries the others'.
 		m.note = "document: " + msg.err.Error()
-		return
 	}
 	if msg.doc == nil {
 		return
+	}
+	for _, st := range msg.doc.Stations {
+		if st.Name != "" {
+			m.names2[st.Station] = st.Name
+		}
 	}
 	for _, d := range msg.doc.Sessions {
 		if d.Status == observatory.StatusOffline {
@@ -429,7 +489,7 @@ func (m *Model) applyDoc(msg docMsg) {
 		if d.Name != "" && m.names[d.Session] == "" {
 			m.names[d.Session] = d.Name
 		}
-		if s := m.sessions[d.Session]; s != nil {
+		if s := m.sessions[d.Session]; s != nil && (!m.grouped() || s.station == d.Station) {
 			s.fromDoc(d)
 		}
 	}
@@ -535,7 +595,7 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 		return m, m.openRead()
 	case "s":
 		switch {
-		case m.o.Sender == nil:
+		case m.selected() != nil && m.senderOf(m.selected()) == nil:
 			m.note = "sending is off"
 		case m.selected() == nil:
 			m.note = "no session selected"
@@ -601,9 +661,9 @@ func (m *Model) openRead() tea.Cmd {
 	}
 	m.mode = modeRead
 	m.read.sid, m.read.text, m.read.err, m.read.top = s.id, "", nil, 0
-	sid, ex := s.id, m.o.Exchanges
+	sid, stn, ex := s.id, s.station, m.o.Exchanges
 	return func() tea.Msg {
-		text, err := ex(sid)
+		text, err := ex(stn, sid)
 		return readMsg{sid: sid, text: text, err: err}
 	}
 }
@@ -611,7 +671,7 @@ func (m *Model) openRead() tea.Cmd {
 // send starts sending line to the selected session.
 func (m *Model) send(line string) tea.Cmd {
 	s := m.selected()
-	if s == nil || m.o.Sender == nil {
+	if s == nil || m.senderOf(s) == nil {
 		return nil
 	}
 	if strings.TrimSpace(line) == "" {
@@ -619,13 +679,13 @@ func (m *Model) send(line string) tea.Cmd {
 		return nil
 	}
 	s.send = &sendState{line: line}
-	ctx, o, sid, cwd := m.ctx, m.o, s.id, s.cwd
+	ctx, o, sid, cwd, snd, wit := m.ctx, m.o, s.id, s.cwd, m.senderOf(s), m.witnessOf(s)
 	return func() tea.Msg {
 		msg := sentMsg{sid: sid}
-		if o.Witness != nil {
-			msg.path, msg.from, msg.markErr = o.Witness.Mark(sid, cwd)
+		if wit != nil {
+			msg.path, msg.from, msg.markErr = wit.Mark(sid, cwd)
 		}
-		msg.v, msg.err = o.Sender.Send(ctx, claudeinbox.Request{Target: sid, Line: line, From: o.From})
+		msg.v, msg.err = snd.Send(ctx, claudeinbox.Request{Target: sid, Line: line, From: o.From})
 		return msg
 	}
 }
@@ -641,8 +701,11 @@ func (m *Model) askReply() tea.Cmd {
 	case !s.send.delivered():
 		m.note = "the line was not delivered: no reply to wait for"
 		return nil
-	case m.o.Witness == nil:
+	case m.witnessOf(s) == nil:
 		m.note = "replies are off"
+		if m.grouped() {
+			m.note = "replies are off in a view of stations (send --host --reply waits for one)"
+		}
 		return nil
 	case s.send.markErr != nil:
 		m.note = "no reply: the transcript could not be marked: " + s.send.markErr.Error()
@@ -652,11 +715,28 @@ func (m *Model) askReply() tea.Cmd {
 	}
 	st := s.send
 	st.asked = true
-	ctx, w, sid, msgID, path, from, wait := m.ctx, m.o.Witness, s.id, st.msgID(), st.path, st.from, m.o.ReplyWait
+	ctx, w, sid, msgID, path, from, wait := m.ctx, m.witnessOf(s), s.id, st.msgID(), st.path, st.from, m.o.ReplyWait
 	return func() tea.Msg {
 		r, err := w.WaitReply(ctx, path, from, msgID, wait)
 		return replyMsg{sid: sid, msgID: msgID, reply: r, err: err}
 	}
+}
+
+// senderOf is the sender of a line to s: its station's when grouped.
+func (m *Model) senderOf(s *session) Sender {
+	if m.grouped() {
+		return m.o.Senders[s.station]
+	}
+	return m.o.Sender
+}
+
+// witnessOf is the witness of s's transcript: none for a station's
+// session (it reads this machine's files).
+func (m *Model) witnessOf(*session) claudeinbox.ReplyWitness {
+	if m.grouped() {
+		return nil
+	}
+	return m.o.Witness
 }
 
 // parseTS reads an event's ts; the zero time when it does not parse.

@@ -241,7 +241,7 @@ func TestSelectAndFilter(t *testing.T) {
 
 func TestEnterReads(t *testing.T) {
 	var asked string
-	m := newModel(t, Options{UTF8: true, Exchanges: func(sid string) (string, error) {
+	m := newModel(t, Options{UTF8: true, Exchanges: func(_, sid string) (string, error) {
 		asked = sid
 		return "session " + sid + " gamma (running)\n\n── 2026-12-01 20:29:00Z  user\n> hi\n  hello\n  [end_turn]\n", nil
 	}}, 80, 24)
@@ -266,7 +266,7 @@ func TestEnterReads(t *testing.T) {
 	if m.mode != modeNormal {
 		t.Errorf("esc does not go back")
 	}
-	m.o.Exchanges = func(string) (string, error) { return "", errors.New("no transcript for it") }
+	m.o.Exchanges = func(string, string) (string, error) { return "", errors.New("no transcript for it") }
 	_, cmd = m.Update(key("enter"))
 	run(m, cmd)
 	if _, l := lineWith(lines(t, m), "no transcript for it"); l == "" {
@@ -473,7 +473,7 @@ func TestOnAFakeStation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := newModel(t, Options{UTF8: true, Events: ch, Document: func(ctx context.Context, only string) (*observatory.Document, error) {
+	m := newModel(t, Options{UTF8: true, Events: ch, Document: func(ctx context.Context, _, only string) (*observatory.Document, error) {
 		return observatory.Build(ctx, observatory.Options{Station: st, Only: only, Hostname: func() (string, error) { return "box", nil }})
 	}}, 120, 30)
 	// The initial events: two sessions and their doormen.
@@ -482,7 +482,7 @@ func TestOnAFakeStation(t *testing.T) {
 		got += len(msg.evs)
 		m.Update(msg)
 	}
-	run(m, m.loadDoc(""))
+	run(m, m.loadDoc("", ""))
 	ls := lines(t, m)
 	if _, l := lineWith(ls, "lead"); !strings.Contains(l, "busy") || !strings.Contains(l, parent.SessionID[:8]) {
 		t.Errorf("lead: %q", l)

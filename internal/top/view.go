@@ -74,10 +74,21 @@ func (m *Model) tree() []node {
 	kids := map[string][]*session{}
 	var roots []*session
 	for _, s := range m.sessions {
-		if p := m.sessions[s.parent]; s.parent != "" && p != nil && p != s {
+		if p := m.sessions[s.parent]; s.parent != "" && p != nil && p != s && p.station == s.station {
 			kids[s.parent] = append(kids[s.parent], s)
 		} else {
 			roots = append(roots, s)
+		}
+	}
+	if m.grouped() {
+		// Station by station, in the order of Options.Stations.
+		rank := m.stationRank()
+		inner := byName
+		byName = func(a, b *session) int {
+			if c := rank(a.station) - rank(b.station); c != 0 {
+				return c
+			}
+			return inner(a, b)
 		}
 	}
 	slices.SortFunc(roots, byName)
@@ -125,6 +136,39 @@ func (m *Model) tree() []node {
 	return out
 }
 
+// stationList is Options.Stations, then any other station a session
+// names.
+func (m *Model) stationList() []string {
+	out := slices.Clone(m.o.Stations)
+	for _, s := range m.sessions {
+		if !slices.Contains(out, s.station) {
+			out = append(out, s.station)
+		}
+	}
+	slices.Sort(out[len(m.o.Stations):])
+	return out
+}
+
+// stationRank orders stations as stationList does.
+func (m *Model) stationRank() func(string) int {
+	list := m.stationList()
+	return func(st string) int { return slices.Index(list, st) }
+}
+
+// stationHeader is a station's line in a grouped view: its destination,
+// its own name, its sessions, and whether it is lost.
+func (m *Model) stationHeader(st string, n int) string {
+	t := "[" + m.clean(dash(st)) + "]"
+	if name := m.names2[st]; name != "" && name != st {
+		t += " " + m.clean(name)
+	}
+	t += fmt.Sprintf("%s%d sessions", m.st.dot, n)
+	if why, ok := m.lost[st]; ok {
+		t += m.st.dot + "LOST: " + m.clean(why) + " (reconnecting)"
+	}
+	return m.st.head.Render(m.cut(t, m.w))
+}
+
 // View draws the screen: exactly the window's height, no line wider than it.
 func (m *Model) View() string {
 	var lines []string
@@ -149,14 +193,17 @@ func (m *Model) View() string {
 // row is one line of the tree pane: a session's own line, one of its
 // riders' (rider ≥ 0) or the line sent to it (send).
 type row struct {
-	n     *node
-	rider int
-	send  bool
+	n      *node
+	rider  int
+	send   bool
+	header string // a station's header (grouped views): its line, no node
 }
 
 func (m *Model) rowText(r row, nameW int, now time.Time) string {
 	n := r.n
 	switch {
+	case n == nil:
+		return r.header
 	case r.send:
 		return "  " + m.cut(n.cont+m.st.sendMark+m.sendLine(n.s.send), m.w-2)
 	case r.rider >= 0:
@@ -212,8 +259,33 @@ func (m *Model) mainView() []string {
 	// The rows are laid out first and drawn only when on the screen: a
 	// frame costs the screen's rows, not the station's.
 	var rows []row
+	var stations []string
+	perStation := map[string]int{}
+	if m.grouped() {
+		stations = m.stationList()
+		for _, s := range m.sessions {
+			perStation[s.station]++
+		}
+	}
+	next := 0 // the next station whose header is due
+	header := func(upTo string) {
+		for next < len(stations) {
+			st := stations[next]
+			if upTo != "" && slices.Index(stations, upTo) < next {
+				return
+			}
+			rows = append(rows, row{rider: -1, header: m.stationHeader(st, perStation[st])})
+			next++
+			if st == upTo {
+				return
+			}
+		}
+	}
 	for i := range order {
 		n := &order[i]
+		if m.grouped() && (next == 0 || stations[next-1] != n.s.station) {
+			header(n.s.station)
+		}
 		rows = append(rows, row{n: n, rider: -1})
 		for r := range n.s.riders {
 			rows = append(rows, row{n: n, rider: r})
@@ -222,9 +294,10 @@ func (m *Model) mainView() []string {
 			rows = append(rows, row{n: n, rider: -1, send: true})
 		}
 	}
+	header("")
 	selRow, selEnd := 0, 0
 	for i, r := range rows {
-		if sel != nil && r.n.s == sel {
+		if sel != nil && r.n != nil && r.n.s == sel {
 			if r.rider < 0 && !r.send {
 				selRow = i
 			}
@@ -240,7 +313,7 @@ func (m *Model) mainView() []string {
 			top = selRow
 		}
 	}
-	if len(rows) == 0 && treeH > 0 {
+	if len(order) == 0 && treeH > 0 && !m.grouped() {
 		lines = append(lines, "  (no running sessions)")
 	}
 	for i := top; i < len(rows) && i < top+treeH; i++ {
@@ -400,6 +473,13 @@ func (m *Model) eventLine(ev observatory.Event) string {
 		who = m.clean(n)
 	}
 	b := []string{ts, who, ev.Event}
+	if m.grouped() {
+		b = []string{ts, m.clean(dash(ev.Station))}
+		if ev.Session != "" {
+			b = append(b, who)
+		}
+		b = append(b, ev.Event)
+	}
 	add := func(v string) {
 		if v != "" {
 			b = append(b, m.clean(v))
