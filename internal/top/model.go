@@ -68,7 +68,8 @@ type Options struct {
 
 // The merged watch's own events (fleet.EventStationLost and
 // fleet.EventStationBack; the fleet is on the view's floor, so the names are
-// matched here, and a test of the CLI checks them against the fleet's).
+// matched here: the CLI's TestTopHosts sees the fleet's station-lost in a
+// header).
 const (
 	eventStationLost = "station-lost"
 	eventStationBack = "station-back"
