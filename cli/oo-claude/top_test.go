@@ -275,7 +275,8 @@ func TestTopNeedsATerminal(t *testing.T) {
 // TestTopHosts: top --host a --host b --host down under tmux shows each
 // station's sessions under its header (down's says it is lost), and s sends
 // to the selected session through its own station (the line lands in b's
-// inbox, the verdict shows in place); q restores the terminal.
+// inbox, the verdict shows in place), enter shows what b's read says; q
+// restores the terminal.
 func TestTopHosts(t *testing.T) {
 	env, st := sshStations(t, "a", "b")
 	st["a"].AddSession(fakestation.Session{Name: "alpha-a1", Status: station.StatusBusy})
@@ -312,6 +313,13 @@ func TestTopHosts(t *testing.T) {
 	if _, err := os.Stat(st["a"].InboxPath(rb.SessionID)); err == nil {
 		t.Errorf("the line reached station a too")
 	}
+	// enter: what b's read says of beta-b2 (it has no transcript there).
+	p.keys("Enter")
+	p.waitFor("b's read", func(s string) bool {
+		return strings.Contains(s, "b: oo-claude read exit 1: oo-claude: no transcript for session "+rb.SessionID)
+	})
+	p.keys("Escape")
+	p.waitFor("the tree again", func(s string) bool { return strings.Contains(s, "[b] b-station") })
 	p.keys("q")
 	restored(t, p)
 }
