@@ -61,7 +61,9 @@ func newResumeCmd(e *env) *ffcli.Command {
 			if req.Self, err = e.self(); err != nil {
 				return fmt.Errorf("the oo-claude binary's path: %w", err)
 			}
+			st := e.statusLine("resume", "the turn runs (claude -p --resume)", *asJSON)
 			res, rerr := r.Resume(ctx, req)
+			st.end()
 			row := res.Row(version.Version)
 			printReceiptError(e, res.ReceiptWriteError)
 			if *asJSON {

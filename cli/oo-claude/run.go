@@ -67,11 +67,14 @@ type env struct {
 	// self is the absolute path of this binary (for the doorman command
 	// that start injects and doctor checks).
 	self func() (string, error)
+	// rawStderr is stderr unescaped, for the live status line only
+	// (its \r and erase-to-end are the frame); see status.go.
+	rawStderr io.Writer
 }
 
 func newEnv(stdin io.Reader, stdout, stderr io.Writer, p proc) *env {
 	// stderr is for people only: what it shows is escaped (termsafe).
-	e := &env{stdin: stdin, stdout: stdout, stderr: termsafe.NewWriter(stderr),
+	e := &env{stdin: stdin, stdout: stdout, stderr: termsafe.NewWriter(stderr), rawStderr: stderr,
 		environ: p.environ, getwd: p.getwd, pid: p.getpid(), self: p.executable}
 	e.knobs = sync.OnceValues(func() (*station.Environ, error) { return station.LoadEnviron(p.getenv) })
 	e.getenv = func(key string) string {

@@ -96,7 +96,17 @@ func newSendCmd(e *env) *ffcli.Command {
 				// the delivery (the last row is the verdict).
 				s.OnAck = func(v claudeinbox.Verdict) { ackErr = printJSONLine(e, v.Row()) }
 			}
+			var st *status
+			if seen.set || reply.set {
+				st = e.statusLine("send", "delivering the line", *asJSON)
+				if st != nil {
+					w := &statusWitness{Witness: transcript.Witness{ProjectsDir: cfg.ProjectsDir}, st: st}
+					s.Witness = w
+					s.OnAck = func(v claudeinbox.Verdict) { w.class = string(v.Class); st.set(w.class) }
+				}
+			}
 			v, sendErr := s.Send(ctx, claudeinbox.Request{Target: pos[0], Line: line, From: *from, NoTag: *noTag, Priority: *priority, ExpectStart: *expectStart})
+			st.end()
 			if ackErr != nil {
 				return ackErr
 			}
@@ -119,6 +129,25 @@ func newSendCmd(e *env) *ffcli.Command {
 			return exitWith(v.Class.ExitCode())
 		},
 	}
+}
+
+// statusWitness is the transcript witness of send --seen/--reply on a
+// terminal: it names the wait it is in on the status line, then waits as
+// the real one does (the same reader: nothing is read twice).
+type statusWitness struct {
+	transcript.Witness
+	st    *status
+	class string // the ack's class, set by OnAck before the waits
+}
+
+func (w *statusWitness) WaitSeen(ctx context.Context, path string, from int64, msgID string, wait time.Duration) (bool, error) {
+	w.st.set(w.class + " · waiting for the model to take the line")
+	return w.Witness.WaitSeen(ctx, path, from, msgID, wait)
+}
+
+func (w *statusWitness) WaitReply(ctx context.Context, path string, from int64, msgID string, wait time.Duration) (*claudeinbox.Reply, error) {
+	w.st.set(w.class + " · seen · waiting for the reply")
+	return w.Witness.WaitReply(ctx, path, from, msgID, wait)
 }
 
 // quietRefusal reports whether err says only what the verdict and its note

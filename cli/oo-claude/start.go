@@ -81,7 +81,13 @@ func newStartCmd(e *env) *ffcli.Command {
 			if req.Self, err = e.self(); err != nil {
 				return fmt.Errorf("the oo-claude binary's path: %w", err)
 			}
+			phase := "the session runs (claude -p)"
+			if req.Systemd {
+				phase = "starting the unit"
+			}
+			st := e.statusLine("start", phase, *asJSON)
 			res, rerr := r.Start(ctx, req)
+			st.end()
 			return finishStart(ctx, e, res, rerr, *asJSON)
 		},
 	}

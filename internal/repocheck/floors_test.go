@@ -54,6 +54,9 @@ var floors = map[string]int{
 	// the doorman, the observatory, the doctor and headless share its
 	// one reader and writer per file; only plumbing below it.
 	"internal/inbox": 1,
+	// The live status line of the long verbs: above termsafe, whose
+	// escapes it uses.
+	"internal/progress": 1,
 
 	"internal/fsx":       0,
 	"internal/hangup":    0,
