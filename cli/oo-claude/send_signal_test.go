@@ -151,7 +151,7 @@ func TestSendSignalBinary(t *testing.T) {
 						if line := strings.TrimSuffix(out.String(), "\n"); !human.MatchString(line) {
 							t.Errorf("stdout %q does not match %s", line, human)
 						}
-					} else if got := strings.TrimSpace(out.String()); !bytes.Equal(mustJSON(t, jsonRow(t, out.String())), mustJSON(t, rec[0])) {
+					} else if got := strings.TrimSpace(out.String()); !bytes.Equal(mustJSON(t, verdictRow(t, out.String(), !st.noAck)), mustJSON(t, rec[0])) {
 						t.Errorf("--json row %s is not the receipt's", got)
 					}
 					for k, want := range map[string]string{"class": `"` + st.class + `"`, "delivered": st.delivered, "interrupted": `"` + name + `"`, "wait_end": st.waitEnd, "seen": st.seen, "line_offset": "0"} {

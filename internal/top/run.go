@@ -18,7 +18,13 @@ func Run(ctx context.Context, o Options, in io.Reader, out io.Writer) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // ends the commands still running (a send's wait, a reply's)
-	p := tea.NewProgram(New(ctx, o), append(programOptions(ctx, in, out), tea.WithAltScreen())...)
+	p := tea.NewProgram(New(ctx, o), append(programOptions(in, out), tea.WithAltScreen())...)
+	// The end of ctx (main's context ends on SIGINT and SIGTERM) quits the
+	// program as q does, not through bubbletea's kill: a killed program
+	// closes its input reader without waiting for the read loop, a data
+	// race the race detector reports (bubbletea v1.3.10).
+	stop := context.AfterFunc(ctx, p.Quit)
+	defer stop()
 	_, err := p.Run()
 	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
 		return nil
@@ -32,9 +38,8 @@ func Run(ctx context.Context, o Options, in io.Reader, out io.Writer) error {
 // second for a comparison, not 60 (bubbletea's default).
 const frameRate = 30
 
-func programOptions(ctx context.Context, in io.Reader, out io.Writer) []tea.ProgramOption {
+func programOptions(in io.Reader, out io.Writer) []tea.ProgramOption {
 	return []tea.ProgramOption{
-		tea.WithContext(ctx),
 		tea.WithInput(in),
 		tea.WithOutput(out),
 		tea.WithFPS(frameRate),
