@@ -155,15 +155,41 @@ func (w *world) ooAsyncVia(wrapper, args []string, env ...string) <-chan ooRun {
 	return done
 }
 
-// ooJSON runs oo-claude with --json appended and parses its one stdout line.
+// ooJSON runs oo-claude with --json appended and parses its stdout: one
+// JSON row, or for send --seen/--reply with a delivered class the ack row
+// and then the verdict, of which it returns the verdict.
 func (w *world) ooJSON(args []string, env ...string) (map[string]any, ooRun) {
 	w.t.Helper()
 	r := w.oo(append(args, "--json"), env...)
-	var m map[string]any
-	if err := json.Unmarshal([]byte(strings.TrimSpace(r.stdout)), &m); err != nil {
-		w.t.Fatalf("stdout is not one JSON object: %v\n%s", err, r)
+	m, err := verdictRow(r.stdout)
+	if err != nil {
+		w.t.Fatalf("%v\n%s", err, r)
 	}
 	return m, r
+}
+
+// verdictRow parses --json output: every line one JSON object; a first
+// row before the last is the ack row of a send --seen/--reply, which must
+// name the last row's msg_id and class with seen still null.
+func verdictRow(stdout string) (map[string]any, error) {
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	if len(lines) > 2 {
+		return nil, fmt.Errorf("stdout has %d lines, want one row, or the ack row and the verdict", len(lines))
+	}
+	rows := make([]map[string]any, len(lines))
+	for i, l := range lines {
+		if err := json.Unmarshal([]byte(l), &rows[i]); err != nil {
+			return nil, fmt.Errorf("stdout line %d is not one JSON object: %v", i+1, err)
+		}
+	}
+	last := rows[len(rows)-1]
+	if len(rows) == 2 {
+		ack := rows[0]
+		if ack["kind"] != "send" || ack["msg_id"] != last["msg_id"] || ack["class"] != last["class"] || ack["seen"] != nil {
+			return nil, fmt.Errorf("the first of two rows is no ack row of the verdict's line: class %v msg_id %v seen %v", ack["class"], ack["msg_id"], ack["seen"])
+		}
+	}
+	return last, nil
 }
 
 // send runs `oo-claude send <target> <line> --from e2e --json` and returns

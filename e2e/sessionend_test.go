@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"os"
 	"strings"
 	"syscall"
@@ -16,11 +15,12 @@ import (
 // session; once the doorman acked the line, the claude process is killed
 // (SIGKILL). The wait ends with the session, not with its 60 s: exit 0
 // (the class's, delivered-steer), wait_end session-ended, a note that says
-// so, and no timeout.
+// so, and no timeout. The tool waits in python3: the Bash tool refuses a
+// standalone long sleep, and the session would end on its own.
 func TestReplyWaitEndsWithTheSession(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, fakemodel.WithReplies(
-		fakemodel.Reply{Text: "working", ToolUse: &fakemodel.ToolUse{Name: "Bash", Input: map[string]any{"command": "sleep 60"}}},
+		fakemodel.Reply{Text: "working", ToolUse: &fakemodel.ToolUse{Name: "Bash", Input: map[string]any{"command": "python3 -c 'import time; time.sleep(60)'"}}},
 		fakemodel.Text("never reached"),
 	))
 	s := w.start(w.withDoorman(pargs("work for a while", "--allowedTools", "Bash")...))
@@ -46,6 +46,8 @@ func TestReplyWaitEndsWithTheSession(t *testing.T) {
 	if err := syscall.Kill(s.pid(), syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
+	// The tool's process outlives claude in claude's process group.
+	t.Cleanup(func() { _ = syscall.Kill(-s.pid(), syscall.SIGKILL) })
 	var r ooRun
 	select {
 	case r = <-done:
@@ -54,9 +56,9 @@ func TestReplyWaitEndsWithTheSession(t *testing.T) {
 	}
 	took := time.Since(killed)
 	t.Logf("send --reply 60 returned %v after the SIGKILL of claude (pid %d): %s", took, s.pid(), r.stdout)
-	var rc map[string]any
-	if err := json.Unmarshal([]byte(strings.TrimSpace(r.stdout)), &rc); err != nil {
-		t.Fatalf("stdout is not one JSON object: %v\n%s", err, r)
+	rc, err := verdictRow(r.stdout)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, r)
 	}
 	if r.code != 0 || str(rc, "class") != "delivered-steer" || str(rc, "wait_end") != "session-ended" || rc["interrupted"] != nil {
 		t.Fatalf("want delivered-steer, exit 0, wait_end session-ended\n%s", r)
