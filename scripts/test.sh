@@ -118,9 +118,9 @@ phase "gofmt -l on every tracked .go file" check_gofmt
 phase "go vet ./..." go vet ./... # it builds every package first: minutes on a cold machine
 # staticcheck, at the version go.mod pins as a tool.
 phase "go tool staticcheck ./..." go tool staticcheck ./...
-echo "test.sh: go test -race -count=1 ${*:+$* }./... (the race binaries build first, with a line every 30 s; then each package's line as it finishes)"
+echo "test.sh: go test -race -count=1 -timeout 30m ${*:+$* }./... (the race binaries build first, with a line every 30 s; then each package's line as it finishes)"
 set +e
-go test -race -count=1 -json "$@" ./... | go run ./internal/cmd/testprogress
+go test -race -count=1 -timeout 30m -json "$@" ./... | go run ./internal/cmd/testprogress
 status=("${PIPESTATUS[@]}")
 set -e
 if [ "${status[1]}" != 0 ]; then

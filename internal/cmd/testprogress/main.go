@@ -19,6 +19,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"slices"
 	"sort"
@@ -177,6 +178,22 @@ func (p *progress) finish(e event, s *pkgState) {
 				}
 			}
 		}
+		// Tests with no result of their own: the binary ended while they
+		// ran (go test's -timeout panics inside the running test's output,
+		// a crash): their output says why.
+		for _, t := range slices.Sorted(maps.Keys(s.tests)) {
+			if slices.Contains(s.failed, t) || !hasNews(s.tests[t]) {
+				continue
+			}
+			p.failed++
+			fmt.Fprintf(p.out, "--- NO RESULT: %s (still running when the test binary ended)\n", t)
+			for _, o := range s.tests[t] {
+				if !strings.HasPrefix(strings.TrimSpace(o), "=== ") {
+					fmt.Fprint(p.out, o)
+				}
+			}
+			s.failed = append(s.failed, t)
+		}
 		if len(s.failed) == 0 { // a build failure, a panic, a leak check
 			p.failed++ // counted as one failure, so the counts never say 0 of a failed run
 			for _, o := range s.output {
@@ -198,6 +215,17 @@ func (p *progress) finish(e event, s *pkgState) {
 		fmt.Fprintf(p.out, "%s %s  %.1fs%s\n", status, e.Package, e.Elapsed, note)
 	}
 	delete(p.pkgs, e.Package)
+}
+
+// hasNews reports whether a test's output holds more than go test's own
+// === RUN/PAUSE/CONT lines.
+func hasNews(out []string) bool {
+	for _, o := range out {
+		if !strings.HasPrefix(strings.TrimSpace(o), "=== ") {
+			return true
+		}
+	}
+	return false
 }
 
 func (p *progress) noteSlow(e event) {

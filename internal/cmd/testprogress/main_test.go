@@ -104,3 +104,42 @@ func TestStillBuilding(t *testing.T) {
 		t.Errorf("output (-want +got):\n%s", diff)
 	}
 }
+
+// TestNoResult: a test binary that ends while tests run (go test's
+// -timeout panics inside a running test's output) fails its package with
+// no fail event for those tests; their output, the panic's included, is
+// printed and each counts as a failure.
+func TestNoResult(t *testing.T) {
+	in := strings.Join([]string{
+		`{"Action":"start","Package":"m/p"}`,
+		`{"Action":"output","Package":"m/p","Test":"TestA","Output":"=== RUN   TestA\n"}`,
+		`{"Action":"output","Package":"m/p","Test":"TestB","Output":"=== RUN   TestB\n"}`,
+		`{"Action":"output","Package":"m/p","Test":"TestC","Output":"=== RUN   TestC\n"}`,
+		`{"Action":"output","Package":"m/p","Test":"TestC","Output":"--- PASS: TestC (0.00s)\n"}`,
+		`{"Action":"pass","Package":"m/p","Test":"TestC","Elapsed":0}`,
+		`{"Action":"output","Package":"m/p","Test":"TestA","Output":"    a_test.go:3: hello a\n"}`,
+		`{"Action":"output","Package":"m/p","Test":"TestA","Output":"panic: test timed out after 2s\n"}`,
+		`{"Action":"output","Package":"m/p","Test":"TestA","Output":"\trunning tests:\n"}`,
+		`{"Action":"output","Package":"m/p","Test":"TestA","Output":"\t\tTestA (2s)\n"}`,
+		`{"Action":"output","Package":"m/p","Output":"FAIL\tm/p\t2.015s\n"}`,
+		`{"Action":"fail","Package":"m/p","Elapsed":2.016}`,
+	}, "\n") + "\n"
+	var out bytes.Buffer
+	p := &progress{out: &out, now: time.Now, quiet: time.Hour, slow: time.Hour}
+	if err := p.run(strings.NewReader(in), nil); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	for _, want := range []string{
+		"--- NO RESULT: TestA (still running when the test binary ended)\n    a_test.go:3: hello a\npanic: test timed out after 2s\n",
+		"FAIL m/p  2.0s\n",
+		"\n1 passed, 1 failed\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("output lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "NO RESULT: TestB") {
+		t.Errorf("TestB printed only === lines and is no failure of its own:\n%s", got)
+	}
+}
