@@ -61,8 +61,13 @@ func githubAnchor(title string) string {
 // `COMPATIBILITY.md gives them under "..."`.
 var compatSection = regexp.MustCompile(`COMPATIBILITY\.md[^".;]{0,40}"([^"]+)"`)
 
-// mdLink is a link to a heading: [text](#anchor) or [text](FILE.md#anchor).
-var mdLink = regexp.MustCompile(`\]\(([A-Za-z_]+\.md)?#([^)\s]+)\)`)
+// mdLink is a link to a heading or a document: [text](#anchor),
+// [text](FILE.md#anchor), [text](dir/FILE.md) or [text](../FILE.md#anchor),
+// the path taken from the linking document's directory.
+var mdLink = regexp.MustCompile(`\]\(((?:[A-Za-z_.]+/)*[A-Za-z_]+\.md)?(?:#([^)\s]+))?\)`)
+
+// markdownDocs are the repository's documents whose links are checked.
+var markdownDocs = []string{"README.md", "COMPATIBILITY.md", "BENCHMARKS.md", "docs/INTERNALS.md"}
 
 // TestCompatibilityLinks: the documents' links hold. Every section of
 // COMPATIBILITY.md a Go comment names is a heading there; every
@@ -109,15 +114,25 @@ func TestCompatibilityLinks(t *testing.T) {
 		t.Errorf("only %d comments name a section of COMPATIBILITY.md; is the pattern still the one the comments use?", named)
 	}
 
-	for _, doc := range []string{"README.md", "COMPATIBILITY.md", "BENCHMARKS.md"} {
+	for _, doc := range markdownDocs {
 		b, err := os.ReadFile(filepath.Join(root, doc))
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, m := range mdLink.FindAllStringSubmatch(string(b), -1) {
+			if m[1] == "" && m[2] == "" {
+				continue
+			}
 			target := doc
 			if m[1] != "" {
-				target = m[1]
+				target = filepath.Join(filepath.Dir(doc), m[1])
+			}
+			if _, err := os.Stat(filepath.Join(root, target)); err != nil {
+				t.Errorf("%s: the link to %s names no document: %v", doc, m[1], err)
+				continue
+			}
+			if m[2] == "" {
+				continue
 			}
 			if _, anchors := markdownHeadings(t, filepath.Join(root, target)); !anchors[m[2]] {
 				t.Errorf("%s: the link to %s#%s names no heading there", doc, target, m[2])

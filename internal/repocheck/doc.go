@@ -5,8 +5,8 @@
 //     map that names every package (TestRootDocMap);
 //   - a binary that links neither the testing package nor the fakes
 //     (TestBinaryDeps);
-//   - the README's commands and Go blocks (TestReadmeSetUp, TestReadmeGo)
-//     and the examples, built outside the module
+//   - the README's commands and Go blocks (TestReadmeSetUp, TestReadmeGo),
+//     its length (TestReadmeLength) and the examples, built outside the module
 //     (TestExamplesOutsideTheModule);
 //   - the floors of the import graph (TestFloors: a package imports only
 //     packages on lower floors; its table and rules are in floors_test.go);
@@ -22,7 +22,7 @@
 //     does a method on a zero or nil receiver (TestZeroReceivers,
 //     TestReceiversComplete);
 //   - the documents' links (TestCompatibilityLinks: the COMPATIBILITY.md
-//     sections comments name exist, the Markdown anchors resolve, and doc
+//     sections comments name exist, the Markdown links and anchors resolve, and doc
 //     comments point to COMPATIBILITY.md instead of v0.1's spec and carry
 //     no lab notes).
 package repocheck

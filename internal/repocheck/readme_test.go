@@ -292,6 +292,27 @@ func TestReadmeGo(t *testing.T) {
 	}
 }
 
+// readmeMaxLines is the README's length bound: what it is, set-up, verbs
+// with examples, the library, knobs, exit codes and known gaps; the
+// internals (the doorman protocol, every verb's rules in full, the station
+// files it trusts) are docs/INTERNALS.md's, which the README links.
+const readmeMaxLines = 500
+
+// TestReadmeLength: the README stays a newcomer's page, at most
+// readmeMaxLines lines, and links the document the internals moved to.
+func TestReadmeLength(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(moduleRoot(t), "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(b), "\n"); n > readmeMaxLines {
+		t.Errorf("README.md has %d lines, at most %d: move internals to docs/INTERNALS.md", n, readmeMaxLines)
+	}
+	if !strings.Contains(string(b), "](docs/INTERNALS.md") {
+		t.Errorf("README.md does not link docs/INTERNALS.md")
+	}
+}
+
 // TestStepShape: what differs between runs is left free, the words are not.
 func TestStepShape(t *testing.T) {
 	a := `   0.8s  steer    delivered-steer msg_id=244d2736-2539-4b1f-9c22-a806ccf13014, acked after 0.25s: "[steerer 📡] please also run the linter"`
