@@ -9,7 +9,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
+	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
 )
 
@@ -43,9 +43,10 @@ const followMaxRow = 64 << 20
 
 // FollowOptions tune Follow.
 type FollowOptions struct {
-	// Poll is the safety timer: file events on the transcript's directory
-	// wake the Follower, the timer only covers events the kernel dropped
-	// or a watch that could not be set up. 0 means one second.
+	// Poll is the fallback timer: file events on the transcript's
+	// directory wake the Follower (a lost event wakes it too), the timer
+	// only stands in for a watch that could not be set up (the Follower
+	// then looks at a tenth of it). 0 means one second.
 	Poll time.Duration
 	// MaxRow bounds the bytes held for one row: a row longer than MaxRow
 	// is reported once (ErrRowTooLong) and skipped, never held whole. 0
@@ -78,8 +79,7 @@ type Follower struct {
 	poll   time.Duration
 	maxRow int
 
-	w       *fsnotify.Watcher
-	watched string // the directory the watch is on; "" before the first try
+	waker *fsx.Waker // armed at the first wait
 
 	f       *os.File
 	fi      os.FileInfo // f's identity, to notice a replacement
@@ -140,12 +140,6 @@ func (f *Follower) Next(ctx context.Context) (Line, error) {
 	if f == nil || f.ctx == nil { // a zero (or nil) Follower, not made by Follow: it follows nothing
 		return Line{}, &Error{Op: "follow", Err: errZeroFollower}
 	}
-	var tick *time.Ticker
-	defer func() {
-		if tick != nil {
-			tick.Stop()
-		}
-	}()
 	for {
 		if f.err != nil {
 			return Line{}, f.err
@@ -169,97 +163,18 @@ func (f *Follower) Next(ctx context.Context) (Line, error) {
 		if err := f.ctx.Err(); err != nil {
 			return Line{}, err
 		}
-		if f.watch() {
-			// A row appended between the read above and the watch sent
-			// no event this Follower saw: read again before waiting.
+		if f.waker == nil {
+			// Armed first, read second: what was appended before the
+			// watch began is read before waiting.
+			f.waker = fsx.NewWaker(max(f.poll/10, time.Millisecond), f.path)
 			continue
 		}
-		var events chan fsnotify.Event
-		var errs chan error
-		poll := f.poll
-		if f.w != nil && f.watched != "" {
-			events, errs = f.w.Events, f.w.Errors
-		} else {
-			poll = max(poll/10, time.Millisecond)
-		}
-		if tick == nil {
-			tick = time.NewTicker(poll)
-		} else {
-			tick.Reset(poll)
-		}
-		f.wait(ctx, tick, events, errs)
-	}
-}
-
-// wait blocks until something may have changed: a file event for the
-// transcript or its directory, a dropped event, the poll, or a context.
-func (f *Follower) wait(ctx context.Context, tick *time.Ticker, events chan fsnotify.Event, errs chan error) {
-	for {
 		select {
 		case <-ctx.Done():
-			return
 		case <-f.ctx.Done():
-			return
-		case <-tick.C:
-			return
-		case _, ok := <-errs:
-			if !ok {
-				f.dropWatch()
-			}
-			return // a dropped event: the read catches up
-		case ev, ok := <-events:
-			if !ok {
-				f.dropWatch()
-				return
-			}
-			switch {
-			case ev.Name == f.path:
-				return
-			case ev.Name == f.dir && f.watched != f.dir:
-				// The project directory appeared: move the watch onto it.
-				f.watch()
-				return
-			}
+		case <-f.waker.C:
 		}
 	}
-}
-
-// watch sets up (or moves) the file watch: on the transcript's directory,
-// or on its parent while the directory does not exist. It reports whether
-// the watch changed: what was written before it began must be read again.
-func (f *Follower) watch() bool {
-	if f.watched == f.dir || f.closed {
-		return false
-	}
-	if f.w == nil {
-		w, err := fsnotify.NewWatcher()
-		if err != nil {
-			return false // poll instead
-		}
-		f.w = w
-	}
-	if err := f.w.Add(f.dir); err == nil {
-		if f.watched != "" {
-			f.w.Remove(f.watched)
-		}
-		f.watched = f.dir
-		return true
-	}
-	parent := filepath.Dir(f.dir)
-	if f.watched != parent {
-		if err := f.w.Add(parent); err == nil {
-			f.watched = parent
-			return true
-		}
-	}
-	return false
-}
-
-func (f *Follower) dropWatch() {
-	if f.w != nil {
-		f.w.Close()
-	}
-	f.w, f.watched = nil, ""
 }
 
 // line cuts the next complete row out of buf.
@@ -411,9 +326,7 @@ func (f *Follower) Close() error {
 		f.f.Close()
 		f.f = nil
 	}
-	if f.w != nil {
-		f.w.Close()
-		f.w = nil
-	}
+	f.waker.Close()
+	f.waker = nil
 	return nil
 }

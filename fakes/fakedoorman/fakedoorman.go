@@ -22,7 +22,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
 	"github.com/google/uuid"
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/door"
@@ -128,14 +127,8 @@ func Start(tb fakes.TB, dir, sessionID string, opts Options) *Doorman {
 		stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	d.since = d.now()
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		tb.Fatalf("fakedoorman: watch: %v", err)
-	}
-	if err := w.Add(dir); err != nil {
-		w.Close()
-		tb.Fatalf("fakedoorman: watch %s: %v", dir, err)
-	}
+	// Armed before the first read (loop's drain), so no append is missed.
+	w := fsx.NewWaker(50*time.Millisecond, d.Files.Inbox)
 	if err := d.heartbeat(inbox.StateFollowing); err != nil {
 		w.Close()
 		tb.Fatalf("fakedoorman: heartbeat: %v", err)
@@ -201,7 +194,7 @@ func (d *Doorman) fail(err error) {
 	}
 }
 
-func (d *Doorman) loop(w *fsnotify.Watcher) {
+func (d *Doorman) loop(w *fsx.Waker) {
 	defer close(d.done)
 	defer w.Close()
 	hb := time.NewTicker(d.opts.HeartbeatEvery)
@@ -211,20 +204,12 @@ func (d *Doorman) loop(w *fsnotify.Watcher) {
 		select {
 		case <-d.stop:
 			return
-		case ev, ok := <-w.Events:
-			if !ok {
-				return
-			}
-			if ev.Name == d.Files.Inbox {
-				d.drain()
-			}
-		case <-w.Errors:
+		case <-w.C:
 			d.drain()
 		case <-hb.C:
 			if err := d.heartbeat(inbox.StateFollowing); err != nil {
 				d.fail(err)
 			}
-			d.drain() // the safety poll
 		}
 	}
 }

@@ -213,7 +213,17 @@ func AppendLineTo(f *os.File, path string, line []byte) (int64, error) {
 const appendLockWait = 2 * time.Second
 
 func flockBounded(f *os.File, path string) error {
-	deadline := time.Now().Add(appendLockWait)
+	return FlockUntil(f, path, time.Now().Add(appendLockWait))
+}
+
+// FlockUntil takes the exclusive flock(2) lock on f (opened on path, which
+// only names it in errors), retrying while another open file description
+// holds it, until deadline. Past the deadline the error matches
+// [ErrLocked]. It is the module's one bounded lock loop: every holder of
+// these locks holds them for one write or one ledger update, so the retry
+// starts at 200 µs and backs off to 2 ms.
+func FlockUntil(f *os.File, path string, deadline time.Time) error {
+	wait := 200 * time.Microsecond
 	for {
 		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
 		switch {
@@ -226,7 +236,8 @@ func flockBounded(f *os.File, path string) error {
 		case time.Now().After(deadline):
 			return &fs.PathError{Op: "flock", Path: path, Err: ErrLocked}
 		}
-		time.Sleep(200 * time.Microsecond)
+		time.Sleep(wait)
+		wait = min(2*wait, 2*time.Millisecond)
 	}
 }
 

@@ -62,18 +62,10 @@ func AppendInbox(path string, line []byte) (int64, error) {
 // while a collector or another sender holds it, and reports whether path
 // still names f once it holds it.
 func lockAppend(f *os.File, path string, deadline time.Time) (bool, error) {
-	for {
-		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, unix.EWOULDBLOCK) {
-			return false, &fs.PathError{Op: "flock", Path: path, Err: err}
-		}
-		if time.Now().After(deadline) {
-			return false, &fs.PathError{Op: "flock", Path: path, Err: fmt.Errorf("%w: locked for more than %s", ErrInUse, lockWait)}
-		}
-		time.Sleep(time.Millisecond)
+	if err := fsx.FlockUntil(f, path, deadline); errors.Is(err, fsx.ErrLocked) {
+		return false, &fs.PathError{Op: "flock", Path: path, Err: fmt.Errorf("%w: locked for more than %s", ErrInUse, lockWait)}
+	} else if err != nil {
+		return false, err
 	}
 	return samePath(f, path)
 }

@@ -1,0 +1,310 @@
+package fsx
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// DirWatch is the module's one source of file events: an inotify watch
+// (through fsnotify) on a set of directories, of which each change to an
+// entry (created, written, removed, renamed, chmod) is an event. A
+// directory that does not exist yet is watched through its nearest
+// existing ancestor until it appears (see [DirWatch.Add]).
+//
+// The order that loses nothing is armed first, read second: Add returns
+// once the kernel holds the watch, so a change made after Add returns is
+// an event, and a reader that reads the file after Add and waits for the
+// next event misses no append. A [Waker] does that for a wait on a few
+// files; a watcher of many directories (observatory.Watch) uses DirWatch
+// itself.
+//
+// Events and Errors are fsnotify's channels; an error (a full kernel queue,
+// fsnotify.ErrEventOverflow) means events were lost: read everything again.
+// A DirWatch is not safe for concurrent use, except its channels.
+type DirWatch struct {
+	fw *fsnotify.Watcher
+	// dirs are the directories asked for, each with the directory
+	// actually watched for it (itself, or its nearest existing ancestor).
+	dirs    map[string]string
+	pending map[string]bool // the asked-for dirs watched through an ancestor
+	count   map[string]int  // watched directory → how many asked-for dirs use it
+}
+
+// NewDirWatch opens the inotify instance. Its error (no inotify, the
+// instance limit) means the caller waits by polling.
+func NewDirWatch() (*DirWatch, error) {
+	fw, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, err
+	}
+	return &DirWatch{fw: fw, dirs: map[string]string{}, pending: map[string]bool{}, count: map[string]int{}}, nil
+}
+
+// Events are the file events: Name is the path of the changed entry.
+func (d *DirWatch) Events() <-chan fsnotify.Event { return d.fw.Events }
+
+// Errors are the watch's errors: events were lost.
+func (d *DirWatch) Errors() <-chan error { return d.fw.Errors }
+
+// Add watches dir itself; a directory that does not exist is an error
+// matching os.ErrNotExist (the caller watches its parent for it, or
+// uses [DirWatch.AddOrAncestor]). When dir is removed its watch ends.
+func (d *DirWatch) Add(dir string) error {
+	dir = filepath.Clean(dir)
+	if at, ok := d.dirs[dir]; ok && at == dir {
+		return nil
+	}
+	if err := d.watch(dir); err != nil {
+		return err
+	}
+	d.Remove(dir) // an ancestor watched for it before
+	d.dirs[dir] = dir
+	return nil
+}
+
+// AddOrAncestor watches dir and reports whether dir itself is watched now.
+// While dir does not exist its nearest existing ancestor is watched
+// instead (false, nil), and [DirWatch.Handle] moves the watch down as the
+// directories on the way appear, and back up when dir is removed. An error
+// is a directory that cannot be watched at all.
+func (d *DirWatch) AddOrAncestor(dir string) (bool, error) {
+	dir = filepath.Clean(dir)
+	old, known := d.dirs[dir]
+	if known && old == dir {
+		return true, nil
+	}
+	for a := dir; ; a = filepath.Dir(a) {
+		err := d.watch(a)
+		if err == nil {
+			if known {
+				d.unwatch(old)
+			}
+			d.dirs[dir] = a
+			d.pending[dir] = true
+			if a != dir && d.watch(dir) == nil {
+				// Created meanwhile: no event will say so.
+				d.unwatch(a)
+				d.dirs[dir] = dir
+			}
+			return d.dirs[dir] == dir, nil
+		}
+		if !errors.Is(err, os.ErrNotExist) || a == filepath.Dir(a) {
+			if known {
+				return false, nil // keep what was watched for it
+			}
+			return false, err
+		}
+	}
+}
+
+// Handle keeps the watch true to one event and reports whether the event
+// may have made entries appear wholesale (a directory given to
+// AddOrAncestor now exists, or was removed and is watched through its
+// ancestor again): what is in it is to be read again. Call it for each
+// event before looking at the event itself.
+func (d *DirWatch) Handle(ev fsnotify.Event) bool {
+	name := filepath.Clean(ev.Name)
+	changed := false
+	if d.count[name] > 0 && ev.Has(fsnotify.Remove|fsnotify.Rename) {
+		// A watched directory itself went away: the kernel dropped its
+		// watch (or it moved). Watch the directories that used it again.
+		delete(d.count, name)
+		d.fw.Remove(name)
+		for dir, at := range d.dirs {
+			if at != name {
+				continue
+			}
+			delete(d.dirs, dir)
+			if d.pending[dir] {
+				d.AddOrAncestor(dir)
+				changed = true
+			}
+		}
+	}
+	if ev.Has(fsnotify.Create) {
+		for dir := range d.pending {
+			if at := d.dirs[dir]; at != dir && within(name, at) && within(dir, name) {
+				if ok, _ := d.AddOrAncestor(dir); ok {
+					changed = true
+				}
+			}
+		}
+	}
+	return changed
+}
+
+// within reports whether p is base or under it.
+func within(p, base string) bool {
+	if p == base {
+		return true
+	}
+	rel, err := filepath.Rel(base, p)
+	return err == nil && rel != ".." && !filepath.IsAbs(rel) && (len(rel) < 3 || rel[:3] != "../")
+}
+
+// Watching reports whether dir itself (not an ancestor) is watched.
+func (d *DirWatch) Watching(dir string) bool {
+	dir = filepath.Clean(dir)
+	return d.dirs[dir] == dir
+}
+
+// Remove stops watching dir (and the ancestor watched for it, if no other
+// directory uses it).
+func (d *DirWatch) Remove(dir string) {
+	dir = filepath.Clean(dir)
+	if at, ok := d.dirs[dir]; ok {
+		delete(d.dirs, dir)
+		delete(d.pending, dir)
+		d.unwatch(at)
+	}
+}
+
+func (d *DirWatch) watch(dir string) error {
+	if d.count[dir] > 0 {
+		d.count[dir]++
+		return nil
+	}
+	if err := d.fw.Add(dir); err != nil {
+		return err
+	}
+	d.count[dir] = 1
+	return nil
+}
+
+func (d *DirWatch) unwatch(dir string) {
+	d.count[dir]--
+	if d.count[dir] <= 0 {
+		delete(d.count, dir)
+		d.fw.Remove(dir)
+	}
+}
+
+// Close ends the watch and closes its channels.
+func (d *DirWatch) Close() error {
+	if d == nil || d.fw == nil {
+		return nil
+	}
+	return d.fw.Close()
+}
+
+// Waker wakes one waiter when one of a few files may have changed: an event
+// for it in its directory, a lost event, the directory appearing, or, only
+// where the kernel cannot tell (no watch could be set up), the fallback
+// poll. Use it in the order that loses nothing: NewWaker, then read the
+// files, then wait on C and read again; a change after NewWaker returned
+// wakes C. Wake-ups coalesce: C holds at most one.
+type Waker struct {
+	// C receives a value when the files may have changed.
+	C <-chan struct{}
+
+	c    chan struct{}
+	dw   *DirWatch
+	stop chan struct{}
+	done chan struct{}
+	once sync.Once
+	poll bool
+}
+
+// NewWaker arms the wake-up for files (paths of files, which need not
+// exist, nor their directories). fallback is the poll used when the
+// directories cannot be watched; 0 means a quarter second. It never fails:
+// Polling reports the fallback.
+func NewWaker(fallback time.Duration, files ...string) *Waker {
+	if fallback <= 0 {
+		fallback = 250 * time.Millisecond
+	}
+	c := make(chan struct{}, 1)
+	k := &Waker{C: c, c: c, stop: make(chan struct{}), done: make(chan struct{})}
+	names := map[string]bool{}
+	var dirs []string
+	for _, f := range files {
+		f = filepath.Clean(f)
+		names[f] = true
+		dirs = append(dirs, filepath.Dir(f))
+	}
+	dw, err := NewDirWatch()
+	if err == nil {
+		for _, d := range dirs {
+			if _, err = dw.AddOrAncestor(d); err != nil {
+				break
+			}
+		}
+		if err != nil {
+			dw.Close()
+			dw = nil
+		}
+	}
+	k.dw, k.poll = dw, dw == nil
+	go k.run(names, fallback)
+	return k
+}
+
+// Polling reports whether the Waker polls (no file events could be set up).
+func (k *Waker) Polling() bool { return k != nil && k.poll }
+
+func (k *Waker) wake() {
+	select {
+	case k.c <- struct{}{}:
+	default:
+	}
+}
+
+func (k *Waker) run(names map[string]bool, fallback time.Duration) {
+	defer close(k.done)
+	if k.dw != nil && k.follow(names) {
+		return
+	}
+	// No file events (or they ended): the fallback poll.
+	t := time.NewTicker(fallback)
+	defer t.Stop()
+	for {
+		select {
+		case <-k.stop:
+			return
+		case <-t.C:
+			k.wake()
+		}
+	}
+}
+
+// follow turns file events into wake-ups until the Waker is closed (true)
+// or the events end (false).
+func (k *Waker) follow(names map[string]bool) bool {
+	defer k.dw.Close()
+	for {
+		select {
+		case <-k.stop:
+			return true
+		case ev, ok := <-k.dw.Events():
+			if !ok {
+				k.wake()
+				return false
+			}
+			if k.dw.Handle(ev) || names[filepath.Clean(ev.Name)] {
+				k.wake()
+			}
+		case _, ok := <-k.dw.Errors():
+			if !ok {
+				k.wake()
+				return false
+			}
+			k.wake() // events were lost: look
+		}
+	}
+}
+
+// Close releases the watch. It is safe to call twice and on nil.
+func (k *Waker) Close() {
+	if k == nil || k.stop == nil {
+		return
+	}
+	k.once.Do(func() {
+		close(k.stop)
+		<-k.done
+	})
+}

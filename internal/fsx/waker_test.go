@@ -1,0 +1,113 @@
+package fsx_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/oo-family/oo-claude/internal/fsx"
+)
+
+// woken waits (generously) for one wake-up of k.
+func woken(t *testing.T, k *fsx.Waker, what string) {
+	t.Helper()
+	select {
+	case <-k.C:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("no wake-up after %s", what)
+	}
+}
+
+// TestWakerWakesOnItsFile: an append after NewWaker returned wakes C, and
+// the waker does not poll when it can watch (a fallback of an hour would
+// never tick within the test).
+func TestWakerWakesOnItsFile(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "a.inbox")
+	k := fsx.NewWaker(time.Hour, path)
+	defer k.Close()
+	if k.Polling() {
+		t.Fatal("Polling with inotify available")
+	}
+	if _, err := fsx.AppendLine(path, []byte("one")); err != nil {
+		t.Fatal(err)
+	}
+	woken(t, k, "the append")
+}
+
+// TestWakerMissingDirectory: a file whose directory (and its parent) does
+// not exist yet is waited for through the nearest existing ancestor; once
+// the directories appear, a file written in them wakes C.
+func TestWakerMissingDirectory(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	path := filepath.Join(root, "proj", "sub", "s.jsonl")
+	k := fsx.NewWaker(time.Hour, path)
+	defer k.Close()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	woken(t, k, "the directories appeared")
+	for range 2 { // drain what the mkdir made
+		select {
+		case <-k.C:
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+	if err := os.WriteFile(path, []byte("x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	woken(t, k, "the file was written in the new directory")
+}
+
+// TestWakerDirectoryRecreated: the watched directory removed and made
+// again is watched again (the kernel drops a removed directory's watch).
+func TestWakerDirectoryRecreated(t *testing.T) {
+	t.Parallel()
+	root := t.TempDir()
+	dir := filepath.Join(root, "proj")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "s.jsonl")
+	k := fsx.NewWaker(time.Hour, path)
+	defer k.Close()
+	if err := os.Remove(dir); err != nil {
+		t.Fatal(err)
+	}
+	woken(t, k, "the directory was removed")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	woken(t, k, "the directory was made again")
+	if err := os.WriteFile(path, []byte("x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	woken(t, k, "the file was written in the new directory")
+}
+
+// TestFlockUntil: a lock another description holds is ErrLocked past the
+// deadline; once released it is taken.
+func TestFlockUntil(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "l.lock")
+	held, err := fsx.TryLock(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := fsx.FlockUntil(f, path, time.Now().Add(20*time.Millisecond)); !errors.Is(err, fsx.ErrLocked) {
+		t.Fatalf("FlockUntil on a held lock: %v, want ErrLocked", err)
+	}
+	held.Unlock()
+	if err := fsx.FlockUntil(f, path, time.Now().Add(30*time.Second)); err != nil {
+		t.Fatalf("FlockUntil on a free lock: %v", err)
+	}
+}
