@@ -160,7 +160,7 @@ func TestWatchLostAndBack(t *testing.T) {
 	var seq []string
 	for e := range ch {
 		if e.Station == "a" {
-			seq = append(seq, e.Event)
+			seq = append(seq, string(e.Event))
 		}
 		if e.Station == "down" && e.Event == fleet.EventStationBack {
 			t.Errorf("a down station came back: %+v", e)

@@ -28,7 +28,12 @@
 //     status, doorman, lines queued, delivered and seen, turns ended, riders
 //     starting and finishing) from file events alone: each change re-reads
 //     only the file that changed, from where the last look ended, and an
-//     idle station wakes the watcher for nothing. Riders are watched in
+//     idle station wakes the watcher for nothing (process exits are pidfd
+//     events where the kernel has them). Within one session events come
+//     in the order their facts happened: a line's line-delivered before its
+//     line-seen (the ack is written after the transcript shows the line, so
+//     line-seen waits for it, at most two seconds), a turn's rider events
+//     before its turn-ended. Riders are watched in
 //     <session>/subagents/ itself (not in nested directories under it).
 //     Its memory is bounded: past WatchOptions.MaxQueued events waiting for
 //     a reader it drops and counts them, then hands the reader one overflow

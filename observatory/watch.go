@@ -25,25 +25,28 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// EventKind names what an [Event] says happened; its JSON is the string.
+type EventKind string
+
 // The events of the station's stream ([Watch]); Event.Event holds one.
 const (
-	EventSessionStarted = "session-started" // a live registry row appeared (name, pid, status)
-	EventSessionEnded   = "session-ended"   // its row went away, or its process is gone
-	EventStatus         = "status"          // the registry status changed (status: busy, idle, waiting)
-	EventDoorman        = "doorman"         // the doorman's state changed (doorman: up, stopped, not-fresh)
-	EventLineQueued     = "line-queued"     // a line was appended to the session's inbox (line, line_offset)
-	EventLineDelivered  = "line-delivered"  // the doorman acked a line (msg_id, class, line_offset; class refused when it refused it)
-	EventLineSeen       = "line-seen"       // the transcript shows the row with the line's msg_id
-	EventTurnEnded      = "turn-ended"      // a main-chain final answer (text: its first 200 characters)
-	EventRiderStarted   = "rider-started"   // a sub-agent transcript appeared (agent, description)
-	EventRiderFinished  = "rider-finished"  // a sub-agent gave its final answer or its meta says finished
-	EventWarning        = "warning"         // something could not be read (text); the stream goes on
-	EventOverflow       = "overflow"        // the reader fell behind: dropped events were left out; Initial events of the station as it is follow
+	EventSessionStarted EventKind = "session-started" // a live registry row appeared (name, pid, status)
+	EventSessionEnded   EventKind = "session-ended"   // its row went away, or its process is gone
+	EventStatus         EventKind = "status"          // the registry status changed (status: busy, idle, waiting)
+	EventDoorman        EventKind = "doorman"         // the doorman's state changed (doorman: up, stopped, not-fresh)
+	EventLineQueued     EventKind = "line-queued"     // a line was appended to the session's inbox (line, line_offset)
+	EventLineDelivered  EventKind = "line-delivered"  // the doorman acked a line (msg_id, class, line_offset; class refused when it refused it)
+	EventLineSeen       EventKind = "line-seen"       // the transcript shows the row with the line's msg_id
+	EventTurnEnded      EventKind = "turn-ended"      // a main-chain final answer (text: its first 200 characters)
+	EventRiderStarted   EventKind = "rider-started"   // a sub-agent transcript appeared (agent, description)
+	EventRiderFinished  EventKind = "rider-finished"  // a sub-agent gave its final answer or its meta says finished
+	EventWarning        EventKind = "warning"         // something could not be read (text); the stream goes on
+	EventOverflow       EventKind = "overflow"        // the reader fell behind: dropped events were left out; Initial events of the station as it is follow
 )
 
 // defaultLiveness is how often Watch checks that the sessions it holds
-// still have their process when WatchOptions.Liveness is 0: the doorman's
-// default heartbeat period.
+// without a pidfd still have their process when WatchOptions.Liveness is
+// 0: the doorman's default heartbeat period.
 const defaultLiveness = 2 * time.Second
 
 // defaultMaxQueued is how many events wait for a reader that does not
@@ -78,9 +81,9 @@ const readChunk = 1 << 20
 // always set; the other fields only for the events that name them (see the
 // Event constants), and are left out of the JSON otherwise.
 type Event struct {
-	Event   string `json:"event"`
-	TS      string `json:"ts"`      // when the watcher saw it (ISO 8601, UTC, ms)
-	Session string `json:"session"` // the session id
+	Event   EventKind `json:"event"`
+	TS      string    `json:"ts"`      // when the watcher saw it (ISO 8601, UTC, ms)
+	Session string    `json:"session"` // the session id
 	// Initial marks the events Watch emits at its start for what it finds
 	// (a session already running, its doorman's state).
 	Initial bool `json:"initial,omitempty"`
@@ -127,32 +130,59 @@ type WatchOptions struct {
 	// 10,000. See [Watch] for what happens past it.
 	MaxQueued int
 	// Liveness is how often the watcher checks, while it holds a live
-	// session, that each one's process is still there; 0 means
-	// two seconds (the doorman's default heartbeat period), below 0 never.
+	// session whose exit it cannot wait for (no pidfd), that its process is
+	// still there; 0 means two seconds (the doorman's default heartbeat
+	// period), below 0 never (and no pidfds either).
 	Liveness time.Duration
 }
 
 // Watch streams the station's events until ctx ends, then closes the
 // channel. It first emits, marked Initial, a session-started and a doorman
-// event for every session running now; from then on one event per change,
-// in the order the watcher learns of them.
+// event for every session running now; from then on one event per change.
 //
-// The watch is event-driven: one inotify instance (fsnotify) on the registry
+// Within one session the events come in the order their facts happened,
+// which is not always the order the files show them:
+//
+//   - line-delivered comes before the line's line-seen. The doorman writes
+//     the line into the session (the delivery), the session's transcript
+//     then shows its row (line-seen), and only then the doorman writes the
+//     ack that says so (line-delivered): on an idle session the turn may
+//     even end before the ack. So a line-seen whose ack the watcher has not
+//     read, while a line this watch saw queued waits for its ack and the
+//     doorman is up, is held, and the session's later events behind it,
+//     until the ack is read (then line-delivered, line-seen, the rest), at
+//     most two seconds.
+//   - A turn's rider events come before its turn-ended. Claude Code writes
+//     its transcripts in batches, so a final answer can land before the
+//     last row of a rider started in that turn: the watcher reads the
+//     riders first, and holds the turn-ended until each rider started since
+//     the last turn-ended has finished, at most two seconds (a rider that
+//     outlives its turn, run in the background, delays it that long).
+//
+// Across sessions events come in the order the watcher learns of them.
+//
+// The watch is event-driven: one inotify instance on the registry
 // directory, the inbox directory, the projects directory and, for each live
 // session, its project directory, its session directory and its
 // subagents directory. Each event re-reads only what changed: the one
 // registry row, the bytes appended to an inbox or an ack file since the last
 // look, the one heartbeat, the rows appended to a transcript (through a
-// transcript.Follower that never waits: the watcher is its waker). An idle
-// station wakes the watcher for nothing beyond two coarse timers: the one
-// that turns a fresh doorman heartbeat stale, armed while a doorman is up,
-// and the liveness check, armed while a session is live.
+// transcript.Follower that never waits: the watcher is its waker). Process
+// exits are events too: each live session's process and each up doorman's
+// are waited on through a pidfd (Linux 5.3 and later), so an idle station
+// wakes the watcher for nothing but the timer that turns a fresh doorman
+// heartbeat stale, armed while a doorman is up (its heartbeats are file
+// events anyway), and, while an event is held, that event's bound.
 //
 // A session whose process dies without removing its row (SIGKILL) is seen
-// as ended when anything of it changes next (its doorman's stopped
-// heartbeat, usually at once), or at the next liveness check (every
-// Liveness, one process-table lookup a held session), whichever is first. When the kernel drops events (a full inotify
-// queue) the watcher reads the registry again and emits a warning.
+// as ended at once, from its pidfd. Where pidfds cannot be had (another
+// OS, an older kernel, a seccomp filter, a Station whose process table is
+// not this machine's /proc) such a session is seen as ended when anything
+// of it changes next (its doorman's stopped heartbeat, usually at once),
+// or at the next liveness check (every Liveness, one process-table lookup
+// a session without a pidfd), whichever is first. When the kernel drops
+// events (a full inotify queue) the watcher reads the registry again and
+// emits a warning.
 //
 // Events are queued in memory until the reader takes them, so a reader
 // that falls behind delays nothing (the watcher reads each change as it
@@ -178,7 +208,7 @@ func Watch(ctx context.Context, opts WatchOptions) (<-chan Event, error) {
 	if opts.Now != nil {
 		now = opts.Now
 	}
-	fw, err := fsnotify.NewWatcher()
+	dw, err := fsx.NewDirWatch()
 	if err != nil {
 		return nil, &Error{Op: "watch", Path: st.Paths.SessionsDir, Err: err}
 	}
@@ -192,10 +222,13 @@ func Watch(ctx context.Context, opts WatchOptions) (<-chan Event, error) {
 	if liveness == 0 {
 		liveness = defaultLiveness
 	}
+	wctx, stop := context.WithCancel(ctx)
 	w := &watcher{
-		st: &st, now: now, only: opts.Only, fw: fw, maxQueued: max, liveness: liveness,
+		st: &st, now: now, only: opts.Only, dw: dw, maxQueued: max, liveness: liveness,
 		out:       make(chan Event),
-		ctx:       ctx,
+		ctx:       wctx,
+		stop:      stop,
+		exits:     make(chan exitNote),
 		done:      done,
 		byPID:     map[int]*wsession{},
 		bySID:     map[string]*wsession{},
@@ -203,13 +236,12 @@ func Watch(ctx context.Context, opts WatchOptions) (<-chan Event, error) {
 		projects:  map[string][]*wsession{},
 		sessDirs:  map[string]*wsession{},
 		riderDirs: map[string]*wsession{},
-		dirs:      map[string]bool{},
-		pending:   map[string]bool{},
-		ancestors: map[string]bool{},
+		tops:      map[string]bool{},
 	}
 	for _, d := range []string{st.Paths.SessionsDir, st.Paths.InboxDir, st.Paths.ProjectsDir} {
 		if err := w.addTop(d); err != nil {
-			fw.Close()
+			dw.Close()
+			stop()
 			return nil, &Error{Op: "watch", Path: d, Err: err}
 		}
 	}
@@ -217,7 +249,8 @@ func Watch(ctx context.Context, opts WatchOptions) (<-chan Event, error) {
 	w.emitTo = func(e Event) { e.Initial = true; initial = append(initial, e) }
 	w.scanInboxes()
 	if err := w.scanRegistry(); err != nil {
-		fw.Close()
+		dw.Close()
+		stop()
 		return nil, &Error{Op: "read registry", Path: st.Paths.SessionsDir, Err: err}
 	}
 	go w.run(initial)
@@ -228,9 +261,12 @@ type watcher struct {
 	st   *station.Station
 	now  func() time.Time
 	only string
-	fw   *fsnotify.Watcher
+	dw   *fsx.DirWatch
 	out  chan Event
-	ctx  context.Context
+	ctx  context.Context // ends with the watch
+	stop context.CancelFunc
+	// exits are the process exits the watcher waits for (pidfds).
+	exits chan exitNote
 
 	emitTo    func(Event) // where events go; during setup the initial list
 	done      context.Context
@@ -243,12 +279,11 @@ type watcher struct {
 	projects  map[string][]*wsession // project dir → its sessions
 	sessDirs  map[string]*wsession   // <project>/<sid> → its session
 	riderDirs map[string]*wsession   // <project>/<sid>/subagents → its session
-	dirs      map[string]bool        // watched directories
-	pending   map[string]bool        // top directories that do not exist yet
-	ancestors map[string]bool        // their nearest existing ancestors, watched for them
+	tops      map[string]bool        // the top directories watched themselves
 
 	stale *time.Timer // the next heartbeat expiry, while a doorman is up
-	live  *time.Timer // the next liveness check, while a session is held
+	live  *time.Timer // the next liveness check, while a session without a pidfd is held
+	hold  *time.Timer // the next held event's bound, while one is held
 
 	buf []byte // the inbox read buffer, readChunk bytes once used
 }
@@ -263,6 +298,32 @@ type wsession struct {
 	doorman   string
 	staleAt   time.Time // when the heartbeat goes stale, while up
 	ridersDir string
+
+	exit       *fsx.ProcExit // the session's process exit, when pidfds work
+	polled     bool          // no pidfd: the liveness poll checks it
+	doormanPID int           // the up doorman whose exit is waited for
+	doormanEx  *fsx.ProcExit
+
+	// The session's events held back so the stream reads in the order
+	// the facts happened (see Watch): held[0] waits for its fact.
+	held      []heldEvent
+	acked     map[string]bool // msg_ids whose ack the watcher read
+	turnRider map[string]bool // riders started since the last turn-ended
+}
+
+// heldEvent is an event held back until what precedes it is known, at
+// most holdFor.
+type heldEvent struct {
+	e     Event
+	until time.Time
+}
+
+// exitNote is a process exit the watcher waited for: the session's own
+// process, or its doorman's.
+type exitNote struct {
+	s       *wsession
+	doorman bool
+	pid     int
 }
 
 type wrider struct {
@@ -278,12 +339,15 @@ type winbox struct {
 	// skipping: inboxOff is inside a line longer than the contract's cap,
 	// reported once; the bytes up to its "\n" are passed over unheld.
 	skipping bool
+	// unacked counts the lines this watch saw queued and no ack for.
+	unacked int
 }
 
 func (w *watcher) run(initial []Event) {
 	defer close(w.out)
-	defer w.fw.Close()
+	defer w.dw.Close()
 	defer w.closeAll()
+	defer w.stop()
 	// Events wait in a queue while the reader is busy, so the watcher
 	// reads each file change at once (what it reads is the state of that
 	// moment) however slow the reader is; past maxQueued they are counted
@@ -299,13 +363,16 @@ func (w *watcher) run(initial []Event) {
 		queue = append(queue, e)
 	}
 	for {
-		var staleC, liveC <-chan time.Time
+		var staleC, liveC, holdC <-chan time.Time
 		if w.stale != nil {
 			staleC = w.stale.C
 		}
 		w.armLive()
 		if w.live != nil {
 			liveC = w.live.C
+		}
+		if w.hold != nil {
+			holdC = w.hold.C
 		}
 		var out chan<- Event
 		var head Event
@@ -322,12 +389,20 @@ func (w *watcher) run(initial []Event) {
 				queue = w.snapshot()
 				queue[0].Dropped, dropped = dropped, 0
 			}
-		case ev, ok := <-w.fw.Events:
+		case ev, ok := <-w.dw.Events():
 			if !ok {
 				return
 			}
 			w.handle(ev)
-		case err, ok := <-w.fw.Errors:
+		case x := <-w.exits:
+			w.exited(x)
+		case <-holdC:
+			w.hold = nil
+			for _, pid := range slices.Sorted(maps.Keys(w.byPID)) {
+				w.release(w.byPID[pid], false)
+			}
+			w.armHold()
+		case err, ok := <-w.dw.Errors():
 			if !ok {
 				return
 			}
@@ -336,7 +411,7 @@ func (w *watcher) run(initial []Event) {
 		case <-liveC:
 			w.live = nil
 			for _, pid := range slices.Sorted(maps.Keys(w.byPID)) {
-				if s := w.byPID[pid]; !w.st.Proc.Alive(s.row.PID, s.row.ProcStart) {
+				if s := w.byPID[pid]; s.polled && !w.st.Proc.Alive(s.row.PID, s.row.ProcStart) {
 					w.end(s)
 				}
 			}
@@ -378,15 +453,22 @@ func (w *watcher) snapshot() []Event {
 	return out
 }
 
-// armLive starts the liveness timer when a session is held and none runs,
-// and stops it when none is held.
+// armLive starts the liveness timer when a session without a pidfd is
+// held and none runs, and stops it when none is held.
 func (w *watcher) armLive() {
+	polled := false
+	for _, s := range w.byPID {
+		if s.polled {
+			polled = true
+			break
+		}
+	}
 	switch {
 	case w.liveness < 0:
-	case len(w.byPID) == 0 && w.live != nil:
+	case !polled && w.live != nil:
 		w.live.Stop()
 		w.live = nil
-	case len(w.byPID) > 0 && w.live == nil:
+	case polled && w.live == nil:
 		w.live = time.NewTimer(w.liveness)
 	}
 }
@@ -395,12 +477,17 @@ func (w *watcher) closeAll() {
 	if w.live != nil {
 		w.live.Stop()
 	}
+	if w.hold != nil {
+		w.hold.Stop()
+	}
 	for _, s := range w.byPID {
 		s.close()
 	}
 }
 
 func (s *wsession) close() {
+	s.exit.Close()
+	s.doormanEx.Close()
 	if s.follower != nil {
 		s.follower.Close()
 	}
@@ -418,54 +505,28 @@ func (w *watcher) emit(e Event) {
 	w.emitTo(e)
 }
 
-func (w *watcher) add(dir string) error {
-	if w.dirs[dir] {
-		return nil
-	}
-	if err := w.fw.Add(dir); err != nil {
-		return err
-	}
-	w.dirs[dir] = true
-	return nil
-}
+func (w *watcher) add(dir string) error { return w.dw.Add(dir) }
 
-func (w *watcher) remove(dir string) {
-	if w.dirs[dir] {
-		w.fw.Remove(dir)
-		delete(w.dirs, dir)
-	}
-}
+func (w *watcher) remove(dir string) { w.dw.Remove(dir) }
 
 // addTop watches one of the station's top directories, or, while it does
 // not exist (a station where Claude Code never ran yet), its nearest
 // existing ancestor, until it appears.
 func (w *watcher) addTop(dir string) error {
-	err := w.add(dir)
-	if err == nil || !errors.Is(err, os.ErrNotExist) {
-		return err
-	}
-	w.pending[dir] = true
-	for a := filepath.Dir(dir); ; a = filepath.Dir(a) {
-		if err := w.add(a); err == nil {
-			w.ancestors[a] = true
-			if w.add(dir) == nil { // created meanwhile: no event will say so
-				delete(w.pending, dir)
-			}
-			return nil
-		} else if !errors.Is(err, os.ErrNotExist) || a == filepath.Dir(a) {
-			return err
-		}
-	}
+	ok, err := w.dw.AddOrAncestor(dir)
+	w.tops[dir] = ok
+	return err
 }
 
-// retryTops tries the missing top directories again after a directory was
-// created on their way, and reads what is in those that appeared.
+// retryTops reads what is in the top directories that appeared (or came
+// back) since they were last watched themselves.
 func (w *watcher) retryTops() {
-	for dir := range w.pending {
-		if err := w.addTop(dir); err != nil || !w.dirs[dir] {
+	for _, dir := range []string{w.st.Paths.SessionsDir, w.st.Paths.InboxDir, w.st.Paths.ProjectsDir} {
+		was := w.tops[dir]
+		w.tops[dir] = w.dw.Watching(dir)
+		if was || !w.tops[dir] {
 			continue
 		}
-		delete(w.pending, dir)
 		switch dir {
 		case w.st.Paths.SessionsDir:
 			w.scanRegistry()
@@ -488,7 +549,7 @@ func (w *watcher) retryTops() {
 // handle routes one file event by the directory it happened in.
 func (w *watcher) handle(ev fsnotify.Event) {
 	dir, name := filepath.Dir(ev.Name), filepath.Base(ev.Name)
-	if len(w.pending) > 0 && w.ancestors[dir] && ev.Has(fsnotify.Create) {
+	if w.dw.Handle(ev) {
 		w.retryTops()
 	}
 	switch {
@@ -589,15 +650,104 @@ func (w *watcher) registryRow(pid int) {
 }
 
 func (w *watcher) start(row station.Row) {
-	s := &wsession{row: row, riders: map[string]*wrider{}}
+	s := &wsession{row: row, riders: map[string]*wrider{}, acked: map[string]bool{}, turnRider: map[string]bool{}}
 	w.byPID[row.PID] = s
 	w.bySID[row.SessionID] = s
 	w.emit(Event{Event: EventSessionStarted, Session: row.SessionID, Name: row.Name, PID: row.PID, Status: row.Status})
+	w.waitExit(s)
 	w.watchProject(s)
 	w.checkDoorman(row.SessionID)
 }
 
+// waitExit makes the session's process exit an event: a pidfd waited on
+// by the runtime's poller, so a held session costs no wake-up until it
+// exits. Where pidfds are not to be had (another OS, an old kernel, a
+// station whose process table is not this machine's /proc) the session
+// is polled every Liveness instead.
+func (w *watcher) waitExit(s *wsession) {
+	pe, err := w.openExit(s.row.PID, s.row.ProcStart)
+	if err != nil {
+		s.polled = true
+		return
+	}
+	s.exit = pe
+	go w.awaitExit(pe, exitNote{s: s, pid: s.row.PID})
+}
+
+// openExit opens the exit of pid (whose start time is procStart, "" for
+// any) as an event, checking after the open that pid is still that
+// process. A process gone already is a ProcExit that has exited.
+func (w *watcher) openExit(pid int, procStart string) (*fsx.ProcExit, error) {
+	if w.st.Proc.Root != "" || w.liveness < 0 {
+		return nil, fsx.ErrNoProcExit // a process table not this machine's: poll it
+	}
+	pe, err := fsx.OpenProcExit(pid)
+	if errors.Is(err, os.ErrProcessDone) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if !w.st.Proc.Alive(pid, procStart) {
+		pe.Close()
+		return nil, nil // another process under a recycled pid
+	}
+	return pe, nil
+}
+
+// awaitExit sends x once its process exits; a closed ProcExit (the
+// session ended otherwise, the watch ends) sends nothing.
+func (w *watcher) awaitExit(pe *fsx.ProcExit, x exitNote) {
+	if pe == nil {
+		select {
+		case w.exits <- x:
+		case <-w.ctx.Done():
+		}
+		return
+	}
+	if pe.Wait(w.ctx) != nil {
+		return
+	}
+	select {
+	case w.exits <- x:
+	case <-w.ctx.Done():
+	}
+}
+
+// exited handles a process exit the watcher waited for.
+func (w *watcher) exited(x exitNote) {
+	s := x.s
+	if w.byPID[s.row.PID] != s {
+		return // ended meanwhile
+	}
+	if x.doorman {
+		if s.doormanPID == x.pid {
+			s.doormanPID = 0
+			w.checkDoorman(s.row.SessionID)
+		}
+		return
+	}
+	w.end(s)
+}
+
+// watchDoorman waits for the exit of the up doorman pid of s, so a
+// doorman that dies is seen at once, not when its heartbeat goes stale.
+func (w *watcher) watchDoorman(s *wsession, pid int) {
+	if pid <= 0 || pid == s.doormanPID {
+		return
+	}
+	s.doormanEx.Close()
+	s.doormanEx, s.doormanPID = nil, 0
+	pe, err := w.openExit(pid, "")
+	if err != nil {
+		return // the stale timer still tells
+	}
+	s.doormanEx, s.doormanPID = pe, pid
+	go w.awaitExit(pe, exitNote{s: s, doorman: true, pid: pid})
+}
+
 func (w *watcher) end(s *wsession) {
+	w.release(s, true)
 	delete(w.byPID, s.row.PID)
 	if w.bySID[s.row.SessionID] == s {
 		delete(w.bySID, s.row.SessionID)
@@ -724,7 +874,7 @@ func (w *watcher) riderFile(s *wsession, name string, old bool) {
 			from = fi.Size()
 		}
 		r.follower = transcript.Follow(w.ctx, base+transcriptfile.Ext, from, transcript.FollowOptions{MaxRow: maxWatchRow})
-		w.emit(Event{Event: EventRiderStarted, Session: s.row.SessionID, Agent: id, Description: meta.Description})
+		w.sessEmit(s, Event{Event: EventRiderStarted, Session: s.row.SessionID, Agent: id, Description: meta.Description})
 	}
 	if r.finished {
 		return
@@ -748,7 +898,117 @@ func (w *watcher) riderFile(s *wsession, name string, old bool) {
 			r.follower.Close()
 			r.follower = nil
 		}
-		w.emit(Event{Event: EventRiderFinished, Session: s.row.SessionID, Agent: id, Description: meta.Description})
+		w.sessEmit(s, Event{Event: EventRiderFinished, Session: s.row.SessionID, Agent: id, Description: meta.Description})
+	}
+}
+
+// holdFor bounds how long an event is held back for the fact before it.
+const holdFor = 2 * time.Second
+
+// sessEmit emits an event of session s in the order the facts happened
+// (see Watch): behind any event of s held back, and held itself when
+// what precedes it is not known yet.
+func (w *watcher) sessEmit(s *wsession, e Event) {
+	if e.TS == "" {
+		e.TS = formatTime(w.now())
+	}
+	if e.Event == EventRiderStarted || e.Event == EventRiderFinished {
+		// A rider's events belong before a turn-ended held for it.
+		if e.Event == EventRiderStarted {
+			s.turnRider[e.Agent] = true
+		}
+		for i, h := range s.held {
+			if h.e.Event == EventTurnEnded {
+				s.held = slices.Insert(s.held, i, heldEvent{e: e, until: h.until})
+				w.release(s, false)
+				return
+			}
+		}
+	}
+	if e.Event == EventTurnEnded && len(s.held) == 0 {
+		w.catchUpRiders(s)
+	}
+	if len(s.held) > 0 || !w.ready(s, e) {
+		s.held = append(s.held, heldEvent{e: e, until: w.now().Add(holdFor)})
+		w.armHold()
+		return
+	}
+	w.emitDone(s, e)
+}
+
+// emitDone emits e of s and notes what it tells of the session.
+func (w *watcher) emitDone(s *wsession, e Event) {
+	if e.Event == EventTurnEnded {
+		clear(s.turnRider)
+	}
+	w.emit(e)
+}
+
+// ready reports whether e can be emitted now: a line-seen once the
+// line's ack was read (or none is to come), a turn-ended once the riders
+// started in the turn have finished.
+func (w *watcher) ready(s *wsession, e Event) bool {
+	switch e.Event {
+	case EventLineSeen:
+		if s.acked[e.MsgID] || s.doorman != DoormanUp {
+			return true
+		}
+		in := w.inboxes[s.row.SessionID]
+		return in == nil || in.unacked <= 0 // no line of this watch waits for its ack
+	case EventTurnEnded:
+		for id := range s.turnRider {
+			if r := s.riders[id]; r != nil && r.started && !r.finished {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// catchUpRiders reads what the session's riders wrote that the watcher
+// has not read yet: a turn-ended is judged on the riders as they are.
+func (w *watcher) catchUpRiders(s *wsession) {
+	if s.ridersDir == "" && s.projDir != "" {
+		w.watchSessionDir(s, false)
+	}
+	for _, id := range slices.Sorted(maps.Keys(s.riders)) {
+		if r := s.riders[id]; r.started && !r.finished {
+			w.riderFile(s, "agent-"+id+transcriptfile.Ext, false)
+		}
+	}
+}
+
+// release emits the held events of s that are ready now, in order; with
+// force (the session ends, its doorman is gone) or past their bound, all.
+func (w *watcher) release(s *wsession, force bool) {
+	now := w.now()
+	for len(s.held) > 0 {
+		h := s.held[0]
+		if !force && now.Before(h.until) && !w.ready(s, h.e) {
+			break
+		}
+		s.held = s.held[1:]
+		w.emitDone(s, h.e)
+	}
+	if len(s.held) == 0 {
+		s.held = nil
+	}
+}
+
+// armHold sets the hold timer to the earliest bound of a held event.
+func (w *watcher) armHold() {
+	var next time.Time
+	for _, s := range w.byPID {
+		if len(s.held) > 0 && (next.IsZero() || s.held[0].until.Before(next)) {
+			next = s.held[0].until
+		}
+	}
+	if w.hold != nil {
+		w.hold.Stop()
+		w.hold = nil
+	}
+	if !next.IsZero() {
+		w.hold = time.NewTimer(max(next.Sub(w.now()), 0))
 	}
 }
 
@@ -779,7 +1039,7 @@ func (w *watcher) transcriptChanged(s *wsession) {
 		switch {
 		case row.Type == transcriptfile.RowUser || row.Type == transcriptfile.RowAttachment && row.Attachment != nil && row.Attachment.Type == transcriptfile.AttachmentQueuedCommand:
 			if o := row.PeerOrigin(); o != nil && o.MsgID != "" {
-				w.emit(Event{Event: EventLineSeen, Session: s.row.SessionID, MsgID: o.MsgID})
+				w.sessEmit(s, Event{Event: EventLineSeen, Session: s.row.SessionID, MsgID: o.MsgID})
 			}
 		case row.FinalAnswer():
 			var texts []string
@@ -788,7 +1048,7 @@ func (w *watcher) transcriptChanged(s *wsession) {
 					texts = append(texts, b.Text)
 				}
 			}
-			w.emit(Event{Event: EventTurnEnded, Session: s.row.SessionID, Text: clip(strings.Join(texts, "\n"))})
+			w.sessEmit(s, Event{Event: EventTurnEnded, Session: s.row.SessionID, Text: clip(strings.Join(texts, "\n"))})
 		}
 	}
 }
@@ -841,6 +1101,7 @@ func (w *watcher) inboxFile(name string) {
 				w.emit(Event{Event: EventWarning, Session: sid, Text: fmt.Sprintf("inbox %s: the line at offset %d is longer than the contract's %d bytes: skipped", f.Inbox, off, inbox.MaxLineBytes)})
 				return
 			}
+			in.unacked++
 			w.emit(Event{Event: EventLineQueued, Session: sid, Line: clip(line), LineOffset: &o})
 		})
 	case ".inbox.ack":
@@ -862,9 +1123,18 @@ func (w *watcher) inboxFile(name string) {
 				o := *a.LineOffset
 				e.LineOffset = &o
 			}
-			w.emit(e)
+			w.emit(e) // the delivery came first: ahead of what is held for it
+			in.unacked = max(in.unacked-1, 0)
+			if s := w.bySID[sid]; s != nil {
+				if len(s.acked) > 1000 {
+					clear(s.acked)
+				}
+				s.acked[a.MsgID] = true
+				w.release(s, false)
+			}
 			return true
 		})
+		w.armHold()
 	case ".inbox.doorman.json":
 		w.checkDoorman(sid)
 	}
@@ -893,6 +1163,10 @@ func (w *watcher) checkDoorman(sid string) {
 	s.doorman = state
 	if state == DoormanUp {
 		w.armStale()
+		w.watchDoorman(s, h.PID)
+	} else if len(s.held) > 0 {
+		w.release(s, false) // no ack is to come from it
+		w.armHold()
 	}
 	if changed {
 		e := Event{Event: EventDoorman, Session: sid, Doorman: state}

@@ -60,7 +60,7 @@ func drain(ch <-chan observatory.Event, quiet time.Duration) {
 	}
 }
 
-func await(b *testing.B, ch <-chan observatory.Event, kind string) {
+func await(b *testing.B, ch <-chan observatory.Event, kind observatory.EventKind) {
 	for {
 		select {
 		case e := <-ch:

@@ -50,7 +50,7 @@ func (e *events) next(what string, match func(observatory.Event) bool) observato
 	}
 }
 
-func is(kind, sid string) func(observatory.Event) bool {
+func is(kind observatory.EventKind, sid string) func(observatory.Event) bool {
 	return func(e observatory.Event) bool { return e.Event == kind && e.Session == sid }
 }
 
@@ -180,7 +180,7 @@ func TestWatchSessionLife(t *testing.T) {
 	var order []string
 	for _, e := range ev.got {
 		if e.Session == sid {
-			order = append(order, e.Event)
+			order = append(order, string(e.Event))
 		}
 	}
 	want := []string{"session-started", "doorman", "doorman", "line-queued", "line-delivered", "line-seen", "turn-ended", "rider-started", "rider-finished", "status", "session-ended"}
@@ -294,7 +294,7 @@ func TestWatchOverflow(t *testing.T) {
 		if !e.Initial {
 			t.Errorf("after the overflow %+v, want the Initial events of the station as it is", e)
 		}
-		got[e.Event+" "+e.Session] = true
+		got[string(e.Event)+" "+e.Session] = true
 	}
 	want := map[string]bool{"session-started " + b.SessionID: true, "doorman " + b.SessionID: true}
 	if !maps.Equal(got, want) {

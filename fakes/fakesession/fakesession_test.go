@@ -201,7 +201,7 @@ func TestWatchSeesSessionsAndRiders(t *testing.T) {
 				continue
 			}
 			if e.Event != observatory.EventStatus && e.Event != observatory.EventDoorman { // busy and idle may come as one change
-				got = append(got, e.Event)
+				got = append(got, string(e.Event))
 			}
 			if e.Event == observatory.EventRiderStarted && (e.Agent == "" || e.Description != "look around") {
 				t.Errorf("rider-started %+v", e)

@@ -472,13 +472,13 @@ func (m *Model) eventLine(ev observatory.Event) string {
 	} else if n := m.names[ev.Session]; n != "" {
 		who = m.clean(n)
 	}
-	b := []string{ts, who, ev.Event}
+	b := []string{ts, who, string(ev.Event)}
 	if m.grouped() {
 		b = []string{ts, m.clean(dash(ev.Station))}
 		if ev.Session != "" {
 			b = append(b, who)
 		}
-		b = append(b, ev.Event)
+		b = append(b, string(ev.Event))
 	}
 	add := func(v string) {
 		if v != "" {
