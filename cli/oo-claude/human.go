@@ -63,7 +63,7 @@ func writeTree(w io.Writer, doc *observatory.Document) error {
 	if len(doc.Sessions) == 0 {
 		fmt.Fprintln(tw, "(no running sessions)")
 	}
-	for _, n := range sessionTree(doc.Sessions) {
+	for _, n := range doc.Tree() {
 		s := doc.Sessions[n.Index]
 		fmt.Fprintf(tw, "%s%s\t%s\t%d\t%s\t%d/%d\t%s\t%d\t%s\n",
 			strings.Repeat("  ", n.Depth), s.Session, dash(s.Name), s.PID, dash(s.Status),
@@ -103,60 +103,6 @@ func writeTree(w io.Writer, doc *observatory.Document) error {
 		fmt.Fprintf(w, "warning: %s\n", warn)
 	}
 	return nil
-}
-
-// treeNode is one session's place in the lineage tree: its index in the
-// sessions slice and its depth (0 for a root).
-type treeNode struct {
-	Index int
-	Depth int
-}
-
-// sessionTree orders sessions depth first: every session whose parent is not
-// among them is a root (in the given order), each followed by its
-// children. A cycle in the ledger is cut where it closes.
-func sessionTree(sessions []observatory.Session) []treeNode {
-	idx := make(map[string]int, len(sessions))
-	for i, s := range sessions {
-		idx[s.Session] = i
-	}
-	parentOf := func(s observatory.Session) (int, bool) {
-		if s.ParentSession == "" {
-			return 0, false
-		}
-		p, ok := idx[string(s.ParentSession)]
-		return p, ok && sessions[p].Session != s.Session
-	}
-	kids := make(map[int][]int)
-	var roots []int
-	for i, s := range sessions {
-		if p, ok := parentOf(s); ok {
-			kids[p] = append(kids[p], i)
-		} else {
-			roots = append(roots, i)
-		}
-	}
-	var out []treeNode
-	seen := make([]bool, len(sessions))
-	var walk func(i, depth int)
-	walk = func(i, depth int) {
-		if seen[i] {
-			return
-		}
-		seen[i] = true
-		out = append(out, treeNode{Index: i, Depth: depth})
-		for _, k := range kids[i] {
-			walk(k, depth+1)
-		}
-	}
-	for _, r := range roots {
-		walk(r, 0)
-	}
-	// Sessions caught in a parent cycle have no root: show them flat.
-	for i := range sessions {
-		walk(i, 0)
-	}
-	return out
 }
 
 // writeRiders writes the human form of `oo-claude riders`: each session

@@ -11,34 +11,6 @@ import (
 	"github.com/oo-family/oo-claude/transcript"
 )
 
-func TestSessionTree(t *testing.T) {
-	t.Parallel()
-	s := func(id, parent string) observatory.Session {
-		return observatory.Session{Session: id, ParentSession: observatory.NullString(parent)}
-	}
-	tests := []struct {
-		name     string
-		sessions []observatory.Session
-		want     []treeNode
-	}{
-		{"flat", []observatory.Session{s("a", ""), s("b", "")}, []treeNode{{0, 0}, {1, 0}}},
-		{"child after its parent, whatever the order",
-			[]observatory.Session{s("c", "a"), s("a", ""), s("b", ""), s("d", "c")},
-			[]treeNode{{1, 0}, {0, 1}, {3, 2}, {2, 0}}},
-		{"parent not running: a root", []observatory.Session{s("a", "gone")}, []treeNode{{0, 0}}},
-		{"own parent: a root", []observatory.Session{s("a", "a")}, []treeNode{{0, 0}}},
-		{"cycle shown flat", []observatory.Session{s("a", "b"), s("b", "a"), s("c", "")},
-			[]treeNode{{2, 0}, {0, 0}, {1, 1}}},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			if diff := cmp.Diff(tt.want, sessionTree(tt.sessions)); diff != "" {
-				t.Errorf("(-want +got):\n%s", diff)
-			}
-		})
-	}
-}
-
 func TestWriteTree(t *testing.T) {
 	t.Parallel()
 	// A parent with a child, and an inbox of a session that does not run.

@@ -69,6 +69,7 @@ var receiverTypes = []reflect.Type{
 	reflect.TypeFor[lineage.Ledger](),
 
 	reflect.TypeFor[observatory.Error](),
+	reflect.TypeFor[observatory.Document](),
 
 	reflect.TypeFor[receipt.Error](),
 	reflect.TypeFor[receipt.Writer](),
