@@ -8,10 +8,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oo-family/oo-claude/fakes/fakestation"
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/observatory"
+	"github.com/oo-family/oo-claude/station"
 )
 
 // watchBig starts a watch on the 200 × 10 station of BenchmarkBuild200x10
@@ -133,5 +135,40 @@ func TestWatchIdleCPU(t *testing.T) {
 	t.Logf("CPU used while idle for 3 s: %v", used)
 	if used > 30*time.Millisecond {
 		t.Errorf("the idle watch used %v of CPU in 3 s; want next to none", used)
+	}
+}
+
+// BenchmarkWatchAtRest is the CPU a watch uses at rest, per minute, on a
+// station of 20, 200 and 1000 live sessions, each a real process (so each
+// one's exit is a pidfd event) with no doorman: one op idles for 5 s, and
+// cpu-ms/min is the whole test process's CPU time over it, scaled to a
+// minute. Run it with -benchtime=1x.
+func BenchmarkWatchAtRest(b *testing.B) {
+	for _, n := range []int{20, 200, 1000} {
+		b.Run(fmt.Sprint(n), func(b *testing.B) {
+			fs := fakestation.New(b)
+			for i := range n {
+				fs.AddSession(fakestation.Session{Name: fmt.Sprintf("rest-%04d", i), Status: station.StatusIdle})
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			ch, err := observatory.Watch(ctx, observatory.WatchOptions{Station: fs.Station()})
+			if err != nil {
+				b.Fatal(err)
+			}
+			drain(ch, 500*time.Millisecond)
+			var used time.Duration
+			idle := 5 * time.Second
+			for b.Loop() {
+				before := cpuTime(b)
+				select {
+				case e := <-ch:
+					b.Fatalf("an event at rest: %+v", e)
+				case <-time.After(idle):
+				}
+				used += cpuTime(b) - before
+			}
+			b.ReportMetric(float64(used.Milliseconds())*float64(time.Minute/idle)/float64(b.N), "cpu-ms/min")
+		})
 	}
 }
