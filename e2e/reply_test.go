@@ -228,7 +228,7 @@ func TestWatchSteer(t *testing.T) {
 }
 
 // TestWatchRider: a sub-agent run shows rider-started and rider-finished
-// with the agent and the call's description.
+// with the agent and the call's description, in order with the turns.
 func TestWatchRider(t *testing.T) {
 	t.Parallel()
 	task := "watched rider task " + uuid.NewString()
@@ -268,4 +268,22 @@ func TestWatchRider(t *testing.T) {
 		t.Errorf("rider-started %v, rider-finished %v: want the same agent, description %q", started, finished, desc)
 	}
 	s.mustSucceed(90 * time.Second)
+	// A turn's rider events come before its turn-ended (issue 22: the main
+	// answer can land before the rider's rows). Claude Code runs this agent
+	// in the background: the turn that started it may end before it
+	// finishes (its turn-ended then comes after rider-started), and the
+	// turn that reads its result ends after rider-finished.
+	wp.waitEvent(t, 15*time.Second, "session-ended", func(e map[string]any) bool {
+		return e["event"] == "session-ended" && e["session"] == sid
+	})
+	var order []string
+	for _, e := range wp.events(t) {
+		if ev, _ := e["event"].(string); e["session"] == sid && (ev == "rider-started" || ev == "rider-finished" || ev == "turn-ended") {
+			order = append(order, ev)
+		}
+	}
+	got := strings.Join(order, " ")
+	if got != "rider-started rider-finished turn-ended" && got != "rider-started turn-ended rider-finished turn-ended" {
+		t.Errorf("watch events of the session: %s; want rider-started first and rider-finished before the last turn-ended", got)
+	}
 }

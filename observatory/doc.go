@@ -33,7 +33,7 @@
 //     in the order their facts happened: a line's line-delivered before its
 //     line-seen (the ack is written after the transcript shows the line, so
 //     line-seen waits for it, at most two seconds), a turn's rider events
-//     before its turn-ended. Riders are watched in
+//     before its turn-ended (held for them at most 300 ms). Riders are watched in
 //     <session>/subagents/ itself (not in nested directories under it).
 //     Its memory is bounded: past WatchOptions.MaxQueued events waiting for
 //     a reader it drops and counts them, then hands the reader one overflow

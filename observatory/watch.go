@@ -154,10 +154,12 @@ type WatchOptions struct {
 //     most two seconds.
 //   - A turn's rider events come before its turn-ended. Claude Code writes
 //     its transcripts in batches, so a final answer can land before the
-//     last row of a rider started in that turn: the watcher reads the
-//     riders first, and holds the turn-ended until each rider started since
-//     the last turn-ended has finished, at most two seconds (a rider that
-//     outlives its turn, run in the background, delays it that long).
+//     rows of a rider started in that turn: the watcher reads the riders
+//     first, and holds the turn-ended until each rider started since the
+//     last turn-ended has finished, at most 300 ms (three of Claude Code's
+//     100 ms write batches). A rider run in the background outlives its
+//     turn: its turn-ended comes after those 300 ms, its rider-finished
+//     later, before the turn-ended of the turn that reads its result.
 //
 // Across sessions events come in the order the watcher learns of them.
 //
@@ -902,8 +904,23 @@ func (w *watcher) riderFile(s *wsession, name string, old bool) {
 	}
 }
 
-// holdFor bounds how long an event is held back for the fact before it.
-const holdFor = 2 * time.Second
+// How long an event is held back, at most, for the fact before it: a
+// line-seen for its ack (the doorman acks within moments of the row),
+// a turn-ended for its riders' last rows (Claude Code flushes its
+// transcript writes every 100 ms, so a rider's last row lands at most a
+// flush or two after the answer; a rider run in the background outlives
+// its turn and costs the turn-ended this delay).
+const (
+	holdSeen = 2 * time.Second
+	holdTurn = 300 * time.Millisecond
+)
+
+func holdFor(e Event) time.Duration {
+	if e.Event == EventTurnEnded {
+		return holdTurn
+	}
+	return holdSeen
+}
 
 // sessEmit emits an event of session s in the order the facts happened
 // (see Watch): behind any event of s held back, and held itself when
@@ -929,7 +946,7 @@ func (w *watcher) sessEmit(s *wsession, e Event) {
 		w.catchUpRiders(s)
 	}
 	if len(s.held) > 0 || !w.ready(s, e) {
-		s.held = append(s.held, heldEvent{e: e, until: w.now().Add(holdFor)})
+		s.held = append(s.held, heldEvent{e: e, until: w.now().Add(holdFor(e))})
 		w.armHold()
 		return
 	}
