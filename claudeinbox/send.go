@@ -13,7 +13,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/jsonrow"
@@ -22,9 +21,9 @@ import (
 	"github.com/oo-family/oo-claude/station"
 )
 
-// ackPoll is the coarse safety timer of the ack wait. File events wake the
-// wait; the timer only covers events the kernel dropped (an overflowed
-// inotify queue) or a watch that could not be set up.
+// ackPoll is the ack wait's timer where no file watch could be set up (it
+// then looks every tenth of it); file events wake the wait, a lost event
+// too.
 const ackPoll = time.Second
 
 // Errors of a Sender that cannot send at all. ErrNoStation is also what
@@ -863,47 +862,24 @@ func (s *Sender) awaitAck(ctx context.Context, files inbox.Files, from int64, sh
 		return found
 	}
 
-	var events chan fsnotify.Event
-	var errs chan error
-	poll := ackPoll
-	if w, err := fsnotify.NewWatcher(); err == nil {
-		defer w.Close()
-		if err := w.Add(filepath.Dir(files.Ack)); err == nil {
-			events, errs = w.Events, w.Errors
-		} else {
-			poll = ackPoll / 10
-		}
-	} else {
-		poll = ackPoll / 10
+	if s.Wait == 0 {
+		return scan(), nil
 	}
-	if a := scan(); a != nil || s.Wait == 0 {
+	// Armed before the first scan, so no ack between them is missed.
+	wake := fsx.NewWaker(ackPoll/10, files.Ack)
+	defer wake.Close()
+	if a := scan(); a != nil {
 		return a, nil
 	}
 	deadline := time.NewTimer(s.Wait)
 	defer deadline.Stop()
-	tick := time.NewTicker(poll)
-	defer tick.Stop()
-	base := filepath.Base(files.Ack)
 	for {
 		select {
 		case <-ctx.Done():
 			return scan(), ctx.Err()
 		case <-deadline.C:
 			return scan(), nil
-		case ev, ok := <-events:
-			if !ok {
-				events = nil
-				continue
-			}
-			if filepath.Base(ev.Name) != base {
-				continue
-			}
-		case _, ok := <-errs:
-			if !ok {
-				errs = nil
-			}
-			// A dropped event: the scan below catches up.
-		case <-tick.C:
+		case <-wake.C:
 		}
 		if a := scan(); a != nil {
 			return a, nil

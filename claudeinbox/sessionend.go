@@ -5,18 +5,16 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
 	"sync"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
+	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/station"
 )
 
-// endPoll is the session watch's safety timer: the process's exit and file
-// events wake it; the timer only covers events the kernel dropped or a
-// watch that could not be set up.
+// endPoll is the session watch's timer where no file watch could be set
+// up: the process's exit and file events (a lost event too) wake it.
 const endPoll = time.Second
 
 // sessionEnded is the cause of a wait's context when the session ended.
@@ -67,7 +65,7 @@ func (s *Sender) watchSession(ctx context.Context, sess *station.Session, files 
 
 // watchRow calls end once the session's registry row or its doorman's
 // heartbeat says the session ended, or ctx ends. File events on the
-// registry and inbox directories wake it, with endPoll behind them.
+// registry and inbox directories wake it (endPoll only without them).
 func (s *Sender) watchRow(ctx context.Context, sess *station.Session, heartbeat string, end func(string)) {
 	check := func() bool {
 		if why := s.rowEnded(sess, heartbeat); why != "" {
@@ -76,38 +74,21 @@ func (s *Sender) watchRow(ctx context.Context, sess *station.Session, heartbeat 
 		}
 		return false
 	}
-	var events chan fsnotify.Event
-	var errs chan error
-	if w, err := fsnotify.NewWatcher(); err == nil {
-		defer w.Close()
-		ok := w.Add(filepath.Dir(sess.File)) == nil
-		if w.Add(filepath.Dir(heartbeat)) == nil || ok {
-			events, errs = w.Events, w.Errors
-		}
+	files := []string{heartbeat}
+	if sess.File != "" {
+		files = append(files, sess.File)
 	}
+	// Armed before the first check, so no change between them is missed.
+	wake := fsx.NewWaker(endPoll, files...)
+	defer wake.Close()
 	if check() {
 		return
 	}
-	tick := time.NewTicker(endPoll)
-	defer tick.Stop()
-	names := map[string]bool{filepath.Clean(sess.File): true, filepath.Clean(heartbeat): true}
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case ev, ok := <-events:
-			if !ok {
-				events = nil
-				continue
-			}
-			if !names[filepath.Clean(ev.Name)] {
-				continue
-			}
-		case _, ok := <-errs:
-			if !ok {
-				errs = nil
-			}
-		case <-tick.C:
+		case <-wake.C:
 		}
 		if check() {
 			return

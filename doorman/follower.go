@@ -12,13 +12,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
-	"sync"
 	"time"
 	"unicode/utf8"
 
-	"github.com/fsnotify/fsnotify"
 	"github.com/google/uuid"
 
 	"github.com/oo-family/oo-claude/claudeinbox"
@@ -72,9 +69,8 @@ type follower struct {
 	tfCtx   context.Context
 	markErr error // the last reason the transcript could not be located (logged once)
 
-	watcher *fsnotify.Watcher
-	wake    chan struct{}
-	wg      sync.WaitGroup
+	watcher *fsx.Waker
+	wake    <-chan struct{} // nil without file events: the safety poll alone
 }
 
 // fileLook is a file's size and modification time at one look.
@@ -96,45 +92,16 @@ const (
 )
 
 func newFollower(d *Doorman, files inbox.Files, id identity) (*follower, error) {
-	fl := &follower{d: d, files: files, id: id, pacer: newPacer(d.o.guard, d.o.Host.PID, d.o.noPacing), wake: make(chan struct{}, 1), piece: make([]byte, readPiece)}
+	fl := &follower{d: d, files: files, id: id, pacer: newPacer(d.o.guard, d.o.Host.PID, d.o.noPacing), piece: make([]byte, readPiece)}
 	// Watch the directory first, so no append between the read and the
 	// watch is missed.
 	if d.o.pollOnly {
 		// no file events: the benchmark's poll follower
-	} else if w, err := fsnotify.NewWatcher(); err != nil {
-		d.logf("file events unavailable (%v): following by the safety poll", err)
-	} else if err := w.Add(filepath.Dir(files.Inbox)); err != nil {
+	} else if w := fsx.NewWaker(time.Hour, files.Inbox); w.Polling() {
 		w.Close()
-		d.logf("file events unavailable (%v): following by the safety poll", err)
+		d.logf("file events unavailable: following by the safety poll")
 	} else {
-		fl.watcher = w
-		base := filepath.Base(files.Inbox)
-		fl.wg.Add(1)
-		go func() {
-			defer fl.wg.Done()
-			for {
-				select {
-				case ev, ok := <-w.Events:
-					if !ok {
-						return
-					}
-					if filepath.Base(ev.Name) == base {
-						select {
-						case fl.wake <- struct{}{}:
-						default:
-						}
-					}
-				case _, ok := <-w.Errors:
-					if !ok {
-						return
-					}
-					select { // an overflow: look at the file
-					case fl.wake <- struct{}{}:
-					default:
-					}
-				}
-			}
-		}()
+		fl.watcher, fl.wake = w, w.C
 	}
 	// Where to start: the previous heartbeat's inode tells a file replaced
 	// while no doorman ran; read it before this doorman's first heartbeat.
@@ -234,10 +201,7 @@ func modifiedAfter(fi fs.FileInfo, path string) bool {
 
 func (fl *follower) close() {
 	fl.dropTranscript()
-	if fl.watcher != nil {
-		fl.watcher.Close()
-	}
-	fl.wg.Wait()
+	fl.watcher.Close()
 	if fl.f != nil {
 		fl.f.Close()
 	}
