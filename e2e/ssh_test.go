@@ -72,7 +72,11 @@ func newSSHRig(t *testing.T, oo string) *sshRig {
 	}
 	port := freePort(t)
 	// Root may log in with a key here, in this test's sshd only (CI runs
-	// as root).
+	// as root). SetEnv SHLVL=1: Debian's bash, the login shell sshd runs
+	// the command with, sources ~/.bashrc when run by sshd at shell level
+	// 1; SHLVL=1 makes it level 2, so the user's ~/.bashrc (seconds, on a
+	// machine with pyenv) is not part of every session, and its PATH
+	// does not hide the non-interactive one a station really has.
 	cfg := fmt.Sprintf(`ListenAddress 127.0.0.1
 Port %d
 HostKey %s/host_key
@@ -85,13 +89,22 @@ PermitRootLogin prohibit-password
 StrictModes no
 UsePAM no
 AcceptEnv XDG_CONFIG_HOME
+SetEnv SHLVL=1
 LogLevel ERROR
 `, port, dir, dir, dir)
 	if err := os.WriteFile(filepath.Join(dir, "sshd_config"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(sshd, "-D", "-e", "-f", filepath.Join(dir, "sshd_config"))
-	cmd.Stderr = os.Stderr
+	// sshd's log (the readiness probe below is a "Connection closed"
+	// there) is shown when the test fails.
+	var sshdLog syncBuffer
+	cmd.Stderr = &sshdLog
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("sshd log:\n%s", sshdLog.String())
+		}
+	})
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
