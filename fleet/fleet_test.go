@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/oo-family/oo-claude/fleet"
+	"github.com/oo-family/oo-claude/headless"
 	"github.com/oo-family/oo-claude/observatory"
 	"github.com/oo-family/oo-claude/receipt"
 	"go.uber.org/goleak"
@@ -172,5 +173,70 @@ func TestWatchLostAndBack(t *testing.T) {
 	want := []string{"session-started", fleet.EventStationLost, fleet.EventStationBack, "session-started"}
 	if strings.Join(seq[:4], ",") != strings.Join(want, ",") {
 		t.Errorf("events of a: %v, want %v", seq, want)
+	}
+}
+
+// TestHeadlessVerbs: resume, start, lineage show and receipt on a station
+// take their flags as the words they are, the line or prompt on stdin
+// (never in the command line), and come back typed with the exit code.
+func TestHeadlessVerbs(t *testing.T) {
+	r := newRig(t)
+	line := "it's `id` $(id); naïve"
+	h := r.station(t, "a", `{"kind":"resume","class":"held-by-session","delivered":false,"target":"s1","held_by":"heartbeat"}`+"\n", 4)
+	res, err := h.Resume(context.Background(), headless.ResumeRequest{SessionID: "s1", Line: line, Model: "m $x", CWD: "/srv/it's", MaxTurns: 2, Budget: 0.5, Timeout: 90 * time.Second, Self: "/here/oo-claude"})
+	if err != nil || res.Exit != 4 || res.Row.Class != "held-by-session" || res.Row.HeldBy == nil || *res.Row.HeldBy != "heartbeat" {
+		t.Errorf("resume: %+v %v", res, err)
+	}
+	if got, want := r.read(t, "a", "args"), "resume\n--json\n--model\nm $x\n--cwd\n/srv/it's\n--max-turns\n2\n--budget\n0.5\n--timeout\n90\n--\ns1\n-\n"; got != want {
+		t.Errorf("resume args %q, want %q", got, want)
+	}
+	if got := r.read(t, "a", "stdin"); got != line+"\n" {
+		t.Errorf("resume stdin %q", got)
+	}
+
+	prompt := "two\nlines; $HOME"
+	h = r.station(t, "b", `{"state":"completed","session_id":"s2","result_file":"/r/s2.json","result":"ok"}`+"\n", 0)
+	sr, err := h.Start(context.Background(), headless.StartRequest{Prompt: prompt, CWD: "/srv/p", Doorman: headless.DoormanNone, NoLineage: true})
+	if err != nil || sr.File == nil || sr.Detached != nil || sr.File.State != headless.Completed || sr.File.ResultFile != "/r/s2.json" {
+		t.Errorf("start: %+v %v", sr, err)
+	}
+	if got, want := r.read(t, "b", "args"), "start\n--json\n--cwd\n/srv/p\n--no-doorman\n--no-lineage\n--\n-\n"; got != want {
+		t.Errorf("start args %q, want %q", got, want)
+	}
+	if got := r.read(t, "b", "stdin"); got != prompt+"\n" {
+		t.Errorf("start stdin %q", got)
+	}
+	h = r.station(t, "c", `{"state":"started","unit":"u1","resultFile":"/r/s3.json","session_id":"s3"}`+"\n", 0)
+	sr, err = h.Start(context.Background(), headless.StartRequest{Prompt: "p", Systemd: true})
+	if err != nil || sr.Detached == nil || sr.Detached.Unit != "u1" || sr.File != nil {
+		t.Errorf("start --systemd: %+v %v", sr, err)
+	}
+
+	h = r.station(t, "d", `[{"ts":"t","child_host":null,"child_session":"c1","parent_session":"p1","parent_host":null,"by":"parent"}]`+"\n", 0)
+	links, err := h.Lineage(context.Background())
+	if err != nil || len(links) != 1 || links[0].ChildSession != "c1" {
+		t.Errorf("lineage: %+v %v", links, err)
+	}
+	if got := r.read(t, "d", "args"); got != "lineage\nshow\n--json\n" {
+		t.Errorf("lineage args %q", got)
+	}
+
+	h = r.station(t, "e", `{"kind":"send","class":"delivered-steer","msg_id":"m 1","seen":true}`+"\n", 0)
+	row, err := h.Receipt(context.Background(), "m 1")
+	if err != nil || !strings.Contains(string(row), `"seen":true`) {
+		t.Errorf("receipt: %s %v", row, err)
+	}
+	if got := r.read(t, "e", "args"); got != "receipt\n--json\n--\nm 1\n" {
+		t.Errorf("receipt args %q", got)
+	}
+	h = r.station(t, "f", "", 1)
+	if err := os.WriteFile(filepath.Join(r.root, "f", "go", "bin", "oo-claude"), []byte("#!/bin/sh\necho 'oo-claude: no receipt in x names msg_id \"m\"' >&2\nexit 1\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.Receipt(context.Background(), "m"); !errors.Is(err, receipt.ErrNotFound) {
+		t.Errorf("no receipt: %v, want receipt.ErrNotFound", err)
+	}
+	if _, err := (fleet.Host{Dest: "down", SSH: r.ssh}).Lineage(context.Background()); !errors.Is(err, fleet.ErrSSH) {
+		t.Errorf("down: %v", err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/oo-family/oo-claude/fleet"
+	"github.com/oo-family/oo-claude/headless"
 )
 
 // hostsFlag is --host DEST, repeatable where the verb merges stations.
@@ -108,4 +109,103 @@ func remoteVerb(ctx context.Context, e *env, dest string, args []string) error {
 // message that says the verb's outcome is unknown.
 func sshFailure(err error) error {
 	return &exitError{code: fleet.ExitSSH, err: fmt.Errorf("%w (ssh-failed: the station was not reached or the connection dropped; nothing is known of the verb's outcome)", err)}
+}
+
+// resumeRemote is resume --host: the line goes on ssh's stdin to the
+// station's `resume --json … SESSION -`; its receipt row comes back as the
+// station wrote it, the exit code is the class's.
+func resumeRemote(ctx context.Context, e *env, dest string, req headless.ResumeRequest, asJSON bool) error {
+	hosts, done, err := fleetHosts(e, []string{dest})
+	if err != nil {
+		return err
+	}
+	defer done()
+	res, err := hosts[0].Resume(ctx, req)
+	if err != nil {
+		return remoteFailure(err, res.Exit)
+	}
+	r := res.Row
+	if asJSON {
+		if err := printJSONLine(e, r); err != nil {
+			return err
+		}
+	} else {
+		if r.Result != nil && r.Class == string(headless.DeliveredResume) {
+			fmt.Fprintln(e.human(), strings.TrimRight(*r.Result, "\n"))
+		}
+		fmt.Fprintf(e.stderr, "oo-claude: %s: %s%s\n", r.Class, deref(r.SessionID), reasonOf(r.Reason))
+		if r.Note != nil {
+			fmt.Fprintf(e.stderr, "oo-claude: note: %s\n", *r.Note)
+		}
+	}
+	return exitWith(res.Exit)
+}
+
+// startRemote is start --host: the prompt goes on ssh's stdin to the
+// station's `start --json … -`; the result file (or, detached, what the
+// station returned at once) comes back as the station wrote it.
+func startRemote(ctx context.Context, e *env, dest string, req headless.StartRequest, asJSON bool) error {
+	hosts, done, err := fleetHosts(e, []string{dest})
+	if err != nil {
+		return err
+	}
+	defer done()
+	res, err := hosts[0].Start(ctx, req)
+	if err != nil {
+		return remoteFailure(err, res.Exit)
+	}
+	switch {
+	case asJSON && res.Detached != nil:
+		err = printJSONLine(e, res.Detached)
+	case asJSON:
+		err = printJSONLine(e, res.File)
+	case res.Detached != nil:
+		fmt.Fprintf(e.stdout, "started %s on %s as unit %s; result file %s (the station's)\n", res.Detached.SessionID, dest, res.Detached.Unit, res.Detached.ResultFile)
+	default:
+		f := res.File
+		if f.Result != nil && f.State == headless.Completed {
+			fmt.Fprintln(e.human(), strings.TrimRight(*f.Result, "\n"))
+		}
+		fmt.Fprintf(e.stderr, "oo-claude: %s: %s on %s%s; result file %s (the station's)\n", f.State, f.SessionID, dest, reasonOf(f.Reason), f.ResultFile)
+	}
+	if err != nil {
+		return err
+	}
+	return exitWith(res.Exit)
+}
+
+// lineageRemote is lineage show --host: the station's links.
+func lineageRemote(ctx context.Context, e *env, dest string, asJSON bool) error {
+	hosts, done, err := fleetHosts(e, []string{dest})
+	if err != nil {
+		return err
+	}
+	defer done()
+	links, err := hosts[0].Lineage(ctx)
+	if err != nil {
+		return remoteFailure(err, exitFail)
+	}
+	if asJSON {
+		return printJSONLine(e, links)
+	}
+	return writeLinks(e.human(), links, "the lineage ledger of "+dest)
+}
+
+// remoteFailure is ssh's own failure (exit 255), else the remote verb's
+// failure with its exit code (a usage error there is one here).
+func remoteFailure(err error, code int) error {
+	if errors.Is(err, fleet.ErrSSH) {
+		return sshFailure(err)
+	}
+	if code == 0 {
+		code = exitFail
+	}
+	return &exitError{code: code, err: err}
+}
+
+func reasonOf(r *string) string {
+	if r == nil || *r == "" {
+		return ""
+	}
+	return ": " + *r
 }

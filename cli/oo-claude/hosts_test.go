@@ -4,9 +4,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
+	"github.com/oo-family/oo-claude/fakes/fakeclaude"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
 )
 
@@ -95,5 +98,76 @@ func TestHostsSendByteExact(t *testing.T) {
 	r = runBinary(t, env, "", "receipt", "--host", "a", "--json", "nope")
 	if r.code != 1 || !strings.Contains(r.stderr, "nope") {
 		t.Errorf("remote receipt: exit %d %q", r.code, r.stderr)
+	}
+}
+
+// TestHostsHeadlessVerbs: start, resume and lineage show with --host run
+// on the station: the prompt and the line travel on stdin and arrive
+// byte-exact (quotes, $, ;, backticks: no remote shell touched them),
+// --cwd is the station's path as given, the rows come back with their
+// exit codes, ssh's failure is exit 255.
+func TestHostsHeadlessVerbs(t *testing.T) {
+	t.Parallel()
+	fk := fakeclaude.Install(t)
+	fk.Script(fakeclaude.Script{Result: "READY"})
+	env, st := sshStations(t, "a")
+	home := filepath.Join(strings.TrimPrefix(env[1], "FAKE_SSH_ROOT="), "a")
+	f, err := os.OpenFile(filepath.Join(home, ".config", "oo-claude", "station.env"), os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString("OO_CLAUDE_BIN=" + fk.Claude + "\n")
+	f.Close()
+	cwd, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	// No --session-id: the fake claude is this test binary, as the local
+	// oo-claude is, whose command line would then name the session.
+	prompt := "it's \"$HOME\"; `id` $(id) — naïve ✓"
+	r := runBinary(t, env, prompt, "start", "--host", "a", "--json", "--cwd", cwd, "--no-doorman", "--no-lineage", "-")
+	var file struct {
+		State, Result string
+		SessionID     string `json:"session_id"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &file); err != nil || r.code != 0 || file.State != "completed" || file.Result != "READY" {
+		t.Fatalf("start --host: exit %d %v stdout %s stderr %s", r.code, err, r.stdout, r.stderr)
+	}
+	sid := file.SessionID
+	calls := fk.Calls("claude")
+	if len(calls) != 1 || calls[0].Dir != cwd || !slices.Contains(calls[0].Args, prompt) {
+		t.Fatalf("claude calls %+v, want one in %s with the prompt as one argument", calls, cwd)
+	}
+
+	tr := &hlRig{fs: st["a"], cwd: cwd}
+	tr.transcriptFor(t, sid) // the fake claude writes none
+	line := "also: `rm -rf $HOME`; 'quoted' \\n"
+	r = runBinary(t, env, line, "resume", "--host", "a", "--json", sid, "-")
+	var row struct {
+		Class, Line string
+		SessionID   string `json:"session_id"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &row); err != nil || r.code != 0 || row.Class != "delivered-resume" || row.SessionID != sid || row.Line != line {
+		t.Fatalf("resume --host: exit %d %+v %v stdout %s stderr %s", r.code, row, err, r.stdout, r.stderr)
+	}
+	b, _ := os.ReadFile(st["a"].Paths.ReceiptsFile())
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	var last map[string]any
+	if json.Unmarshal([]byte(lines[len(lines)-1]), &last); last["line"] != line {
+		t.Errorf("the station's resume receipt %v, want the line %q byte-exact", last, line)
+	}
+	r = runBinary(t, env, "", "resume", "--host", "a", "--json", uuid.NewString(), "hi")
+	if r.code != 1 || !strings.Contains(r.stdout, `"class":"refused"`) {
+		t.Errorf("resume of an unknown session: exit %d %s %s, want refused (1) from the station", r.code, r.stdout, r.stderr)
+	}
+
+	r = runBinary(t, env, "", "lineage", "show", "--host", "a", "--json")
+	if r.code != 0 || strings.TrimSpace(r.stdout) != "[]" {
+		t.Errorf("lineage show --host: exit %d %q %s", r.code, r.stdout, r.stderr)
+	}
+	for _, args := range [][]string{{"lineage", "show", "--host", "down"}, {"start", "--host", "down", "hi"}, {"resume", "--host", "down", sid, "hi"}} {
+		if r := runBinary(t, env, "", args...); r.code != 255 || !strings.Contains(r.stderr, "ssh-failed") {
+			t.Errorf("%v: exit %d %q, want 255 ssh-failed", args, r.code, r.stderr)
+		}
 	}
 }

@@ -14,7 +14,7 @@ import (
 func newLineageCmd(e *env) *ffcli.Command {
 	return &ffcli.Command{
 		Name:        "lineage",
-		ShortUsage:  "oo-claude lineage register --parent <local_id|uuid> [--child <uuid>] [--child-host <local_id>] [--title T] [--by child|parent|dispatcher] [--json] · oo-claude lineage show [--json]",
+		ShortUsage:  "oo-claude lineage register --parent <local_id|uuid> [--child <uuid>] [--child-host <local_id>] [--title T] [--by child|parent|dispatcher] [--json] · oo-claude lineage show [--json] [--host DEST]",
 		ShortHelp:   "record and show which session started which",
 		FlagSet:     flag.NewFlagSet("lineage", flag.ContinueOnError),
 		Subcommands: []*ffcli.Command{newLineageRegisterCmd(e), newLineageShowCmd(e)},
@@ -84,14 +84,18 @@ func newLineageShowCmd(e *env) *ffcli.Command {
 	fs := flag.NewFlagSet("lineage show", flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	asJSON := fs.Bool("json", false, "print the current links as one JSON array")
+	host := registerHost(fs, false)
 	return &ffcli.Command{
 		Name:       "show",
-		ShortUsage: "oo-claude lineage show [--json]",
+		ShortUsage: "oo-claude lineage show [--json] [--host DEST]",
 		ShortHelp:  "the current parent of every child",
 		FlagSet:    fs,
 		Exec: func(ctx context.Context, args []string) error {
 			if len(args) > 0 {
 				return usagef("lineage show takes no arguments")
+			}
+			if len(host.dests) > 0 {
+				return lineageRemote(ctx, e, host.dests[0], *asJSON)
 			}
 			cfg, err := e.config()
 			if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/oo-family/oo-claude/headless"
+	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/version"
 	"github.com/oo-family/oo-claude/receipt"
 	"github.com/peterbourgon/ff/v3/ffcli"
@@ -37,9 +38,10 @@ func newResumeCmd(e *env) *ffcli.Command {
 	fs.StringVar(&req.CWD, "cwd", "", "the session's project directory (must encode to the transcript's directory)")
 	fs.Var(&secondsFlag{d: &req.Timeout, positive: true}, "timeout", "seconds (default OO_CLAUDE_RESUME_TIMEOUT_S, 300)")
 	asJSON := fs.Bool("json", false, "print the receipt row as one JSON line")
+	host := registerHost(fs, false)
 	return &ffcli.Command{
 		Name:       "resume",
-		ShortUsage: `oo-claude resume <sessionId> ["<line>"] [--model M] [--max-turns N] [--budget USD] [--tools T] [--cwd DIR] [--timeout S] [--json]`,
+		ShortUsage: `oo-claude resume <sessionId> ["<line>"|-] [--model M] [--max-turns N] [--budget USD] [--tools T] [--cwd DIR] [--timeout S] [--json] [--host DEST]`,
 		ShortHelp:  "one headless turn into a session that is not running",
 		FlagSet:    fs,
 		Exec: func(ctx context.Context, args []string) error {
@@ -53,6 +55,15 @@ func newResumeCmd(e *env) *ffcli.Command {
 			req.SessionID = pos[0]
 			if len(pos) == 2 {
 				req.Line = pos[1]
+			}
+			if req.Line == "-" {
+				if req.Line, err = textFromStdin(e, "resume", "line", inbox.MaxLineBytes); err != nil {
+					return err
+				}
+			}
+			if len(host.dests) > 0 {
+				// --cwd is the station's path, passed as given.
+				return resumeRemote(ctx, e, host.dests[0], req, *asJSON)
 			}
 			r, err := headlessRunner(e)
 			if err != nil {

@@ -162,12 +162,19 @@ func quietRefusal(err error) bool {
 // newline removed, so a line needs no quoting for any shell (ssh's remote
 // one included). The read is bounded: a longer input is refused, never cut.
 func lineFromStdin(e *env) (string, error) {
-	b, err := io.ReadAll(io.LimitReader(e.stdin, inbox.MaxLineBytes+2))
+	return textFromStdin(e, "send", "line", inbox.MaxLineBytes)
+}
+
+// textFromStdin is a verb's "-" (send's and resume's line, start's
+// prompt): what stdin holds, one trailing newline removed, at most max
+// bytes (a longer input is refused, never cut).
+func textFromStdin(e *env, verb, what string, max int) (string, error) {
+	b, err := io.ReadAll(io.LimitReader(e.stdin, int64(max)+2))
 	if err != nil {
-		return "", &exitError{code: exitFail, err: fmt.Errorf("send: reading the line from stdin: %w", err)}
+		return "", &exitError{code: exitFail, err: fmt.Errorf("%s: reading the %s from stdin: %w", verb, what, err)}
 	}
-	if len(b) > inbox.MaxLineBytes+1 {
-		return "", usagef("send: the line on stdin is longer than %d bytes", inbox.MaxLineBytes)
+	if len(b) > max+1 {
+		return "", usagef("%s: the %s on stdin is longer than %d bytes", verb, what, max)
 	}
 	return strings.TrimSuffix(string(b), "\n"), nil
 }

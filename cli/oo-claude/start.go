@@ -31,10 +31,11 @@ func newStartCmd(e *env) *ffcli.Command {
 	userMCP := fs.Bool("user-mcp", false, "the user-scope MCP servers instead of the injected doorman")
 	fs.BoolVar(&req.NoLineage, "no-lineage", false, "do not record the calling session as the parent")
 	unit := fs.String("foreground-unit", "", "(internal) run the detached start whose result file this is")
+	host := registerHost(fs, false)
 	return &ffcli.Command{
 		Name: "start",
 		ShortUsage: `oo-claude start "<prompt>" [--cwd DIR] [--model M] [--max-turns N] [--budget USD] [--tools T] [--allowed-tools "…"] ` +
-			`[--session-id UUID] [--name NAME] [--out FILE] [--systemd] [--timeout S] [--json] [--no-doorman | --user-mcp] [--no-lineage]`,
+			`[--session-id UUID] [--name NAME] [--out FILE] [--systemd] [--timeout S] [--json] [--no-doorman | --user-mcp] [--no-lineage] [--host DEST]`,
 		ShortHelp: "start a new headless session the family can steer",
 		FlagSet:   fs,
 		Exec: func(ctx context.Context, args []string) error {
@@ -47,7 +48,7 @@ func newStartCmd(e *env) *ffcli.Command {
 				return err
 			}
 			if *unit != "" {
-				if len(pos) != 0 {
+				if len(pos) != 0 || len(host.dests) > 0 {
 					return usagef("--foreground-unit takes no prompt")
 				}
 				res, rerr := r.RunUnit(ctx, *unit)
@@ -60,11 +61,21 @@ func newStartCmd(e *env) *ffcli.Command {
 				return usagef("--no-doorman and --user-mcp exclude each other")
 			}
 			req.Prompt = pos[0]
+			if req.Prompt == "-" {
+				if req.Prompt, err = textFromStdin(e, "start", "prompt", maxStdinPrompt); err != nil {
+					return err
+				}
+			}
 			switch {
 			case *noDoorman:
 				req.Doorman = headless.DoormanNone
 			case *userMCP:
 				req.Doorman = headless.DoormanUserScope
+			}
+			if len(host.dests) > 0 {
+				// --cwd and --out are the station's paths, passed as
+				// given: no path of this machine goes to the station.
+				return startRemote(ctx, e, host.dests[0], req, *asJSON)
 			}
 			if req.CWD == "" {
 				if req.CWD, err = e.getwd(); err != nil {
@@ -92,6 +103,11 @@ func newStartCmd(e *env) *ffcli.Command {
 		},
 	}
 }
+
+// maxStdinPrompt bounds start's "-" read; the prompt's own rule
+// (headless, on the station that runs it) refuses a longer one than it
+// takes, with its reason.
+const maxStdinPrompt = 1 << 20
 
 func finishStart(ctx context.Context, e *env, res headless.StartResult, err error, asJSON bool) error {
 	printReceiptError(e, res.ReceiptWriteError)

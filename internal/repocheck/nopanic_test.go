@@ -325,13 +325,17 @@ var noPanicCases = []noPanicCase{
 	}},
 
 	// fleet: a Host whose ssh is not there fails as ssh does, never panics.
-	{names: []string{"fleet.Host.Run", "fleet.Host.Send", "fleet.Host.Sessions", "fleet.MergeSessions", "fleet.Watch"}, run: func(h *hostile) {
+	{names: []string{"fleet.Host.Run", "fleet.Host.Send", "fleet.Host.Sessions", "fleet.Host.Resume", "fleet.Host.Start", "fleet.Host.Lineage", "fleet.Host.Receipt", "fleet.MergeSessions", "fleet.Watch"}, run: func(h *hostile) {
 		for _, s := range h.strs[:4] {
 			host := fleet.Host{Dest: s, SSH: []string{"/nonexistent/ssh"}}
 			h.call("fleet.Host("+q(s)+")", func() {
 				host.Run(h.ctx(), []string{s}, nil)
 				host.Send(h.ctx(), fleet.SendRequest{Target: s, Line: s}, nil)
 				host.Sessions(h.ctx(), true)
+				host.Resume(h.ctx(), headless.ResumeRequest{SessionID: s, Line: s, CWD: s})
+				host.Start(h.ctx(), headless.StartRequest{Prompt: s, CWD: s, Out: s})
+				host.Lineage(h.ctx())
+				host.Receipt(h.ctx(), s)
 				fleet.MergeSessions(h.ctx(), []fleet.Host{host, {}}, false)
 				ctx, cancel := context.WithCancel(h.ctx())
 				cancel()
