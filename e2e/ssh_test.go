@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -27,6 +28,7 @@ import (
 type sshRig struct {
 	dir    string
 	config string // ssh -F file: Host a, Host b, Host down
+	tmp    string // the local oo-claude's TMPDIR
 	env    []string
 	st     map[string]*fakestation.Station
 }
@@ -41,7 +43,9 @@ func freePort(t *testing.T) int {
 	return l.Addr().(*net.TCPAddr).Port
 }
 
-func newSSHRig(t *testing.T, oo string) *sshRig {
+// newSSHRig starts the sshd with stations a and b (fake stations) and,
+// for each of extra (name → the body of its station file), one more.
+func newSSHRig(t *testing.T, oo string, extra ...map[string]string) *sshRig {
 	t.Helper()
 	sshd, err := exec.LookPath("sshd")
 	if err != nil {
@@ -95,14 +99,14 @@ LogLevel ERROR
 	if err := os.WriteFile(filepath.Join(dir, "sshd_config"), []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(sshd, "-D", "-e", "-f", filepath.Join(dir, "sshd_config"))
 	// sshd's log (the readiness probe below is a "Connection closed"
-	// there) is shown when the test fails.
-	var sshdLog syncBuffer
-	cmd.Stderr = &sshdLog
+	// there) goes to a file, shown when the test fails: a pipe would be
+	// held open by every session child sshd forks.
+	sshdLog := filepath.Join(dir, "sshd.log")
+	cmd := exec.Command(sshd, "-D", "-E", sshdLog, "-f", filepath.Join(dir, "sshd_config"))
 	t.Cleanup(func() {
-		if t.Failed() {
-			t.Logf("sshd log:\n%s", sshdLog.String())
+		if b, _ := os.ReadFile(sshdLog); t.Failed() {
+			t.Logf("sshd log:\n%s", b)
 		}
 	})
 	if err := cmd.Start(); err != nil {
@@ -137,12 +141,33 @@ LogLevel ERROR
 		}
 		fmt.Fprintf(&sc, "Host %s\n  HostName 127.0.0.1\n  Port %d\n  SetEnv XDG_CONFIG_HOME=%s\n", n, port, xdg)
 	}
+	for _, m := range extra {
+		for n, body := range m {
+			xdg := filepath.Join(dir, "xdg-"+n)
+			if err := os.MkdirAll(filepath.Join(xdg, "oo-claude"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(xdg, "oo-claude", "station.env"), []byte(body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(&sc, "Host %s\n  HostName 127.0.0.1\n  Port %d\n  SetEnv XDG_CONFIG_HOME=%s\n", n, port, xdg)
+		}
+	}
 	fmt.Fprintf(&sc, "Host down\n  HostName 127.0.0.1\n  Port %d\n", freePort(t))
 	fmt.Fprintf(&sc, "Host *\n  User %s\n  IdentityFile %s/client_key\n  IdentitiesOnly yes\n  UserKnownHostsFile /dev/null\n  StrictHostKeyChecking no\n  LogLevel ERROR\n", currentUser(t), dir)
 	if err := os.WriteFile(r.config, []byte(sc.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r.env = []string{"HOME=" + t.TempDir(), "PATH=/usr/bin:/bin", "OO_CLAUDE_SSH=ssh -F " + r.config, "OO_CLAUDE_REMOTE_BIN=" + oo}
+	// TMPDIR holds the local side's connection-sharing sockets (a short
+	// path: a unix socket's is bounded), so a process of this test is
+	// found by it (an ssh master names its socket as its title).
+	tmp, err := os.MkdirTemp("", "ssh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(tmp) })
+	r.tmp = tmp
+	r.env = []string{"HOME=" + t.TempDir(), "PATH=/usr/bin:/bin", "TMPDIR=" + tmp, "OO_CLAUDE_SSH=ssh -F " + r.config, "OO_CLAUDE_REMOTE_BIN=" + oo}
 	return r
 }
 
@@ -242,7 +267,7 @@ func TestSSHStations(t *testing.T) {
 			}
 			b, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
 			c := strings.ReplaceAll(string(b), "\x00", " ")
-			if strings.Contains(c, r.config) || (strings.Contains(c, oo) && strings.Contains(c, "watch")) {
+			if strings.Contains(c, r.config) || strings.Contains(c, r.tmp) || (strings.Contains(c, oo) && strings.Contains(c, "watch")) {
 				found = append(found, e.Name()+": "+c)
 			}
 		}
@@ -305,4 +330,109 @@ func TestSSHSendLatency(t *testing.T) {
 	shared := append(append([]string(nil), r.env...), "OO_CLAUDE_SSH=ssh -F "+r.config+" -o ControlMaster=auto -o ControlPath="+cm+" -o ControlPersist=60")
 	median("ssh send, a shared connection", shared, "send", "--json", "--min-interval", "0", "--expect-start", "--host", "a", sid, "-")
 	exec.Command("ssh", "-F", r.config, "-o", "ControlPath="+cm, "-O", "exit", "a").Run()
+}
+
+// TestSSHMergedWatch: `watch --host a --host b --host down --json` over the
+// real sshd is one stream in arrival order, each event with its station;
+// the station that is down is a station-lost event with ssh's error (never
+// silence); and a session that starts on either station reaches the merged
+// reader, whose latency (the registry row written → the event read here)
+// is the figure for BENCHMARKS.md.
+func TestSSHMergedWatch(t *testing.T) {
+	oo := ooClaude(t)
+	r := newSSHRig(t, oo)
+	ra := r.st["a"].AddSession(fakestation.Session{Name: "alpha-a1"})
+	rb := r.st["b"].AddSession(fakestation.Session{Name: "beta-b2"})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	w := exec.CommandContext(ctx, oo, "watch", "--json", "--host", "a", "--host", "b", "--host", "down")
+	w.Env = r.env
+	pr, err := w.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var werr syncBuffer
+	w.Stderr = &werr
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { w.Process.Kill(); w.Wait() }()
+	type arrival struct {
+		ev map[string]any
+		at time.Time
+	}
+	lines := make(chan arrival, 256)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(pr)
+		for sc.Scan() {
+			var ev map[string]any
+			if json.Unmarshal(sc.Bytes(), &ev) != nil {
+				t.Errorf("watch printed a line that is not JSON: %q", sc.Text())
+				continue
+			}
+			lines <- arrival{ev, time.Now()}
+		}
+	}()
+	var seen []map[string]any
+	next := func(what string, match func(map[string]any) bool) arrival {
+		t.Helper()
+		for {
+			select {
+			case a, ok := <-lines:
+				if !ok {
+					t.Fatalf("watch ended before %s; events %v\nstderr %s", what, seen, werr.String())
+				}
+				seen = append(seen, a.ev)
+				if st, _ := a.ev["station"].(string); st != "a" && st != "b" && st != "down" {
+					t.Errorf("an event without its station: %v", a.ev)
+				}
+				if match(a.ev) {
+					return a
+				}
+			case <-ctx.Done():
+				t.Fatalf("no %s; events %v\nstderr %s", what, seen, werr.String())
+			}
+		}
+	}
+	started := func(station, sid string) func(map[string]any) bool {
+		return func(ev map[string]any) bool {
+			return ev["event"] == "session-started" && ev["station"] == station && ev["session"] == sid
+		}
+	}
+	// Both stations' initial sessions (their remote watches run) and the
+	// down station's loss, in whatever order they arrive.
+	want := map[string]func(map[string]any) bool{
+		"a's session": started("a", ra.SessionID),
+		"b's session": started("b", rb.SessionID),
+		"down's loss": func(ev map[string]any) bool { return ev["event"] == "station-lost" && ev["station"] == "down" },
+	}
+	for len(want) > 0 {
+		a := next(fmt.Sprint(len(want), " more first events"), func(ev map[string]any) bool {
+			for k, m := range want {
+				if m(ev) {
+					delete(want, k)
+					return true
+				}
+			}
+			return false
+		})
+		if a.ev["event"] == "station-lost" {
+			if txt, _ := a.ev["text"].(string); !strings.Contains(txt, "255") && !strings.Contains(txt, "refused") {
+				t.Errorf("down's station-lost %v, want ssh's error", a.ev)
+			}
+		}
+	}
+	const n = 10
+	var ds []time.Duration
+	for i := range n {
+		st := []string{"a", "b"}[i%2]
+		t0 := time.Now()
+		row := r.st[st].AddSession(fakestation.Session{Name: fmt.Sprintf("new-%d", i)})
+		a := next("the new session on "+st, started(st, row.SessionID))
+		ds = append(ds, a.at.Sub(t0))
+	}
+	slices.Sort(ds)
+	t.Logf("merged watch over ssh, a new session's row → the merged reader: median %v (min %v, max %v, n=%d)",
+		ds[n/2].Round(100*time.Microsecond), ds[0].Round(100*time.Microsecond), ds[n-1].Round(100*time.Microsecond), n)
 }

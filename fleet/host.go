@@ -50,8 +50,12 @@ type Host struct {
 	// ssh PATH).
 	RemoteBin string
 	// ControlPath, when set, shares one connection per destination among
-	// the calls that use it (ssh's ControlMaster=auto; the master stays
-	// ControlPersist seconds after the last call; [Host.Close] ends it).
+	// the calls that use it at the same time (ssh's ControlMaster=auto,
+	// no ControlPersist: the first call's ssh is the master, stays in the
+	// foreground until its own session and every call sharing it end, and
+	// dies with this process as every ssh child does, SIGKILL included; a
+	// persisting master would be a background process that outlives it).
+	// [Host.Close] ends a master still running.
 	ControlPath string
 }
 
@@ -68,7 +72,7 @@ func (h Host) sshArgs(args []string) (string, []string) {
 	// No tty: the JSON keeps its LF line ends and stderr stays apart.
 	argv = append(argv, "-T", "-o", "BatchMode=yes")
 	if h.ControlPath != "" {
-		argv = append(argv, "-o", "ControlMaster=auto", "-o", "ControlPath="+h.ControlPath, "-o", "ControlPersist=60")
+		argv = append(argv, "-o", "ControlMaster=auto", "-o", "ControlPath="+h.ControlPath, "-o", "ControlPersist=no")
 	}
 	argv = append(argv, "--", h.Dest, remoteCommand(h.RemoteBin, args))
 	return ssh[0], argv
