@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+	"github.com/oo-family/oo-claude/fakes/fakemodel"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
 )
 
@@ -435,4 +437,173 @@ func TestSSHMergedWatch(t *testing.T) {
 	slices.Sort(ds)
 	t.Logf("merged watch over ssh, a new session's row → the merged reader: median %v (min %v, max %v, n=%d)",
 		ds[n/2].Round(100*time.Microsecond), ds[0].Round(100*time.Microsecond), ds[n-1].Round(100*time.Microsecond), n)
+}
+
+// sshProc is an oo-claude command running in the background over the
+// rig, its stdout read line by line as it comes.
+type sshProc struct {
+	cmd    *exec.Cmd
+	lines  chan string
+	stderr syncBuffer
+	done   chan struct{}
+	code   int
+}
+
+func (r *sshRig) start(t *testing.T, oo, stdin string, args ...string) *sshProc {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	p := &sshProc{cmd: exec.CommandContext(ctx, oo, args...), lines: make(chan string, 16), done: make(chan struct{})}
+	p.cmd.Env = r.env
+	p.cmd.Stdin = strings.NewReader(stdin)
+	p.cmd.Stderr = &p.stderr
+	out, err := p.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		defer close(p.done)
+		defer cancel()
+		sc := bufio.NewScanner(out)
+		for sc.Scan() {
+			p.lines <- sc.Text()
+		}
+		close(p.lines)
+		if err := p.cmd.Wait(); err != nil {
+			p.code = -1
+			if ee, ok := err.(*exec.ExitError); ok {
+				p.code = ee.ExitCode()
+			}
+		}
+	}()
+	t.Cleanup(func() { cancel(); <-p.done })
+	return p
+}
+
+// line is the next stdout line ("" when stdout ended).
+func (p *sshProc) line(t *testing.T, timeout time.Duration) string {
+	t.Helper()
+	select {
+	case l := <-p.lines:
+		return l
+	case <-time.After(timeout):
+		t.Fatalf("no line from %v in %v; stderr %s", p.cmd.Args, timeout, p.stderr.String())
+	}
+	return ""
+}
+
+// wait is the exit code once the command ended.
+func (p *sshProc) wait(t *testing.T, timeout time.Duration) int {
+	t.Helper()
+	for range p.lines {
+	}
+	select {
+	case <-p.done:
+		return p.code
+	case <-time.After(timeout):
+		t.Fatalf("%v still runs after %v", p.cmd.Args, timeout)
+	}
+	return 0
+}
+
+// children are the pids whose parent is pid.
+func children(pid int) []int {
+	var out []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		c, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		b, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		s := string(b)
+		if i := strings.LastIndexByte(s, ')'); i >= 0 {
+			if f := strings.Fields(s[i+1:]); len(f) > 1 && f[1] == strconv.Itoa(pid) {
+				out = append(out, c)
+			}
+		}
+	}
+	return out
+}
+
+// TestSSHRealClaude: the real Claude Code on a station reached over the
+// real sshd, steered and asked with `send --host --reply` (the line on
+// stdin): the ack row comes as soon as the ack is known, the verdict with
+// the model's answer after it. A second ask whose ssh client is killed
+// during the reply wait leaves the caller the ack row and exit 255
+// (ssh-failed, never a class); `receipt MSG_ID --host` then gives the
+// station's final row, the answer in it.
+func TestSSHRealClaude(t *testing.T) {
+	answerA := "ANSWER-A-" + uuid.NewString()
+	answerB := "ANSWER-B-" + uuid.NewString()
+	w := newWorld(t, fakemodel.WithReplies(
+		fakemodel.Bash("sleep 2"),
+		fakemodel.Reply{Text: "first turn's answer", Delay: 6 * time.Second},
+		fakemodel.Reply{Text: answerA, Delay: 4 * time.Second},
+		fakemodel.Reply{Text: answerB, Delay: 8 * time.Second},
+	))
+	oo := ooClaude(t)
+	body := "OO_CLAUDE_STATION=c-station\nCLAUDE_CONFIG_DIR=" + w.config + "\n"
+	for k, v := range w.knobs() {
+		body += k + "=" + v + "\n"
+	}
+	r := newSSHRig(t, oo, map[string]string{"c": body})
+	s := w.start(w.withDoorman(pargs("work", "--allowedTools", "Bash")...))
+	sid := s.waitRow(30 * time.Second).SessionID
+	s.waitHeartbeat(sid, 15*time.Second, "a following doorman", following(sid))
+	last := s.waitModel(30*time.Second, "with the tool's result", func(q *fakemodel.Request) bool {
+		return len(q.ToolResults()) > 0
+	})
+
+	lineA := "question A: it's \"$HOME\"; `id` $(id) — ✓ " + uuid.NewString()
+	a := r.start(t, oo, lineA, "send", "--host", "c", "--from", "e2e", "--json", "--reply", "60", sid, "-")
+	ackA := a.line(t, 60*time.Second)
+	if !strings.Contains(ackA, `"class":"delivered-`) || !strings.Contains(ackA, `"reply":null`) {
+		t.Fatalf("A's first row %s, want the ack row (delivered, no reply yet); stderr %s", ackA, a.stderr.String())
+	}
+	s.waitModel(60*time.Second, "with line A", func(q *fakemodel.Request) bool {
+		return q.Seq > last.Seq && q.MessagesContain(lineA)
+	})
+
+	// B is sent while A's turn runs; its ssh client dies during the wait.
+	lineB := "question B " + uuid.NewString()
+	b := r.start(t, oo, lineB, "send", "--host", "c", "--from", "e2e", "--json", "--reply", "60", sid, "-")
+	ackB := b.line(t, 60*time.Second)
+	var ack struct {
+		Class string `json:"class"`
+		MsgID string `json:"msg_id"`
+	}
+	if err := json.Unmarshal([]byte(ackB), &ack); err != nil || ack.MsgID == "" || !strings.HasPrefix(ack.Class, "delivered-") {
+		t.Fatalf("B's first row %s, want the ack row", ackB)
+	}
+	kids := children(b.cmd.Process.Pid)
+	if len(kids) != 1 {
+		t.Fatalf("B's local process has children %v, want its one ssh", kids)
+	}
+	syscall.Kill(kids[0], syscall.SIGKILL)
+	if code := b.wait(t, 30*time.Second); code != 255 || !strings.Contains(b.stderr.String(), "ssh-failed") || !strings.Contains(b.stderr.String(), "receipt "+ack.MsgID+" --host c") {
+		t.Errorf("B after the drop: exit %d, stderr %s; want 255, ssh-failed and the receipt command", code, b.stderr.String())
+	}
+
+	verdictA := a.line(t, 90*time.Second)
+	if code := a.wait(t, 30*time.Second); code != 0 || !strings.Contains(verdictA, `"text":"`+answerA+`"`) || !strings.Contains(verdictA, `"station":"c-station"`) {
+		t.Errorf("A's verdict (exit %d) %s, want exactly %q from c-station", code, verdictA, answerA)
+	}
+
+	// The station's own send of B ran on after the drop: its receipt
+	// row holds the answer.
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	var row string
+	err := eventually(ctx, func() (bool, error) {
+		out, _, code := r.run(t, oo, "", "receipt", "--host", "c", "--json", ack.MsgID)
+		row = out
+		return code == 0 && strings.Contains(out, `"reply":{`), nil
+	})
+	if err != nil || !strings.Contains(row, `"text":"`+answerB+`"`) || !strings.Contains(row, `"msg_id":"`+ack.MsgID+`"`) {
+		t.Errorf("receipt %s --host c: %s (%v), want the final row with %q", ack.MsgID, row, err, answerB)
+	}
+	s.mustSucceed(90 * time.Second)
 }
