@@ -240,3 +240,25 @@ func TestHeadlessVerbs(t *testing.T) {
 		t.Errorf("down: %v", err)
 	}
 }
+
+// TestSplitTarget: STATION/SESSION across a merged view, the station one
+// of its destinations; anything else is not split.
+func TestSplitTarget(t *testing.T) {
+	dests := []string{"a", "u@b", "ssh://u@c:2222", "ssh://u@c:2222/x"}
+	for _, c := range []struct{ target, dest, session string }{
+		{"a/8f0c5b8e", "a", "8f0c5b8e"},
+		{"u@b/work-e9", "u@b", "work-e9"},
+		{"a/feat/x", "a", "feat/x"},
+		{"ssh://u@c:2222/1234", "ssh://u@c:2222", "1234"},
+		{"ssh://u@c:2222/x/y", "ssh://u@c:2222/x", "y"},
+		{"b/work", "", ""},
+		{"a/", "", ""},
+		{"a", "", ""},
+		{"work-e9", "", ""},
+	} {
+		d, s, ok := fleet.SplitTarget(dests, c.target)
+		if d != c.dest || s != c.session || ok != (c.dest != "") {
+			t.Errorf("SplitTarget(%q) = %q, %q, %v; want %q, %q", c.target, d, s, ok, c.dest, c.session)
+		}
+	}
+}

@@ -43,6 +43,14 @@ func registerHost(fs *flag.FlagSet, repeat bool) *hostsFlag {
 	return h
 }
 
+// registerTargetHost adds --host to a verb on one session: repeatable,
+// the target then STATION/SESSION (see hostTarget).
+func registerTargetHost(fs *flag.FlagSet) *hostsFlag {
+	h := &hostsFlag{repeat: true}
+	fs.Var(h, "host", "run the verb on the station at ssh destination `DEST` ([user@]host, ssh://[user@]host[:port] or a Host alias of ~/.ssh/config); repeated, the target is STATION/SESSION, STATION one of them")
+	return h
+}
+
 // fleetHosts are the hosts of dests with the knobs' ssh command line and
 // remote binary, sharing one connection per destination within this
 // invocation (ControlMaster); done ends the masters and removes their
@@ -208,4 +216,19 @@ func reasonOf(r *string) string {
 		return ""
 	}
 	return ": " + *r
+}
+
+// hostTarget is the station and session of a verb on one session with
+// --host: STATION/SESSION (STATION one of the --host destinations, as the
+// merged views name it) is SESSION on that station; with one --host a
+// target without that prefix is passed as given; with several, the target
+// must name its station.
+func hostTarget(dests []string, target, verb string) (dest, session string, err error) {
+	if d, s, ok := fleet.SplitTarget(dests, target); ok {
+		return d, s, nil
+	}
+	if len(dests) == 1 {
+		return dests[0], target, nil
+	}
+	return "", "", usagef("%s with several --host takes STATION/SESSION, STATION one of %s (got %q)", verb, strings.Join(dests, ", "), target)
 }

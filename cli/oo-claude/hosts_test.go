@@ -171,3 +171,37 @@ func TestHostsHeadlessVerbs(t *testing.T) {
 		}
 	}
 }
+
+// TestHostsStationSlashSession: across a merged view (--host a --host b)
+// a target is STATION/SESSION, STATION one of the destinations: the line
+// goes to that station alone; with several --host a target without its
+// station is a usage error, never a guess; with one --host its own prefix
+// is dropped.
+func TestHostsStationSlashSession(t *testing.T) {
+	t.Parallel()
+	env, st := sshStations(t, "a", "b")
+	st["a"].AddSession(fakestation.Session{Name: "same"})
+	rb := st["b"].AddSession(fakestation.Session{Name: "same"})
+	r := runBinary(t, env, "to b", "send", "--host", "a", "--host", "b", "--json", "--no-tag", "b/same", "-")
+	if !strings.Contains(r.stdout, `"station":"b-station"`) || !strings.Contains(r.stdout, rb.SessionID) {
+		t.Fatalf("send b/same: exit %d %s %s, want b's session", r.code, r.stdout, r.stderr)
+	}
+	if b, err := os.ReadFile(st["b"].InboxPath(rb.SessionID)); err != nil || string(b) != "to b\n" {
+		t.Errorf("b's inbox %q %v", b, err)
+	}
+	if ents, _ := os.ReadDir(st["a"].Paths.InboxDir); len(ents) != 0 {
+		t.Errorf("station a got %v", ents)
+	}
+	r = runBinary(t, env, "", "send", "--host", "a", "--host", "b", "same", "x")
+	if r.code != 2 || !strings.Contains(r.stderr, "STATION/SESSION") {
+		t.Errorf("several --host, no station: exit %d %q, want a usage error", r.code, r.stderr)
+	}
+	r = runBinary(t, env, "again", "send", "--host", "b", "--json", "--no-tag", "b/"+rb.SessionID, "-")
+	if !strings.Contains(r.stdout, `"station":"b-station"`) {
+		t.Errorf("send --host b b/SID: exit %d %s %s", r.code, r.stdout, r.stderr)
+	}
+	r = runBinary(t, env, "", "riders", "--host", "a", "--host", "b", "--json", "c/same")
+	if r.code != 2 {
+		t.Errorf("riders c/same with --host a --host b: exit %d %q, want a usage error", r.code, r.stderr)
+	}
+}

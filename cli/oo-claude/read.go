@@ -14,7 +14,7 @@ func newReadCmd(e *env) *ffcli.Command {
 	turns := transcript.DefaultExchanges
 	fs.Var(countFlag{&turns}, "turns", "how many exchanges to show, the newest last")
 	asJSON := fs.Bool("json", false, "print one JSON object")
-	host := registerHost(fs, false)
+	host := registerTargetHost(fs)
 	return &ffcli.Command{
 		Name:       "read",
 		ShortUsage: "oo-claude read <sessionId|name|pid> [--turns N] [--json] [--host DEST]",
@@ -29,7 +29,11 @@ func newReadCmd(e *env) *ffcli.Command {
 				return usagef("read takes one session (id, name or pid)")
 			}
 			if len(host.dests) > 0 {
-				return remoteVerb(ctx, e, host.dests[0], remoteArgs([]string{"read"}, fs, pos))
+				dest, target, err := hostTarget(host.dests, pos[0], "read")
+				if err != nil {
+					return err
+				}
+				return remoteVerb(ctx, e, dest, remoteArgs([]string{"read"}, fs, []string{target}))
 			}
 			cfg, err := e.config()
 			if err != nil {

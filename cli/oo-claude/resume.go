@@ -38,7 +38,7 @@ func newResumeCmd(e *env) *ffcli.Command {
 	fs.StringVar(&req.CWD, "cwd", "", "the session's project directory (must encode to the transcript's directory)")
 	fs.Var(&secondsFlag{d: &req.Timeout, positive: true}, "timeout", "seconds (default OO_CLAUDE_RESUME_TIMEOUT_S, 300)")
 	asJSON := fs.Bool("json", false, "print the receipt row as one JSON line")
-	host := registerHost(fs, false)
+	host := registerTargetHost(fs)
 	return &ffcli.Command{
 		Name:       "resume",
 		ShortUsage: `oo-claude resume <sessionId> ["<line>"|-] [--model M] [--max-turns N] [--budget USD] [--tools T] [--cwd DIR] [--timeout S] [--json] [--host DEST]`,
@@ -63,7 +63,12 @@ func newResumeCmd(e *env) *ffcli.Command {
 			}
 			if len(host.dests) > 0 {
 				// --cwd is the station's path, passed as given.
-				return resumeRemote(ctx, e, host.dests[0], req, *asJSON)
+				dest, target, err := hostTarget(host.dests, req.SessionID, "resume")
+				if err != nil {
+					return err
+				}
+				req.SessionID = target
+				return resumeRemote(ctx, e, dest, req, *asJSON)
 			}
 			r, err := headlessRunner(e)
 			if err != nil {

@@ -30,7 +30,7 @@ func newSendCmd(e *env) *ffcli.Command {
 	fs.Var(&wait, "wait", "wait `S` seconds for the doorman's ack (default OO_CLAUDE_WAIT_S or 5)")
 	fs.Var(&seen, "seen", "after a delivered-* verdict, wait up to `S` seconds for the session's transcript to show the line (the proof the model saw it; the exit code stays the class's)")
 	fs.Var(&reply, "reply", "after a delivered-* verdict, wait up to `S` seconds for the model to take the line and answer it, and print the answer after the verdict line (implies --seen within the same S; the exit code stays the class's)")
-	host := registerHost(fs, false)
+	host := registerTargetHost(fs)
 	fs.Var(&minInterval, "min-interval", "throttle: at most one line per `S` seconds per session and sender, 0 disables (default OO_CLAUDE_MIN_INTERVAL_S or 30)")
 	return &ffcli.Command{
 		Name:       "send",
@@ -59,7 +59,11 @@ func newSendCmd(e *env) *ffcli.Command {
 				}
 			}
 			if len(host.dests) > 0 {
-				req := fleet.SendRequest{Target: pos[0], Line: line, From: *from, NoTag: *noTag, Priority: *priority, ExpectStart: *expectStart}
+				dest, target, err := hostTarget(host.dests, pos[0], "send")
+				if err != nil {
+					return err
+				}
+				req := fleet.SendRequest{Target: target, Line: line, From: *from, NoTag: *noTag, Priority: *priority, ExpectStart: *expectStart}
 				if wait.set {
 					req.Wait = waitD
 				}
@@ -72,7 +76,7 @@ func newSendCmd(e *env) *ffcli.Command {
 				if minInterval.set {
 					req.MinInterval = &minIntervalD
 				}
-				return sendRemote(ctx, e, host.dests[0], req, *asJSON)
+				return sendRemote(ctx, e, dest, req, *asJSON)
 			}
 			s := claudeinbox.NewSender(cfg)
 			s.ClientVersion = version.Version

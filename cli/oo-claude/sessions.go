@@ -98,10 +98,11 @@ func newRidersCmd(e *env) *ffcli.Command {
 				return err
 			}
 			if len(pos) == 1 && len(f.hosts.dests) > 0 {
-				if len(f.hosts.dests) > 1 {
-					return usagef("riders SESSION takes one --host")
+				dest, target, err := hostTarget(f.hosts.dests, pos[0], "riders SESSION")
+				if err != nil {
+					return err
 				}
-				return remoteVerb(ctx, e, f.hosts.dests[0], remoteArgs([]string{"riders"}, fs, pos))
+				return remoteVerb(ctx, e, dest, remoteArgs([]string{"riders"}, fs, []string{target}))
 			}
 			only, err := resolveOptional(e, pos, "riders")
 			if err != nil {

@@ -34,7 +34,7 @@ func newStartCmd(e *env) *ffcli.Command {
 	host := registerHost(fs, false)
 	return &ffcli.Command{
 		Name: "start",
-		ShortUsage: `oo-claude start "<prompt>" [--cwd DIR] [--model M] [--max-turns N] [--budget USD] [--tools T] [--allowed-tools "…"] ` +
+		ShortUsage: `oo-claude start "<prompt>"|- [--cwd DIR] [--model M] [--max-turns N] [--budget USD] [--tools T] [--allowed-tools "…"] ` +
 			`[--session-id UUID] [--name NAME] [--out FILE] [--systemd] [--timeout S] [--json] [--no-doorman | --user-mcp] [--no-lineage] [--host DEST]`,
 		ShortHelp: "start a new headless session the family can steer",
 		FlagSet:   fs,

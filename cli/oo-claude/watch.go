@@ -78,7 +78,18 @@ func newWatchCmd(e *env) *ffcli.Command {
 // watchHosts is watch --host: the stations' streams merged, each event
 // with its station; a dropped connection is station-lost, then
 // station-back once it answers again.
+//
+// watch --host a --host b a/SESSION (STATION/SESSION) is that station's
+// stream of that session alone; a SESSION without a station is followed
+// on every station.
 func watchHosts(ctx context.Context, e *env, dests, pos []string, asJSON bool) error {
+	only := ""
+	if len(pos) == 1 {
+		only = pos[0]
+		if d, s, ok := fleet.SplitTarget(dests, only); ok {
+			dests, only = []string{d}, s
+		}
+	}
 	hosts, done, err := fleetHosts(e, dests)
 	if err != nil {
 		return err
@@ -93,10 +104,7 @@ func watchHosts(ctx context.Context, e *env, dests, pos []string, asJSON bool) e
 			}
 		}()
 	}
-	o := fleet.WatchOptions{}
-	if len(pos) == 1 {
-		o.Only = pos[0]
-	}
+	o := fleet.WatchOptions{Only: only}
 	for ev := range fleet.Watch(ctx, hosts, o) {
 		if asJSON {
 			if err := printJSONLine(e, ev); err != nil {

@@ -325,7 +325,7 @@ var noPanicCases = []noPanicCase{
 	}},
 
 	// fleet: a Host whose ssh is not there fails as ssh does, never panics.
-	{names: []string{"fleet.Host.Run", "fleet.Host.Send", "fleet.Host.Sessions", "fleet.Host.Resume", "fleet.Host.Start", "fleet.Host.Lineage", "fleet.Host.Receipt", "fleet.MergeSessions", "fleet.Watch"}, run: func(h *hostile) {
+	{names: []string{"fleet.Host.Run", "fleet.Host.Send", "fleet.Host.Sessions", "fleet.Host.Resume", "fleet.Host.Start", "fleet.Host.Lineage", "fleet.Host.Receipt", "fleet.MergeSessions", "fleet.Watch", "fleet.SplitTarget"}, run: func(h *hostile) {
 		for _, s := range h.strs[:4] {
 			host := fleet.Host{Dest: s, SSH: []string{"/nonexistent/ssh"}}
 			h.call("fleet.Host("+q(s)+")", func() {
@@ -336,6 +336,8 @@ var noPanicCases = []noPanicCase{
 				host.Start(h.ctx(), headless.StartRequest{Prompt: s, CWD: s, Out: s})
 				host.Lineage(h.ctx())
 				host.Receipt(h.ctx(), s)
+				fleet.SplitTarget([]string{s, "", s + "/"}, s+"/"+s)
+				fleet.SplitTarget(nil, s)
 				fleet.MergeSessions(h.ctx(), []fleet.Host{host, {}}, false)
 				ctx, cancel := context.WithCancel(h.ctx())
 				cancel()
