@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -606,4 +607,185 @@ func TestSSHRealClaude(t *testing.T) {
 		t.Errorf("receipt %s --host c: %s (%v), want the final row with %q", ack.MsgID, row, err, answerB)
 	}
 	s.mustSucceed(90 * time.Second)
+}
+
+// manyStationsCommands are the commands of the README's "Many stations"
+// section (its "    $ " lines).
+func manyStationsCommands(t *testing.T) []string {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cmds []string
+	in := false
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.HasPrefix(l, "## ") {
+			in = l == "## Many stations"
+			continue
+		}
+		if c, ok := strings.CutPrefix(l, "    $ "); ok && in {
+			cmds = append(cmds, c)
+		}
+	}
+	if len(cmds) == 0 {
+		t.Fatal(`README.md: no "$ " commands in the "Many stations" section`)
+	}
+	return cmds
+}
+
+// TestSSHReadmeManyStations runs every command of the README's "Many
+// stations" section as written, with sh, against the real sshd: build1
+// and build2 are the Host aliases of two stations, work-e9 a session on
+// build1 (no doorman: the line is queued), $line a line with a shell's
+// specials, the receipt's msg_id that of a past delivered send in
+// build1's receipts. watch runs until its first events from
+// both stations; top runs in a private tmux server until it shows both
+// stations, then quits on q.
+func TestSSHReadmeManyStations(t *testing.T) {
+	oo := ooClaude(t)
+	r := newSSHRig(t, oo)
+	bin := t.TempDir()
+	if err := os.Symlink(oo, filepath.Join(bin, "oo-claude")); err != nil {
+		t.Fatal(err)
+	}
+	// The aliases the README uses, as the user's ~/.ssh/config has them.
+	cfg, err := os.ReadFile(r.config)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := strings.Replace(strings.Replace(string(cfg), "Host a\n", "Host a build1\n", 1), "Host b\n", "Host b build2\n", 1)
+	if err := os.WriteFile(r.config, []byte(c), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	work := r.st["a"].AddSession(fakestation.Session{Name: "work-e9"})
+	r.st["b"].AddSession(fakestation.Session{Name: "beta-b2"})
+	line := "it's `id` $(id); \"$HOME\" — ✓"
+	env := append(append([]string(nil), r.env...), "line="+line)
+	for i, kv := range env {
+		if strings.HasPrefix(kv, "PATH=") {
+			env[i] = "PATH=" + bin + ":/usr/bin:/bin"
+		}
+	}
+	uuidRE := regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}`)
+	msgID := uuid.NewString()
+	past := `{"ts":"2026-12-01T10:00:00.000Z","kind":"send","class":"delivered-steer","delivered":true,"target":"work-e9","session_id":"` + work.SessionID + `","msg_id":"` + msgID + `","seen":true,"station":"a-station"}` + "\n"
+	if err := os.WriteFile(r.st["a"].Paths.ReceiptsFile(), []byte(past), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, cmd := range manyStationsCommands(t) {
+		f := strings.Fields(cmd)
+		verb := ""
+		for i, w := range f {
+			if w == "oo-claude" && i+1 < len(f) {
+				verb = f[i+1]
+			}
+		}
+		switch verb {
+		case "watch":
+			p := r.startSh(t, env, cmd)
+			got := map[string]bool{}
+			for !got["build1"] || !got["build2"] {
+				var ev struct{ Event, Station string }
+				l := p.line(t, 60*time.Second)
+				if json.Unmarshal([]byte(l), &ev) != nil {
+					t.Fatalf("%s: %q is not an event; stderr %s", cmd, l, p.stderr.String())
+				}
+				got[ev.Station] = true
+			}
+			p.cmd.Process.Kill()
+			continue
+		case "top":
+			runTop(t, env, cmd, "[build1] a-station", "[build2] b-station")
+			continue
+		case "receipt":
+			cmd = uuidRE.ReplaceAllString(cmd, msgID)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+		sh := exec.CommandContext(ctx, "sh", "-c", cmd)
+		sh.Env = env
+		var out, errb strings.Builder
+		sh.Stdout, sh.Stderr = &out, &errb
+		err := sh.Run()
+		cancel()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		}
+		t.Logf("$ %s\nexit %d\n%s%s", cmd, code, out.String(), errb.String())
+		switch verb {
+		case "sessions":
+			if code != 0 || !strings.Contains(out.String(), `"station":"build1"`) || !strings.Contains(out.String(), `"station":"build2"`) {
+				t.Errorf("%s: exit %d, want both stations' sessions", cmd, code)
+			}
+		case "send":
+			// work-e9 has no doorman here: queued-no-doorman (3).
+			var v struct{ Class, Station string }
+			rows := strings.Split(strings.TrimSpace(out.String()), "\n")
+			if json.Unmarshal([]byte(rows[len(rows)-1]), &v); code != 3 || v.Class != "queued-no-doorman" || v.Station != "a-station" {
+				t.Errorf("%s: exit %d %+v, want queued-no-doorman from a-station", cmd, code, v)
+			}
+			b, _ := os.ReadFile(r.st["a"].InboxPath(work.SessionID))
+			if !strings.Contains(string(b), line) {
+				t.Errorf("build1's inbox %q, want the line byte-exact", b)
+			}
+		case "receipt":
+			if code != 0 || !strings.Contains(out.String(), msgID) || !strings.Contains(out.String(), "delivered-steer") {
+				t.Errorf("%s: exit %d, want the past send's receipt", cmd, code)
+			}
+		default:
+			if code != 0 {
+				t.Errorf("%s: exit %d", cmd, code)
+			}
+		}
+	}
+}
+
+// startSh is sh -c cmd in the background with env.
+func (r *sshRig) startSh(t *testing.T, env []string, cmd string) *sshProc {
+	t.Helper()
+	saved := r.env
+	r.env = env
+	defer func() { r.env = saved }()
+	return r.start(t, "sh", "", "-c", "exec "+cmd)
+}
+
+// runTop runs cmd (oo-claude top …) in a private tmux server until its
+// screen shows every one of want, then quits it with q.
+func runTop(t *testing.T, env []string, cmd string, want ...string) {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		t.Skip("no tmux (scripts/test.sh installs it)")
+	}
+	sock := filepath.Join(t.TempDir(), "tmux")
+	tmux := func(args ...string) (string, error) {
+		c := exec.Command("tmux", append([]string{"-S", sock}, args...)...)
+		c.Env = env
+		out, err := c.CombinedOutput()
+		return string(out), err
+	}
+	var envArgs []string
+	for _, kv := range env {
+		envArgs = append(envArgs, "-e", kv)
+	}
+	if out, err := tmux(append(append([]string{"new-session", "-d", "-x", "200", "-y", "50"}, envArgs...), cmd)...); err != nil {
+		t.Fatalf("tmux: %v %s", err, out)
+	}
+	t.Cleanup(func() { tmux("kill-server") })
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var screen string
+	err := eventually(ctx, func() (bool, error) {
+		screen, _ = tmux("capture-pane", "-p")
+		for _, w := range want {
+			if !strings.Contains(screen, w) {
+				return false, nil
+			}
+		}
+		return true, nil
+	})
+	if err != nil {
+		t.Fatalf("%s: the screen never showed %q:\n%s", cmd, want, screen)
+	}
+	tmux("send-keys", "q")
 }
