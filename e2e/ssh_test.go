@@ -559,8 +559,10 @@ func TestSSHRealClaude(t *testing.T) {
 	})
 
 	lineA := "question A: it's \"$HOME\"; `id` $(id) — ✓ " + uuid.NewString()
+	sent := time.Now()
 	a := r.start(t, oo, lineA, "send", "--host", "c", "--from", "e2e", "--json", "--reply", "60", sid, "-")
 	ackA := a.line(t, 60*time.Second)
+	t.Logf("send --host → the ack row of a real session's doorman, over a new connection: %v", time.Since(sent).Round(time.Millisecond))
 	if !strings.Contains(ackA, `"class":"delivered-`) || !strings.Contains(ackA, `"reply":null`) {
 		t.Fatalf("A's first row %s, want the ack row (delivered, no reply yet); stderr %s", ackA, a.stderr.String())
 	}
