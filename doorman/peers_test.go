@@ -39,7 +39,7 @@ func newPeerWorld(t *testing.T) *peerWorld {
 	w.bravo = w.fs.AddSession(fakestation.Session{Name: "bravo"})
 	w.bravoScript = w.fs.AddTranscript(w.bravo.SessionID, w.bravo.CWD)
 	d := fakedoor.New(t, fakedoor.WithSessionID(w.bravo.SessionID), fakedoor.WithTranscript(w.bravoScript))
-	fakedoorman.Start(t, w.fs.Paths.InboxDir, w.bravo.SessionID, fakedoorman.Options{Door: d.Path()})
+	fakedoorman.Start(t, w.fs.Paths.InboxDir, w.bravo.SessionID, fakedoorman.Options{Door: d.Path(), Transcript: w.bravoScript})
 	w.bravoInbox = inbox.FilesFor(w.fs.Paths.InboxDir, w.bravo.SessionID).Inbox
 	return w
 }

@@ -172,7 +172,11 @@ func TestConformsToTheRealDoorman(t *testing.T) {
 			for _, l := range tt.lines {
 				fake.Append(l)
 			}
-			d := fakedoorman.Start(t, fake.Station.Paths.InboxDir, fake.SessionID(), tt.fake(fake.Door.Path()))
+			opts := tt.fake(fake.Door.Path())
+			if opts.Door != "" {
+				opts.Transcript = fake.Transcript // acks wait for the enqueue row, as the real one's
+			}
+			d := fakedoorman.Start(t, fake.Station.Paths.InboxDir, fake.SessionID(), opts)
 			if _, err := fake.WaitAcks(ctx, len(tt.lines)); err != nil {
 				t.Fatalf("fake doorman: %v (%v)", err, d.Err())
 			}

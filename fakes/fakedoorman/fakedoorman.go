@@ -16,6 +16,9 @@ package fakedoorman
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
 	"io"
 	"os"
 	"sync"
@@ -31,7 +34,9 @@ import (
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/jsonrow"
+	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/station"
+	"github.com/oo-family/oo-claude/transcript"
 )
 
 // Options script the doorman. The zero value is a healthy doorman of a
@@ -77,7 +82,21 @@ type Options struct {
 	// door took it); a line the door does not take is not acked. Without it
 	// the doorman acks without delivering anything (and without confirm).
 	Door string
+	// Transcript, with Door, is the session's transcript, where the door
+	// writes the receiver's enqueue row of each line it queues
+	// (fakedoor.WithTranscript; fakeowner.Owner.Transcript): each line's
+	// ack waits for its row there, as the real doorman's ack does, so a
+	// sender that reads the ack finds the row written and the door's frame
+	// recorded, and queued_at is the row's timestamp. A line whose row
+	// does not come within 10 s (or before Stop) is not acked (Err
+	// reports it). "" acks as soon as the door write returned, with
+	// queued_at the time it returned.
+	Transcript string
 }
+
+// confirmWait bounds the wait for a line's enqueue row
+// (Options.Transcript): generous, for loaded test machines.
+const confirmWait = 10 * time.Second
 
 // Doorman is a running fake doorman. Make one with [Start]: a Doorman not
 // made by it (nil, or the zero value) runs nothing and has read and acked
@@ -89,6 +108,8 @@ type Doorman struct {
 	opts      Options
 	stop      chan struct{}
 	done      chan struct{}
+	ctx       context.Context // ends at Stop
+	cancel    context.CancelFunc
 	once      sync.Once
 	acked     atomic.Int64
 	delivered atomic.Int64 // acks of a delivered-* class
@@ -126,6 +147,7 @@ func Start(tb fakes.TB, dir, sessionID string, opts Options) *Doorman {
 		Files: inbox.FilesFor(dir, sessionID), sessionID: sessionID, opts: opts,
 		stop: make(chan struct{}), done: make(chan struct{}),
 	}
+	d.ctx, d.cancel = context.WithCancel(context.Background())
 	d.since = d.now()
 	// Armed before the first read (loop's drain), so no append is missed.
 	w := fsx.NewWaker(50*time.Millisecond, d.Files.Inbox)
@@ -152,6 +174,7 @@ func (d *Doorman) Stop() {
 		return
 	}
 	d.once.Do(func() {
+		d.cancel()
 		close(d.stop)
 		<-d.done
 		if err := d.heartbeat(inbox.StateStopped); err != nil {
@@ -269,7 +292,13 @@ func (d *Doorman) handle(line []byte, start int64) bool {
 		if err != nil {
 			return true // undeliverable: the fake leaves it
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		var mark int64 // where the transcript ends before the write
+		if d.opts.Transcript != "" {
+			if fi, err := os.Lstat(d.opts.Transcript); err == nil {
+				mark = fi.Size()
+			}
+		}
+		ctx, cancel := context.WithTimeout(d.ctx, 5*time.Second)
 		cred, err := (&door.Dialer{Settle: door.NoSettle}).Deliver(ctx, d.opts.Door, door.Message{SessionID: d.sessionID, From: m.From, MsgID: msgID, Priority: door.Priority(m.Priority), Text: m.Text})
 		cancel()
 		if err != nil {
@@ -278,6 +307,12 @@ func (d *Doorman) handle(line []byte, start int64) bool {
 		}
 		d.peerPID.Store(int64(cred.PID))
 		ts := d.now().UTC().Format("2006-01-02T15:04:05.000Z")
+		if d.opts.Transcript != "" {
+			var ok bool
+			if ts, ok = d.awaitEnqueue(m.Text, mark); !ok {
+				return d.ctx.Err() == nil
+			}
+		}
 		queuedAt = &ts
 	}
 	a := inbox.Ack{
@@ -317,6 +352,35 @@ func (d *Doorman) handle(line []byte, start int64) bool {
 		d.delivered.Add(1)
 	}
 	return true
+}
+
+// awaitEnqueue waits for the receiver's enqueue row of text appended to
+// the transcript after byte from, and returns its timestamp. It fails the
+// doorman when none comes within confirmWait (not when Stop ends the wait).
+func (d *Doorman) awaitEnqueue(text string, from int64) (string, bool) {
+	ctx, cancel := context.WithTimeout(d.ctx, confirmWait)
+	defer cancel()
+	f := transcript.Follow(ctx, d.opts.Transcript, from, transcript.FollowOptions{Poll: time.Second})
+	defer f.Close()
+	for {
+		l, err := f.Next(ctx)
+		switch {
+		case err == nil:
+			row, err := transcriptfile.ParseRow(l.Raw)
+			var content string
+			if err == nil && row.Type == transcriptfile.RowQueueOperation && row.Operation == transcriptfile.QueueEnqueue &&
+				json.Unmarshal(row.Content, &content) == nil && content == text {
+				return row.Timestamp, true
+			}
+		case errors.Is(err, transcript.ErrTruncated), errors.Is(err, transcript.ErrReplaced), errors.Is(err, transcript.ErrRowTooLong):
+			// Read on.
+		default:
+			if d.ctx.Err() == nil {
+				d.fail(fmt.Errorf("fakedoorman: no enqueue row of the line in %s: %w", d.opts.Transcript, err))
+			}
+			return "", false
+		}
+	}
 }
 
 func (d *Doorman) heartbeat(state inbox.State) error {

@@ -2,8 +2,10 @@ package fakedoorman_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -11,6 +13,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/fakes/fakedoorman"
+	"github.com/oo-family/oo-claude/fakes/fakeowner"
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/station"
@@ -170,4 +173,42 @@ func readAll(t *testing.T, p string) string {
 		t.Fatal(err)
 	}
 	return string(b)
+}
+
+// With a Transcript, a line is acked only once its enqueue row is there,
+// and the ack's queued_at is the row's timestamp, as the real doorman's:
+// an ack written when the door write returned could reach a sender (or a
+// test reading the door's frames) before the receiver took the line. Here
+// the door writes its rows elsewhere, so the row the fake waits for comes
+// only when the test plants it.
+func TestAckWaitsForTheEnqueueRow(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	o := fakeowner.New(t, fakeowner.Options{})
+	planted := filepath.Join(t.TempDir(), "transcript.jsonl")
+	d := fakedoorman.Start(t, o.Station.Paths.InboxDir, o.SessionID(), fakedoorman.Options{Door: o.Door.Path(), Transcript: planted})
+	o.Append("an untagged line")
+	frames, err := o.Door.WaitFrames(ctx, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(o.Acks()); n != 0 {
+		t.Fatalf("%d acks before the line's enqueue row", n)
+	}
+	const ts = "2001-02-03T04:05:06.789Z"
+	row, _ := json.Marshal(map[string]string{"type": "queue-operation", "operation": "enqueue", "timestamp": ts, "sessionId": o.SessionID(), "content": frames[0].Content})
+	if _, err := fsx.AppendLine(planted, row); err != nil {
+		t.Fatal(err)
+	}
+	got, err := o.WaitAcks(ctx, 1)
+	if err != nil {
+		t.Fatalf("no ack after the enqueue row: %v (%v)", err, d.Err())
+	}
+	if a := got[0]; a.Confirm != inbox.ConfirmTranscript || a.QueuedAt == nil || *a.QueuedAt != ts {
+		t.Errorf("ack confirm %q queued_at %v, want %q %q (the row's)", a.Confirm, a.QueuedAt, inbox.ConfirmTranscript, ts)
+	}
+	d.Stop()
+	if err := d.Err(); err != nil {
+		t.Fatal(err)
+	}
 }

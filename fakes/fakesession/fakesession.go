@@ -148,7 +148,7 @@ func Start(tb fakes.TB, o Options) *Session {
 	d := fakedoor.New(tb, fakedoor.WithSessionID(sid), fakedoor.WithTranscript(tp))
 	row := o.Station.AddSession(fakestation.Session{SessionID: sid, CWD: o.CWD, Name: o.Name, Status: status, Socket: d.Path()})
 	s := &Session{Station: o.Station, Row: row, Door: d, Transcript: tp, opts: o, tb: tb, done: make(chan struct{})}
-	s.Doorman = fakedoorman.Start(tb, o.Station.Paths.InboxDir, sid, fakedoorman.Options{PeerStatus: status, Door: d.Path()})
+	s.Doorman = fakedoorman.Start(tb, o.Station.Paths.InboxDir, sid, fakedoorman.Options{PeerStatus: status, Door: d.Path(), Transcript: tp})
 	ctx, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	go s.loop(ctx)
