@@ -26,6 +26,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -262,7 +263,7 @@ func (d *doc) binary(ctx context.Context) bool {
 	}
 	out, code, err := d.run(ctx, "--version")
 	v := strings.TrimSpace(firstLine(out))
-	if err == nil && code == 0 && !claudeVersionRE.MatchString(v) {
+	if err == nil && code == 0 && !claudeVersionRE().MatchString(v) {
 		// Any program that exits 0 is not claude: /bin/true, /bin/ls.
 		d.check(CheckBinary, []Finding{{Kind: KindClaudeNotClaude, Path: bin,
 			Message: fmt.Sprintf("%s --version printed %s, not a Claude Code version (like %q)", bin, quoteBounded(out), cmp.Or(d.o.ProvenAgainst, "X.Y.Z")+" (Claude Code)"),
@@ -590,7 +591,9 @@ func (d *doc) sockets(live []station.Session) {
 
 // claudeVersionRE is how Claude Code answers --version: "2.1.332 (Claude
 // Code)".
-var claudeVersionRE = regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+[0-9A-Za-z.+-]* \(Claude Code\)$`)
+var claudeVersionRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+[0-9A-Za-z.+-]* \(Claude Code\)$`)
+})
 
 // maxShown bounds what doctor repeats of a program's output.
 const maxShown = 200

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/oo-family/oo-claude/door"
@@ -195,12 +196,14 @@ type identity struct {
 func (id identity) ok() bool { return id.State == StateFollowing }
 
 // sockNameRE is Claude Code's door name: <pid>.sock or <pid>-<8 hex>.sock.
-var sockNameRE = regexp.MustCompile(`^([0-9]+)(?:-[0-9a-f]{8})?\.sock$`)
+var sockNameRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^([0-9]+)(?:-[0-9a-f]{8})?\.sock$`)
+})
 
 // socketNamePID returns the pid a door's file name names, if it has Claude
 // Code's form.
 func socketNamePID(path string) (int, bool) {
-	m := sockNameRE.FindStringSubmatch(filepath.Base(path))
+	m := sockNameRE().FindStringSubmatch(filepath.Base(path))
 	if m == nil {
 		return 0, false
 	}

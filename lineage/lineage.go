@@ -34,6 +34,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/oo-family/oo-claude/internal/fsx"
@@ -99,12 +100,14 @@ func (e *Error) Error() string { return "lineage: " + e.Op + " " + e.Path + ": "
 // Unwrap returns the cause.
 func (e *Error) Unwrap() error { return e.Err }
 
-var hostRE = regexp.MustCompile(`^local_[0-9a-f-]{8,72}$`)
+var hostRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^local_[0-9a-f-]{8,72}$`)
+})
 
 // isHostID reports whether s has the shape of a desktop host session id
 // (local_ followed by 8–72 lowercase hex digits or dashes, the shape Claude
 // Code accepts for hostSessionId).
-func isHostID(s string) bool { return hostRE.MatchString(s) }
+func isHostID(s string) bool { return hostRE().MatchString(s) }
 
 // Sessions answers which live session a session id or host id names. A
 // *station.Station satisfies it.

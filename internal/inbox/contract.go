@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 )
@@ -85,7 +86,7 @@ func CheckLine(line []byte) error {
 // tagOnly reports whether line is a sender tag and nothing else: nothing
 // to say, so as empty as an empty line.
 func tagOnly(line []byte) bool {
-	loc := tagRE.FindIndex(line)
+	loc := tagRE().FindIndex(line)
 	return loc != nil && len(bytes.TrimSpace(line[loc[1]:])) == 0
 }
 
@@ -132,12 +133,14 @@ func SanitizeFrom(s string) string {
 // Antenna is the mark of a sender tag: "[<sender> 📡]".
 const Antenna = "📡"
 
-var tagRE = regexp.MustCompile(`^\[([^\[\]]{1,80}?) ` + Antenna + `(?: [^\[\]]*)?\]`)
+var tagRE = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^\[([^\[\]]{1,80}?) ` + Antenna + `(?: [^\[\]]*)?\]`)
+})
 
 // SenderTag returns the sender named by a leading tag — "[x 📡] …", also
 // "[zai 📡 PONG 🐉] …" — and whether the line has one.
 func SenderTag(line string) (from string, ok bool) {
-	m := tagRE.FindStringSubmatch(line)
+	m := tagRE().FindStringSubmatch(line)
 	if m == nil {
 		return "", false
 	}
