@@ -4,6 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"path/filepath"
 
 	"github.com/oo-family/oo-claude/headless"
 	"github.com/oo-family/oo-claude/internal/inbox"
@@ -78,6 +79,13 @@ func newResumeCmd(e *env) *ffcli.Command {
 				return fmt.Errorf("the oo-claude binary's path: %w", err)
 			}
 			st := e.statusLine("resume", "the turn runs (claude -p --resume)", *asJSON)
+			if st != nil {
+				cwd := req.CWD
+				if cwd != "" {
+					cwd, _ = filepath.Abs(cwd)
+				}
+				st.followSession(r.Config.ProjectsDir, req.SessionID, cwd)
+			}
 			res, rerr := r.Resume(ctx, req)
 			st.end()
 			row := res.Row(version.Version)

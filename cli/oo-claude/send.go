@@ -137,11 +137,15 @@ func newSendCmd(e *env) *ffcli.Command {
 
 // statusWitness is the transcript witness of send --seen/--reply on a
 // terminal: it names the wait it is in on the status line, then waits as
-// the real one does (the same reader: nothing is read twice).
+// the real one does (the same reader decides the verdict). While it waits
+// for the reply, the line also follows the transcript from the same mark
+// to show the receiver's turn, the tool running and the tokens (display
+// only: nothing it reads goes into the verdict or the receipt).
 type statusWitness struct {
 	transcript.Witness
-	st    *status
-	class string // the ack's class, set by OnAck before the waits
+	st        *status
+	class     string // the ack's class, set by OnAck before the waits
+	following bool
 }
 
 func (w *statusWitness) WaitSeen(ctx context.Context, path string, from int64, msgID string, wait time.Duration) (bool, error) {
@@ -151,6 +155,10 @@ func (w *statusWitness) WaitSeen(ctx context.Context, path string, from int64, m
 
 func (w *statusWitness) WaitReply(ctx context.Context, path string, from int64, msgID string, wait time.Duration) (*claudeinbox.Reply, error) {
 	w.st.set(w.class + " · seen · waiting for the reply")
+	if !w.following && path != "" {
+		w.following = true
+		w.st.follow(path, from)
+	}
 	return w.Witness.WaitReply(ctx, path, from, msgID, wait)
 }
 

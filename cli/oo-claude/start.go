@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 
+	"github.com/google/uuid"
 	"github.com/oo-family/oo-claude/headless"
 	"github.com/oo-family/oo-claude/internal/seconds"
 	"github.com/peterbourgon/ff/v3/ffcli"
@@ -97,6 +98,14 @@ func newStartCmd(e *env) *ffcli.Command {
 				phase = "starting the unit"
 			}
 			st := e.statusLine("start", phase, *asJSON)
+			if st != nil && !req.Systemd {
+				// The line follows the new session's transcript: its id
+				// is chosen here so the path is known before claude runs.
+				if req.SessionID == "" {
+					req.SessionID = uuid.NewString()
+				}
+				st.followSession(r.Config.ProjectsDir, req.SessionID, req.CWD)
+			}
 			res, rerr := r.Start(ctx, req)
 			st.end()
 			return finishStart(ctx, e, res, rerr, *asJSON)

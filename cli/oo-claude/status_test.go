@@ -22,7 +22,9 @@ func TestStatusLineOnTerminal(t *testing.T) {
 	r := newHLRig(t)
 	// Long enough for a frame past 0s; the test waits for the shell's
 	// marker, not for this time.
-	r.fk.Script(fakeclaude.Script{Result: "READY", CostUSD: 0.01, DelayMS: 1500})
+	// The fake writes the session's transcript (a user and an assistant
+	// row) before its delay: the line shows the turn while claude runs.
+	r.fk.Script(fakeclaude.Script{Result: "READY", CostUSD: 0.01, DelayMS: 1500, Transcript: true})
 	dir := t.TempDir()
 	p := newPane(t, 100, 30, append(append([]string{}, r.env...), "LANG=C.UTF-8", "TERM=xterm-256color"))
 	log := filepath.Join(dir, "pane.log")
@@ -50,7 +52,7 @@ func TestStatusLineOnTerminal(t *testing.T) {
 	if !ok {
 		t.Fatalf("the pane's log has no tty marker:\n%q", raw)
 	}
-	for _, want := range []string{"\roo-claude start: 0s · the session runs (claude -p)\x1b[K", "\roo-claude start: 1s · ", "\r\x1b[K"} {
+	for _, want := range []string{"\roo-claude start: 0s · the session runs (claude -p)\x1b[K", "\roo-claude start: 1s · ", "s · the session runs (claude -p) · turn 1\x1b[K", "\r\x1b[K"} {
 		if !strings.Contains(tty, want) {
 			t.Errorf("on a terminal the pane never got %q:\n%q", want, tty)
 		}
@@ -79,7 +81,7 @@ func TestStatusLineOnTerminal(t *testing.T) {
 	}
 	for _, rec := range r.receipts(t) {
 		for _, v := range rec {
-			if s, ok := v.(string); ok && strings.Contains(s, "oo-claude start: ") {
+			if s, ok := v.(string); ok && (strings.Contains(s, "oo-claude start: ") || strings.Contains(s, "turn 1")) {
 				t.Errorf("a receipt holds the status line: %v", rec)
 			}
 		}
@@ -97,9 +99,38 @@ func TestStatusWitnessPhases(t *testing.T) {
 	missing := filepath.Join(t.TempDir(), "none.jsonl")
 	w.WaitSeen(context.Background(), missing, 0, "m1", 0)
 	w.WaitReply(context.Background(), missing, 0, "m1", 0)
+	st.end() // stops the transcript follower WaitReply started
 	for _, want := range []string{"0s · delivering the line", "0s · delivered-idle · waiting for the model to take the line", "0s · delivered-idle · seen · waiting for the reply"} {
 		if !strings.Contains(b.String(), "\roo-claude send: "+want+"\x1b[K") {
 			t.Errorf("no frame %q in %q", want, b.String())
+		}
+	}
+}
+
+// TestStatusActivity: the status line's fold of a session's transcript
+// rows: every assistant message is one turn (its rows share the id and
+// the usage, counted once), a tool_use names the tool running until its
+// tool_result, riders' rows and other rows change nothing.
+func TestStatusActivity(t *testing.T) {
+	var a activity
+	steps := []struct {
+		row     string
+		changed bool
+		want    progress.Activity
+	}{
+		{`{"type":"user","message":{"role":"user","content":"go"}}`, false, progress.Activity{}},
+		{`{"type":"assistant","message":{"id":"m1","role":"assistant","content":[{"type":"text","text":"looking"}],"usage":{"input_tokens":100,"output_tokens":20,"cache_read_input_tokens":1000}}}`, true, progress.Activity{Turn: 1, Tokens: 1120}},
+		{`{"type":"assistant","message":{"id":"m1","role":"assistant","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{}}],"usage":{"input_tokens":100,"output_tokens":20,"cache_read_input_tokens":1000}}}`, true, progress.Activity{Turn: 1, Tool: "Bash", Tokens: 1120}},
+		{`{"type":"assistant","isSidechain":true,"agentId":"r1","message":{"id":"s1","role":"assistant","content":[{"type":"tool_use","name":"Read"}],"usage":{"output_tokens":5}}}`, false, progress.Activity{Turn: 1, Tool: "Bash", Tokens: 1120}},
+		{`{"type":"queue-operation","operation":"enqueue","content":"x"}`, false, progress.Activity{Turn: 1, Tool: "Bash", Tokens: 1120}},
+		{`not json`, false, progress.Activity{Turn: 1, Tool: "Bash", Tokens: 1120}},
+		{`{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"ok"}]}}`, true, progress.Activity{Turn: 1, Tokens: 1120}},
+		{`{"type":"assistant","message":{"id":"m2","role":"assistant","stop_reason":"end_turn","content":[{"type":"text","text":"done"}],"usage":{"input_tokens":1,"output_tokens":2}}}`, true, progress.Activity{Turn: 2, Tokens: 1123}},
+		{`{"type":"assistant","message":{"role":"assistant","content":[{"type":"text","text":"no id"}]}}`, true, progress.Activity{Turn: 3, Tokens: 1123}},
+	}
+	for i, s := range steps {
+		if got := a.add([]byte(s.row)); got != s.changed || a.Activity != s.want {
+			t.Errorf("row %d: changed %v, activity %+v; want %v, %+v", i, got, a.Activity, s.changed, s.want)
 		}
 	}
 }

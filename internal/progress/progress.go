@@ -1,5 +1,6 @@
 // Package progress draws one live status line on a terminal: the phase of
-// a long call and its elapsed time, redrawn in place ("\r", the text cut
+// a long call, its elapsed time and what the session is doing (the turn,
+// the tool running, the tokens so far: an Activity), redrawn in place ("\r", the text cut
 // to the terminal's width, erase to the end of the line) and cleared when
 // the call ends. The caller decides whether there is a terminal at all
 // (never with --json, never when stderr is not one); the line never goes
@@ -9,6 +10,7 @@ package progress
 import (
 	"fmt"
 	"io"
+	"strings"
 	"sync"
 	"time"
 	"unicode/utf8"
@@ -43,6 +45,7 @@ type Line struct {
 	mu      sync.Mutex
 	start   time.Time
 	phase   string
+	act     Activity
 	last    string
 	lastAt  time.Time
 	drawn   bool
@@ -66,6 +69,18 @@ func (l *Line) Set(phase string) {
 		return
 	}
 	l.phase = phase
+	l.draw(l.Now())
+}
+
+// SetActivity changes what the session is doing and draws it at once when
+// it changed.
+func (l *Line) SetActivity(a Activity) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if a == l.act {
+		return
+	}
+	l.act = a
 	l.draw(l.Now())
 }
 
@@ -111,7 +126,51 @@ func (l *Line) Text(phase string, elapsed time.Duration) string {
 	if phase != "" {
 		s += sep + termsafe.Escape(phase)
 	}
+	if a := l.act.text(sep); a != "" {
+		s += sep + a
+	}
 	return s
+}
+
+// An Activity is what a session shows of its work in its transcript, as
+// far as it is known: the zero value shows nothing.
+type Activity struct {
+	// Turn is the model requests answered so far (assistant messages);
+	// 0 shows none.
+	Turn int
+	// Tool is the tool the model called and whose result has not come
+	// yet ("" when none runs).
+	Tool string
+	// Tokens is the tokens of the answered requests so far (input, cache
+	// and output, as their usage reports them); 0 shows none. It is no
+	// cost: the transcript holds no price (Claude Code writes its cost
+	// only when the process ends).
+	Tokens int64
+}
+
+func (a Activity) text(sep string) string {
+	var parts []string
+	if a.Turn > 0 {
+		parts = append(parts, fmt.Sprintf("turn %d", a.Turn))
+	}
+	if a.Tool != "" {
+		parts = append(parts, "running "+termsafe.Escape(a.Tool))
+	}
+	if a.Tokens > 0 {
+		parts = append(parts, tokens(a.Tokens)+" tokens")
+	}
+	return strings.Join(parts, sep)
+}
+
+// tokens is n for a person: 950, 12.3k, 4.1M.
+func tokens(n int64) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprint(n)
+	case n < 1_000_000:
+		return fmt.Sprintf("%.1fk", float64(n)/1e3)
+	}
+	return fmt.Sprintf("%.1fM", float64(n)/1e6)
 }
 
 func (l *Line) draw(now time.Time) {

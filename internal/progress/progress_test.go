@@ -119,3 +119,40 @@ func TestLineRun(t *testing.T) {
 		t.Fatalf("frames %q", got)
 	}
 }
+
+func TestLineActivity(t *testing.T) {
+	var b bytes.Buffer
+	c := &clock{t: time.Unix(0, 0)}
+	l := newLine(&b, c)
+	l.Prefix = "oo-claude start"
+	l.Start("the session runs (claude -p)")
+	l.SetActivity(Activity{Turn: 1})
+	l.SetActivity(Activity{Turn: 1}) // the same: no frame
+	l.SetActivity(Activity{Turn: 1, Tool: "Bash", Tokens: 950})
+	l.SetActivity(Activity{Turn: 2, Tokens: 12_345})
+	l.SetActivity(Activity{Turn: 3, Tool: "evil\x1b[2J", Tokens: 4_100_000})
+	l.Set("waiting for the reply")
+	l.Stop()
+	l.SetActivity(Activity{Turn: 4}) // after Stop: nothing
+	want := []string{
+		"oo-claude start: 0s · the session runs (claude -p)\x1b[K",
+		"oo-claude start: 0s · the session runs (claude -p) · turn 1\x1b[K",
+		"oo-claude start: 0s · the session runs (claude -p) · turn 1 · running Bash · 950 tokens\x1b[K",
+		"oo-claude start: 0s · the session runs (claude -p) · turn 2 · 12.3k tokens\x1b[K",
+		`oo-claude start: 0s · the session runs (claude -p) · turn 3 · running evil\x1b[2J · 4.1M tokens` + "\x1b[K",
+		"oo-claude start: 0s · waiting for the reply · turn 3 · running evil\\x1b[2J · 4.1M tokens\x1b[K",
+		"\x1b[K",
+	}
+	got := frames(b.String())
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Fatalf("frames:\n%q\nwant\n%q", got, want)
+	}
+	b.Reset()
+	l = newLine(&b, c)
+	l.ASCII = true
+	l.Start("runs")
+	l.SetActivity(Activity{Turn: 2, Tool: "Read"})
+	if got := frames(b.String()); len(got) != 2 || got[1] != "oo-claude send: 0s - runs - turn 2 - running Read\x1b[K" {
+		t.Fatalf("ASCII frames %q", got)
+	}
+}

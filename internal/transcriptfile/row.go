@@ -102,6 +102,26 @@ type Message struct {
 	Model      string          `json:"model"`
 	Content    json.RawMessage `json:"content"` // a string or an array of blocks
 	StopReason string          `json:"stop_reason"`
+	// Usage is an assistant message's token counts (nil when the row has
+	// none). Rows of one message (one per content block) repeat it.
+	Usage *Usage `json:"usage"`
+}
+
+// Usage is the token counts of one model request, as the API reported
+// them on the assistant message.
+type Usage struct {
+	InputTokens              int64 `json:"input_tokens"`
+	OutputTokens             int64 `json:"output_tokens"`
+	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+}
+
+// Total is every token of the request: input, cache and output.
+func (u *Usage) Total() int64 {
+	if u == nil {
+		return 0
+	}
+	return u.InputTokens + u.OutputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens
 }
 
 // Block is one content block of a message.
