@@ -101,10 +101,15 @@ func TestSendCost(t *testing.T) {
 		{"real id", real.SessionID, nil},
 		{"real -p id", headlessSID.SessionID, []string{"OO_CLAUDE_SESSIONS_DIR=" + headlessDir}},
 	}
-	sizes := []int{1, 50, 500}
+	sizes := sendCostRows(t)
 	results := map[string]map[int]time.Duration{}
 	lags := map[string][]time.Duration{} // ack ts − queued_at, confirmed acks
-	rows, sample := 1, 0                 // each registry holds its target
+	// The three parts of a confirmed send, by target: front (the send's
+	// start → the receiver's enqueue row timestamp), floor (that timestamp
+	// → the ack: the receiver's transcript batch timer, then the doorman's
+	// ack on the row reaching the file), back (the ack → the send's exit).
+	parts := map[string][3][]time.Duration{}
+	rows, sample := 1, 0 // each registry holds its target
 	for _, want := range sizes {
 		for ; rows < want; rows++ {
 			pid, sid, name := sleeper(t), uuid.NewString(), fmt.Sprintf("other-%03d", rows)
@@ -118,6 +123,8 @@ func TestSendCost(t *testing.T) {
 			for i := -2; i < n; i++ { // two warm-ups
 				sample++
 				r := w.oo([]string{"send", c.target, fmt.Sprintf("cost sample %d", sample), "--from", fmt.Sprintf("cost-%d", sample), "--min-interval", "30", "--wait", interactiveWait, "--json"}, c.env...)
+				exit := time.Now()
+				start := exit.Add(-r.took)
 				var rc map[string]any
 				if r.code != 0 || json.Unmarshal([]byte(strings.TrimSpace(r.stdout)), &rc) != nil || !strings.HasPrefix(str(rc, "class"), "delivered-") {
 					real.fatalf("send to %s at %d rows: want delivered-*, exit 0\n%s\nheadless session: %s", c.name, want, r, headless.diag())
@@ -132,6 +139,9 @@ func TestSendCost(t *testing.T) {
 					at, aerr := time.Parse(time.RFC3339Nano, str(a, "ts"))
 					if qerr == nil && aerr == nil {
 						lags[c.name] = append(lags[c.name], at.Sub(q))
+						p := parts[c.name]
+						p[0], p[1], p[2] = append(p[0], q.Sub(start)), append(p[1], at.Sub(q)), append(p[2], exit.Sub(at))
+						parts[c.name] = p
 					}
 				}
 			}
@@ -143,7 +153,10 @@ func TestSendCost(t *testing.T) {
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "whole oo-claude send process, median of %d (ms), by registry rows:\n%-11s %8s %8s %8s", n, "target", "1 row", "50", "500")
+	fmt.Fprintf(&b, "whole oo-claude send process, median of %d (ms), by registry rows:\n%-11s", n, "target")
+	for _, rows := range sizes {
+		fmt.Fprintf(&b, " %8s", fmt.Sprintf("%d rows", rows))
+	}
 	for _, c := range cases {
 		fmt.Fprintf(&b, "\n%-11s", c.name)
 		for _, rows := range sizes {
@@ -154,6 +167,16 @@ func TestSendCost(t *testing.T) {
 		if l := lags[c.name]; len(l) > 0 {
 			slices.Sort(l)
 			fmt.Fprintf(&b, "\n%s: the ack came %.1f ms (median of %d) after the enqueue row's timestamp", c.name, float64(l[len(l)/2].Microseconds())/1000, len(l))
+		}
+	}
+	ms := func(d []time.Duration) float64 {
+		d = slices.Clone(d)
+		slices.Sort(d)
+		return float64(d[len(d)/2].Microseconds()) / 1000
+	}
+	for _, c := range cases {
+		if p := parts[c.name]; len(p[0]) > 0 {
+			fmt.Fprintf(&b, "\n%s: front %.1f ms (send start → enqueue row ts), floor %.1f ms (→ ack), back %.1f ms (→ exit), medians of %d", c.name, ms(p[0]), ms(p[1]), ms(p[2]), len(p[0]))
 		}
 	}
 	t.Log(b.String())
@@ -185,4 +208,25 @@ func writeRowFor(t *testing.T, dir string, pid int, sid, name string, started ti
 	if err := os.Rename(path+".tmp", path); err != nil {
 		t.Fatal(err)
 	}
+}
+
+// sendCostRowsEnv picks TestSendCost's station sizes, as registry rows
+// ("1,500"; default 1, 50 and 500).
+const sendCostRowsEnv = "OO_CLAUDE_E2E_SEND_ROWS"
+
+func sendCostRows(t *testing.T) []int {
+	t.Helper()
+	v := os.Getenv(sendCostRowsEnv)
+	if v == "" {
+		return []int{1, 50, 500}
+	}
+	var sizes []int
+	for _, f := range strings.Split(v, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(f))
+		if err != nil || n < 1 || (len(sizes) > 0 && n <= sizes[len(sizes)-1]) {
+			t.Fatalf("%s=%q: want increasing counts ≥ 1, comma-separated", sendCostRowsEnv, v)
+		}
+		sizes = append(sizes, n)
+	}
+	return sizes
 }

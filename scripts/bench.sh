@@ -20,7 +20,30 @@
 # other row is an unrelated live session (a sleep process with its real
 # procStart). The throttle is on (30 s), each run a sender of its own.
 #
-# Without `send`:
+# `issue20 [ROW...]` (BENCH_REV=<git revision> measures that revision's
+# oo-claude binary with this tree's harness) measures issue 20's table, each row beside a Go hello
+# world built in the same run (static, as oo-claude: CGO_ENABLED=0) and the
+# load average when the row ran; BENCH_N (default 20) samples per figure,
+# medians. ROWs (default all, in this order):
+#
+#   version   oo-claude version vs hello (wall time, interleaved)
+#   send      TestSendCost (e2e, the pinned CLI, tmux) at 1 and 500 registry
+#             rows: the whole send process (fake receiver: the sender's own
+#             cost; real interactive and real -p: through the real CLI), and
+#             for the real targets front (send start -> the enqueue row's
+#             timestamp), floor (-> the ack) and back (-> the exit)
+#   sessions  sessions --json, 200 sessions x 10 riders all riding / 2
+#             riding, and 1000 x 10 all riding
+#   watchcpu  oo-claude watch --json at rest on 20 / 200 / 1000 sessions:
+#             CPU and wake-ups over BENCH_IDLE_S (default 20) seconds,
+#             scaled to a minute
+#   watchlat  a line appended to an inbox -> its line-queued event printed
+#             by oo-claude watch --json (another process), 200 sessions
+#   doorman   an idle oo-claude doorman --mcp (BenchmarkDoormanIdle: 20 s
+#             window scaled to a minute): CPU, wake-ups, system calls (perf
+#             stat when installed: total, fsync, rename, nanosleep)
+#
+# Without `send`, `mcp` or `issue20`:
 #
 # It builds oo-claude into a temporary directory, lays out a synthetic
 # station there and prints the median wall time of each case:
@@ -74,7 +97,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-go build -o "$T/oo-claude" ./cli/oo-claude
+[ "${1:-}" = issue20 ] || go build -o "$T/oo-claude" ./cli/oo-claude
 BIN="$T/oo-claude"
 
 # median RUNS CMD...: runs CMD RUNS times (after 3 warm-ups), prints the
@@ -94,12 +117,13 @@ median() {
 	printf '%s\n' "${times[@]}" | sort -n | awk '{a[NR]=$1} END {m = (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2; printf "%.1f", m/1000}'
 }
 
-# station ROOT RECENT: 200 sessions × 10 riders under ROOT, RECENT riders per
-# session changed now (half of them riding), the others an hour ago.
+# station ROOT RECENT [N]: N (default 200) sessions × 10 riders under ROOT,
+# RECENT riders per session changed now (half of them riding), the others
+# an hour ago.
 station() {
-	local root=$1 recent=$2
+	local root=$1 recent=$2 n=${3:-200}
 	mkdir -p -m 0700 "$root"/{sessions,projects,inbox,state,observatory}
-	python3 -I - "$root" "$recent" "${PIDS[*]}" <<'PY'
+	python3 -I - "$root" "$recent" "${PIDS[*]:0:$n}" <<'PY'
 import json, os, sys, time
 root, recent = sys.argv[1], int(sys.argv[2])
 pids = [int(p) for p in sys.argv[3].split()]
@@ -189,10 +213,104 @@ os.chmod(path, 0o600)
 PY
 }
 
-for _ in $(seq 200); do
-	sleep 3600 &
-	PIDS+=($!)
-done
+# sleepers N: at least N sleep processes in PIDS (stopped on exit).
+sleepers() {
+	while [ "${#PIDS[@]}" -lt "$1" ]; do
+		sleep 3600 &
+		PIDS+=($!)
+	done
+}
+
+# stenv ROOT: the env command that points oo-claude at the station ROOT.
+stenv() {
+	echo env HOME="$1" OO_CLAUDE_SESSIONS_DIR="$1/sessions" OO_CLAUDE_PROJECTS_DIR="$1/projects" \
+		OO_CLAUDE_INBOX_DIR="$1/inbox" OO_CLAUDE_STATE_DIR="$1/state" OO_CLAUDE_OBSERVATORY_DIR="$1/observatory"
+}
+
+if [ "${1:-}" = issue20 ]; then
+	shift
+	ROWS=("$@")
+	[ ${#ROWS[@]} -gt 0 ] || ROWS=(version send sessions watchcpu watchlat doorman)
+	N=${BENCH_N:-20}
+	IDLE=${BENCH_IDLE_S:-20}
+	began=$(date +%s)
+	if [ -n "${BENCH_REV:-}" ]; then
+		# The binary measured is BENCH_REV's; the harness (and the doorman
+		# row's test binary) is this tree's.
+		mkdir -p "$T/rev"
+		git archive "$BENCH_REV" | tar -x -C "$T/rev"
+		(cd "$T/rev" && CGO_ENABLED=0 go build -o "$BIN" ./cli/oo-claude)
+		echo "oo-claude built from $(git rev-parse --short "$BENCH_REV")"
+	else
+		CGO_ENABLED=0 go build -o "$BIN" ./cli/oo-claude
+	fi
+	go build -o "$T/benchtool" scripts/benchtool.go
+	mkdir -p "$T/hello"
+	printf 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("hello, world") }\n' >"$T/hello/main.go"
+	(cd "$T/hello" && printf 'module hello\n\ngo 1.26\n' >go.mod && CGO_ENABLED=0 GOFLAGS= go build -o "$T/hello/hello" .)
+	HELLO=$T/hello/hello
+	BT=$T/benchtool
+	# hello's own median, printed beside a row that cannot interleave it.
+	hello() { "$BT" pair "$N" "$BT" -- "$HELLO" | sed 's/ (hello.*//'; }
+	load() { echo "load $(cut -d' ' -f1 /proc/loadavg)"; }
+	echo "machine: $(nproc) cores, $(uname -sm), $(go version | cut -d' ' -f3); medians of $N; oo-claude and hello built with CGO_ENABLED=0"
+	for row in "${ROWS[@]}"; do
+		case $row in
+		version)
+			printf '%-30s %s   [%s]\n' "version vs hello" "$("$BT" pair "$N" "$HELLO" -- "$BIN" version)" "$(load)"
+			;;
+		send)
+			export OO_CLAUDE_E2E_CLAUDE=${OO_CLAUDE_E2E_CLAUDE:-$(scripts/install-claude-code.sh)}
+			echo "send (TestSendCost, 1 and 500 rows; hello $(hello))   [$(load)]"
+			OO_CLAUDE_E2E_OOCLAUDE=$BIN OO_CLAUDE_E2E_SEND_ROWS=1,500 OO_CLAUDE_E2E_SEND_SAMPLES=$N \
+				go test -count=1 -v -run '^TestSendCost$' ./e2e/ |
+				sed -n '/whole oo-claude send/,/^--- /p' | grep -v '^--- ' | sed 's/^ *sendcost_test.go:[0-9]*: //; s/^        /  /'
+			echo "  [after: $(load)]"
+			;;
+		sessions)
+			sleepers 1000
+			for spec in 200:10 200:2 1000:10; do
+				S="$T/st-${spec/:/-}"
+				[ -d "$S" ] || station "$S" "${spec#*:}" "${spec%:*}"
+				printf '%-30s %s   [%s]\n' "sessions --json ${spec%:*}x10 r${spec#*:}" \
+					"$("$BT" pair "$N" "$HELLO" -- $(stenv "$S") "$BIN" sessions --json)" "$(load)"
+			done
+			;;
+		watchcpu)
+			sleepers 1000
+			for n in 20 200 1000; do
+				S="$T/st-$n-10"
+				[ -d "$S" ] || station "$S" 10 "$n"
+				$(stenv "$S") "$BIN" watch --json >/dev/null 2>&1 &
+				wp=$!
+				sleep 3 # its start (the initial events) is not at rest
+				printf '%-30s %s   [hello %s, %s]\n' "watch at rest, $n sessions" "$("$BT" cpu "$wp" "$IDLE")" "$(hello)" "$(load)"
+				kill "$wp"
+				wait "$wp" 2>/dev/null || true
+			done
+			;;
+		watchlat)
+			sleepers 200
+			S="$T/st-200-10"
+			[ -d "$S" ] || station "$S" 10 200
+			printf '%-30s %s   [hello %s, %s]\n' "watch append -> event" \
+				"$("$BT" watchlat "$N" "$S/inbox/dddddddd-0000-4000-8000-000000000000.inbox" -- $(stenv "$S") "$BIN" watch --json)" "$(hello)" "$(load)"
+			;;
+		doorman)
+			echo "idle doorman (BenchmarkDoormanIdle, 20 s window; hello $(hello))   [$(load)]"
+			go test -run '^$' -bench '^BenchmarkDoormanIdle$' -benchtime 1x ./cli/oo-claude/ | grep -E '^Benchmark|no syscall' | sed 's/^/  /'
+			;;
+		*)
+			echo "unknown row $row (version send sessions watchcpu watchlat doorman)" >&2
+			exit 2
+			;;
+		esac
+	done
+	echo "took $(($(date +%s) - began)) s"
+	exit 0
+fi
+
+sleepers 200
 
 echo "machine: $(nproc) cores, $(uname -sm), $(go version | cut -d' ' -f3), runs: $RUNS (median of wall time, ms)"
 printf '%-18s %s\n' version "$(median "$RUNS" "$BIN" version)"
@@ -212,8 +330,7 @@ awk -v a="$small" -v b="$big" 'BEGIN {printf "%-18s %.2f (budget <= 1.5)\n", "re
 for recent in 2 10; do
 	S="$T/station-$recent"
 	station "$S" "$recent"
-	stenv=(env HOME="$S" OO_CLAUDE_SESSIONS_DIR="$S/sessions" OO_CLAUDE_PROJECTS_DIR="$S/projects"
-		OO_CLAUDE_INBOX_DIR="$S/inbox" OO_CLAUDE_STATE_DIR="$S/state" OO_CLAUDE_OBSERVATORY_DIR="$S/observatory")
+	read -ra stenv <<<"$(stenv "$S")"
 	n=$("${stenv[@]}" "$BIN" sessions --json | python3 -I -c 'import json,sys; d=json.load(sys.stdin); print(len(d["sessions"]), sum(s["riders_total"] for s in d["sessions"]))')
 	printf '%-18s %s   (sessions, riders: %s)\n' "sessions-r$recent" "$(median "$RUNS" "${stenv[@]}" "$BIN" sessions --json)" "$n"
 	if [ "$recent" = 10 ]; then

@@ -421,11 +421,32 @@ func BenchmarkDoormanIdle(b *testing.B) {
 	}
 	time.Sleep(2 * time.Second)
 	const window = 20 * time.Second
+	perMin := func(n float64) float64 { return n * float64(time.Minute) / float64(window) }
 	for i := 0; i < b.N; i++ {
-		before := ctxSwitches(b, c.PID())
-		time.Sleep(window)
-		after := ctxSwitches(b, c.PID())
-		b.ReportMetric(float64(after-before)*float64(time.Minute)/float64(window), "wakeups/min")
+		before, cpu0 := ctxSwitches(b, c.PID()), cpuNS(c.PID())
+		// perf (when installed and allowed) counts the window's system
+		// calls: the total and the ones advisory state costs.
+		sys, perfErr := perfSyscalls(ctx, c.PID(), window)
+		if perfErr != nil {
+			time.Sleep(window)
+		}
+		after, cpu1 := ctxSwitches(b, c.PID()), cpuNS(c.PID())
+		b.ReportMetric(perMin(float64(after-before)), "wakeups/min")
+		b.ReportMetric(perMin(float64(cpu1-cpu0))/1e6, "cpu-ms/min")
+		if perfErr != nil {
+			b.Logf("no syscall counts (perf: %v)", perfErr)
+			continue
+		}
+		for _, k := range []string{"raw_syscalls:sys_enter", "syscalls:sys_enter_fsync", "syscalls:sys_enter_rename", "syscalls:sys_enter_nanosleep"} {
+			name := strings.TrimPrefix(strings.TrimPrefix(k, "syscalls:sys_enter_"), "raw_syscalls:sys_enter")
+			if name == "" {
+				name = "syscalls"
+			} else {
+				name += "s"
+			}
+			b.ReportMetric(perMin(float64(sys[k])), name+"/min")
+		}
+		b.ReportMetric(perMin(float64(sys["syscalls:sys_enter_renameat"]+sys["syscalls:sys_enter_renameat2"])), "renameats/min")
 	}
 	b.ReportMetric(float64(procStatus(b, c.PID(), "VmRSS")), "rss-KiB")
 }
@@ -439,6 +460,49 @@ func ctxSwitches(b *testing.B, pid int) int64 {
 		n += procTaskStatus(b, pid, tid, "voluntary_ctxt_switches")
 	}
 	return n
+}
+
+// cpuNS sums the time on a CPU of the process's threads, in ns
+// (/proc/<pid>/task/<tid>/schedstat's first field).
+func cpuNS(pid int) int64 {
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	var n int64
+	for _, t := range tasks {
+		raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/schedstat", pid, t.Name()))
+		if err != nil {
+			continue
+		}
+		if f := strings.Fields(string(raw)); len(f) > 0 {
+			v, _ := strconv.ParseInt(f[0], 10, 64)
+			n += v
+		}
+	}
+	return n
+}
+
+// perfSyscalls counts pid's system calls for window with perf stat: the
+// total (raw_syscalls:sys_enter) and fsync, rename, renameat(2) and
+// nanosleep, by event name.
+func perfSyscalls(ctx context.Context, pid int, window time.Duration) (map[string]int64, error) {
+	events := "raw_syscalls:sys_enter,syscalls:sys_enter_fsync,syscalls:sys_enter_rename,syscalls:sys_enter_renameat,syscalls:sys_enter_renameat2,syscalls:sys_enter_nanosleep"
+	out, err := exec.CommandContext(ctx, "perf", "stat", "-x", ",", "-e", events, "-p", strconv.Itoa(pid), "--", "sleep", strconv.FormatFloat(window.Seconds(), 'f', -1, 64)).CombinedOutput()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %s", err, out)
+	}
+	got := map[string]int64{}
+	for _, l := range strings.Split(string(out), "\n") {
+		f := strings.Split(l, ",")
+		if len(f) < 3 {
+			continue
+		}
+		if n, err := strconv.ParseInt(f[0], 10, 64); err == nil {
+			got[f[2]] = n
+		}
+	}
+	if _, ok := got["raw_syscalls:sys_enter"]; !ok {
+		return nil, fmt.Errorf("no count in perf's output: %s", out)
+	}
+	return got, nil
 }
 
 func procStatus(b *testing.B, pid int, key string) int64 {
