@@ -264,7 +264,7 @@ if [ "${1:-}" = issue20 ]; then
 			echo "send (TestSendCost, 1 and 500 rows; hello $(hello))   [$(load)]"
 			OO_CLAUDE_E2E_OOCLAUDE=$BIN OO_CLAUDE_E2E_SEND_ROWS=1,500 OO_CLAUDE_E2E_SEND_SAMPLES=$N \
 				go test -count=1 -v -run '^TestSendCost$' ./e2e/ |
-				sed -n '/whole oo-claude send/,/^--- /p' | grep -v '^--- ' | sed 's/^ *sendcost_test.go:[0-9]*: //; s/^        /  /'
+				sed -n '/whole oo-claude send/,/^--- /p' | grep -v -e '^--- ' -e 'fakemodel: ' | sed 's/^ *sendcost_test.go:[0-9]*: //; s/^        /  /'
 			echo "  [after: $(load)]"
 			;;
 		sessions)
