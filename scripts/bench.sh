@@ -244,7 +244,7 @@ if [ "${1:-}" = issue20 ]; then
 	else
 		CGO_ENABLED=0 go build -o "$BIN" ./cli/oo-claude
 	fi
-	go build -o "$T/benchtool" scripts/benchtool.go
+	go build -o "$T/benchtool" scripts/benchtool/main.go
 	mkdir -p "$T/hello"
 	printf 'package main\n\nimport "fmt"\n\nfunc main() { fmt.Println("hello, world") }\n' >"$T/hello/main.go"
 	(cd "$T/hello" && printf 'module hello\n\ngo 1.26\n' >go.mod && CGO_ENABLED=0 GOFLAGS= go build -o "$T/hello/hello" .)

@@ -1,7 +1,7 @@
 //go:build ignore
 
-// benchtool is scripts/bench.sh's measuring hand (go build -o benchtool
-// scripts/benchtool.go): what a shell cannot time finely enough.
+// Command benchtool is scripts/bench.sh's measuring hand (go build -o benchtool
+// scripts/benchtool/main.go): what a shell cannot time finely enough.
 //
 //	benchtool hello                      print "hello" (the paired reference)
 //	benchtool pair N HELLO -- CMD...     run HELLO and CMD alternately N times
