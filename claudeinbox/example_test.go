@@ -83,3 +83,42 @@ func ExampleRefusedError() {
 	}
 	// Output: refused newline true false
 }
+
+// What to do next with a verdict, in one switch: a queued line is never
+// resent, a dropped one after its RetryAfter.
+func ExampleVerdict_Next() {
+	tb := &exampleTB{}
+	defer tb.done()
+	st := fakestation.New(tb)
+	s := &claudeinbox.Sender{Station: st.Station()}
+	sid := uuid.NewString()
+	st.AddTranscript(sid, "") // it ran here before and does not run now
+	v, _ := s.Send(context.Background(), claudeinbox.Request{Target: sid, Line: "when you wake up"})
+	switch v.Next() {
+	case claudeinbox.NextDone:
+		fmt.Println("delivered")
+	case claudeinbox.NextWait:
+		fmt.Println(v.Class, "waits in the inbox: do not resend")
+	case claudeinbox.NextRetryAfter:
+		fmt.Println("resend after", v.RetryAfter)
+	default:
+		fmt.Println(v.Next(), v.Reason)
+	}
+	// Output: queued-offline waits in the inbox: do not resend
+}
+
+// SendRetry waits out the throttle and sends once more: the second line
+// to the same session within MinInterval is delivered after it.
+func ExampleSender_SendRetry() {
+	tb := &exampleTB{}
+	defer tb.done()
+	st := fakestation.New(tb)
+	row := st.AddSession(fakestation.Session{Name: "work-r2", Status: "busy"})
+	fakedoorman.Start(tb, st.Paths.InboxDir, row.SessionID, fakedoorman.Options{})
+
+	s := &claudeinbox.Sender{Station: st.Station(), Wait: 5 * time.Second, MinInterval: 200 * time.Millisecond}
+	first, _ := s.Send(context.Background(), claudeinbox.Request{Target: "work-r2", Line: "one"})
+	v, err := s.SendRetry(context.Background(), claudeinbox.Request{Target: "work-r2", Line: "two"})
+	fmt.Println(first.Class, v.Class, v.Next(), err)
+	// Output: delivered-steer delivered-steer done <nil>
+}

@@ -10,3 +10,6 @@ func AckOf(v Verdict) *inbox.Ack { return v.ack }
 
 // AckPoll is the ack wait's safety timer.
 const AckPoll = ackPoll
+
+// LineReason is the reason the sender refuses a line with for a line error.
+func LineReason(err error) Reason { return lineReason(err) }

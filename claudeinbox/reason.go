@@ -7,7 +7,9 @@ package claudeinbox
 type Reason string
 
 // The line rules. A sender refuses such a line before it writes anything;
-// a doorman acks one it finds in an inbox as refused with the same reason.
+// a doorman acks one it finds in an inbox as refused with the same reason
+// (one table maps each rule to its reason for both). A line the rules
+// refuse for a cause that is none of these is [ReasonUndeliverable].
 const (
 	ReasonEmpty       Reason = "empty"        // the line is empty, only spaces, or a sender tag and nothing else
 	ReasonNewline     Reason = "newline"      // the line holds a newline or carriage return
@@ -18,8 +20,28 @@ const (
 
 // Why a doorman refused a line it read (a [Refused] verdict after the ack).
 const (
-	ReasonUndeliverable  Reason = "undeliverable"   // the door client rejected the line: it would never be delivered
+	ReasonUndeliverable  Reason = "undeliverable"   // the door client rejected the line, or the line rules refused it for no rule of their own: it would never be delivered
 	ReasonDoormanRefused Reason = "doorman-refused" // the ack says refused and gives no reason
+)
+
+// Why a doorman holds lines back (DoormanStatus.Pending: the heartbeat's
+// last_error starts with it). [ReasonReceiverDidNotQueue] is also the
+// reason of a line the doorman refused after its last write was not
+// queued either.
+const (
+	// The door took the line but the receiver wrote no enqueue row for it
+	// within the confirmation bound: the line stays pending and is written
+	// again only once that cannot double it.
+	ReasonReceiverDidNotQueue Reason = "receiver-did-not-queue"
+	// The line was queued but its ack could not be written: the doorman
+	// retries the ack, never the delivery.
+	ReasonAckUnwritable Reason = "ack-unwritable"
+	// The session's messaging token cannot be carried in a door frame:
+	// nothing was written.
+	ReasonBadToken Reason = "bad-token"
+	// The doorman cannot record the door write it is about to make:
+	// nothing was written.
+	ReasonAttemptUnwritable Reason = "attempt-unwritable"
 )
 
 // Why a sender refused a request before writing the line, or dropped it.

@@ -1,6 +1,7 @@
 package claudeinbox_test
 
 import (
+	"errors"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -41,9 +42,13 @@ func TestReasonValues(t *testing.T) {
 		claudeinbox.ReasonDoormanState:        "state",
 		claudeinbox.ReasonDoormanGone:         "pid-gone",
 		claudeinbox.ReasonOtherSession:        "other-session",
+		claudeinbox.ReasonReceiverDidNotQueue: "receiver-did-not-queue",
+		claudeinbox.ReasonAckUnwritable:       "ack-unwritable",
+		claudeinbox.ReasonBadToken:            "bad-token",
+		claudeinbox.ReasonAttemptUnwritable:   "attempt-unwritable",
 	}
-	if len(got) != 27 {
-		t.Fatalf("%d distinct reasons, want 27: two constants share a value", len(got))
+	if len(got) != 31 {
+		t.Fatalf("%d distinct reasons, want 31: two constants share a value", len(got))
 	}
 	for r, want := range got {
 		if diff := cmp.Diff(want, string(r)); diff != "" {
@@ -52,8 +57,8 @@ func TestReasonValues(t *testing.T) {
 	}
 }
 
-// TestVocabularyIsTheInboxFiles: the Reasons of a doorman that is not fresh
-// and the priorities are spelled as literals here (go doc shows no internal
+// TestVocabularyIsTheInboxFiles: the Reasons of a doorman that is not fresh,
+// of a pending line, of the line rules, and the priorities are spelled as literals here (go doc shows no internal
 // name) and equal what the inbox files' one reader and writer
 // (internal/inbox) judges and writes by, so the two cannot drift.
 func TestVocabularyIsTheInboxFiles(t *testing.T) {
@@ -64,6 +69,16 @@ func TestVocabularyIsTheInboxFiles(t *testing.T) {
 		{string(claudeinbox.ReasonDoormanState), inbox.NotFreshState},
 		{string(claudeinbox.ReasonDoormanGone), inbox.NotFreshPIDGone},
 		{string(claudeinbox.ReasonOtherSession), inbox.NotFreshOtherSession},
+		{string(claudeinbox.ReasonReceiverDidNotQueue), inbox.PendingNotQueued},
+		{string(claudeinbox.ReasonAckUnwritable), inbox.PendingAckUnwritable},
+		{string(claudeinbox.ReasonBadToken), inbox.PendingBadToken},
+		{string(claudeinbox.ReasonAttemptUnwritable), inbox.PendingAttemptUnwritable},
+		{string(claudeinbox.ReasonEmpty), inbox.LineReasonEmpty},
+		{string(claudeinbox.ReasonNewline), inbox.LineReasonNewline},
+		{string(claudeinbox.ReasonTooLong), inbox.LineReasonTooLong},
+		{string(claudeinbox.ReasonInvalidUTF8), inbox.LineReasonInvalidUTF8},
+		{string(claudeinbox.ReasonNUL), inbox.LineReasonNUL},
+		{string(claudeinbox.ReasonUndeliverable), inbox.LineReasonUndeliverable},
 		{claudeinbox.PriorityNow, inbox.PriorityNow},
 		{claudeinbox.PriorityNext, inbox.PriorityNext},
 		{claudeinbox.PriorityLater, inbox.PriorityLater},
@@ -72,5 +87,17 @@ func TestVocabularyIsTheInboxFiles(t *testing.T) {
 		if tt.public != tt.internal {
 			t.Errorf("claudeinbox says %q where internal/inbox says %q", tt.public, tt.internal)
 		}
+	}
+}
+
+// TestLineReasonOfNoRule: a line refused for a cause that is none of the
+// line rules is undeliverable, as the doorman acks it, not one rule's
+// reason (it was invalid-utf8).
+func TestLineReasonOfNoRule(t *testing.T) {
+	if got := claudeinbox.LineReason(errors.New("no rule")); got != claudeinbox.ReasonUndeliverable {
+		t.Errorf("lineReason(no rule) = %q, want %q", got, claudeinbox.ReasonUndeliverable)
+	}
+	if got := claudeinbox.LineReason(&inbox.LineError{Err: inbox.ErrNewline}); got != claudeinbox.ReasonNewline {
+		t.Errorf("lineReason(newline) = %q, want %q", got, claudeinbox.ReasonNewline)
 	}
 }

@@ -7,8 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -161,6 +159,13 @@ type Request struct {
 	// refused ([ReasonUnknownSession]): a mistyped id would strand the
 	// line, since no doorman, resume or gc would ever take it.
 	ExpectStart bool
+	// Waits, when set, are this call's waits in place of the Sender's
+	// Wait, SeenWait and ReplyWait (all three: start from
+	// [Sender.Waits]), so one Sender serves calls that wait differently.
+	// The rules are the Sender's fields': negative is [ErrBadOption], a
+	// seen or reply wait needs the Sender's Witness. nil means the
+	// Sender's.
+	Waits *Waits
 }
 
 // The priorities of Request.Priority: when the receiver shows the line.
@@ -183,6 +188,27 @@ type DoormanStatus struct {
 	// NotFreshBecause is why the heartbeat is not fresh, one of the
 	// ReasonHeartbeat... and ReasonDoorman... reasons; "" when Fresh.
 	NotFreshBecause Reason
+	// LastError is the heartbeat's last_error as the doorman wrote it:
+	// why lines are pending, or its last failure; "" when it has none.
+	// For a [Timeout] verdict it is read again when the wait ends.
+	LastError string
+	// Pending is the reason LastError starts with when it says why the
+	// doorman holds lines back ([ReasonReceiverDidNotQueue],
+	// [ReasonAckUnwritable], [ReasonBadToken],
+	// [ReasonAttemptUnwritable]); "" otherwise.
+	Pending Reason
+}
+
+// setLastError records the heartbeat's last_error and the pending reason
+// it starts with.
+func (d *DoormanStatus) setLastError(e string) {
+	d.LastError, d.Pending = e, ""
+	for _, r := range [...]Reason{ReasonReceiverDidNotQueue, ReasonAckUnwritable, ReasonBadToken, ReasonAttemptUnwritable} {
+		if e == string(r) || strings.HasPrefix(e, string(r)+":") {
+			d.Pending = r
+			return
+		}
+	}
 }
 
 // Verdict is everything a send found out: the class and every fact the
@@ -329,6 +355,7 @@ func (s *Sender) Send(ctx context.Context, req Request) (Verdict, error) {
 	if s == nil {
 		s = &Sender{} // no station: refused with ErrNoStation
 	}
+	s = s.forCall(req.Waits)
 	if ctx == nil {
 		err := &RefusedError{Reason: ReasonBadOption, Err: fmt.Errorf("%w: nil context", ErrBadOption)}
 		v := Verdict{Target: req.Target, Line: req.Line, ClientVersion: s.ClientVersion, At: s.now()}
@@ -366,220 +393,6 @@ func (s *Sender) now() time.Time {
 
 func (v *Verdict) refuse(reason Reason, note string) {
 	v.Class, v.Reason, v.Note = Refused, reason, note
-}
-
-func (s *Sender) send(ctx context.Context, req Request) (Verdict, error) {
-	v := Verdict{Target: req.Target, Wait: s.Wait, MinInterval: s.MinInterval, SeenWait: s.SeenWait, ReplyWait: s.ReplyWait, ClientVersion: s.ClientVersion, Station: s.StationName, Line: req.Line}
-	switch {
-	case s.Station == nil:
-		v.refuse(ReasonBadOption, ErrNoStation.Error())
-		return v, ErrNoStation
-	case s.Wait < 0 || s.MinInterval < 0 || s.SeenWait < 0 || s.ReplyWait < 0:
-		err := fmt.Errorf("%w: wait %v, min interval %v, seen wait %v, reply wait %v (negative)", ErrBadOption, s.Wait, s.MinInterval, s.SeenWait, s.ReplyWait)
-		v.refuse(ReasonBadOption, err.Error())
-		return v, err
-	case (s.SeenWait > 0 || s.ReplyWait > 0) && s.Witness == nil:
-		err := fmt.Errorf("%w: a seen or reply wait needs a Witness", ErrBadOption)
-		v.refuse(ReasonBadOption, err.Error())
-		return v, err
-	}
-	if _, ok := s.Witness.(ReplyWitness); s.ReplyWait > 0 && !ok {
-		err := fmt.Errorf("%w: a reply wait needs a Witness that is a ReplyWitness", ErrBadOption)
-		v.refuse(ReasonBadOption, err.Error())
-		return v, err
-	}
-
-	// The sender and the final line.
-	v.From = req.From
-	if v.From == "" {
-		v.From = inbox.DefaultFrom
-	}
-	if err := inbox.CheckFrom(v.From); err != nil {
-		v.refuse(ReasonBadFrom, fmt.Sprintf("From %q: %v (1–80 characters, no brackets, control or format characters)", v.From, err))
-		return v, err
-	}
-	if strings.TrimSpace(req.Line) == "" {
-		v.refuse(ReasonEmpty, "empty line: there is nothing to send")
-		return v, inbox.ErrEmptyLine
-	}
-	if err := inbox.CheckPriority(req.Priority); err != nil {
-		v.refuse(ReasonBadPriority, fmt.Sprintf("%v: the priority is now, next (the default) or later", err))
-		return v, err
-	}
-	line := req.Line
-	if st, ok := inbox.ParseStructured([]byte(line)); ok {
-		if err := inbox.CheckFrom(st.From); st.From != "" && err != nil {
-			v.refuse(ReasonBadFrom, fmt.Sprintf("the structured line's from %q: %v (1–80 characters, no brackets, control or format characters)", st.From, err))
-			return v, err
-		}
-		if f := inbox.SanitizeFrom(st.From); f != "" {
-			v.From = f
-		}
-	} else if tf, ok := inbox.SenderTag(line); ok {
-		if f := inbox.SanitizeFrom(tf); f != "" {
-			v.From = f
-		}
-	} else if !req.NoTag {
-		line = inbox.Tagged(line, v.From)
-	}
-	if line, v.Priority = withPriority(line, req.Priority); v.Priority == "" {
-		v.Priority = inbox.PriorityNext
-	}
-	v.Line, v.Bytes, v.SHA256 = line, len(line), inbox.SHA256([]byte(line))
-	// The doorman's own decoding, so a line it would refuse (a structured
-	// line whose text holds a newline, a tag and nothing else) is refused
-	// here and never written.
-	if _, err := inbox.Decode([]byte(line)); err != nil {
-		v.refuse(lineReason(err), fmt.Sprintf("%v: a line is one line of valid UTF-8, not empty, at most %d bytes with its tag", err, inbox.MaxLineBytes))
-		return v, err
-	}
-
-	// The target.
-	t, err := s.Station.Resolve(req.Target)
-	if err != nil {
-		var te *station.TargetError
-		if !errors.As(err, &te) {
-			v.refuse(ReasonIO, err.Error())
-			return v, err
-		}
-		switch {
-		case errors.Is(err, station.ErrAmbiguousTarget):
-			v.refuse(ReasonAmbiguousTarget, err.Error()+" (use the full session id)")
-		case errors.Is(err, station.ErrUnknownTarget):
-			v.refuse(ReasonUnknownTarget, err.Error())
-		default:
-			v.refuse(ReasonBadTarget, err.Error())
-		}
-		return v, err
-	}
-	v.SessionID, v.Running = t.SessionID, t.Running
-	if t.Session != nil {
-		v.Name, v.PID, v.Status = t.Session.Name, t.Session.PID, t.Session.Status
-	}
-	inboxDir := s.InboxDir
-	if inboxDir == "" {
-		inboxDir = s.Station.Paths.InboxDir
-	}
-	stateDir := s.StateDir
-	if stateDir == "" {
-		stateDir = s.Station.Paths.StateDir
-	}
-	files := inbox.FilesFor(inboxDir, t.SessionID)
-	v.Inbox = files.Inbox
-	if err := s.checkQueue(&v, req, t, files); err != nil {
-		return v, err
-	}
-
-	// Where the transcript ends before the append, for the proof.
-	var mark transcriptMark
-	if (s.SeenWait > 0 || s.ReplyWait > 0) && t.Session != nil {
-		mark.path, mark.size, mark.err = s.Witness.Mark(t.SessionID, t.Session.CWD)
-	}
-
-	// An inbox another user could have written is not ours to add to.
-	if err := inbox.CheckTrust(files, os.Geteuid()); err != nil {
-		return v, s.refuseFile(&v, files.Inbox, err)
-	}
-
-	// Throttle and append, one decision under the ledger's lock.
-	ackFrom := fileSize(files.Ack)
-	th := inbox.ThrottleFor(stateDir, s.MinInterval, s.Now)
-	adm, err := th.Do(ctx, v.SessionID, v.From, func() error {
-		off, err := inbox.AppendInbox(files.Inbox, []byte(line))
-		if err == nil {
-			v.Written, v.LineOffset = true, off
-		}
-		return err
-	})
-	switch {
-	case err != nil && !v.Written && ctx.Err() != nil && errors.Is(err, ctx.Err()):
-		// Cancelled while waiting for the ledger's lock: nothing written.
-		v.refuse(ReasonCanceled, "the send was cancelled before the line was written")
-		v.InterruptedBy = interruptedBy(ctx)
-		return v, ctx.Err()
-	case err != nil && !adm.Admitted:
-		v.refuse(ReasonIO, "throttle ledger: "+err.Error())
-		return v, &SendError{Op: "throttle", Path: th.Dir, Err: err}
-	case err != nil && !v.Written && (errors.Is(err, fsx.ErrSymlink) || errors.Is(err, fsx.ErrNotRegular) || errors.Is(err, fsx.ErrUntrusted)):
-		return v, s.refuseFile(&v, files.Inbox, err)
-	case err != nil && !v.Written:
-		v.refuse(ReasonIO, err.Error())
-		return v, &SendError{Op: "append", Path: files.Inbox, Err: err}
-	case !adm.Admitted:
-		secs := int(math.Ceil(adm.RetryAfter.Seconds()))
-		v.Class, v.Reason, v.RetryAfter = Dropped, ReasonThrottled, adm.RetryAfter
-		v.Note = fmt.Sprintf("throttled: one line per %s from %q to this session; the line was not written, resend it after %d s", s.MinInterval, v.From, secs)
-		return v, nil
-	}
-	// err may still be set: the line is in the file and only the ledger
-	// update failed. The verdict follows the line; the error tells the
-	// caller.
-	var ledgerErr error
-	if err != nil {
-		ledgerErr = &SendError{Op: "throttle", Path: th.Dir, Err: err}
-	}
-
-	if !t.Running {
-		v.Class = QueuedOffline
-		v.Note = "no running session has this id: the line waits in the inbox for the session's next doorman"
-		v.Hint = "oo-claude resume " + v.SessionID
-		return v, ledgerErr
-	}
-	h, fr := inbox.HeartbeatFreshness(files.Heartbeat, s.now(), v.SessionID, func(pid int) bool { return s.Station.Proc.Alive(pid, "") })
-	v.Doorman = &DoormanStatus{Fresh: fr.Fresh, PID: h.PID, Age: fr.Age, State: string(h.State), NotFreshBecause: Reason(fr.Reason)}
-	if !fr.Fresh {
-		v.Class, v.Reason = QueuedNoDoorman, Reason(fr.Reason)
-		v.Note = notFreshNote(fr) + ": the line waits in the inbox until the session's doorman runs"
-		return v, ledgerErr
-	}
-
-	start := s.now()
-	ack, werr := s.awaitAck(ctx, files, ackFrom, v.SHA256, v.LineOffset)
-	v.Waited = s.now().Sub(start)
-	if ack == nil && werr != nil && ctx.Err() != nil && errors.Is(werr, ctx.Err()) {
-		v.Class, v.InterruptedBy = Interrupted, interruptedBy(ctx)
-		v.Note = fmt.Sprintf("interrupted (%s) %.1fs into the wait for the doorman's ack: the line is in the inbox and waits for the doorman; do not resend it", v.InterruptedBy, v.Waited.Seconds())
-		return v, joinErr(werr, ledgerErr)
-	}
-	if ack == nil {
-		v.Class = Timeout
-		v.Note = fmt.Sprintf("the doorman is fresh but no ack came within %s: the line waits in the inbox; do not resend it", s.Wait)
-		if hb, err := inbox.ReadHeartbeat(files.Heartbeat); err == nil && hb.LastError != "" {
-			// Why the doorman holds it (e.g. receiver-did-not-queue).
-			v.Note += " (the doorman says: " + hb.LastError + ")"
-		}
-		return v, joinErr(werr, ledgerErr)
-	}
-	v.ack, v.PeerStatus, v.MsgID = ack, ack.PeerStatus, ack.MsgID
-	if ack.Class != inbox.AckRefused {
-		v.Confirm = ack.Confirm
-		if ack.QueuedAt != nil {
-			v.QueuedAt = *ack.QueuedAt
-		}
-	}
-	switch ack.Class {
-	case inbox.AckRefused:
-		v.Class, v.Reason = Refused, Reason(ack.Reason)
-		if v.Reason == "" {
-			v.Reason = ReasonDoormanRefused
-		}
-		v.Note = "the doorman refused the line (" + string(v.Reason) + "); it will not be delivered"
-	case inbox.AckDeliveredStart:
-		v.Class = DeliveredStart
-	default:
-		v.Class = DeliveredSteer
-	}
-	if s.OnAck != nil && v.Class.Delivered() && (s.ReplyWait > 0 || s.SeenWait > 0) {
-		ackV := v
-		ackV.At = s.now()
-		s.OnAck(ackV)
-	}
-	if v.Class.Delivered() && (s.ReplyWait > 0 || s.SeenWait > 0) {
-		if err := s.awaitProof(ctx, &v, mark, t.Session, files); err != nil {
-			return v, joinErr(err, ledgerErr)
-		}
-	}
-	return v, ledgerErr
 }
 
 // checkQueue refuses, before anything is written, a line whose inbox no
@@ -781,21 +594,9 @@ type SendError struct {
 func (e *SendError) Error() string { return fmt.Sprintf("send: %s %s: %v", e.Op, e.Path, e.Err) }
 func (e *SendError) Unwrap() error { return e.Err }
 
-func lineReason(err error) Reason {
-	switch {
-	case errors.Is(err, inbox.ErrEmptyLine):
-		return ReasonEmpty
-	case errors.Is(err, inbox.ErrNewline):
-		return ReasonNewline
-	case errors.Is(err, inbox.ErrLineTooLong):
-		return ReasonTooLong
-	case errors.Is(err, inbox.ErrInvalidUTF8):
-		return ReasonInvalidUTF8
-	case errors.Is(err, inbox.ErrNUL):
-		return ReasonNUL
-	}
-	return ReasonInvalidUTF8
-}
+// lineReason is the reason of the line rule err breaks (the one table,
+// inbox.LineReason).
+func lineReason(err error) Reason { return Reason(inbox.LineReason(err)) }
 
 func notFreshNote(f inbox.Freshness) string {
 	switch f.Reason {
@@ -935,7 +736,7 @@ func (v Verdict) Row() receipt.SendRow {
 		r.LineOffset = jsonrow.Ptr(v.LineOffset)
 	}
 	if d := v.Doorman; d != nil {
-		r.Doorman = &receipt.Doorman{Fresh: d.Fresh, State: str(d.State), NotFreshBecause: str(string(d.NotFreshBecause))}
+		r.Doorman = &receipt.Doorman{Fresh: d.Fresh, State: str(d.State), NotFreshBecause: str(string(d.NotFreshBecause)), LastError: str(d.LastError), Pending: str(string(d.Pending))}
 		if d.PID > 0 {
 			r.Doorman.PID = jsonrow.Ptr(d.PID)
 		}

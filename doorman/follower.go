@@ -607,22 +607,9 @@ func (fl *follower) handle(ctx context.Context, kind lineKind, line []byte, sha 
 	return fl.deliver(ctx, msg, sha, off)
 }
 
-// refuseReason is the ack's reason for a line Decode refused. A line
-// rule the door client would reject that has no reason of its own (a
-// structured line whose text holds a newline) is undeliverable.
-func refuseReason(err error) claudeinbox.Reason {
-	switch {
-	case errors.Is(err, inbox.ErrInvalidUTF8):
-		return claudeinbox.ReasonInvalidUTF8
-	case errors.Is(err, inbox.ErrLineTooLong):
-		return claudeinbox.ReasonTooLong
-	case errors.Is(err, inbox.ErrNUL):
-		return claudeinbox.ReasonNUL
-	case errors.Is(err, inbox.ErrEmptyLine):
-		return claudeinbox.ReasonEmpty
-	}
-	return claudeinbox.ReasonUndeliverable
-}
+// refuseReason is the ack's reason for a line Decode refused: the line
+// rules' one table.
+func refuseReason(err error) claudeinbox.Reason { return claudeinbox.Reason(inbox.LineReason(err)) }
 
 func (fl *follower) ack(a inbox.Ack) error {
 	return inbox.AppendAck(fl.files.Ack, a)
@@ -674,7 +661,7 @@ func (fl *follower) deliver(ctx context.Context, msg inbox.Message, sha string, 
 		}
 		if prev.Writes >= maxWrites {
 			d.logf("the receiver did not queue the line at offset %d after %d writes: refusing it", off, prev.Writes)
-			return fl.refuse(sha, off, inbox.PendingNotQueued)
+			return fl.refuse(sha, off, claudeinbox.ReasonReceiverDidNotQueue)
 		}
 	}
 	var paced time.Duration

@@ -75,7 +75,7 @@ func TestSendRowKeysAreV01s(t *testing.T) {
 
 func TestDoormanKeys(t *testing.T) {
 	got, _ := keysOf(t, receipt.Doorman{})
-	want := []string{"age", "fresh", "not_fresh_because", "pid", "state"}
+	want := []string{"age", "fresh", "last_error", "not_fresh_because", "pending", "pid", "state"}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("doorman keys (-want +got):\n%s", diff)
 	}

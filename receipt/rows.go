@@ -18,6 +18,13 @@ type Doorman struct {
 	// NotFreshBecause is oo-claude's extension: missing, unreadable, stale,
 	// state, pid-gone or other-session; null when fresh.
 	NotFreshBecause *string `json:"not_fresh_because"`
+	// LastError is oo-claude's extension: the heartbeat's last_error (why
+	// lines are pending); null when it has none.
+	LastError *string `json:"last_error"`
+	// Pending is oo-claude's extension: the reason last_error starts with
+	// when it says why lines are pending (receiver-did-not-queue,
+	// ack-unwritable, bad-token, attempt-unwritable); null otherwise.
+	Pending *string `json:"pending"`
 }
 
 // SendRow is the receipt of one send: every key of the v0.1 send row

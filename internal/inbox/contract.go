@@ -54,6 +54,39 @@ var (
 	ErrBadFrom     = errors.New("bad sender name")
 )
 
+// The reasons of the line rules: what a sender's refused verdict and a
+// doorman's refused ack say of a line that breaks one (claudeinbox's
+// Reason values).
+const (
+	LineReasonEmpty         = "empty"
+	LineReasonNewline       = "newline"
+	LineReasonTooLong       = "too-long"
+	LineReasonInvalidUTF8   = "invalid-utf8"
+	LineReasonNUL           = "nul"
+	LineReasonUndeliverable = "undeliverable"
+)
+
+// LineReason is the one table of the line rules: the reason of the rule
+// err (an error of [CheckLine] or [Decode]) breaks, for the sender that
+// refuses such a line before writing it and the doorman that acks one it
+// reads as refused alike. An error that names none of the rules is
+// [LineReasonUndeliverable]: a line the doorman cannot carry.
+func LineReason(err error) string {
+	switch {
+	case errors.Is(err, ErrEmptyLine):
+		return LineReasonEmpty
+	case errors.Is(err, ErrNewline):
+		return LineReasonNewline
+	case errors.Is(err, ErrLineTooLong):
+		return LineReasonTooLong
+	case errors.Is(err, ErrInvalidUTF8):
+		return LineReasonInvalidUTF8
+	case errors.Is(err, ErrNUL):
+		return LineReasonNUL
+	}
+	return LineReasonUndeliverable
+}
+
 // LineError is a line (or sender name) that the contract does not allow.
 type LineError struct {
 	Bytes int

@@ -225,6 +225,14 @@ var noPanicCases = []noPanicCase{
 			})
 		}
 	}},
+	{names: []string{"claudeinbox.Sender.SendRetry"}, run: func(h *hostile) {
+		h.call("Sender{}.SendRetry(zero)", func() { (&claudeinbox.Sender{}).SendRetry(h.ctx(), claudeinbox.Request{}) })
+		h.call("nil.SendRetry(zero)", func() { (*claudeinbox.Sender)(nil).SendRetry(h.ctx(), claudeinbox.Request{}) })
+		for _, s := range h.strs {
+			req := claudeinbox.Request{Target: s, Line: s, From: s, Priority: s, Waits: &claudeinbox.Waits{Ack: -1, Seen: 1, Reply: 1}}
+			h.call("Sender.SendRetry("+q(s)+")", func() { claudeinbox.NewSender(h.cfg).SendRetry(h.ctx(), req) })
+		}
+	}},
 	{names: []string{"claudeinbox.FollowedInbox"}, run: func(h *hostile) {
 		h.call("FollowedInbox(zero)", func() { claudeinbox.FollowedInbox(station.Proc{}, station.Session{}, "") })
 		for i, s := range h.strs {

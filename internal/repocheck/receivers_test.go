@@ -38,6 +38,7 @@ import (
 // a zero value and, for the pointer-receiver ones, on a nil pointer.
 var receiverTypes = []reflect.Type{
 	reflect.TypeFor[claudeinbox.Class](),
+	reflect.TypeFor[claudeinbox.Next](),
 	reflect.TypeFor[claudeinbox.RefusedError](),
 	reflect.TypeFor[claudeinbox.SendError](),
 	reflect.TypeFor[claudeinbox.Sender](),
