@@ -136,7 +136,7 @@ func (d *delivery) composeLine(context.Context) (bool, error) {
 // resolveTarget resolves the target to a session and its inbox files.
 func (d *delivery) resolveTarget(context.Context) (bool, error) {
 	s, v := d.s, &d.v
-	t, err := s.Station.Resolve(d.req.Target)
+	t, err := d.resolve()
 	if err != nil {
 		var te *station.TargetError
 		switch {
@@ -156,13 +156,27 @@ func (d *delivery) resolveTarget(context.Context) (bool, error) {
 	if t.Session != nil {
 		v.Name, v.PID, v.Status = t.Session.Name, t.Session.PID, t.Session.Status
 	}
-	dir := s.InboxDir
-	if dir == "" {
-		dir = s.Station.Paths.InboxDir
-	}
-	d.files = inbox.FilesFor(dir, t.SessionID)
+	d.files = inbox.FilesFor(s.inboxDir(), t.SessionID)
 	v.Inbox = d.files.Inbox
 	return false, nil
+}
+
+// resolve resolves the target. A full session id whose doorman's
+// heartbeat names its owner, the session's claude process, resolves to
+// that process's registry row when it is a live row of this id: one row
+// read, not the whole registry, and the row of the process whose doorman
+// takes the line. Everything else is Station.Resolve's.
+func (d *delivery) resolve() (station.Target, error) {
+	s := d.s
+	if id := strings.ToLower(strings.TrimSpace(d.req.Target)); station.IsSessionID(id) {
+		h, err := inbox.ReadHeartbeat(inbox.FilesFor(s.inboxDir(), id).Heartbeat)
+		if err == nil && strings.EqualFold(h.SessionID, id) && h.OwnerPID > 0 {
+			if x, ok := s.Station.LiveByPID(h.OwnerPID); ok && strings.EqualFold(x.SessionID, id) {
+				return station.Target{SessionID: id, Running: true, Session: &x, MatchedBy: station.MatchID}, nil
+			}
+		}
+	}
+	return s.Station.Resolve(d.req.Target)
 }
 
 // checkQueue refuses a line no doorman would ever take (Sender.checkQueue).

@@ -10,6 +10,7 @@ import (
 
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/fakes/fakedoorman"
+	"github.com/oo-family/oo-claude/fakes/fakestation"
 	"github.com/oo-family/oo-claude/internal/inbox"
 )
 
@@ -133,4 +134,22 @@ func TestSendRetry(t *testing.T) {
 		t.Errorf("cancelled retry: %s written %v %v, want the dropped verdict and ctx's error", v.Class, v.Written, err)
 	}
 	<-done
+}
+
+// TestFullIDResolvesToTheDoormansOwner: a full id whose doorman's
+// heartbeat names its claude process resolves to that process's row (the
+// one row read, not the registry), even when a newer live row names the
+// same session: the line goes to the owner's door.
+func TestFullIDResolvesToTheDoormansOwner(t *testing.T) {
+	w := newWorld(t)
+	owner := w.fs.AddSession(fakestation.Session{PID: os.Getpid(), Name: "owner-o1", StartedAt: time.Now().Add(-time.Hour)})
+	other := w.fs.AddSession(fakestation.Session{SessionID: owner.SessionID, Name: "newer-o2"})
+	w.doorman(t, owner.SessionID, fakedoorman.Options{}) // its heartbeat's owner_pid is this process
+	v, err := w.sender.Send(context.Background(), claudeinbox.Request{Target: strings.ToUpper(owner.SessionID), Line: "x"})
+	if err != nil || !v.Class.Delivered() {
+		t.Fatalf("%s %v", v.Class, err)
+	}
+	if v.PID != owner.PID || v.Name != owner.Name || v.SessionID != owner.SessionID {
+		t.Errorf("resolved to pid %d %q, want the doorman's owner %d %q (not the newer row %d)", v.PID, v.Name, owner.PID, owner.Name, other.PID)
+	}
 }

@@ -384,6 +384,14 @@ func (s *Sender) Send(ctx context.Context, req Request) (Verdict, error) {
 	return v, err
 }
 
+// inboxDir is the directory of the inbox files.
+func (s *Sender) inboxDir() string {
+	if s.InboxDir != "" {
+		return s.InboxDir
+	}
+	return s.Station.Paths.InboxDir
+}
+
 func (s *Sender) now() time.Time {
 	if s.Now != nil {
 		return s.Now()
