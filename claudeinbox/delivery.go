@@ -24,6 +24,10 @@ type delivery struct {
 	t     station.Target // the resolved target (resolveTarget)
 	files inbox.Files    // the target's inbox files
 	mark  transcriptMark // where the transcript ended before the append
+	// hb is the heartbeat resolving a full id read, for checkQueue; nil
+	// when none was read. The verdict's heartbeat is read after the
+	// append (judgeHeartbeat).
+	hb *inbox.Heartbeat
 	// ackFrom is the ack file's size before the append: the ack wait
 	// reads from there.
 	ackFrom int64
@@ -172,6 +176,7 @@ func (d *delivery) resolve() (station.Target, error) {
 		h, err := inbox.ReadHeartbeat(inbox.FilesFor(s.inboxDir(), id).Heartbeat)
 		if err == nil && strings.EqualFold(h.SessionID, id) && h.OwnerPID > 0 {
 			if x, ok := s.Station.LiveByPID(h.OwnerPID); ok && strings.EqualFold(x.SessionID, id) {
+				d.hb = &h
 				return station.Target{SessionID: id, Running: true, Session: &x, MatchedBy: station.MatchID}, nil
 			}
 		}
@@ -181,7 +186,7 @@ func (d *delivery) resolve() (station.Target, error) {
 
 // checkQueue refuses a line no doorman would ever take (Sender.checkQueue).
 func (d *delivery) checkQueue(context.Context) (bool, error) {
-	if err := d.s.checkQueue(&d.v, d.req, d.t, d.files); err != nil {
+	if err := d.s.checkQueue(&d.v, d.req, d.t, d.files, d.hb); err != nil {
 		return true, err
 	}
 	return false, nil

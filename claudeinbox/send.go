@@ -412,7 +412,10 @@ func (v *Verdict) refuse(reason Reason, note string) {
 // session and the sender's environment). A live session whose heartbeat
 // in this sender's inbox directory is fresh is followed here, and is not
 // looked up further.
-func (s *Sender) checkQueue(v *Verdict, req Request, t station.Target, files inbox.Files) error {
+//
+// hb is the heartbeat as read a moment before (resolving a full id),
+// nil when none was read: then checkQueue reads it.
+func (s *Sender) checkQueue(v *Verdict, req Request, t station.Target, files inbox.Files, hb *inbox.Heartbeat) error {
 	if !t.Running {
 		if req.ExpectStart || !transcriptfile.Absent(s.Station.Paths.ProjectsDir, t.SessionID) {
 			return nil
@@ -421,7 +424,14 @@ func (s *Sender) checkQueue(v *Verdict, req Request, t station.Target, files inb
 		v.Hint = "oo-claude sessions"
 		return &station.TargetError{Target: req.Target, Err: station.ErrUnknownTarget}
 	}
-	if _, fr := inbox.HeartbeatFreshness(files.Heartbeat, s.now(), t.SessionID, func(pid int) bool { return s.Station.Proc.Alive(pid, "") }); fr.Fresh {
+	alive := func(pid int) bool { return s.Station.Proc.Alive(pid, "") }
+	var fr inbox.Freshness
+	if hb != nil {
+		fr = inbox.CheckFreshness(*hb, s.now(), t.SessionID, alive)
+	} else {
+		_, fr = inbox.HeartbeatFreshness(files.Heartbeat, s.now(), t.SessionID, alive)
+	}
+	if fr.Fresh {
 		return nil
 	}
 	f := FollowedInbox(s.Station.Proc, *t.Session, filepath.Dir(files.Inbox))
