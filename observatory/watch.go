@@ -1053,11 +1053,9 @@ func (w *watcher) transcriptChanged(s *wsession) {
 		if err != nil || row.IsSidechain {
 			continue
 		}
-		switch {
-		case row.Type == transcriptfile.RowUser || row.Type == transcriptfile.RowAttachment && row.Attachment != nil && row.Attachment.Type == transcriptfile.AttachmentQueuedCommand:
-			if o := row.PeerOrigin(); o != nil && o.MsgID != "" {
-				w.sessEmit(s, Event{Event: EventLineSeen, Session: s.row.SessionID, MsgID: o.MsgID})
-			}
+		switch id := row.PeerLineMsgID(); {
+		case id != "":
+			w.sessEmit(s, Event{Event: EventLineSeen, Session: s.row.SessionID, MsgID: id})
 		case row.FinalAnswer():
 			var texts []string
 			for _, b := range row.Message.Blocks() {

@@ -71,21 +71,12 @@ func WaitSeen(ctx context.Context, path, msgID string, opts SeenOptions) (bool, 
 	}
 }
 
-// seenRow reports whether line is a queued_command attachment row or a user
-// row whose peer origin carries msgID.
+// seenRow reports whether line is a row that shows the model the peer
+// line whose door frame carried msgID (transcriptfile's one rule,
+// Row.PeerLineMsgID).
 func seenRow(line []byte, msgID string) bool {
 	row, err := transcriptfile.ParseRow(line)
-	if err != nil {
-		return false
-	}
-	switch {
-	case row.Type == transcriptfile.RowUser:
-	case row.Type == transcriptfile.RowAttachment && row.Attachment != nil && row.Attachment.Type == transcriptfile.AttachmentQueuedCommand:
-	default:
-		return false
-	}
-	o := row.PeerOrigin()
-	return o != nil && o.MsgID == msgID
+	return err == nil && msgID != "" && row.PeerLineMsgID() == msgID
 }
 
 // Witness proves from transcripts that the model saw a delivered line. It

@@ -249,6 +249,26 @@ func (r *Row) PeerOrigin() *Origin {
 	return o
 }
 
+// PeerLineMsgID is the one rule of "a row shows a peer line": the msg_id
+// of the peer line the row shows the model, when it is a main-thread user
+// row or queued_command attachment row whose origin is a peer's (the
+// doorman's door frame carried that msg_id); "" otherwise. A sidechain's
+// row shows the main thread's model nothing.
+func (r *Row) PeerLineMsgID() string {
+	switch {
+	case r.IsSidechain:
+		return ""
+	case r.Type == RowUser:
+	case r.Type == RowAttachment && r.Attachment != nil && r.Attachment.Type == AttachmentQueuedCommand:
+	default:
+		return ""
+	}
+	if o := r.PeerOrigin(); o != nil {
+		return o.MsgID
+	}
+	return ""
+}
+
 // FinalAnswer reports whether the row is an assistant message that ends its
 // turn with text: stop_reason end_turn or stop_sequence and no tool_use.
 func (r *Row) FinalAnswer() bool {

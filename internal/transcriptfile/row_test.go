@@ -80,3 +80,29 @@ func TestFinalAnswer(t *testing.T) {
 		})
 	}
 }
+
+// TestPeerLineMsgID: the one rule of "a row shows a peer line's msg_id"
+// (the seen and reply waits and the watch's line-seen events use it).
+func TestPeerLineMsgID(t *testing.T) {
+	const id = "7b0d0a4e-0f2a-4d4c-9a53-4f1f3c1e2a11"
+	tests := []struct {
+		name, line, want string
+	}{
+		{"user row with a peer origin", `{"type":"user","origin":{"kind":"peer","msg_id":"` + id + `"},"message":{"role":"user","content":"x"}}`, id},
+		{"queued_command with a peer origin", `{"type":"attachment","attachment":{"type":"queued_command","prompt":"x","origin":{"kind":"peer","msg_id":"` + id + `"}}}`, id},
+		{"user row, the user's own", `{"type":"user","message":{"role":"user","content":"x"}}`, ""},
+		{"origin of another kind", `{"type":"user","origin":{"kind":"human","msg_id":"` + id + `"}}`, ""},
+		{"attachment of another type", `{"type":"attachment","attachment":{"type":"todo","origin":{"kind":"peer","msg_id":"` + id + `"}}}`, ""},
+		{"assistant row", `{"type":"assistant","origin":{"kind":"peer","msg_id":"` + id + `"}}`, ""},
+		{"sidechain row", `{"type":"user","isSidechain":true,"origin":{"kind":"peer","msg_id":"` + id + `"}}`, ""},
+	}
+	for _, tt := range tests {
+		r, err := ParseRow([]byte(tt.line))
+		if err != nil {
+			t.Fatalf("%s: %v", tt.name, err)
+		}
+		if got := r.PeerLineMsgID(); got != tt.want {
+			t.Errorf("%s: PeerLineMsgID() = %q, want %q", tt.name, got, tt.want)
+		}
+	}
+}
