@@ -24,6 +24,16 @@
 // ([PriorityNow], [PriorityNext], [PriorityLater]) travels in the line's
 // structured form to the door frame and the ack.
 //
+// [Verdict.Next] says what a program does next with the line, one [Next]
+// per verdict: [NextDone], [NextWait] (the line waits in the inbox: never
+// resend it), [NextRetryAfter] (resend after Verdict.RetryAfter, which
+// [Sender.SendRetry] does once, honouring ctx), [NextRefused],
+// [NextCanceled] or [NextFailed]. Request.Waits gives one call its own ack,
+// seen and reply waits without copying the Sender. A heartbeat's
+// last_error is DoormanStatus.LastError, and the reason it starts with
+// when the doorman holds lines back ([ReasonReceiverDidNotQueue], ...) is
+// DoormanStatus.Pending.
+//
 // A refused send returns a *[RefusedError] (errors.Is [ErrRefused]) whose
 // Reason is the verdict's and which wraps its cause for errors.Is and
 // errors.As: a target's *station.TargetError, a *[SendError] for a file

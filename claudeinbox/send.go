@@ -133,7 +133,9 @@ func NewSender(c station.Config) *Sender {
 type Request struct {
 	// Target names the session: a full id (also of a session that is not
 	// running), a pid, an exact name, a unique name fragment (≥ 4
-	// characters) or a unique id prefix (≥ 8).
+	// characters) or a unique id prefix (≥ 8). A full id whose doorman's
+	// heartbeat names its claude process resolves to that process's
+	// registry row (the process whose door takes the line).
 	Target string
 	// Line is the message, one line.
 	Line string
