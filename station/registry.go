@@ -130,7 +130,13 @@ func ReadRow(path string) (Row, error) {
 // through fsx's checks (no symlink, regular and trusted, never blocking),
 // refused when it exceeds maxRowBytes.
 func readRowFile(path string, buf []byte) ([]byte, error) {
-	b, err := fsx.AppendFile(buf, path, maxRowBytes)
+	return rowBytes(path, buf, func() ([]byte, error) { return fsx.AppendFile(buf, path, maxRowBytes) })
+}
+
+// rowBytes is the read of one registry file (by read), its size bound
+// said as the registry's.
+func rowBytes(path string, buf []byte, read func() ([]byte, error)) ([]byte, error) {
+	b, err := read()
 	if errors.Is(err, fsx.ErrTooLarge) {
 		return b, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: larger than %d bytes", errBadRow, maxRowBytes)}
 	}
@@ -179,7 +185,8 @@ func (s *Station) rawRows() ([]rawRow, error) {
 		}
 		path := filepath.Join(s.Paths.SessionsDir, name)
 		start := len(buf)
-		buf, err = readRowFile(path, buf)
+		// The listing's entry type stands for the lstat before the open.
+		buf, err = rowBytes(path, buf, func() ([]byte, error) { return fsx.AppendDirEntry(buf, s.Paths.SessionsDir, e, maxRowBytes) })
 		if err != nil {
 			continue
 		}

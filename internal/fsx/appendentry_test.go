@@ -1,0 +1,45 @@
+package fsx_test
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"syscall"
+	"testing"
+
+	"github.com/oo-family/oo-claude/internal/fsx"
+)
+
+// TestAppendDirEntry: an entry the listing types as regular is read; a
+// symlink, a FIFO and a directory are refused by their listed type; a
+// regular file replaced by a symlink after the listing is refused by the
+// open.
+func TestAppendDirEntry(t *testing.T) {
+	dir := t.TempDir()
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	must(os.WriteFile(filepath.Join(dir, "row"), []byte("content"), 0o600))
+	must(os.WriteFile(filepath.Join(dir, "later"), []byte("was regular"), 0o600))
+	must(os.Symlink(filepath.Join(dir, "row"), filepath.Join(dir, "link")))
+	must(syscall.Mkfifo(filepath.Join(dir, "fifo"), 0o600))
+	must(os.Mkdir(filepath.Join(dir, "sub"), 0o700))
+	ents, err := os.ReadDir(dir)
+	must(err)
+	// Replaced since the listing: the entry still says regular.
+	must(os.Remove(filepath.Join(dir, "later")))
+	must(os.Symlink(filepath.Join(dir, "row"), filepath.Join(dir, "later")))
+	want := map[string]error{"row": nil, "link": fsx.ErrSymlink, "fifo": fsx.ErrNotRegular, "sub": fsx.ErrNotRegular, "later": fsx.ErrSymlink}
+	for _, e := range ents {
+		b, err := fsx.AppendDirEntry([]byte("x:"), dir, e, 1<<10)
+		switch w := want[e.Name()]; {
+		case w == nil && (err != nil || string(b) != "x:content"):
+			t.Errorf("%s: %q %v, want x:content", e.Name(), b, err)
+		case w != nil && (!errors.Is(err, w) || string(b) != "x:"):
+			t.Errorf("%s: %q %v, want %v and the buffer as it was", e.Name(), b, err, w)
+		}
+	}
+}
