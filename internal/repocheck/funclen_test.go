@@ -24,7 +24,7 @@ var funcLenPackages = []string{"claudeinbox", "doorman", "headless"}
 var funcLenAllowed = map[string]int{
 	"doorman.Host.identify":    105,
 	"doorman.follower.deliver": 165,
-	"doorman.newFollower":      116,
+	"doorman.newFollower":      87,
 	"headless.Runner.resume":   162,
 	"headless.Runner.start":    156,
 }
