@@ -6,6 +6,11 @@ package claudeinbox
 // receipts and acks hold; a doorman of a later version may write others.
 type Reason string
 
+// Error returns the reason itself, so a Reason is an errors.Is target: a
+// refusal's error (a send's *[RefusedError], a headless.RefusedError)
+// matches the reason it carries.
+func (r Reason) Error() string { return string(r) }
+
 // The line rules. A sender refuses such a line before it writes anything;
 // a doorman acks one it finds in an inbox as refused with the same reason
 // (one table maps each rule to its reason for both). A line the rules

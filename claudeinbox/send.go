@@ -59,8 +59,11 @@ func (e *RefusedError) Error() string {
 // Unwrap returns the cause.
 func (e *RefusedError) Unwrap() error { return e.Err }
 
-// Is reports whether target is [ErrRefused].
-func (e *RefusedError) Is(target error) bool { return target == ErrRefused }
+// Is reports whether target is [ErrRefused] or the refusal's Reason.
+func (e *RefusedError) Is(target error) bool {
+	r, ok := target.(Reason)
+	return target == ErrRefused || ok && r == e.Reason
+}
 
 // Sender sends lines to sessions' inboxes. Build one with [NewSender] from
 // the knobs, or fill the fields; a Sender is safe for concurrent use, also

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/internal/claudeproc"
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/inbox"
@@ -151,41 +152,18 @@ func (r *Runner) Resume(ctx context.Context, req ResumeRequest) (ResumeResult, e
 }
 
 func (r *Runner) resume(ctx context.Context, req ResumeRequest) (ResumeResult, error) {
+	fl := runFlags{model: req.Model, maxTurns: req.MaxTurns, budget: req.Budget, tools: req.Tools, timeout: req.Timeout}.
+		defaulted(r.Config.ResumeModel, DefaultResumeMaxTurns, r.Config.ResumeTimeout)
 	res := ResumeResult{
 		SessionID: req.SessionID, Line: req.Line,
-		Model: req.Model, MaxTurns: req.MaxTurns, Budget: req.Budget, Tools: req.Tools, Timeout: req.Timeout,
+		Model: fl.model, MaxTurns: fl.maxTurns, Budget: fl.budget, Tools: fl.tools, Timeout: fl.timeout,
 	}
-	if res.Model == "" {
-		res.Model = r.Config.ResumeModel
-	}
-	if res.MaxTurns == 0 {
-		res.MaxTurns = DefaultResumeMaxTurns
-	}
-	if res.Budget == 0 {
-		res.Budget = defaultBudgetUSD
-	}
-	if res.Timeout == 0 {
-		res.Timeout = r.Config.ResumeTimeout
-	}
-	refuse := func(reason string, err error) (ResumeResult, error) {
-		res.Class, res.Reason = Refused, reason
+	refuse := func(reason claudeinbox.Reason, err error) (ResumeResult, error) {
+		res.Class, res.Reason = Refused, string(reason)
 		return res, &RefusedError{Op: "resume", Reason: reason, Err: err}
 	}
-	switch {
-	case !station.IsSessionID(req.SessionID):
-		return refuse("bad-session-id", fmt.Errorf("%w: %q", errBadSessionID, req.SessionID))
-	case req.Line != "" && checkLine(req.Line) != nil:
-		return refuse("bad-line", checkLine(req.Line))
-	case checkWord(res.Model, errBadModel, false) != nil:
-		return refuse("bad-model", checkWord(res.Model, errBadModel, false))
-	case checkWord(res.Tools, errBadTools, true) != nil:
-		return refuse("bad-tools", checkWord(res.Tools, errBadTools, true))
-	case res.MaxTurns < 1 || !positive(res.Budget) || res.Timeout <= 0:
-		return refuse("bad-limits", errBadLimits)
-	case !filepath.IsAbs(r.Config.ClaudeBin):
-		return refuse("bad-binary", fmt.Errorf("claude binary %q: %w", r.Config.ClaudeBin, errNotAbsolute))
-	case !filepath.IsAbs(req.Self):
-		return refuse("bad-binary", fmt.Errorf("the Self path %q: %w", req.Self, errNotAbsolute))
+	if reason, err := r.checkResume(req, fl); err != nil {
+		return refuse(reason, err)
 	}
 	sid := req.SessionID
 	files := inbox.FilesFor(r.Config.InboxDir, sid)
@@ -194,90 +172,119 @@ func (r *Runner) resume(ctx context.Context, req ResumeRequest) (ResumeResult, e
 	// claude runs: the injected doorman would deliver nothing from it, and
 	// "none waits" would be a guess.
 	if err := checkInbox(files); err != nil {
-		return refuse("bad-inbox", err)
+		return refuse(ReasonBadInbox, err)
 	}
 
 	// One driver per session: the lock first, held to the end of the turn,
 	// so two resumes racing past the other checks cannot both run.
 	lock, err := fsx.TryLock(claudeproc.ResumeLockPath(r.Config.Paths, sid))
-	if errors.Is(err, fsx.ErrLocked) {
+	switch {
+	case errors.Is(err, fsx.ErrLocked):
 		res.Class, res.HeldBy, res.Reason = HeldBySession, HeldByLock, "another resume or start of this session holds its lock"
 		return res, nil
-	}
-	if errors.Is(err, fsx.ErrSymlink) || errors.Is(err, fsx.ErrNotRegular) || errors.Is(err, fsx.ErrUntrusted) {
-		return refuse("bad-lock", fmt.Errorf("lock: %w", err))
-	}
-	if err != nil {
+	case errors.Is(err, fsx.ErrSymlink) || errors.Is(err, fsx.ErrNotRegular) || errors.Is(err, fsx.ErrUntrusted):
+		return refuse(ReasonBadLock, fmt.Errorf("lock: %w", err))
+	case err != nil:
 		res.Class, res.Reason = Errored, "lock: "+err.Error()
 		return res, err
 	}
 	defer lock.Unlock()
 	held, err := r.heldBy(sid, &res)
 	if err != nil {
-		return refuse("registry-unreadable", err)
+		return refuse(ReasonRegistryUnreadable, err)
 	}
 	if held {
 		res.Class = HeldBySession
 		return res, nil
 	}
+	if reason, err := r.resumeCWD(req, &res); err != nil {
+		return refuse(reason, err)
+	}
+	res.Waiting = r.pending(sid)
+	if req.Line == "" && res.Waiting == 0 {
+		return refuse(ReasonNothingToDeliver, ErrNothingToDeliver)
+	}
+	return r.runResume(ctx, &res, req.Self, files)
+}
 
-	// The project directory, from the transcript.
-	path, err := transcript.Locate(r.Config.ProjectsDir, sid, "")
+// checkResume applies a resume request's rules, before anything is read.
+func (r *Runner) checkResume(req ResumeRequest, fl runFlags) (claudeinbox.Reason, error) {
+	if !station.IsSessionID(req.SessionID) {
+		return ReasonBadSessionID, fmt.Errorf("%w: %q", errBadSessionID, req.SessionID)
+	}
+	if req.Line != "" {
+		if err := checkLine(req.Line); err != nil {
+			return ReasonBadLine, err
+		}
+	}
+	if reason, err := r.check(fl); err != nil {
+		return reason, err
+	}
+	return checkSelf(req.Self)
+}
+
+// resumeCWD finds the session's transcript and the directory its turn runs
+// in: req.CWD, which must encode to the transcript's project directory, or
+// else the cwd the transcript recorded.
+func (r *Runner) resumeCWD(req ResumeRequest, res *ResumeResult) (claudeinbox.Reason, error) {
+	path, err := transcript.Locate(r.Config.ProjectsDir, req.SessionID, "")
 	switch {
 	case errors.Is(err, transcript.ErrAmbiguous):
-		return refuse("ambiguous-transcript", err)
+		return ReasonAmbiguousTranscript, err
 	case err != nil:
-		return refuse("no-transcript", fmt.Errorf("%w: %w", ErrNoTranscript, err))
+		return ReasonNoTranscript, fmt.Errorf("%w: %w", ErrNoTranscript, err)
 	}
 	res.Transcript = path
 	projDir := filepath.Base(filepath.Dir(path))
 	if req.CWD != "" {
 		cwd, err := absDir(req.CWD)
 		if err != nil {
-			return refuse("no-usable-cwd", fmt.Errorf("%w: %w", ErrNoCWD, err))
+			return ReasonNoUsableCWD, fmt.Errorf("%w: %w", ErrNoCWD, err)
 		}
 		if !transcriptfile.CWDMatches(projDir, cwd) {
-			return refuse("cwd-mismatch", fmt.Errorf("%w: %s encodes to %s, the transcript lives in %s",
-				ErrCWDMismatch, cwd, transcriptfile.EncodeProjectDir(cwd), projDir))
+			return ReasonCWDMismatch, fmt.Errorf("%w: %s encodes to %s, the transcript lives in %s",
+				ErrCWDMismatch, cwd, transcriptfile.EncodeProjectDir(cwd), projDir)
 		}
 		res.CWD = cwd
-	} else {
-		cwd, err := transcriptfile.RecordedCWD(path)
-		if err != nil {
-			return refuse("no-usable-cwd", fmt.Errorf("%w: %w", ErrNoCWD, err))
-		}
-		if !transcriptfile.CWDMatches(projDir, cwd) {
-			return refuse("no-usable-cwd", fmt.Errorf("%w: the recorded cwd %s does not encode to %s", ErrNoCWD, cwd, projDir))
-		}
-		if _, err := realDir(cwd); err != nil {
-			return refuse("no-usable-cwd", fmt.Errorf("%w: %w", ErrNoCWD, err))
-		}
-		res.CWD = cwd
+		return "", nil
 	}
+	cwd, err := transcriptfile.RecordedCWD(path)
+	if err != nil {
+		return ReasonNoUsableCWD, fmt.Errorf("%w: %w", ErrNoCWD, err)
+	}
+	if !transcriptfile.CWDMatches(projDir, cwd) {
+		return ReasonNoUsableCWD, fmt.Errorf("%w: the recorded cwd %s does not encode to %s", ErrNoCWD, cwd, projDir)
+	}
+	if _, err := realDir(cwd); err != nil {
+		return ReasonNoUsableCWD, fmt.Errorf("%w: %w", ErrNoCWD, err)
+	}
+	res.CWD = cwd
+	return "", nil
+}
 
-	res.Waiting = r.pending(sid)
-	if req.Line == "" && res.Waiting == 0 {
-		return refuse("nothing-to-deliver", ErrNothingToDeliver)
-	}
+// runResume runs the resumed process, its line on stdin, the doorman
+// injected, and records what it did.
+func (r *Runner) runResume(ctx context.Context, res *ResumeResult, self string, files inbox.Files) (ResumeResult, error) {
+	sid := res.SessionID
 	argv := claudeproc.ResumeArgv(claudeproc.ResumeArgs{SessionID: sid, Model: res.Model, MaxTurns: res.MaxTurns,
-		Tools: res.Tools, MCPConfig: claudeproc.DoormanConfig(req.Self), Budget: res.Budget})
+		Tools: res.Tools, MCPConfig: claudeproc.DoormanConfig(self), Budget: res.Budget})
 	res.Argv = argv
 	env, fds := claudeproc.ScrubEnv(r.environ())
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		res.Class, res.Reason = Errored, "stdin pipe: "+err.Error()
-		return res, err
+		return *res, err
 	}
 	defer pr.Close()
-	if req.Line != "" {
+	if res.Line != "" {
 		// The pipe holds 64 KiB; a line is at most 16 KiB.
-		if _, err := pw.Write(claudeproc.UserMessage(req.Line)); err != nil {
+		if _, err := pw.Write(claudeproc.UserMessage(res.Line)); err != nil {
 			pw.Close()
 			res.Class, res.Reason = Errored, "stdin: "+err.Error()
-			return res, err
+			return *res, err
 		}
 	}
-	ctl := &stdinCloser{w: pw, results: make(chan bool, 64), done: make(chan struct{}), end: make(chan struct{}), needPrompt: req.Line != ""}
+	ctl := &stdinCloser{w: pw, results: make(chan bool, 64), done: make(chan struct{}), end: make(chan struct{}), needPrompt: res.Line != ""}
 	go ctl.run(r, sid, files)
 	out := claudeproc.RunProcess(ctx, claudeproc.Invocation{
 		Path: r.Config.ClaudeBin, Args: argv, Env: env, Dir: res.CWD, FDs: fds, Stdin: pr,
@@ -286,6 +293,11 @@ func (r *Runner) resume(ctx context.Context, req ResumeRequest) (ResumeResult, e
 	close(ctl.done)
 	<-ctl.closed()
 	res.PendingAfter = r.pending(sid)
+	return res.record(out)
+}
+
+// record keeps what the resumed process did and judges it.
+func (res *ResumeResult) record(out claudeproc.Outcome) (ResumeResult, error) {
 	res.PID, res.Duration = out.PID, out.Duration
 	res.StderrTail = tailLines(out.Stderr, 20, 4096)
 	if out.ExitCode >= 0 {
@@ -300,9 +312,9 @@ func (r *Runner) resume(ctx context.Context, req ResumeRequest) (ResumeResult, e
 		res.Class, res.Reason = Errored, "interrupted; the process group was stopped"
 	case out.Err != nil:
 		res.Class, res.Reason = Errored, out.Err.Error()
-		return res, out.Err
+		return *res, out.Err
 	default:
-		res.Class, res.Reason = classify(out.ExitCode, res.Parsed, res.Claude, sid, res.StderrTail)
+		res.Class, res.Reason = classify(out.ExitCode, res.Parsed, res.Claude, res.SessionID, res.StderrTail)
 		if res.Class == Completed {
 			res.Class = DeliveredResume
 		} else {
@@ -310,7 +322,7 @@ func (r *Runner) resume(ctx context.Context, req ResumeRequest) (ResumeResult, e
 		}
 	}
 	res.Note = joinNotes(claudeSaid(res.Parsed, res.Claude), turnsNote(res.Turns, res.PendingAfter))
-	return res, nil
+	return *res, nil
 }
 
 // pending is how many lines wait in the session's inbox (0 when it cannot

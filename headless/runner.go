@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/internal/jsonrow"
 	"github.com/oo-family/oo-claude/receipt"
 	"github.com/oo-family/oo-claude/station"
@@ -63,8 +64,8 @@ func (c Class) ExitCode() int {
 
 // Refusals a caller can act on; they arrive wrapped in a *RefusedError.
 // The other refusals (a bad line, model, tools list, name, session id,
-// limit or path: the request's own fault) are told apart by
-// RefusedError.Reason.
+// limit or path: the request's own fault) are told apart by their
+// Reason (errors.Is(err, ReasonBadModel)).
 var (
 	// ErrNoTranscript: a resume found no usable transcript of the
 	// session: none (transcript.ErrNotFound), a candidate that is not a
@@ -97,15 +98,18 @@ var (
 )
 
 // RefusedError is why a request was refused before anything ran.
+// errors.Is matches it against its Reason (errors.Is(err,
+// headless.ReasonBadModel)) and, through Unwrap, its cause (the Err
+// sentinels above).
 type RefusedError struct {
 	Op string // resume, start
-	// Reason is a short machine-readable reason, as receipts record it:
+	// Reason is one of the Reason constants (the strings receipts record):
 	// bad-session-id, bad-line, bad-model, bad-tools, bad-limits,
 	// bad-binary, bad-name, bad-doorman, bad-out, bad-inbox, bad-lock,
-	// lock, bad-result-file, registry-unreadable, no-transcript,
-	// ambiguous-transcript, no-usable-cwd, cwd-mismatch,
+	// lock, bad-result-file, bad-parent, registry-unreadable,
+	// no-transcript, ambiguous-transcript, no-usable-cwd, cwd-mismatch,
 	// nothing-to-deliver, session-in-use.
-	Reason string
+	Reason claudeinbox.Reason
 	Err    error
 }
 
@@ -115,6 +119,12 @@ func (e *RefusedError) Error() string {
 
 // Unwrap returns the cause.
 func (e *RefusedError) Unwrap() error { return e.Err }
+
+// Is reports whether target is the refusal's reason.
+func (e *RefusedError) Is(target error) bool {
+	r, ok := target.(claudeinbox.Reason)
+	return ok && r == e.Reason
+}
 
 // Runner runs resumes and starts on one station. Fields left zero take the
 // documented defaults; a nil *Runner runs as the zero Runner.

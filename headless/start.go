@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/internal/claudeproc"
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/inbox"
@@ -189,22 +190,13 @@ func (r *Runner) Start(ctx context.Context, req StartRequest) (StartResult, erro
 func (r *Runner) start(ctx context.Context, req StartRequest) (StartResult, error) {
 	res := StartResult{Prompt: req.Prompt, Systemd: req.Systemd}
 	f := &res.File
-	f.Model, f.MaxTurns, f.BudgetUSD, f.Tools = req.Model, req.MaxTurns, req.Budget, req.Tools
+	fl := runFlags{model: req.Model, maxTurns: req.MaxTurns, budget: req.Budget, tools: req.Tools, timeout: req.Timeout}.
+		defaulted(r.Config.StartModel, DefaultStartMaxTurns, r.Config.StartTimeout)
+	f.Model, f.MaxTurns, f.BudgetUSD, f.Tools, f.TimeoutS = fl.model, fl.maxTurns, fl.budget, fl.tools, fl.timeout.Seconds()
+	if finite(f.BudgetUSD) == nil {
+		f.BudgetUSD = 0 // refused below; the file and receipt must stay JSON
+	}
 	f.Doorman = req.Doorman
-	timeout := req.Timeout
-	if f.Model == "" {
-		f.Model = r.Config.StartModel
-	}
-	if f.MaxTurns == 0 {
-		f.MaxTurns = DefaultStartMaxTurns
-	}
-	if f.BudgetUSD == 0 {
-		f.BudgetUSD = defaultBudgetUSD
-	}
-	if timeout == 0 {
-		timeout = r.Config.StartTimeout
-	}
-	f.TimeoutS = timeout.Seconds()
 	if f.Doorman == "" {
 		f.Doorman = DoormanInjected
 	}
@@ -215,130 +207,155 @@ func (r *Runner) start(ctx context.Context, req StartRequest) (StartResult, erro
 		f.Name = jsonrow.Ptr(req.Name)
 	}
 	f.SessionID = req.SessionID
-	refuse := func(reason string, err error) (StartResult, error) {
-		res.Class, res.Reason = Refused, reason
-		f.State, f.Reason = Refused, jsonrow.Ptr(reason+": "+err.Error())
+	refuse := func(reason claudeinbox.Reason, err error) (StartResult, error) {
+		res.Class, res.Reason = Refused, string(reason)
+		f.State, f.Reason = Refused, jsonrow.Ptr(string(reason)+": "+err.Error())
 		return res, &RefusedError{Op: "start", Reason: reason, Err: err}
 	}
-	if err := checkPrompt(req.Prompt); err != nil {
-		return refuse("bad-line", err)
-	}
-	if err := checkWord(f.Model, errBadModel, false); err != nil {
-		return refuse("bad-model", err)
-	}
-	if err := checkWord(f.Tools, errBadTools, true); err != nil {
-		return refuse("bad-tools", err)
-	}
-	if err := checkWord(req.AllowedTools, errBadTools, true); err != nil {
-		return refuse("bad-tools", err)
-	}
-	if utf8.RuneCountInString(req.Name) > 80 || strings.ContainsFunc(req.Name, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
-		return refuse("bad-name", fmt.Errorf("%w: %q", errBadName, req.Name))
-	}
-	if finite(f.BudgetUSD) == nil {
-		f.BudgetUSD = 0 // refused below; the file and receipt must stay JSON
-	}
-	if f.MaxTurns < 1 || !positive(f.BudgetUSD) || timeout <= 0 {
-		return refuse("bad-limits", errBadLimits)
-	}
-	switch f.Doorman {
-	case DoormanInjected, DoormanUserScope, DoormanNone:
-	default:
-		return refuse("bad-doorman", fmt.Errorf("doorman mode %q", f.Doorman))
-	}
-	if !filepath.IsAbs(r.Config.ClaudeBin) {
-		return refuse("bad-binary", fmt.Errorf("claude binary %q: %w", r.Config.ClaudeBin, errNotAbsolute))
-	}
-	if (f.Doorman == DoormanInjected || req.Systemd) && !filepath.IsAbs(req.Self) {
-		return refuse("bad-binary", fmt.Errorf("the Self path %q: %w", req.Self, errNotAbsolute))
-	}
-	if req.Systemd && !filepath.IsAbs(r.Config.SystemdRun) {
-		return refuse("bad-binary", fmt.Errorf("systemd-run %q: %w", r.Config.SystemdRun, errNotAbsolute))
+	if reason, err := r.checkStart(req, fl, f.Doorman); err != nil {
+		return refuse(reason, err)
 	}
 	if f.SessionID == "" {
 		f.SessionID = r.newID()
 	}
 	sid := f.SessionID
 	if !station.IsSessionID(sid) {
-		return refuse("bad-session-id", fmt.Errorf("%w: %q", errBadSessionID, sid))
+		return refuse(ReasonBadSessionID, fmt.Errorf("%w: %q", errBadSessionID, sid))
 	}
 	// One driver per session, as resume: the session's lock, held to the
 	// end of the run, then the registry, heartbeat and process checks,
 	// refusing when they cannot be read.
 	lock, err := fsx.TryLock(claudeproc.ResumeLockPath(r.Config.Paths, sid))
 	if errors.Is(err, fsx.ErrLocked) {
-		return refuse("session-in-use", fmt.Errorf("%w: another resume or start of this session holds its lock", ErrSessionInUse))
+		return refuse(ReasonSessionInUse, fmt.Errorf("%w: another resume or start of this session holds its lock", ErrSessionInUse))
 	}
 	if err != nil {
-		return refuse("lock", err)
+		return refuse(ReasonLock, err)
 	}
 	defer lock.Unlock()
-	var held ResumeResult
-	isHeld, err := r.heldBy(sid, &held)
-	if err != nil {
-		return refuse("registry-unreadable", err)
+	if reason, err := r.checkNewSession(sid); err != nil {
+		return refuse(reason, err)
 	}
-	if isHeld {
-		return refuse("session-in-use", fmt.Errorf("%w: %s", ErrSessionInUse, held.Reason))
+	if reason, err := r.startFiles(req, f); err != nil {
+		return refuse(reason, err)
 	}
-	if _, err := transcript.Locate(r.Config.ProjectsDir, sid, ""); err == nil || errors.Is(err, transcript.ErrAmbiguous) {
-		return refuse("session-in-use", fmt.Errorf("%w: a transcript exists", ErrSessionInUse))
-	}
-	cwd, err := absDir(req.CWD)
-	if err != nil {
-		return refuse("no-usable-cwd", fmt.Errorf("%w: %w", ErrNoCWD, err))
-	}
-	f.CWD = cwd
-	f.ResultFile = req.Out
-	if f.ResultFile == "" {
-		f.ResultFile = filepath.Join(r.Config.StateDir, "start", sid+".json")
-	}
-	if !filepath.IsAbs(f.ResultFile) {
-		return refuse("bad-out", fmt.Errorf("result file %q: %w", f.ResultFile, errNotAbsolute))
-	}
-	// A symlink, FIFO, socket, device or directory at the result file (or
-	// the detached start's prompt file beside it) is never replaced.
-	if err := fsx.CheckReplaceable(f.ResultFile); err != nil {
-		return refuse("bad-out", fmt.Errorf("result file %q: %w", f.ResultFile, err))
-	}
-	if err := fsx.CheckReplaceable(claudeproc.PromptFile(f.ResultFile)); req.Systemd && err != nil {
-		return refuse("bad-out", fmt.Errorf("result file %q: %w", f.ResultFile, err))
-	}
-	if err := checkInbox(inbox.FilesFor(r.Config.InboxDir, sid)); err != nil {
-		return refuse("bad-inbox", err)
-	}
-	if f.Doorman == DoormanInjected {
-		f.DoormanCommand = []string{req.Self, "doorman", "--mcp"}
-	}
-	f.Inbox = inbox.FilesFor(r.Config.InboxDir, sid).Inbox
 	f.StartedAt = jsonrow.FormatTime(r.now())
 	// The lineage link is registered once claude runs (foreground) or the
 	// unit has taken the run (--systemd): a start that never ran leaves
 	// no link to a session that does not exist.
 	f.Lineage = r.parentLineage(req)
+	return r.launch(ctx, &res, req)
+}
+
+// checkStart applies a start request's rules, before anything is read.
+func (r *Runner) checkStart(req StartRequest, fl runFlags, mode DoormanMode) (claudeinbox.Reason, error) {
+	if err := checkPrompt(req.Prompt); err != nil {
+		return ReasonBadLine, err
+	}
+	if reason, err := r.check(fl); err != nil {
+		return reason, err
+	}
+	if err := checkWord(req.AllowedTools, errBadTools, true); err != nil {
+		return ReasonBadTools, err
+	}
+	if utf8.RuneCountInString(req.Name) > 80 || strings.ContainsFunc(req.Name, func(r rune) bool { return r < 0x20 || r == 0x7f }) {
+		return ReasonBadName, fmt.Errorf("%w: %q", errBadName, req.Name)
+	}
+	switch mode {
+	case DoormanInjected, DoormanUserScope, DoormanNone:
+	default:
+		return ReasonBadDoorman, fmt.Errorf("doorman mode %q", mode)
+	}
+	if mode == DoormanInjected || req.Systemd {
+		if reason, err := checkSelf(req.Self); err != nil {
+			return reason, err
+		}
+	}
+	if req.Systemd && !filepath.IsAbs(r.Config.SystemdRun) {
+		return ReasonBadBinary, fmt.Errorf("systemd-run %q: %w", r.Config.SystemdRun, errNotAbsolute)
+	}
+	return "", nil
+}
+
+// checkNewSession refuses a session id that is in use: a session that
+// runs (or whose state cannot be read), or one with a transcript.
+func (r *Runner) checkNewSession(sid string) (claudeinbox.Reason, error) {
+	var held ResumeResult
+	isHeld, err := r.heldBy(sid, &held)
+	if err != nil {
+		return ReasonRegistryUnreadable, err
+	}
+	if isHeld {
+		return ReasonSessionInUse, fmt.Errorf("%w: %s", ErrSessionInUse, held.Reason)
+	}
+	if _, err := transcript.Locate(r.Config.ProjectsDir, sid, ""); err == nil || errors.Is(err, transcript.ErrAmbiguous) {
+		return ReasonSessionInUse, fmt.Errorf("%w: a transcript exists", ErrSessionInUse)
+	}
+	return "", nil
+}
+
+// startFiles fills in and checks where the start runs and what it writes:
+// the cwd, the result file (and a detached start's prompt file beside it),
+// the inbox, and the doorman's command.
+func (r *Runner) startFiles(req StartRequest, f *StartFile) (claudeinbox.Reason, error) {
+	cwd, err := absDir(req.CWD)
+	if err != nil {
+		return ReasonNoUsableCWD, fmt.Errorf("%w: %w", ErrNoCWD, err)
+	}
+	f.CWD = cwd
+	f.ResultFile = req.Out
+	if f.ResultFile == "" {
+		f.ResultFile = filepath.Join(r.Config.StateDir, "start", f.SessionID+".json")
+	}
+	if !filepath.IsAbs(f.ResultFile) {
+		return ReasonBadOut, fmt.Errorf("result file %q: %w", f.ResultFile, errNotAbsolute)
+	}
+	// A symlink, FIFO, socket, device or directory at the result file (or
+	// the detached start's prompt file beside it) is never replaced.
+	if err := fsx.CheckReplaceable(f.ResultFile); err != nil {
+		return ReasonBadOut, fmt.Errorf("result file %q: %w", f.ResultFile, err)
+	}
+	if err := fsx.CheckReplaceable(claudeproc.PromptFile(f.ResultFile)); req.Systemd && err != nil {
+		return ReasonBadOut, fmt.Errorf("result file %q: %w", f.ResultFile, err)
+	}
+	files := inbox.FilesFor(r.Config.InboxDir, f.SessionID)
+	if err := checkInbox(files); err != nil {
+		return ReasonBadInbox, err
+	}
+	if f.Doorman == DoormanInjected {
+		f.DoormanCommand = []string{req.Self, "doorman", "--mcp"}
+	}
+	f.Inbox = files.Inbox
 	if req.Systemd {
-		f.Unit = jsonrow.Ptr(claudeproc.UnitName(sid))
+		f.Unit = jsonrow.Ptr(claudeproc.UnitName(f.SessionID))
 		f.PromptFile = jsonrow.Ptr(claudeproc.PromptFile(f.ResultFile))
 	}
+	return "", nil
+}
 
+// launch creates the inbox, writes the started file and runs the start:
+// in this process, or handed to its unit.
+func (r *Runner) launch(ctx context.Context, res *StartResult, req StartRequest) (StartResult, error) {
+	f := &res.File
 	// The inbox exists before claude starts, so lines sent at once wait in
 	// it for the doorman.
 	if err := createInbox(f.Inbox); err != nil {
-		return r.failEarly(&res, "inbox", err)
+		return r.failEarly(res, "inbox", err)
 	}
 	f.State = Started
 	r.recordSupervisor(f)
 	if err := writeFile(f); err != nil {
-		return r.failEarly(&res, "result-file", err)
+		return r.failEarly(res, "result-file", err)
 	}
 	var out StartResult
+	var err error
 	if req.Systemd {
-		out, err = r.detach(ctx, &res, req)
+		out, err = r.detach(ctx, res, req)
 	} else {
-		out, err = r.foreground(ctx, &res, req.Prompt)
+		out, err = r.foreground(ctx, res, req.Prompt)
 	}
 	if out.Class != Completed && out.Class != Started {
-		r.dropEmptyInbox(sid)
+		r.dropEmptyInbox(f.SessionID)
 	}
 	return out, err
 }
@@ -629,8 +646,8 @@ func (r *Runner) RunUnit(ctx context.Context, resultFile string) (StartResult, e
 func (r *Runner) runUnit(ctx context.Context, resultFile string) (StartResult, error) {
 	res := StartResult{Systemd: true}
 	bad := func(err error) (StartResult, error) {
-		res.Class, res.Reason = Refused, "bad-result-file"
-		return res, &RefusedError{Op: "start", Reason: "bad-result-file", Err: fmt.Errorf("%w: %w", errBadResultFile, err)}
+		res.Class, res.Reason = Refused, string(ReasonBadResultFile)
+		return res, &RefusedError{Op: "start", Reason: ReasonBadResultFile, Err: fmt.Errorf("%w: %w", errBadResultFile, err)}
 	}
 	if !filepath.IsAbs(resultFile) {
 		return bad(errNotAbsolute)

@@ -39,6 +39,7 @@ import (
 var receiverTypes = []reflect.Type{
 	reflect.TypeFor[claudeinbox.Class](),
 	reflect.TypeFor[claudeinbox.Next](),
+	reflect.TypeFor[claudeinbox.Reason](),
 	reflect.TypeFor[claudeinbox.RefusedError](),
 	reflect.TypeFor[claudeinbox.SendError](),
 	reflect.TypeFor[claudeinbox.Sender](),
