@@ -2,7 +2,9 @@
 // gives a session that is not running one more run, delivering the lines
 // that waited in its inbox, [Runner.Start] starts a new session (in the
 // foreground, or detached as a systemd user unit) that the family can steer
-// through its injected doorman while it works.
+// through its injected doorman while it works; [Runner.StartSteerable]
+// (and StartRequest.Detach, under a supervisor of its own) hands a start
+// back as soon as a line sent to it would be delivered.
 //
 // It guarantees:
 //
@@ -58,6 +60,14 @@
 //     the unit has claimed its prompt (one rename: a unit started twice
 //     runs claude once), and bounds systemd-run. The lineage link is
 //     registered once claude runs.
+//   - A start that returns when steerable returns only once its session's
+//     doorman heartbeat is fresh by the sender's rule (last_seen within
+//     15 s, following, the session's, its pid alive): a line sent then is
+//     delivered, not queued. A run that ends first says so
+//     ([ErrNotSteerable]) with its outcome; a start without a doorman is
+//     refused ([ReasonBadDoorman]).
+//   - Refusals carry a [claudeinbox.Reason] (the Reason constants), which
+//     errors.Is matches on the error.
 //   - Results are parsed leniently (a field of an unexpected type loses
 //     only itself); receipts carry argv with the line replaced by "<line>",
 //     never a token.

@@ -56,9 +56,16 @@ type StartRequest struct {
 	Name         string // recorded in the result file only
 	Out          string // the result file
 	Systemd      bool   // detach as a systemd user unit
-	Timeout      time.Duration
-	Doorman      DoormanMode
-	NoLineage    bool
+	// Detach hands the run to a supervisor of its own (with Systemd, the
+	// unit; else "<Self> start --foreground-unit <result file>" in a
+	// session of its own, which outlives this process) and returns once
+	// the session is steerable: its doorman follows the inbox, so a line
+	// sent now is delivered ([Runner.Start]). It needs a doorman
+	// (injected or user-scope).
+	Detach    bool
+	Timeout   time.Duration
+	Doorman   DoormanMode
+	NoLineage bool
 	// Self is the absolute path of the oo-claude binary: the injected
 	// doorman's command and the unit's command.
 	Self string
@@ -174,20 +181,36 @@ func checkPrompt(p string) error {
 }
 
 // Start starts a new headless session: in the foreground (waiting for its
-// result) or, with req.Systemd, as a systemd user unit (returning at once
-// with class Started). The error is non-nil when the class is Refused (a
-// *RefusedError) or when something on our side failed.
+// result); with req.Systemd, as a systemd user unit (returning with class
+// Started once the unit has taken the run); with req.Detach, under a
+// supervisor of its own, returning with class Started once the session is
+// steerable, the file as it is then (a run that ends first returns its
+// outcome, an error matching [ErrNotSteerable]). The error is non-nil when
+// the class is Refused (a *RefusedError) or when something on our side
+// failed. [Runner.StartSteerable] runs the start in this process and
+// returns when it is steerable.
 func (r *Runner) Start(ctx context.Context, req StartRequest) (StartResult, error) {
 	if r == nil {
 		r = new(Runner)
 	}
-	res, err := r.start(ctx, req)
+	return r.startReporting(ctx, req, nil)
+}
+
+// startReporting is Start, calling began (when set) with the result file
+// once claude runs in this process.
+func (r *Runner) startReporting(ctx context.Context, req StartRequest, began func(StartFile)) (StartResult, error) {
+	res, err := r.start(ctx, req, began)
 	res.At = r.now()
 	res.ReceiptWriteError = r.appendReceipt(res.Row(r.ClientVersion))
+	if err == nil && req.Detach && res.Class == Started {
+		// The receipt is the detaching start's (started), as for a unit;
+		// the supervisor writes the run's.
+		res, err = r.awaitSteerable(ctx, res)
+	}
 	return res, err
 }
 
-func (r *Runner) start(ctx context.Context, req StartRequest) (StartResult, error) {
+func (r *Runner) start(ctx context.Context, req StartRequest, began func(StartFile)) (StartResult, error) {
 	res := StartResult{Prompt: req.Prompt, Systemd: req.Systemd}
 	f := &res.File
 	fl := runFlags{model: req.Model, maxTurns: req.MaxTurns, budget: req.Budget, tools: req.Tools, timeout: req.Timeout}.
@@ -244,7 +267,7 @@ func (r *Runner) start(ctx context.Context, req StartRequest) (StartResult, erro
 	// unit has taken the run (--systemd): a start that never ran leaves
 	// no link to a session that does not exist.
 	f.Lineage = r.parentLineage(req)
-	return r.launch(ctx, &res, req)
+	return r.launch(ctx, &res, req, began)
 }
 
 // checkStart applies a start request's rules, before anything is read.
@@ -266,7 +289,10 @@ func (r *Runner) checkStart(req StartRequest, fl runFlags, mode DoormanMode) (cl
 	default:
 		return ReasonBadDoorman, fmt.Errorf("doorman mode %q", mode)
 	}
-	if mode == DoormanInjected || req.Systemd {
+	if req.Detach && mode == DoormanNone {
+		return ReasonBadDoorman, errors.New("a start that returns when steerable needs a doorman")
+	}
+	if mode == DoormanInjected || req.Systemd || req.Detach {
 		if reason, err := checkSelf(req.Self); err != nil {
 			return reason, err
 		}
@@ -315,7 +341,7 @@ func (r *Runner) startFiles(req StartRequest, f *StartFile) (claudeinbox.Reason,
 	if err := fsx.CheckReplaceable(f.ResultFile); err != nil {
 		return ReasonBadOut, fmt.Errorf("result file %q: %w", f.ResultFile, err)
 	}
-	if err := fsx.CheckReplaceable(claudeproc.PromptFile(f.ResultFile)); req.Systemd && err != nil {
+	if err := fsx.CheckReplaceable(claudeproc.PromptFile(f.ResultFile)); (req.Systemd || req.Detach) && err != nil {
 		return ReasonBadOut, fmt.Errorf("result file %q: %w", f.ResultFile, err)
 	}
 	files := inbox.FilesFor(r.Config.InboxDir, f.SessionID)
@@ -328,6 +354,8 @@ func (r *Runner) startFiles(req StartRequest, f *StartFile) (claudeinbox.Reason,
 	f.Inbox = files.Inbox
 	if req.Systemd {
 		f.Unit = jsonrow.Ptr(claudeproc.UnitName(f.SessionID))
+	}
+	if req.Systemd || req.Detach {
 		f.PromptFile = jsonrow.Ptr(claudeproc.PromptFile(f.ResultFile))
 	}
 	return "", nil
@@ -335,7 +363,7 @@ func (r *Runner) startFiles(req StartRequest, f *StartFile) (claudeinbox.Reason,
 
 // launch creates the inbox, writes the started file and runs the start:
 // in this process, or handed to its unit.
-func (r *Runner) launch(ctx context.Context, res *StartResult, req StartRequest) (StartResult, error) {
+func (r *Runner) launch(ctx context.Context, res *StartResult, req StartRequest, began func(StartFile)) (StartResult, error) {
 	f := &res.File
 	// The inbox exists before claude starts, so lines sent at once wait in
 	// it for the doorman.
@@ -349,10 +377,10 @@ func (r *Runner) launch(ctx context.Context, res *StartResult, req StartRequest)
 	}
 	var out StartResult
 	var err error
-	if req.Systemd {
+	if req.Systemd || req.Detach {
 		out, err = r.detach(ctx, res, req)
 	} else {
-		out, err = r.foreground(ctx, res, req.Prompt)
+		out, err = r.foreground(ctx, res, req.Prompt, began)
 	}
 	if out.Class != Completed && out.Class != Started {
 		r.dropEmptyInbox(f.SessionID)
@@ -460,7 +488,7 @@ func (r *Runner) registerLineage(ctx context.Context, f *StartFile) {
 }
 
 // foreground runs claude for the started session and records the outcome.
-func (r *Runner) foreground(ctx context.Context, res *StartResult, prompt string) (StartResult, error) {
+func (r *Runner) foreground(ctx context.Context, res *StartResult, prompt string, began func(StartFile)) (StartResult, error) {
 	f := &res.File
 	self := ""
 	if len(f.DoormanCommand) > 0 {
@@ -490,6 +518,9 @@ func (r *Runner) foreground(ctx context.Context, res *StartResult, prompt string
 			f.Deadline = jsonrow.Ptr(jsonrow.FormatTime(r.now().Add(timeout + r.killGrace())))
 			r.registerLineage(ctx, f)
 			startErr = writeFile(f)
+			if began != nil {
+				began(*f)
+			}
 		},
 	})
 	if out.PID != 0 {
@@ -560,48 +591,67 @@ func (r *Runner) readDoorman(f *StartFile) {
 	f.DoormanDelivered = jsonrow.Ptr(n)
 }
 
-// detach writes the prompt file and hands the run to systemd-run. It
-// returns Started only once the unit has taken its prompt (so it runs);
-// a systemd-run that hangs is stopped after Runner.SystemdRunTimeout, and
-// one that exits 0 but starts nothing is a failure after
-// Runner.UnitStartWait. The unit's body registers the lineage link when
-// claude runs.
+// detach writes the prompt file and hands the run to its supervisor: the
+// unit systemd-run starts, or a process of our own in a session of its
+// own. It returns Started only once the supervisor has taken its prompt
+// (so it runs); a systemd-run that hangs is stopped after
+// Runner.SystemdRunTimeout, and a supervisor that starts nothing is a
+// failure after Runner.UnitStartWait. The supervisor registers the
+// lineage link when claude runs.
 func (r *Runner) detach(ctx context.Context, res *StartResult, req StartRequest) (StartResult, error) {
 	f := &res.File
 	if err := fsx.WriteFileAtomic(*f.PromptFile, []byte(req.Prompt)); err != nil {
 		return r.failEarly(res, "prompt-file", err)
 	}
-	flags, runEnv := claudeproc.UnitEnv(r.environ())
-	argv := claudeproc.SystemdArgv(f.SessionID, time.Duration(f.TimeoutS*float64(time.Second)), flags, req.Self, f.ResultFile)
-	limit := durationOr(r.SystemdRunTimeout, 30*time.Second)
-	out := claudeproc.RunProcess(ctx, claudeproc.Invocation{Path: r.Config.SystemdRun, Args: argv, Env: runEnv, Dir: f.CWD, Timeout: limit, KillGrace: r.KillGrace})
-	if out.Err != nil || out.TimedOut || out.Canceled || out.ExitCode != 0 {
-		if p, err := claimPrompt(*f.PromptFile); err == nil {
+	what, err := "supervisor", error(nil)
+	if req.Systemd {
+		what, err = "systemd-run", r.systemdRun(ctx, f, req.Self)
+	} else {
+		_, err = claudeproc.SpawnDetached(claudeproc.Invocation{Path: req.Self, Args: claudeproc.SupervisorArgs(f.ResultFile), Env: r.environ(), Dir: f.CWD})
+	}
+	if err != nil {
+		if p, cerr := claimPrompt(*f.PromptFile); cerr == nil {
 			_ = os.Remove(p)
 		}
-		why := fmt.Sprintf("systemd-run exit %d: %s", out.ExitCode, tailLines(out.Stderr, 5, 1024))
-		switch {
-		case out.Err != nil:
-			why = out.Err.Error()
-		case out.TimedOut:
-			why = fmt.Sprintf("systemd-run did not finish within %s; it was stopped", limit)
-		case out.Canceled:
-			why = "interrupted while systemd-run ran"
-		}
-		f.StderrTail = jsonrow.Ptr(tailLines(out.Stderr, 20, 4096))
-		return r.failEarly(res, "systemd-run", errors.New(why))
+		return r.failEarly(res, what, err)
 	}
 	wait := durationOr(r.UnitStartWait, 30*time.Second)
 	if !waitGone(ctx, *f.PromptFile, wait) {
-		// Take the prompt back: if the unit starts after all, it finds
-		// none and runs nothing. If the unit took it first, it runs.
+		// Take the prompt back: if the supervisor starts after all, it
+		// finds none and runs nothing. If it took it first, it runs.
 		if p, err := claimPrompt(*f.PromptFile); err == nil {
 			_ = os.Remove(p)
-			return r.failEarly(res, "systemd-run", fmt.Errorf("systemd-run exited 0 but unit %s did not start within %s", *f.Unit, wait))
+			who := "the supervisor"
+			if f.Unit != nil {
+				who = "systemd-run exited 0 but unit " + *f.Unit
+			}
+			return r.failEarly(res, what, fmt.Errorf("%s did not start within %s", who, wait))
 		}
 	}
 	res.Class = Started
 	return *res, nil
+}
+
+// systemdRun starts the detached start's unit, bounded by
+// Runner.SystemdRunTimeout; the error says why it did not.
+func (r *Runner) systemdRun(ctx context.Context, f *StartFile, self string) error {
+	flags, runEnv := claudeproc.UnitEnv(r.environ())
+	argv := claudeproc.SystemdArgv(f.SessionID, time.Duration(f.TimeoutS*float64(time.Second)), flags, self, f.ResultFile)
+	limit := durationOr(r.SystemdRunTimeout, 30*time.Second)
+	out := claudeproc.RunProcess(ctx, claudeproc.Invocation{Path: r.Config.SystemdRun, Args: argv, Env: runEnv, Dir: f.CWD, Timeout: limit, KillGrace: r.KillGrace})
+	if out.Err == nil && !out.TimedOut && !out.Canceled && out.ExitCode == 0 {
+		return nil
+	}
+	f.StderrTail = jsonrow.Ptr(tailLines(out.Stderr, 20, 4096))
+	switch {
+	case out.Err != nil:
+		return out.Err
+	case out.TimedOut:
+		return fmt.Errorf("systemd-run did not finish within %s; it was stopped", limit)
+	case out.Canceled:
+		return errors.New("interrupted while systemd-run ran")
+	}
+	return fmt.Errorf("systemd-run exit %d: %s", out.ExitCode, tailLines(out.Stderr, 5, 1024))
 }
 
 func durationOr(d, def time.Duration) time.Duration {
@@ -628,8 +678,9 @@ func waitGone(ctx context.Context, path string, wait time.Duration) bool {
 // claimPrompt is [claudeproc.ClaimPrompt] by this process.
 func claimPrompt(path string) (string, error) { return claudeproc.ClaimPrompt(path, os.Getpid()) }
 
-// RunUnit is the body of a detached start's unit: it reads the result file
-// that the detaching start wrote (state started, a unit named), takes the
+// RunUnit is the body of a detached start's supervisor (its unit, or the
+// process of its own that StartRequest.Detach starts): it reads the result
+// file that the detaching start wrote (state started, a prompt file named), takes the
 // prompt from its prompt file (and removes it), runs claude in the
 // foreground and records the outcome in the same file, keeping the unit and
 // the lineage block.
@@ -644,7 +695,7 @@ func (r *Runner) RunUnit(ctx context.Context, resultFile string) (StartResult, e
 }
 
 func (r *Runner) runUnit(ctx context.Context, resultFile string) (StartResult, error) {
-	res := StartResult{Systemd: true}
+	res := StartResult{}
 	bad := func(err error) (StartResult, error) {
 		res.Class, res.Reason = Refused, string(ReasonBadResultFile)
 		return res, &RefusedError{Op: "start", Reason: ReasonBadResultFile, Err: fmt.Errorf("%w: %w", errBadResultFile, err)}
@@ -660,8 +711,9 @@ func (r *Runner) runUnit(ctx context.Context, resultFile string) (StartResult, e
 		return bad(err)
 	}
 	f := &res.File
+	res.Systemd = f.Unit != nil
 	switch {
-	case f.State != Started || f.Unit == nil || f.ResultFile != resultFile || !station.IsSessionID(f.SessionID):
+	case f.State != Started || f.ResultFile != resultFile || !station.IsSessionID(f.SessionID):
 		return bad(errors.New("not a started detached start"))
 	case f.PromptFile == nil || *f.PromptFile != claudeproc.PromptFile(resultFile):
 		return bad(errors.New("prompt file is not next to the result file"))
@@ -712,7 +764,7 @@ func (r *Runner) runUnit(ctx context.Context, resultFile string) (StartResult, e
 	if len(f.DoormanCommand) > 0 && !filepath.IsAbs(f.DoormanCommand[0]) {
 		return bad(fmt.Errorf("doorman command: %w", errNotAbsolute))
 	}
-	return r.foreground(ctx, &res, res.Prompt)
+	return r.foreground(ctx, &res, res.Prompt, nil)
 }
 
 // Row is the receipt row of a start.

@@ -25,7 +25,10 @@ import (
 // `go build` or `go run`.
 func TestMain(m *testing.M) {
 	fakeclaude.Main() // the test binary also plays claude and systemd-run
-	if os.Getenv("OO_CLAUDE_TEST_AS_BINARY") == "1" {
+	// A detached start's supervisor is this binary run as "start
+	// --foreground-unit <result file>" (start --detach), with the caller's
+	// environment, which has no switch.
+	if os.Getenv("OO_CLAUDE_TEST_AS_BINARY") == "1" || len(os.Args) > 2 && os.Args[1] == "start" && os.Args[2] == "--foreground-unit" {
 		os.Unsetenv("OO_CLAUDE_TEST_AS_BINARY")
 		main()
 		return

@@ -26,8 +26,9 @@ func newStartCmd(e *env) *ffcli.Command {
 	fs.StringVar(&req.Name, "name", "", "a name, recorded in the result file only")
 	fs.StringVar(&req.Out, "out", "", "the result file (default <state dir>/start/<uuid>.json)")
 	fs.BoolVar(&req.Systemd, "systemd", false, "detach as a systemd user unit and return at once")
+	fs.BoolVar(&req.Detach, "detach", false, "return once the session is steerable, printing its id; the run goes on under a supervisor of its own (with --systemd, the unit)")
 	fs.Var(&secondsFlag{d: &req.Timeout, positive: true}, "timeout", "seconds (default OO_CLAUDE_START_TIMEOUT_S, 900)")
-	asJSON := fs.Bool("json", false, "print the result file (--systemd: {state, unit, resultFile, session_id})")
+	asJSON := fs.Bool("json", false, "print the result file (--systemd: {state, unit, resultFile, session_id}; --detach: the result file so far)")
 	noDoorman := fs.Bool("no-doorman", false, "no MCP server at all")
 	userMCP := fs.Bool("user-mcp", false, "the user-scope MCP servers instead of the injected doorman")
 	fs.BoolVar(&req.NoLineage, "no-lineage", false, "do not record the calling session as the parent")
@@ -36,7 +37,7 @@ func newStartCmd(e *env) *ffcli.Command {
 	return &ffcli.Command{
 		Name: "start",
 		ShortUsage: `oo-claude start "<prompt>"|- [--cwd DIR] [--model M] [--max-turns N] [--budget USD] [--tools T] [--allowed-tools "…"] ` +
-			`[--session-id UUID] [--name NAME] [--out FILE] [--systemd] [--timeout S] [--json] [--no-doorman | --user-mcp] [--no-lineage] [--host DEST]`,
+			`[--session-id UUID] [--name NAME] [--out FILE] [--systemd] [--detach] [--timeout S] [--json] [--no-doorman | --user-mcp] [--no-lineage] [--host DEST]`,
 		ShortHelp: "start a new headless session the family can steer",
 		FlagSet:   fs,
 		Exec: func(ctx context.Context, args []string) error {
@@ -53,48 +54,30 @@ func newStartCmd(e *env) *ffcli.Command {
 					return usagef("--foreground-unit takes no prompt")
 				}
 				res, rerr := r.RunUnit(ctx, *unit)
-				return finishStart(ctx, e, res, rerr, *asJSON)
+				return finishStart(ctx, e, res, rerr, *asJSON, false)
 			}
 			if len(pos) != 1 {
 				return usagef(`start takes one "<prompt>"`)
 			}
-			if *noDoorman && *userMCP {
-				return usagef("--no-doorman and --user-mcp exclude each other")
-			}
-			req.Prompt = pos[0]
-			if req.Prompt == "-" {
-				if req.Prompt, err = textFromStdin(e, "start", "prompt", maxStdinPrompt); err != nil {
-					return err
-				}
-			}
-			switch {
-			case *noDoorman:
-				req.Doorman = headless.DoormanNone
-			case *userMCP:
-				req.Doorman = headless.DoormanUserScope
+			if err := completeStart(e, &req, pos[0], *noDoorman, *userMCP); err != nil {
+				return err
 			}
 			if len(host.dests) > 0 {
+				if req.Detach {
+					return usagef("--detach does not go with --host yet")
+				}
 				// --cwd and --out are the station's paths, passed as
 				// given: no path of this machine goes to the station.
 				return startRemote(ctx, e, host.dests[0], req, *asJSON)
 			}
-			if req.CWD == "" {
-				if req.CWD, err = e.getwd(); err != nil {
-					return err
-				}
-			} else if req.CWD, err = filepath.Abs(req.CWD); err != nil {
+			if err := localStart(e, &req); err != nil {
 				return err
 			}
-			if req.Out != "" {
-				if req.Out, err = filepath.Abs(req.Out); err != nil {
-					return err
-				}
-			}
-			if req.Self, err = e.self(); err != nil {
-				return fmt.Errorf("the oo-claude binary's path: %w", err)
-			}
 			phase := "the session runs (claude -p)"
-			if req.Systemd {
+			switch {
+			case req.Detach:
+				phase = "starting the session until it is steerable"
+			case req.Systemd:
 				phase = "starting the unit"
 			}
 			st := e.statusLine("start", phase, *asJSON)
@@ -108,7 +91,7 @@ func newStartCmd(e *env) *ffcli.Command {
 			}
 			res, rerr := r.Start(ctx, req)
 			st.end()
-			return finishStart(ctx, e, res, rerr, *asJSON)
+			return finishStart(ctx, e, res, rerr, *asJSON, req.Detach)
 		},
 	}
 }
@@ -118,9 +101,57 @@ func newStartCmd(e *env) *ffcli.Command {
 // takes, with its reason.
 const maxStdinPrompt = 1 << 20
 
-func finishStart(ctx context.Context, e *env, res headless.StartResult, err error, asJSON bool) error {
+// completeStart fills in what the flags leave to the CLI on any station:
+// the prompt (read from stdin for "-") and the doorman mode.
+func completeStart(e *env, req *headless.StartRequest, prompt string, noDoorman, userMCP bool) error {
+	if noDoorman && userMCP {
+		return usagef("--no-doorman and --user-mcp exclude each other")
+	}
+	req.Prompt = prompt
+	if req.Prompt == "-" {
+		var err error
+		if req.Prompt, err = textFromStdin(e, "start", "prompt", maxStdinPrompt); err != nil {
+			return err
+		}
+	}
+	switch {
+	case noDoorman:
+		req.Doorman = headless.DoormanNone
+	case userMCP:
+		req.Doorman = headless.DoormanUserScope
+	}
+	return nil
+}
+
+// localStart fills in this machine's paths: the absolute cwd and result
+// file, the binary's own path.
+func localStart(e *env, req *headless.StartRequest) error {
+	var err error
+	if req.CWD == "" {
+		if req.CWD, err = e.getwd(); err != nil {
+			return err
+		}
+	} else if req.CWD, err = filepath.Abs(req.CWD); err != nil {
+		return err
+	}
+	if req.Out != "" {
+		if req.Out, err = filepath.Abs(req.Out); err != nil {
+			return err
+		}
+	}
+	if req.Self, err = e.self(); err != nil {
+		return fmt.Errorf("the oo-claude binary's path: %w", err)
+	}
+	return nil
+}
+
+func finishStart(ctx context.Context, e *env, res headless.StartResult, err error, asJSON, detach bool) error {
 	printReceiptError(e, res.ReceiptWriteError)
 	switch {
+	case detach && res.Class == headless.Started:
+		if err := printSteerable(e, res, asJSON); err != nil {
+			return err
+		}
 	case asJSON && res.Class == headless.Started:
 		if err := printJSONLine(e, res.Detached()); err != nil {
 			return err
@@ -135,12 +166,27 @@ func finishStart(ctx context.Context, e *env, res headless.StartResult, err erro
 	default:
 		printStart(e, res, err)
 	}
+	if detach && err != nil && res.Class != headless.Refused {
+		// It ended (or the wait was interrupted) before it was steerable.
+		fmt.Fprintf(e.stderr, "oo-claude: %v\n", err)
+	}
 	if res.Class != headless.Completed && res.Class != headless.Started {
 		if err := signalExit(ctx); err != nil {
 			return err // interrupted: the process group was stopped
 		}
 	}
 	return exitWith(res.Class.ExitCode())
+}
+
+// printSteerable is the answer of start --detach once the session is
+// steerable: its id (--json: the result file so far).
+func printSteerable(e *env, res headless.StartResult, asJSON bool) error {
+	if asJSON {
+		return printJSONLine(e, res.File)
+	}
+	fmt.Fprintln(e.stdout, res.File.SessionID)
+	fmt.Fprintf(e.stderr, "oo-claude: started: %s is steerable; result file %s\n", res.File.SessionID, res.File.ResultFile)
+	return nil
 }
 
 // usdFlag is a budget in USD: a plain decimal number above 0, the rule of

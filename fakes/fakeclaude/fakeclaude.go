@@ -76,6 +76,9 @@ type Script struct {
 	Exit           int     `json:"exit,omitempty"`
 	// DelayMS is slept before answering (systemd-run: before exiting).
 	DelayMS int `json:"delay_ms,omitempty"`
+	// HoldUntil, when set, is a path the fake claude waits for (up to
+	// 60 s) before answering: a run that lasts until the test lets it end.
+	HoldUntil string `json:"hold_until,omitempty"`
 	// Grandchild spawns a child that outlives the fake unless its process
 	// group is killed; its pid is recorded in the call (Grandchild).
 	Grandchild bool `json:"grandchild,omitempty"`
@@ -285,6 +288,11 @@ func runClaude() int {
 	}
 	if s.DelayMS > 0 {
 		time.Sleep(time.Duration(s.DelayMS) * time.Millisecond)
+	}
+	for end := time.Now().Add(time.Minute); s.HoldUntil != "" && time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(s.HoldUntil); err == nil {
+			break
+		}
 	}
 	if s.Stderr != "" {
 		fmt.Fprint(os.Stderr, s.Stderr)

@@ -117,7 +117,14 @@ func SystemdArgv(sid string, timeout time.Duration, envFlags []string, self, res
 	a := []string{"--user", "--unit", UnitName(sid), "--same-dir", "--collect", "--no-block",
 		"--property=RuntimeMaxSec=" + strconv.Itoa(runtimeMaxSec(timeout))}
 	a = append(a, envFlags...)
-	return append(a, "--", self, "start", "--foreground-unit", resultFile)
+	return append(append(a, "--", self), SupervisorArgs(resultFile)...)
+}
+
+// SupervisorArgs is the argv (without argv[0], the oo-claude binary) of a
+// detached start's supervisor, a unit's command or a process of its own:
+// "start --foreground-unit <result file>".
+func SupervisorArgs(resultFile string) []string {
+	return []string{"start", "--foreground-unit", resultFile}
 }
 
 // runtimeMaxSec is the unit's hard limit: the start timeout plus 30 s, so

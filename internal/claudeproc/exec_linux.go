@@ -192,3 +192,26 @@ func dupFDs(fds []PassedFD) ([]*os.File, error) {
 	}
 	return files, nil
 }
+
+// SpawnDetached starts inv.Path with inv.Args, inv.Env and inv.Dir in a
+// session of its own (no controlling terminal; the null device for its
+// standard streams), so it outlives this process: a detached start's
+// supervisor. It does not wait for it, except to reap it when it exits
+// while this process still runs. The other Invocation fields are not used.
+func SpawnDetached(inv Invocation) (pid int, err error) {
+	cmd := &exec.Cmd{
+		Path:        inv.Path,
+		Args:        append([]string{inv.Path}, inv.Args...),
+		Env:         inv.Env,
+		Dir:         inv.Dir,
+		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
+	}
+	if cmd.Env == nil {
+		cmd.Env = []string{}
+	}
+	if err := cmd.Start(); err != nil {
+		return 0, err
+	}
+	go func() { _ = cmd.Wait() }()
+	return cmd.Process.Pid, nil
+}

@@ -9,3 +9,6 @@ import "context"
 func RunProcess(ctx context.Context, inv Invocation) Outcome {
 	return Outcome{ExitCode: -1, Err: ErrNotSupported}
 }
+
+// SpawnDetached is not implemented off Linux.
+func SpawnDetached(inv Invocation) (int, error) { return 0, ErrNotSupported }

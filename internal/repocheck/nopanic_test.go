@@ -375,9 +375,14 @@ var noPanicCases = []noPanicCase{
 	}},
 
 	// headless
-	{names: []string{"headless.Runner.Resume", "headless.Runner.Start", "headless.Runner.RunUnit"}, run: func(h *hostile) {
+	{names: []string{"headless.Runner.Resume", "headless.Runner.Start", "headless.Runner.RunUnit", "headless.Runner.StartSteerable", "headless.Run.Wait"}, run: func(h *hostile) {
 		cfg := h.cfg
 		cfg.ClaudeBin, cfg.SystemdRun = h.claude.Claude, h.claude.SystemdRun
+		h.call("Runner{}.StartSteerable(zero)", func() {
+			run, _ := (&headless.Runner{}).StartSteerable(h.ctx(), headless.StartRequest{})
+			run.Wait(h.ctx())
+		})
+		h.call("Run{}.Wait", func() { (&headless.Run{}).Wait(h.ctx()); (*headless.Run)(nil).Wait(h.ctx()) })
 		h.call("Runner{}.Resume(zero)", func() { (&headless.Runner{}).Resume(h.ctx(), headless.ResumeRequest{}) })
 		h.call("Runner{}.Start(zero)", func() { (&headless.Runner{}).Start(h.ctx(), headless.StartRequest{}) })
 		h.call("Runner{}.RunUnit(\"\")", func() { (&headless.Runner{}).RunUnit(h.ctx(), "") })
@@ -392,6 +397,10 @@ var noPanicCases = []noPanicCase{
 				r.Start(h.ctx(), headless.StartRequest{Prompt: s, CWD: s, Model: s, MaxTurns: n, Budget: f, Tools: s, AllowedTools: s,
 					SessionID: s, Name: s, Out: s, Timeout: d, Doorman: headless.DoormanMode(s), Self: s})
 				r.Start(h.ctx(), headless.StartRequest{Prompt: "hi", CWD: h.dir, SessionID: s, Systemd: true, Timeout: d, Self: s})
+			})
+			h.call("Runner.StartSteerable("+q(s)+")", func() {
+				run, _ := r.StartSteerable(h.ctx(), headless.StartRequest{Prompt: s, CWD: s, SessionID: s, Detach: true, Timeout: d, Self: s})
+				run.Wait(h.ctx())
 			})
 			h.call("Runner.RunUnit("+q(s)+")", func() { r.RunUnit(h.ctx(), s) })
 		}

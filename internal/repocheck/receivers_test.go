@@ -62,6 +62,7 @@ var receiverTypes = []reflect.Type{
 
 	reflect.TypeFor[headless.Class](),
 	reflect.TypeFor[headless.RefusedError](),
+	reflect.TypeFor[headless.Run](),
 	reflect.TypeFor[headless.ResumeResult](),
 	reflect.TypeFor[headless.Runner](),
 	reflect.TypeFor[headless.StartResult](),
