@@ -240,7 +240,7 @@ func TestDetachBoundsSystemdRun(t *testing.T) {
 			if _, err := os.Stat(claudeproc.PromptFile(res.File.ResultFile)); !os.IsNotExist(err) {
 				t.Errorf("prompt file left for a late unit: %v", err)
 			}
-			links, _ := (&lineage.Ledger{Path: fs.Paths.LineageFile()}).Links()
+			links, _ := (&lineage.Ledger{Path: fs.Paths.LineageFile()}).Links(context.Background())
 			if len(links) != 0 {
 				t.Errorf("a start that never ran registered %v", links)
 			}

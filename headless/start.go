@@ -66,6 +66,13 @@ type StartRequest struct {
 	Timeout   time.Duration
 	Doorman   DoormanMode
 	NoLineage bool
+	// Parent, when set, is the session the start is made from (a session
+	// id), registered in the lineage ledger once claude runs, instead of
+	// the calling session found among this process's ancestors or in
+	// CLAUDE_CODE_SESSION_ID: a dispatcher that knows its parent. It
+	// cannot be given with NoLineage, nor name the new session itself
+	// ([ReasonBadParent]).
+	Parent string
 	// Self is the absolute path of the oo-claude binary: the injected
 	// doorman's command and the unit's command.
 	Self string
@@ -76,7 +83,7 @@ type StartRequest struct {
 type Lineage struct {
 	ParentSession *string `json:"parent_session"`
 	ParentHost    *string `json:"parent_host"`
-	FoundBy       *string `json:"found_by"` // ancestor (a live registry row) | env (CLAUDE_CODE_SESSION_ID)
+	FoundBy       *string `json:"found_by"` // ancestor (a live registry row) | env (CLAUDE_CODE_SESSION_ID) | request (StartRequest.Parent)
 	By            string  `json:"by"`       // parent
 	Registered    bool    `json:"registered"`
 	Skipped       *string `json:"skipped"` // no-lineage | no-parent
@@ -300,6 +307,15 @@ func (r *Runner) checkStart(req StartRequest, fl runFlags, mode DoormanMode) (cl
 	if req.Systemd && !filepath.IsAbs(r.Config.SystemdRun) {
 		return ReasonBadBinary, fmt.Errorf("systemd-run %q: %w", r.Config.SystemdRun, errNotAbsolute)
 	}
+	switch {
+	case req.Parent == "":
+	case !station.IsSessionID(req.Parent):
+		return ReasonBadParent, fmt.Errorf("%w: the parent %q", errBadSessionID, req.Parent)
+	case req.NoLineage:
+		return ReasonBadParent, errors.New("a parent and no lineage exclude each other")
+	case strings.EqualFold(req.Parent, req.SessionID):
+		return ReasonBadParent, errors.New("the parent is the new session itself")
+	}
 	return "", nil
 }
 
@@ -448,6 +464,10 @@ func (r *Runner) parentLineage(req StartRequest) Lineage {
 	l := Lineage{By: string(lineage.ByParent)}
 	if req.NoLineage {
 		l.Skipped = jsonrow.Ptr("no-lineage")
+		return l
+	}
+	if req.Parent != "" {
+		l.ParentSession, l.FoundBy = jsonrow.Ptr(req.Parent), jsonrow.Ptr("request")
 		return l
 	}
 	psid, phost, how := r.station().CallingSession(r.pid(), getenv(r.environ(), "CLAUDE_CODE_SESSION_ID"))

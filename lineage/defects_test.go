@@ -61,7 +61,7 @@ func TestLinksSkipRowsWithoutSessionIDs(t *testing.T) {
 	if err := os.WriteFile(path, []byte(strings.Join(append(bad, good), "\n")+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	got, err := (&lineage.Ledger{Path: path}).Links()
+	got, err := (&lineage.Ledger{Path: path}).Links(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestLinksStreamPastAHugeLine(t *testing.T) {
 	if err := os.WriteFile(path, []byte(content), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	got, err := (&lineage.Ledger{Path: path}).Links()
+	got, err := (&lineage.Ledger{Path: path}).Links(context.Background())
 	if err != nil || len(got) != 1 || got[0].ChildSession != child {
 		t.Errorf("links %v (%v), want the one row after the huge line", got, err)
 	}

@@ -191,7 +191,7 @@ func (l *Ledger) Register(ctx context.Context, link Link) (Result, error) {
 	defer lock.Unlock()
 	var cur Row
 	var found bool
-	err = l.scan(func(r Row) {
+	err = l.scan(ctx, func(r Row) {
 		if r.ChildSession == row.ChildSession {
 			cur, found = r, true
 		}
@@ -303,30 +303,29 @@ func sameParent(a, b Row) bool {
 }
 
 // Rows returns every row of the ledger, oldest first. A missing ledger has
-// no rows; lines that are not rows are skipped.
-func (l *Ledger) Rows() ([]Row, error) {
+// no rows; lines that are not rows are skipped. A read stops when ctx
+// ends (the error wraps ctx.Err()).
+func (l *Ledger) Rows(ctx context.Context) ([]Row, error) {
 	if l == nil {
 		l = new(Ledger)
 	}
-	rows, err := l.rows()
-	if err != nil {
+	var out []Row
+	if err := l.scan(ctx, func(r Row) { out = append(out, r) }); err != nil {
 		return nil, &Error{Op: "read", Path: l.Path, Err: err}
 	}
-	return rows, nil
-}
-
-func (l *Ledger) rows() ([]Row, error) {
-	var out []Row
-	err := l.scan(func(r Row) { out = append(out, r) })
-	return out, err
+	return out, nil
 }
 
 // maxRowBytes is the longest ledger line read; a longer one is skipped.
 const maxRowBytes = 64 << 10
 
 // scan streams the ledger's rows to fn, oldest first, holding one line
-// (at most maxRowBytes) in memory at a time. A missing ledger has no rows.
-func (l *Ledger) scan(fn func(Row)) error {
+// (at most maxRowBytes) in memory at a time, until ctx ends (nil: never).
+// A missing ledger has no rows.
+func (l *Ledger) scan(ctx context.Context, fn func(Row)) error {
+	if ctx == nil {
+		ctx = context.Background()
+	}
 	f, err := fsx.OpenRead(l.Path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -339,6 +338,9 @@ func (l *Ledger) scan(fn func(Row)) error {
 	var line []byte
 	long := false
 	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		chunk, isPrefix, err := br.ReadLine()
 		if err == io.EOF {
 			return nil
@@ -386,8 +388,9 @@ func parseRow(line []byte) (Row, bool) {
 
 // Links returns the current link of every child (its newest line), ordered
 // by that line's position in the ledger. The ledger is streamed: memory
-// grows with the number of children, not with the ledger's size.
-func (l *Ledger) Links() ([]Row, error) {
+// grows with the number of children, not with the ledger's size. A read
+// stops when ctx ends (the error wraps ctx.Err()).
+func (l *Ledger) Links(ctx context.Context) ([]Row, error) {
 	if l == nil {
 		l = new(Ledger)
 	}
@@ -397,7 +400,7 @@ func (l *Ledger) Links() ([]Row, error) {
 	}
 	last := map[string]at{}
 	i := 0
-	err := l.scan(func(r Row) {
+	err := l.scan(ctx, func(r Row) {
 		last[r.ChildSession] = at{i, r}
 		i++
 	})
@@ -416,14 +419,15 @@ func (l *Ledger) Links() ([]Row, error) {
 	return out, nil
 }
 
-// Parent returns the child's current link.
-func (l *Ledger) Parent(child string) (Row, bool, error) {
+// Parent returns the child's current link. A read stops when ctx ends (the
+// error wraps ctx.Err()).
+func (l *Ledger) Parent(ctx context.Context, child string) (Row, bool, error) {
 	if l == nil {
 		l = new(Ledger)
 	}
 	var cur Row
 	var ok bool
-	err := l.scan(func(r Row) {
+	err := l.scan(ctx, func(r Row) {
 		if r.ChildSession == child {
 			cur, ok = r, true
 		}

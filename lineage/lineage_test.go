@@ -114,7 +114,7 @@ func TestRegisterSequence(t *testing.T) {
 					t.Errorf("step %d: appended %v, want %v", i, res.Appended, st.appended)
 				}
 			}
-			got, err := l.Links()
+			got, err := l.Links(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -127,7 +127,7 @@ func TestRegisterSequence(t *testing.T) {
 			if d := cmp.Diff(tt.want, got); d != "" {
 				t.Errorf("links (-want +got):\n%s", d)
 			}
-			rows, _ := l.Rows()
+			rows, _ := l.Rows(context.Background())
 			if len(rows) != tt.lines {
 				t.Errorf("%d lines, want %d", len(rows), tt.lines)
 			}
@@ -185,7 +185,7 @@ func TestRegisterConcurrent(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	rows, err := l.Rows()
+	rows, err := l.Rows(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -267,14 +267,14 @@ func FuzzParseRows(f *testing.F) {
 			if err := os.WriteFile(l.Path, b, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			gotRows, err := l.Rows()
+			gotRows, err := l.Rows(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
 			if d := cmp.Diff(rows, gotRows, cmpopts.EquateEmpty()); d != "" {
 				t.Fatalf("Ledger.Rows vs ParseRows (-model +ledger):\n%s", d)
 			}
-			links, err := l.Links()
+			links, err := l.Links(context.Background())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -306,7 +306,7 @@ func ExampleLedger_Register() {
 	r1, _ := l.Register(ctx, lineage.Link{Child: child, Parent: p1, Title: "worker", By: lineage.ByParent})
 	r2, _ := l.Register(ctx, lineage.Link{Child: child, Parent: p1, By: lineage.ByChild})
 	fmt.Println(r1.Appended, r2.Appended)
-	links, _ := l.Links()
+	links, _ := l.Links(context.Background())
 	for _, r := range links {
 		fmt.Println(r.ChildSession[:8], "<-", *r.ParentSession, r.By, r.Title)
 	}
@@ -325,15 +325,39 @@ func TestNilLedger(t *testing.T) {
 			if _, err := l.Register(context.Background(), link); !errors.As(err, &le) {
 				t.Errorf("Register: %v, want a *lineage.Error", err)
 			}
-			if rows, err := l.Rows(); len(rows) != 0 || err != nil {
+			if rows, err := l.Rows(context.Background()); len(rows) != 0 || err != nil {
 				t.Errorf("Rows = %v, %v; want none", rows, err)
 			}
-			if rows, err := l.Links(); len(rows) != 0 || err != nil {
+			if rows, err := l.Links(context.Background()); len(rows) != 0 || err != nil {
 				t.Errorf("Links = %v, %v; want none", rows, err)
 			}
-			if _, ok, err := l.Parent(link.Child); ok || err != nil {
+			if _, ok, err := l.Parent(context.Background(), link.Child); ok || err != nil {
 				t.Errorf("Parent: ok %v, err %v; want none", ok, err)
 			}
 		})
+	}
+}
+
+// TestReadsTakeContext: a read of a ledger stops when its context has
+// ended, with an error that wraps the context's.
+func TestReadsTakeContext(t *testing.T) {
+	l := &lineage.Ledger{Path: filepath.Join(t.TempDir(), "lineage.jsonl")}
+	link := lineage.Link{Child: "6c2b1c1e-4b7a-4f7e-9d2a-1a2b3c4d5e6f", Parent: "0b0e3c1a-2d4f-4a6b-8c9d-0e1f2a3b4c5d", By: lineage.ByParent}
+	if _, err := l.Register(context.Background(), link); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := l.Rows(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("Rows: %v, want context.Canceled", err)
+	}
+	if _, err := l.Links(ctx); !errors.Is(err, context.Canceled) {
+		t.Errorf("Links: %v, want context.Canceled", err)
+	}
+	if _, _, err := l.Parent(ctx, link.Child); !errors.Is(err, context.Canceled) {
+		t.Errorf("Parent: %v, want context.Canceled", err)
+	}
+	if rows, err := l.Rows(context.Background()); len(rows) != 1 || err != nil {
+		t.Errorf("Rows = %v, %v; want the one row", rows, err)
 	}
 }

@@ -181,7 +181,7 @@ feed:
 	doc.Sessions = sessions
 
 	ledger := lineage.Ledger{Path: st.Paths.LineageFile()}
-	links, err := ledger.Links()
+	links, err := ledger.Links(ctx)
 	if err != nil {
 		doc.Warnings = append(doc.Warnings, err.Error())
 	}

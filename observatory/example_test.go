@@ -120,7 +120,7 @@ func ExampleGC() {
 		os.Chtimes(filepath.Join(paths.InboxDir, sid+".inbox"), month, month)
 	}
 
-	items, err := observatory.GC(observatory.GCOptions{Station: station.New(paths)})
+	items, err := observatory.GC(context.Background(), observatory.GCOptions{Station: station.New(paths)})
 	if err != nil {
 		panic(err)
 	}

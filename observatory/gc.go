@@ -1,6 +1,7 @@
 package observatory
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -73,10 +74,14 @@ type GCItem struct {
 // another user's file, one others can write) or whose directory others can
 // write is kept as [GCUnread], the detail naming the file and the fix.
 // Items come sorted by session id; an unreadable registry is an error and
-// removes nothing.
-func GC(opts GCOptions) ([]GCItem, error) {
+// removes nothing. When ctx ends GC stops before the next inbox, returning
+// the items judged so far and an error wrapping ctx.Err().
+func GC(ctx context.Context, opts GCOptions) ([]GCItem, error) {
 	if opts.Station == nil {
 		return nil, errNoStation
+	}
+	if ctx == nil {
+		ctx = context.Background()
 	}
 	now := time.Now
 	if opts.Now != nil {
@@ -103,6 +108,9 @@ func GC(opts GCOptions) ([]GCItem, error) {
 	alive := func(pid int) bool { return st.Proc.Alive(pid, "") }
 	var items []GCItem
 	for _, sid := range sids {
+		if err := ctx.Err(); err != nil {
+			return items, fmt.Errorf("gc stopped before %s: %w", sid, err)
+		}
 		it := GCItem{Session: sid}
 		files := inbox.FilesFor(dir, sid)
 		judge := func() (bool, error) {

@@ -1,6 +1,7 @@
 package observatory_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -122,7 +123,7 @@ func TestGCEveryKindOfInbox(t *testing.T) {
 	// A dry run removes nothing and says what it would.
 	dry := opts
 	dry.DryRun = true
-	items, err := observatory.GC(dry)
+	items, err := observatory.GC(context.Background(), dry)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +144,7 @@ func TestGCEveryKindOfInbox(t *testing.T) {
 	}
 	before := listDir(t, filepath.Dir(fs.InboxPath(kindsSID(sids, "stale"))))
 
-	items, err = observatory.GC(opts)
+	items, err = observatory.GC(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +239,7 @@ func TestGCRacesSendersLosesNothing(t *testing.T) {
 		}()
 		go func() {
 			defer wg.Done()
-			items, err := observatory.GC(opts)
+			items, err := observatory.GC(context.Background(), opts)
 			if err == nil && len(items) == 1 && items[0].Why == observatory.GCRemoved {
 				removedRuns++
 			}
@@ -291,7 +292,7 @@ func TestGCKeepsWhatItCannotTrust(t *testing.T) {
 				before, _ := os.Lstat(path)
 				later := time.Now().Add(30 * 24 * time.Hour)
 				for _, dry := range []bool{true, false} {
-					items, err := observatory.GC(observatory.GCOptions{Station: fs.Station(), Now: func() time.Time { return later }, DryRun: dry})
+					items, err := observatory.GC(context.Background(), observatory.GCOptions{Station: fs.Station(), Now: func() time.Time { return later }, DryRun: dry})
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -311,5 +312,25 @@ func TestGCKeepsWhatItCannotTrust(t *testing.T) {
 				}
 			})
 		}
+	}
+}
+
+// TestGCStopsWithItsContext: a GC whose context has ended judges and
+// removes nothing more, and says why.
+func TestGCStopsWithItsContext(t *testing.T) {
+	fs := fakestation.New(t)
+	sid := "6c2b1c1e-4b7a-4f7e-9d2a-1a2b3c4d5e6f"
+	if err := os.WriteFile(fs.InboxPath(sid), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	later := time.Now().Add(30 * 24 * time.Hour)
+	items, err := observatory.GC(ctx, observatory.GCOptions{Station: fs.Station(), Now: func() time.Time { return later }})
+	if !errors.Is(err, context.Canceled) || len(items) != 0 {
+		t.Errorf("GC = %v, %v; want no items and context.Canceled", items, err)
+	}
+	if _, err := os.Stat(fs.InboxPath(sid)); err != nil {
+		t.Errorf("the inbox went: %v", err)
 	}
 }

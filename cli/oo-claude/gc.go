@@ -67,7 +67,7 @@ func newGCCmd(e *env) *ffcli.Command {
 				return err
 			}
 			opts.Station = station.New(cfg.Paths)
-			items, err := observatory.GC(opts)
+			items, err := observatory.GC(ctx, opts)
 			if err != nil {
 				return err
 			}

@@ -101,7 +101,7 @@ func newLineageShowCmd(e *env) *ffcli.Command {
 			if err != nil {
 				return err
 			}
-			links, err := (&lineage.Ledger{Path: cfg.LineageFile()}).Links()
+			links, err := (&lineage.Ledger{Path: cfg.LineageFile()}).Links(ctx)
 			if err != nil {
 				return err
 			}

@@ -32,12 +32,13 @@ func newStartCmd(e *env) *ffcli.Command {
 	noDoorman := fs.Bool("no-doorman", false, "no MCP server at all")
 	userMCP := fs.Bool("user-mcp", false, "the user-scope MCP servers instead of the injected doorman")
 	fs.BoolVar(&req.NoLineage, "no-lineage", false, "do not record the calling session as the parent")
+	fs.StringVar(&req.Parent, "parent", "", "the session id to record as the parent, instead of the calling session")
 	unit := fs.String("foreground-unit", "", "(internal) run the detached start whose result file this is")
 	host := registerHost(fs, false)
 	return &ffcli.Command{
 		Name: "start",
 		ShortUsage: `oo-claude start "<prompt>"|- [--cwd DIR] [--model M] [--max-turns N] [--budget USD] [--tools T] [--allowed-tools "…"] ` +
-			`[--session-id UUID] [--name NAME] [--out FILE] [--systemd] [--detach] [--timeout S] [--json] [--no-doorman | --user-mcp] [--no-lineage] [--host DEST]`,
+			`[--session-id UUID] [--name NAME] [--out FILE] [--systemd] [--detach] [--timeout S] [--json] [--no-doorman | --user-mcp] [--no-lineage | --parent UUID] [--host DEST]`,
 		ShortHelp: "start a new headless session the family can steer",
 		FlagSet:   fs,
 		Exec: func(ctx context.Context, args []string) error {
@@ -63,8 +64,8 @@ func newStartCmd(e *env) *ffcli.Command {
 				return err
 			}
 			if len(host.dests) > 0 {
-				if req.Detach {
-					return usagef("--detach does not go with --host yet")
+				if req.Detach || req.Parent != "" {
+					return usagef("--detach and --parent do not go with --host yet")
 				}
 				// --cwd and --out are the station's paths, passed as
 				// given: no path of this machine goes to the station.

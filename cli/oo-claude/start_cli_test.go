@@ -214,7 +214,7 @@ func TestStartRecordsCallingSessionAsParent(t *testing.T) {
 			if d := cmp.Diff(tt.want, f.Lineage.ParentSession); d != "" {
 				t.Errorf("lineage parent (-want +got):\n%s", d)
 			}
-			links, _ := (&lineage.Ledger{Path: r.fs.Paths.LineageFile()}).Links()
+			links, _ := (&lineage.Ledger{Path: r.fs.Paths.LineageFile()}).Links(context.Background())
 			if tt.want == nil {
 				if len(links) != 0 || f.Lineage.Skipped == nil {
 					t.Errorf("links %v, lineage %+v", links, f.Lineage)

@@ -357,21 +357,27 @@ var noPanicCases = []noPanicCase{
 	}},
 
 	// lineage
-	{names: []string{"lineage.Ledger.Register"}, run: func(h *hostile) {
+	{names: []string{"lineage.Ledger.Register", "lineage.Ledger.Rows", "lineage.Ledger.Links", "lineage.Ledger.Parent"}, run: func(h *hostile) {
 		for _, p := range h.paths {
 			for _, s := range h.strs[:4] {
 				link := lineage.Link{Child: s, ChildHost: s, Parent: s, ParentHost: s, Title: s, By: lineage.By(s)}
 				h.call("Ledger.Register("+q(p)+", "+q(s)+")", func() {
 					l := &lineage.Ledger{Path: p, LockWait: -1}
 					l.Register(h.ctx(), link)
-					l.Rows()
-					l.Links()
-					l.Parent(s)
+					l.Rows(h.ctx())
+					l.Links(h.ctx())
+					l.Parent(h.ctx(), s)
 					(&lineage.Ledger{Path: p, Sessions: h.st}).Register(h.ctx(), link)
 				})
 			}
 		}
 		h.call("Ledger{}.Register(zero)", func() { (&lineage.Ledger{}).Register(h.ctx(), lineage.Link{}) })
+		h.call("Ledger{}.reads(zero)", func() {
+			l := &lineage.Ledger{}
+			l.Rows(h.ctx())
+			l.Links(h.ctx())
+			l.Parent(h.ctx(), "")
+		})
 	}},
 
 	// headless
@@ -488,9 +494,9 @@ var noPanicCases = []noPanicCase{
 		}
 	}},
 	{names: []string{"observatory.GC"}, run: func(h *hostile) {
-		h.call("observatory.GC(zero)", func() { observatory.GC(observatory.GCOptions{DryRun: true}) })
+		h.call("observatory.GC(zero)", func() { observatory.GC(h.ctx(), observatory.GCOptions{DryRun: true}) })
 		for _, d := range h.durs {
-			h.call(fmt.Sprintf("observatory.GC(%v)", d), func() { observatory.GC(observatory.GCOptions{Station: h.st, OlderThan: d}) })
+			h.call(fmt.Sprintf("observatory.GC(%v)", d), func() { observatory.GC(h.ctx(), observatory.GCOptions{Station: h.st, OlderThan: d}) })
 		}
 	}},
 	// doctor
