@@ -36,6 +36,9 @@ func (r *Runner) awaitSteerable(ctx context.Context, res StartResult) (StartResu
 	t := time.NewTicker(steerablePoll)
 	defer t.Stop()
 	for {
+		// The heartbeat first, then the file: the file returned is as
+		// new as the steerable doorman (claude's pid in it).
+		steerable := r.steerable(res.File.SessionID)
 		f, err := r.ReadStartFile(res.File.ResultFile)
 		if err == nil {
 			res.File = f
@@ -44,7 +47,7 @@ func (r *Runner) awaitSteerable(ctx context.Context, res StartResult) (StartResu
 		case err == nil && f.State != Started:
 			res.Class, res.Reason = f.State, deref(f.Reason)
 			return res, fmt.Errorf("%w: it ended %s", ErrNotSteerable, f.State)
-		case r.steerable(res.File.SessionID):
+		case steerable:
 			return res, nil
 		}
 		select {
