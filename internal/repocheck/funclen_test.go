@@ -25,8 +25,6 @@ var funcLenAllowed = map[string]int{
 	"doorman.Host.identify":    105,
 	"doorman.follower.deliver": 165,
 	"doorman.newFollower":      87,
-	"headless.Runner.resume":   162,
-	"headless.Runner.start":    156,
 }
 
 // TestFuncLen: no function in claudeinbox, doorman or headless is longer
