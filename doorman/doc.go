@@ -128,6 +128,12 @@
 // acks, offset) are the v0.1 contract's (COMPATIBILITY.md, "Inbox
 // contract v1").
 //
+// A program is its own doorman with one call at the top of its main,
+// [ServeIfInvoked]: started by a session as "<program> doorman --mcp" (what
+// headless injects for its Self, what `claude mcp add` registers), it
+// serves as `oo-claude doorman --mcp` does and exits; otherwise it returns.
+//
 // Nothing here reads the process environment, the clock or /proc on its own:
-// every input comes through [Host] and [Options].
+// every input comes through [Host] and [Options], except in
+// [ServeIfInvoked] and [ThisProcess], which are main's.
 package doorman

@@ -78,3 +78,6 @@ func WithStationTools(s *Server, st *station.Station, cfg station.Config, self f
 		return "", StateStarting
 	}, st: st, cfg: cfg, now: now, version: "test"}
 }
+
+// InvokedAsDoorman is ServeIfInvoked's test of the process's arguments.
+var InvokedAsDoorman = invokedAsDoorman

@@ -15,6 +15,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// Run as "<test binary> doorman --mcp" (TestServeIfInvoked), the test
+	// binary is its own doorman: it serves and exits here.
+	doorman.ServeIfInvoked(context.Background())
 	goleak.VerifyTestMain(m)
 }
 

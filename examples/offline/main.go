@@ -5,8 +5,9 @@
 //	go run ./examples/offline
 //
 // It starts `claude -p` with the doorman injected (headless.Runner.Start,
-// what `oo-claude start` does; the doorman is this program again, the
-// same code as `oo-claude doorman --mcp`), waits for the doorman to follow
+// what `oo-claude start` does; the doorman is this program again: the
+// first call in main, doorman.ServeIfInvoked, serves `doorman --mcp` as
+// `oo-claude doorman --mcp` does), waits for the doorman to follow
 // the session's inbox, sends a line while the session runs a tool
 // (claudeinbox.Sender.Send, what `oo-claude send --seen` does), waits until
 // the session's transcript shows the model was given that line, then sends
@@ -51,10 +52,9 @@ import (
 const installCommand = "scripts/install-claude-code.sh"
 
 func main() {
-	// Claude Code runs the injected doorman as "<this program> doorman --mcp".
-	if len(os.Args) == 3 && os.Args[1] == "doorman" && os.Args[2] == "--mcp" {
-		os.Exit(runDoorman())
-	}
+	// Claude Code runs the injected doorman as "<this program> doorman
+	// --mcp": then this serves it and exits.
+	doorman.ServeIfInvoked(context.Background())
 	fs := flag.NewFlagSet("offline", flag.ContinueOnError)
 	claude := fs.String("claude", "", "the claude binary (default $OO_CLAUDE_E2E_CLAUDE, else the pinned CLI in the install script's cache)")
 	if err := fs.Parse(os.Args[1:]); err != nil {
@@ -77,21 +77,6 @@ func main() {
 		fmt.Fprintf(os.Stderr, "offline: %v\n", err)
 		os.Exit(1)
 	}
-}
-
-// runDoorman is the doorman Claude Code spawns: the wiring of
-// `oo-claude doorman --mcp`.
-func runDoorman() int {
-	ctx, stop := signalContext()
-	defer stop()
-	cfg, err := station.ConfigFromEnv(os.Getenv)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 2
-	}
-	dm := doorman.New(doorman.Options{Host: doorman.ThisProcess(cfg, os.Getenv), Config: cfg, Mode: doorman.ModeMCP, Log: os.Stderr})
-	dm.ServeMCP(ctx, &doorman.Server{In: os.Stdin, Out: os.Stdout, Log: os.Stderr})
-	return 0
 }
 
 // findClaude returns the claude binary to run: flagPath, else

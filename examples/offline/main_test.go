@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/oo-family/oo-claude/doorman"
 )
 
 // asMainEnv makes the test binary run main: the tests run the program as
@@ -21,9 +23,8 @@ import (
 const asMainEnv = "OO_OFFLINE_TEST_AS_MAIN"
 
 func TestMain(m *testing.M) {
+	doorman.ServeIfInvoked(context.Background()) // the test binary is the program Claude Code runs as the doorman
 	switch {
-	case len(os.Args) == 3 && os.Args[1] == "doorman" && os.Args[2] == "--mcp":
-		os.Exit(runDoorman()) // the test binary is the program Claude Code runs as the doorman
 	case os.Getenv(asMainEnv) == "1":
 		os.Unsetenv(asMainEnv)
 		main()

@@ -427,8 +427,10 @@ var noPanicCases = []noPanicCase{
 		}
 	}},
 	// doorman
-	{names: []string{"doorman.New", "doorman.ThisProcess", "doorman.Doorman.Run", "doorman.Doorman.ServeMCP", "doorman.Server.Serve"}, run: func(h *hostile) {
+	{names: []string{"doorman.New", "doorman.ThisProcess", "doorman.Doorman.Run", "doorman.Doorman.ServeMCP", "doorman.Server.Serve", "doorman.ServeIfInvoked"}, run: func(h *hostile) {
 		h.call("doorman.New(zero).Run", func() { doorman.New(doorman.Options{}).Run(h.ctx()) })
+		// Not invoked as "doorman --mcp" (the test's arguments): it returns.
+		h.call("doorman.ServeIfInvoked", func() { doorman.ServeIfInvoked(h.ctx()) })
 		for _, s := range h.strs {
 			getenv := func(string) string { return s }
 			o := doorman.Options{Host: doorman.ThisProcess(h.cfg, getenv), Config: h.cfg, Mode: doorman.Mode(s), Session: s, Once: true, Log: io.Discard}
