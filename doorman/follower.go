@@ -19,11 +19,9 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/oo-family/oo-claude/claudeinbox"
-	"github.com/oo-family/oo-claude/door"
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/jsonrow"
-	"github.com/oo-family/oo-claude/station"
 	"github.com/oo-family/oo-claude/transcript"
 )
 
@@ -95,78 +93,130 @@ func newFollower(d *Doorman, files inbox.Files, id identity) (*follower, error) 
 	fl := &follower{d: d, files: files, id: id, pacer: newPacer(d.o.guard, d.o.Host.PID, d.o.noPacing), piece: make([]byte, readPiece)}
 	// Watch the directory first, so no append between the read and the
 	// watch is missed.
-	if d.o.pollOnly {
-		// no file events: the benchmark's poll follower
-	} else if w := fsx.NewWaker(time.Hour, files.Inbox); w.Polling() {
-		w.Close()
-		d.logf("file events unavailable: following by the safety poll")
-	} else {
-		fl.watcher, fl.wake = w, w.C
+	if !d.o.pollOnly { // pollOnly: the benchmark's poll follower
+		fl.watchInbox()
 	}
-	// Where to start: the previous heartbeat's inode tells a file replaced
-	// while no doorman ran; read it before this doorman's first heartbeat.
+	// The previous heartbeat's inode tells a file replaced while no
+	// doorman ran: read it before this doorman's first heartbeat.
 	prevIno := uint64(0)
 	if hb, err := inbox.ReadHeartbeat(files.Heartbeat); err == nil {
 		prevIno = hb.Inode
 	}
-	off, err := inbox.ReadOffset(files.Offset)
-	ok := !errors.Is(err, fs.ErrNotExist)
-	verify := err == nil
-	if err != nil && ok {
-		d.logf("%v: finding the resume point from the acks", err)
-		off = 0
-	}
-	f, err := fsx.OpenRead(files.Inbox)
+	off, offErr := inbox.ReadOffset(files.Offset)
+	f, fi, err := openFollowed(files.Inbox)
 	if err != nil {
-		fl.close()
-		return nil, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
 		fl.close()
 		return nil, err
 	}
 	fl.f, fl.ino, fl.seen = f, inodeOf(fi), lookAt(fi)
-	if !ok {
-		if n, adopted := adoptMonitorEra(files, f); adopted > 0 {
+	fl.pos = fl.resume(prevIno, off, offErr, fi)
+	d.update(func(s *Status) { s.Offset, s.Inode, s.PendingBytes = fl.pos, fl.ino, fi.Size()-fl.pos })
+	return fl, nil
+}
+
+// watchInbox arms the file events of the inbox (fsx.NewWaker): each one
+// wakes the follower. Without them it is followed by the safety poll
+// alone.
+func (fl *follower) watchInbox() {
+	w := fsx.NewWaker(time.Hour, fl.files.Inbox)
+	if w.Polling() {
+		w.Close()
+		fl.d.logf("file events unavailable: following by the safety poll")
+		return
+	}
+	fl.watcher, fl.wake = w, w.C
+}
+
+// openFollowed opens the inbox to follow, with its file info.
+func openFollowed(path string) (*os.File, fs.FileInfo, error) {
+	f, err := fsx.OpenRead(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return nil, nil, err
+	}
+	return f, fi, nil
+}
+
+// resumeFacts is what a doorman's start knows about where to resume
+// following the inbox.
+type resumeFacts struct {
+	prevInode uint64 // the inode the last heartbeat named; 0: none
+	inode     uint64 // the inbox's
+	genKnown  bool   // the attempt record names the inode's generation
+	offset    int64  // the offset file's, else the monitor-era acks' (0 when neither)
+	verify    bool   // the offset was read from its file: it must end the last acked line
+	size      int64  // the inbox's size
+	// endsLastAck: the offset ends the generation's last acked line before
+	// it (offsetVerified); asked only of a verified offset within the file.
+	endsLastAck bool
+	// modifiedSince: the inbox was modified after the offset file was
+	// last written.
+	modifiedSince bool
+}
+
+// resumePoint is where a starting doorman resumes: the offset, or 0 with
+// the reason (fresh) when the file's contents are not the ones the offset
+// and the acks were written for; then it is a new generation, and none of
+// its lines is taken for one of the old file's.
+func resumePoint(f resumeFacts) (off int64, fresh string) {
+	switch {
+	case f.prevInode != 0 && f.inode != 0 && f.prevInode != f.inode && !f.genKnown:
+		return 0, "inbox replaced while no doorman ran"
+	case f.offset > f.size:
+		return 0, fmt.Sprintf("offset %d beyond the file (%d bytes): truncated while no doorman ran", f.offset, f.size)
+	case f.verify && f.offset > 0 && !f.endsLastAck:
+		// The inbox was recreated (ext4 reuses the inode number at once)
+		// or rewritten while no doorman ran: the offset is not where the
+		// last acked line ends.
+		return 0, fmt.Sprintf("offset %d does not end the last acked line: the inbox was rewritten while no doorman ran", f.offset)
+	case f.verify && f.offset > 0 && f.offset == f.size && f.modifiedSince:
+		// Emptied and refilled up to the same size (the same lines sent
+		// again): an append would have grown it.
+		return 0, fmt.Sprintf("inbox modified since the offset was written but not grown past it (%d bytes): rewritten while no doorman ran", f.offset)
+	}
+	return f.offset, ""
+}
+
+// resume finds where the follower resumes in its open file (fi): it
+// gathers the facts (the offset read, with offErr; the monitor-era acks;
+// the generation; one bounded pass over the acks), takes resumePoint's
+// answer and, for a new generation, records it. It sets the generation,
+// the acks at or after the offset and the pacer's seed, and returns the
+// offset.
+func (fl *follower) resume(prevIno uint64, off int64, offErr error, fi fs.FileInfo) int64 {
+	d, files := fl.d, fl.files
+	hasOffset := !errors.Is(offErr, fs.ErrNotExist)
+	if offErr != nil && hasOffset {
+		d.logf("%v: finding the resume point from the acks", offErr)
+		off = 0
+	}
+	if !hasOffset {
+		if n, adopted := adoptMonitorEra(files, fl.f); adopted > 0 {
 			off = n
 			d.logf("adopted %d monitor-era lines as read (offset %d)", adopted, n)
 		}
 	}
 	// The file's generation: the one the attempt record names for this
-	// inode, else that of the inode's last ack.
+	// inode, else that of the inode's last ack. One bounded pass over the
+	// ack file keeps what a verified offset needs: the last ack before it,
+	// the acks at or after it (of the generation), and the deliveries the
+	// receiver still remembers (for the pacer).
 	gen, genKnown := inbox.GenerationOf(files.Attempt, fl.ino)
-	// One bounded pass over the ack file keeps what a verified offset
-	// needs: the last ack before it, the acks at or after it (of the
-	// generation), and the deliveries the receiver still remembers (for
-	// the pacer).
 	st := scanStartAcks(files.Ack, fl.ino, gen, genKnown, off, fl.pacer, d.o.Host.now())
 	fl.pacer.seed(st.recent, d.o.Host.now())
-	fl.gen = st.gen
-	// A file whose contents are not the ones the offset and the acks were
-	// written for starts a new generation, followed from 0: none of its
-	// lines is taken for one of the old file's.
-	fresh := ""
-	switch {
-	case prevIno != 0 && fl.ino != 0 && prevIno != fl.ino && !genKnown:
-		fresh = "inbox replaced while no doorman ran"
-	case off > fi.Size():
-		fresh = fmt.Sprintf("offset %d beyond the file (%d bytes): truncated while no doorman ran", off, fi.Size())
-	case verify && off > 0 && !offsetVerified(f, off, st.last, st.hasLast, fl.gen == ""):
-		// The inbox was recreated (ext4 reuses the inode number at once)
-		// or rewritten while no doorman ran: the offset is not where the
-		// last acked line ends.
-		fresh = fmt.Sprintf("offset %d does not end the last acked line: the inbox was rewritten while no doorman ran", off)
-	case verify && off > 0 && off == fi.Size() && modifiedAfter(fi, files.Offset):
-		// Emptied and refilled up to the same size (the same lines sent
-		// again): an append would have grown it.
-		fresh = fmt.Sprintf("inbox modified since the offset was written but not grown past it (%d bytes): rewritten while no doorman ran", off)
+	fl.gen, fl.acked = st.gen, st.after
+	facts := resumeFacts{prevInode: prevIno, inode: fl.ino, genKnown: genKnown, offset: off, verify: offErr == nil, size: fi.Size()}
+	if facts.verify && off > 0 && off <= fi.Size() {
+		facts.endsLastAck = offsetVerified(fl.f, off, st.last, st.hasLast, fl.gen == "")
+		facts.modifiedSince = off == fi.Size() && modifiedAfter(fi, files.Offset)
 	}
-	fl.acked = st.after
+	off, fresh := resumePoint(facts)
 	if fresh != "" {
 		d.logf("%s: a new generation, following the file from 0", fresh)
-		off = 0
 		fl.acked = map[int64]string{}
 		if err := fl.newGeneration(); err != nil {
 			// Its first door write cannot be recorded either (the line
@@ -174,9 +224,7 @@ func newFollower(d *Doorman, files inbox.Files, id identity) (*follower, error) 
 			d.logf("%v", err)
 		}
 	}
-	fl.pos = off
-	d.update(func(s *Status) { s.Offset, s.Inode, s.PendingBytes = off, fl.ino, fi.Size()-off })
-	return fl, nil
+	return off
 }
 
 // newGeneration starts a new generation of the file followed: no attempt
@@ -629,288 +677,4 @@ func (fl *follower) refuse(sha string, off int64, reason claudeinbox.Reason) err
 	d.update(func(s *Status) { s.Refused++ })
 	d.logf("refused the line at offset %d: %s", off, reason)
 	return nil
-}
-
-func (fl *follower) deliver(ctx context.Context, msg inbox.Message, sha string, off int64) error {
-	d := fl.d
-	id := d.o.Host.identify(ctx, d.o.Mode, d.o.Session, fl.id)
-	if ctx.Err() != nil {
-		return errStop
-	}
-	if changed(fl.id, id) {
-		fl.id = id
-		return errSwitch
-	}
-	fl.id = id
-	// An earlier write of this line (by this doorman or one that died):
-	// its enqueue row may have come since. A line the receiver queued is
-	// never written again.
-	prev, hasPrev := fl.attemptFor(off, sha)
-	if hasPrev {
-		if ts, ok := fl.lookLate(ctx, id, prev, msg.Text); ok {
-			d.logf("the line at offset %d was queued by the receiver at %s (an earlier write): acking it", off, ts)
-			return fl.ackDelivered(ctx, id, msg, sha, off, prev.MsgID, inbox.ConfirmTranscript, &ts, 0, 0)
-		}
-		// Whether the write was unconfirmed or its fate is unknown (the
-		// doorman died in its wait, the write failed part way), the next
-		// one waits out the confirmation bound and the receiver's windows
-		// from the write's own time, looking for the late row meanwhile.
-		at, _ := jsonrow.ParseTime(prev.At)
-		if wait := at.Add(max(fl.retryDelay(), d.confirmWait())).Sub(d.o.Host.now()); wait > 0 {
-			return fl.notQueued(off, prev, wait)
-		}
-		if prev.Writes >= maxWrites {
-			d.logf("the receiver did not queue the line at offset %d after %d writes: refusing it", off, prev.Writes)
-			return fl.refuse(sha, off, claudeinbox.ReasonReceiverDidNotQueue)
-		}
-	}
-	var paced time.Duration
-	if wait := fl.pacer.delay(msg.From, sha, d.o.Host.now()); wait > 0 {
-		d.update(func(s *Status) { s.Pacing = 1 })
-		start := d.o.Host.now()
-		select {
-		case <-ctx.Done():
-			d.update(func(s *Status) { s.Pacing = 0 })
-			return errStop
-		case <-d.o.After(wait):
-		}
-		paced = d.o.Host.now().Sub(start)
-		d.update(func(s *Status) { s.Pacing = 0 })
-	}
-	m := door.Message{SessionID: id.SessionID, From: msg.From, MsgID: uuid.NewString(), Priority: door.Priority(msg.Priority), Text: msg.Text, Token: id.Token}
-	if err := m.Validate(); err != nil {
-		var me *door.MessageError
-		if errors.As(err, &me) && me.Field == "token" {
-			// The session's token, not the line, is at fault: the line
-			// waits for a token the door can carry.
-			detail := inbox.PendingBadToken + ": the session's messaging token cannot be carried in a door frame (" + me.Reason + ")"
-			d.update(func(s *Status) { s.LastError = detail })
-			d.logf("%s; the line at offset %d waits", detail, off)
-			return &DeliveryError{Inbox: fl.files.Inbox, Offset: off, Err: fmt.Errorf("%w: %s", ErrDeliveryFailed, detail)}
-		}
-	}
-	mark, markErr := fl.markTranscript(id)
-	confirm := markErr == nil
-	start := d.o.Host.now()
-	// The record goes out before the write, which it does not count: a
-	// write counts toward the limit once it returned (unconfirmed).
-	att := inbox.Attempt{LineOffset: off, SHA256: sha, Inode: fl.ino, Gen: fl.gen, MsgID: m.MsgID, At: jsonrow.FormatTime(start)}
-	since := start
-	var follow *transcript.Follower
-	if confirm {
-		att.Transcript, att.TranscriptOffset = mark.Path, mark.Size
-		if hasPrev {
-			att.Writes = prev.Writes
-			att.FirstAt, att.FirstTranscript, att.FirstTranscriptOffset = prev.First()
-			if t, err := jsonrow.ParseTime(att.FirstAt); err == nil {
-				since = t
-			}
-		}
-		follow = fl.transcriptAt(ctx, mark)
-	} else if fl.markErr == nil || fl.markErr.Error() != markErr.Error() {
-		fl.markErr = markErr
-		d.logf("the session's transcript cannot be located (%v): acking after the settle (confirm \"settle\")", markErr)
-	}
-	// Just before the frames go out (after the dial, with the real door):
-	// look once more for a late row of an earlier write (one that came
-	// while this write was paced is seen by neither the look above nor
-	// this write's wait), then record the write.
-	var lateTS string
-	before := func() error {
-		if !confirm {
-			return nil
-		}
-		if hasPrev {
-			if ts, ok := fl.lookLate(ctx, id, prev, msg.Text); ok {
-				lateTS = ts
-				return errQueuedBefore
-			}
-		}
-		return inbox.WriteAttempt(fl.files.Attempt, att)
-	}
-	var peer int
-	var err error
-	if rd, ok := d.o.Host.Door.(recordingDoor); ok {
-		peer, err = rd.deliverRecorded(ctx, id.Socket, expectPID(id.OwnerPID), m, !confirm, before)
-	} else if err = before(); err != nil {
-		err = &beforeError{err}
-	} else {
-		peer, err = d.o.Host.Door.Deliver(ctx, id.Socket, expectPID(id.OwnerPID), m, !confirm)
-	}
-	var be *beforeError
-	switch {
-	case errors.Is(err, errQueuedBefore):
-		d.logf("the line at offset %d was queued by the receiver at %s (an earlier write): acking it", off, lateTS)
-		return fl.ackDelivered(ctx, id, msg, sha, off, prev.MsgID, inbox.ConfirmTranscript, &lateTS, paced, 0)
-	case errors.As(err, &be):
-		// Unrecorded, a write the receiver queued could be written
-		// again by the next doorman: the line waits.
-		detail := fmt.Sprintf("%s: the door write of the line at offset %d cannot be recorded: %v", inbox.PendingAttemptUnwritable, off, be.err)
-		d.update(func(s *Status) { s.LastError = detail })
-		d.logf("%s; the line waits", detail)
-		return &DeliveryError{Inbox: fl.files.Inbox, Offset: off, Err: fmt.Errorf("%w: %s", ErrDeliveryFailed, detail)}
-	}
-	if err != nil && !settleCut(ctx, err) {
-		switch {
-		case ctx.Err() != nil:
-			return errStop
-		case errors.Is(err, door.ErrPeerMismatch):
-			fl.id.State = StatePeerMismatch
-			fl.id.Detail = err.Error()
-			d.update(func(s *Status) {
-				s.State, s.Detail, s.LastError = StatePeerMismatch, err.Error(), err.Error()
-			})
-			d.logf("peer-mismatch: %v; nothing written, the line waits", err)
-			return errSwitch
-		case errors.Is(err, door.ErrInvalidMessage) || errors.Is(err, door.ErrTooLarge):
-			return fl.refuse(sha, off, claudeinbox.ReasonUndeliverable)
-		}
-		if confirm {
-			fl.writeFailed(err, att, prev, hasPrev)
-		}
-		d.update(func(s *Status) { s.LastError = err.Error() })
-		d.logf("delivery of the line at offset %d failed: %v; it waits", off, err)
-		return &DeliveryError{Inbox: fl.files.Inbox, Offset: off, Err: fmt.Errorf("%w: %w", ErrDeliveryFailed, err)}
-	}
-	fl.pacer.record(msg.From, sha, d.o.Host.now())
-	if !confirm {
-		return fl.ackDelivered(ctx, id, msg, sha, off, m.MsgID, inbox.ConfirmSettle, nil, paced, peer)
-	}
-	ts, ok, broken := awaitEnqueue(ctx, follow, msg.Text, since, mark.Size, d.confirmWait())
-	if broken {
-		fl.dropTranscript()
-	}
-	if !ok {
-		if ctx.Err() != nil {
-			return errStop // the attempt record lets the next doorman look for the row
-		}
-		fl.pacer.drain(msg.From, d.o.Host.now())
-		att.Writes++
-		att.Unconfirmed = true
-		if err := inbox.WriteAttempt(fl.files.Attempt, att); err != nil {
-			d.logf("cannot record the attempt (%v)", err)
-		}
-		fl.attempt = &att
-		d.update(func(s *Status) { s.Unconfirmed++ })
-		return fl.notQueued(off, att, fl.retryDelay())
-	}
-	return fl.ackDelivered(ctx, id, msg, sha, off, m.MsgID, inbox.ConfirmTranscript, &ts, paced, peer)
-}
-
-// writeFailed records a door write that failed. One that reached no
-// receiver (the dial or the peer check failed) leaves the record as it was
-// before it (the generation's record when there was none). One that may
-// have gone out in part does not count against maxWrites, but its record
-// stays: the next write looks for its row first and waits out the bound
-// and the windows as after any write.
-func (fl *follower) writeFailed(err error, att, prev inbox.Attempt, hasPrev bool) {
-	var oe *door.OpError
-	if errors.As(err, &oe) && (oe.Op == "dial" || oe.Op == "peercred") {
-		if hasPrev {
-			fl.attempt = &prev
-			err = inbox.WriteAttempt(fl.files.Attempt, prev)
-		} else {
-			fl.attempt = nil
-			err = inbox.WriteAttempt(fl.files.Attempt, inbox.GenerationRecord(fl.ino, fl.gen))
-		}
-		if err != nil {
-			fl.d.logf("cannot record the attempt (%v)", err)
-		}
-		return
-	}
-	fl.attempt = &att
-	if err := inbox.WriteAttempt(fl.files.Attempt, att); err != nil {
-		fl.d.logf("cannot record the attempt (%v)", err)
-	}
-}
-
-// attemptFor returns the recorded door write of the line (sha, off), if
-// the last one was for it.
-func (fl *follower) attemptFor(off int64, sha string) (inbox.Attempt, bool) {
-	if fl.attempt != nil && fl.attempt.Matches(sha, off, fl.ino, fl.gen) {
-		return *fl.attempt, true
-	}
-	a, err := inbox.ReadAttempt(fl.files.Attempt)
-	if err != nil || !a.Matches(sha, off, fl.ino, fl.gen) {
-		return inbox.Attempt{}, false
-	}
-	fl.attempt = &a
-	return a, true
-}
-
-// notQueued reports a line the receiver has not queued: it stays pending.
-func (fl *follower) notQueued(off int64, a inbox.Attempt, retryIn time.Duration) error {
-	d := fl.d
-	left := maxWrites - a.Writes
-	var detail string
-	if a.Unconfirmed {
-		detail = fmt.Sprintf("%s: no enqueue row for the line at offset %d within %s of write %d of %d; ", inbox.PendingNotQueued, off, d.confirmWait(), a.Writes, maxWrites)
-	} else {
-		detail = fmt.Sprintf("%s: the fate of the last door write of the line at offset %d is unknown (its doorman stopped before it returned, or it failed part way): it may have gone out; %d of %d writes counted; ", inbox.PendingNotQueued, off, a.Writes, maxWrites)
-	}
-	if left > 0 {
-		detail += fmt.Sprintf("next write in %.0f s, once the receiver's windows have passed", retryIn.Seconds())
-	} else {
-		detail += fmt.Sprintf("refused in %.0f s unless its row comes", retryIn.Seconds())
-	}
-	d.update(func(s *Status) { s.LastError = detail })
-	d.logf("%s", detail)
-	return &DeliveryError{Inbox: fl.files.Inbox, Offset: off, Err: fmt.Errorf("%w: %w", ErrDeliveryFailed, ErrNotQueued), RetryIn: retryIn}
-}
-
-// ackDelivered writes the delivered-* ack of a line the receiver took. An
-// ack that cannot be written is retried as an ack (the line is never
-// written to the door again for it), with the fault in the heartbeat.
-func (fl *follower) ackDelivered(ctx context.Context, id identity, msg inbox.Message, sha string, off int64, msgID, confirm string, queuedAt *string, paced time.Duration, peer int) error {
-	d := fl.d
-	now := d.o.Host.now()
-	status, class := "busy", inbox.AckDeliveredSteer
-	if id.Status == station.StatusIdle {
-		status, class = "idle", inbox.AckDeliveredStart
-	}
-	o := off
-	a := inbox.Ack{
-		TS: jsonrow.FormatTime(now), SHA256: sha, SessionID: id.SessionID, PeerStatus: status, Class: class, MsgID: msgID,
-		LineOffset: &o, Inode: fl.ino, Gen: fl.gen, From: msg.From, PeerStatusRaw: id.Status, DoormanPID: d.o.Host.PID, V: inbox.Version,
-		PacedMS: paced.Milliseconds(), Confirm: confirm, QueuedAt: queuedAt, Priority: msg.Priority,
-	}
-	backoff := time.Duration(0)
-	for {
-		err := fl.ack(a)
-		if err == nil {
-			break
-		}
-		detail := fmt.Sprintf("%s: the line at offset %d was delivered but its ack cannot be written: %v", inbox.PendingAckUnwritable, off, err)
-		d.update(func(s *Status) { s.LastError = detail })
-		d.logf("%s; retrying the ack", detail)
-		if d.o.Once {
-			return &DeliveryError{Inbox: fl.files.Inbox, Offset: off, Err: fmt.Errorf("%w: %s", ErrDeliveryFailed, detail)}
-		}
-		backoff = min(max(2*backoff, backoffMin/4), backoffMax)
-		select {
-		case <-ctx.Done():
-			return errStop
-		case <-d.o.After(backoff):
-		}
-	}
-	fl.attempt = nil
-	d.update(func(s *Status) {
-		s.Delivered++
-		if confirm == inbox.ConfirmTranscript {
-			s.Confirmed++
-		}
-		if peer != 0 {
-			s.PeerPID = peer
-		}
-		s.LastError = ""
-	})
-	return nil
-}
-
-// settleCut reports an error that only says the settle was cut short by
-// the context: the frames were written in full, so the line counts as
-// delivered (acking it now saves a duplicate on the next start).
-func settleCut(ctx context.Context, err error) bool {
-	var oe *door.OpError
-	return ctx.Err() != nil && errors.As(err, &oe) && oe.Op == "settle" && errors.Is(err, ctx.Err())
 }

@@ -250,97 +250,17 @@ func expectPID(owner int) int { return owner }
 // identify works out whom this process may deliver for. session is an
 // explicit session id ("" when none). prev is the last identity; a peer
 // probe already made for the same owner and socket is not repeated.
+// Its steps, in order: the owner, the session id, the socket, the
+// listener, the token.
 func (h *Host) identify(ctx context.Context, mode Mode, session string, prev identity) identity {
-	id := identity{}
-	fail := func(s State, format string, a ...any) identity {
-		id.State, id.Detail = s, fmt.Sprintf(format, a...)
-		return id
-	}
-	// The owner: the nearest ancestor with a live registry row or a claude
-	// executable.
-	chain, err := h.Proc.Ancestors(h.PID)
-	if err != nil {
-		return fail(StateNotDescendant, "cannot read my ancestry: %v", err)
-	}
-	var row *station.Session
-	for _, a := range chain {
-		if s, ok := h.Station.LiveByPID(a.PID); ok {
-			id.OwnerPID, id.OwnerStart, row = a.PID, a.StartTicks, &s
-			break
-		}
-		if h.isClaude(a) {
-			id.OwnerPID, id.OwnerStart, id.OwnerExe = a.PID, a.StartTicks, true
-			break
-		}
-	}
-	envSID := h.getenv(envSessionID)
-	if id.OwnerPID == 0 {
-		// No owner among the ancestors: the only claim left is the
-		// environment's, and it must be verified by descent.
-		if s, ok, _ := h.Station.LiveBySessionID(envSID); ok && station.IsSessionID(envSID) {
-			id.OwnerPID, id.OwnerStart, row = s.PID, s.ProcStart, &s
-		}
-	}
-	if id.OwnerPID == 0 || !h.descends(h.PID, id.OwnerPID, id.OwnerStart) {
-		return fail(StateNotDescendant, "no session of my own among my ancestors")
-	}
-	if mode == ModeMCP && !h.directChild(id.OwnerPID) {
-		return fail(StateNotDescendant, "owner %d is not my direct parent (an MCP doorman is spawned by its session)", id.OwnerPID)
-	}
-	// The session id.
-	if row != nil {
-		id.HasRow, id.SessionID, id.Status, id.CWD = true, row.SessionID, row.Status, row.CWD
-	}
-	switch {
-	case session != "" && row == nil:
-		return fail(StateSessionUnverifiable, "session %s: owner %d has no registry row to verify it", session, id.OwnerPID)
-	case session != "" && session != row.SessionID:
-		return fail(StateSessionMismatch, "session %s: owner %d is session %s", session, id.OwnerPID, row.SessionID)
-	case row == nil && station.IsSessionID(envSID):
-		id.SessionID = envSID
-	case row == nil:
-		return fail(StateNoSessionID, "owner %d has no registry row and %s is not set", id.OwnerPID, envSessionID)
-	}
-	// The socket.
+	id, row := h.owner(mode)
+	ok := id.State == ""
+	ok = ok && id.sessionOf(row, session, h.getenv(envSessionID))
 	envSock := h.getenv(envSocket)
-	switch {
-	case row != nil && row.MessagingSocketPath != "":
-		id.Socket, id.SocketFrom = row.MessagingSocketPath, "registry"
-	case envSock == "":
-		return fail(StateNoDoor, "no socket: owner %d has none in the registry and %s is not set", id.OwnerPID, envSocket)
-	default:
-		id.Socket, id.SocketFrom = envSock, "env"
-		if pid, ok := socketNamePID(envSock); ok && pid != id.OwnerPID {
-			return fail(StateSocketNotMine, "inherited socket %s is named for pid %d, not owner %d", envSock, pid, id.OwnerPID)
-		}
-	}
-	// The listener must be the owner. A probe writes nothing.
-	if prev.ok() && prev.OwnerPID == id.OwnerPID && prev.OwnerStart == id.OwnerStart && prev.Socket == id.Socket && prev.PeerPID != 0 {
-		id.PeerPID = prev.PeerPID
-	} else {
-		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
-		pid, err := h.Door.Peer(pctx, id.Socket)
-		cancel()
-		switch {
-		case errors.Is(err, door.ErrPeerMismatch):
-			// Served by another user: not the owner, whatever its pid.
-			id.PeerPID = pid
-			s := StatePeerMismatch
-			if id.SocketFrom == "env" {
-				s = StateSocketNotMine
-			}
-			return fail(s, "socket %s: %v", id.Socket, err)
-		case err != nil:
-			return fail(StateNoDoor, "socket %s: %v", id.Socket, err)
-		}
-		id.PeerPID = pid
-	}
-	if !peerIs(id.PeerPID, id.OwnerPID) {
-		s := StatePeerMismatch
-		if id.SocketFrom == "env" {
-			s = StateSocketNotMine
-		}
-		return fail(s, "socket %s is served by pid %d, not owner %d", id.Socket, id.PeerPID, id.OwnerPID)
+	ok = ok && id.socketOf(row, envSock)
+	ok = ok && h.checkPeer(ctx, &id, prev)
+	if !ok {
+		return id
 	}
 	// The token: the environment's only when its socket is the one used
 	// (else it belongs to another session), else the owner's key file.
@@ -354,6 +274,121 @@ func (h *Host) identify(ctx context.Context, mode Mode, session string, prev ide
 	id.State = StateFollowing
 	id.Detail = fmt.Sprintf("session %s, owner %d, socket %s", id.SessionID, id.OwnerPID, id.Socket)
 	return id
+}
+
+// fail sets the identity's failing state and its sentence; it returns
+// false, for the steps of identify.
+func (id *identity) fail(s State, format string, a ...any) bool {
+	id.State, id.Detail = s, fmt.Sprintf(format, a...)
+	return false
+}
+
+// owner finds the owner: the nearest ancestor with a live registry row
+// (returned) or a claude executable, else the environment's session when
+// it has a live row and this process descends from it. The identity has a
+// State only when there is none (not-descendant).
+func (h *Host) owner(mode Mode) (identity, *station.Session) {
+	id := identity{}
+	chain, err := h.Proc.Ancestors(h.PID)
+	if err != nil {
+		id.fail(StateNotDescendant, "cannot read my ancestry: %v", err)
+		return id, nil
+	}
+	var row *station.Session
+	for _, a := range chain {
+		if s, ok := h.Station.LiveByPID(a.PID); ok {
+			id.OwnerPID, id.OwnerStart, row = a.PID, a.StartTicks, &s
+			break
+		}
+		if h.isClaude(a) {
+			id.OwnerPID, id.OwnerStart, id.OwnerExe = a.PID, a.StartTicks, true
+			break
+		}
+	}
+	if id.OwnerPID == 0 {
+		// No owner among the ancestors: the only claim left is the
+		// environment's, and it must be verified by descent.
+		envSID := h.getenv(envSessionID)
+		if s, ok, _ := h.Station.LiveBySessionID(envSID); ok && station.IsSessionID(envSID) {
+			id.OwnerPID, id.OwnerStart, row = s.PID, s.ProcStart, &s
+		}
+	}
+	if id.OwnerPID == 0 || !h.descends(h.PID, id.OwnerPID, id.OwnerStart) {
+		id.fail(StateNotDescendant, "no session of my own among my ancestors")
+		return id, nil
+	}
+	if mode == ModeMCP && !h.directChild(id.OwnerPID) {
+		id.fail(StateNotDescendant, "owner %d is not my direct parent (an MCP doorman is spawned by its session)", id.OwnerPID)
+		return id, nil
+	}
+	return id, row
+}
+
+// sessionOf takes the session id: the owner's row's (an explicit session
+// must equal it, and is never trusted without one), else the
+// environment's (envSID).
+func (id *identity) sessionOf(row *station.Session, session, envSID string) bool {
+	if row != nil {
+		id.HasRow, id.SessionID, id.Status, id.CWD = true, row.SessionID, row.Status, row.CWD
+	}
+	switch {
+	case session != "" && row == nil:
+		return id.fail(StateSessionUnverifiable, "session %s: owner %d has no registry row to verify it", session, id.OwnerPID)
+	case session != "" && session != row.SessionID:
+		return id.fail(StateSessionMismatch, "session %s: owner %d is session %s", session, id.OwnerPID, row.SessionID)
+	case row == nil && station.IsSessionID(envSID):
+		id.SessionID = envSID
+	case row == nil:
+		return id.fail(StateNoSessionID, "owner %d has no registry row and %s is not set", id.OwnerPID, envSessionID)
+	}
+	return true
+}
+
+// socketOf takes the socket: the row's, else the inherited one (envSock)
+// unless its name is another pid's.
+func (id *identity) socketOf(row *station.Session, envSock string) bool {
+	switch {
+	case row != nil && row.MessagingSocketPath != "":
+		id.Socket, id.SocketFrom = row.MessagingSocketPath, "registry"
+	case envSock == "":
+		return id.fail(StateNoDoor, "no socket: owner %d has none in the registry and %s is not set", id.OwnerPID, envSocket)
+	default:
+		id.Socket, id.SocketFrom = envSock, "env"
+		if pid, ok := socketNamePID(envSock); ok && pid != id.OwnerPID {
+			return id.fail(StateSocketNotMine, "inherited socket %s is named for pid %d, not owner %d", envSock, pid, id.OwnerPID)
+		}
+	}
+	return true
+}
+
+// checkPeer checks that the socket's listener is the owner. A probe writes
+// nothing; one already made for the same owner and socket (prev) is not
+// repeated.
+func (h *Host) checkPeer(ctx context.Context, id *identity, prev identity) bool {
+	notMine := StatePeerMismatch
+	if id.SocketFrom == "env" {
+		notMine = StateSocketNotMine
+	}
+	if prev.ok() && prev.OwnerPID == id.OwnerPID && prev.OwnerStart == id.OwnerStart && prev.Socket == id.Socket && prev.PeerPID != 0 {
+		id.PeerPID = prev.PeerPID
+	} else {
+		pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+		pid, err := h.Door.Peer(pctx, id.Socket)
+		cancel()
+		switch {
+		case errors.Is(err, door.ErrPeerMismatch):
+			// Served by another user: not the owner, whatever its pid.
+			id.PeerPID = pid
+			return id.fail(notMine, "socket %s: %v", id.Socket, err)
+		case err != nil:
+			return id.fail(StateNoDoor, "socket %s: %v", id.Socket, err)
+		}
+		id.PeerPID = pid
+	}
+	if !peerIs(id.PeerPID, id.OwnerPID) {
+		return id.fail(notMine, "socket %s is served by pid %d, not owner %d", id.Socket, id.PeerPID, id.OwnerPID)
+	}
+	return true
 }
 
 // ErrNotDeliverable reports that this process may not deliver here: its
