@@ -50,7 +50,7 @@ func BenchmarkFollowLatency(b *testing.B) {
 }
 
 // BenchmarkIdleWakeups counts the follow loop's wake-ups of an idle
-// in-process doorman over 10 s (default knobs: heartbeat 2 s, poll 5 s),
+// in-process doorman over 10 s (default knobs: heartbeat and poll 5 s),
 // per minute.
 func BenchmarkIdleWakeups(b *testing.B) {
 	w := newWorld(b)

@@ -73,11 +73,19 @@ func markEnd(projects, sessionID, cwd string) (transcriptMark, error) {
 // transcript.Witness.Mark finds for the session id (by the registry row's cwd,
 // else in any project directory), or, for a session whose transcript is
 // not written yet, the file Claude Code will create (in the directory
-// CLAUDE_CODE_PROJECT_DIR_NAME names, when the session has it).
+// CLAUDE_CODE_PROJECT_DIR_NAME names, when the session has it). A file
+// found is kept for the next lines while the session id and cwd are the
+// same and it is still a regular file there: only its size is read again.
 func (fl *follower) markTranscript(id identity) (transcriptMark, error) {
 	if fl.d.confirmWait() == 0 {
 		return transcriptMark{}, errConfirmOff
 	}
+	if k := fl.located; k.path != "" && k.sessionID == id.SessionID && k.cwd == id.CWD {
+		if fi, err := os.Lstat(k.path); err == nil && fi.Mode().IsRegular() {
+			return transcriptMark{Path: k.path, Size: fi.Size()}, nil
+		}
+	}
+	fl.located = locatedTranscript{}
 	projects := fl.d.o.Config.ProjectsDir
 	m, err := markEnd(projects, id.SessionID, id.CWD)
 	if err != nil {
@@ -90,7 +98,16 @@ func (fl *follower) markTranscript(id identity) (transcriptMark, error) {
 			}
 		}
 	}
+	if fi, err := os.Lstat(m.Path); err == nil && fi.Mode().IsRegular() {
+		fl.located = locatedTranscript{sessionID: id.SessionID, cwd: id.CWD, path: m.Path}
+	}
 	return m, nil
+}
+
+// locatedTranscript is the transcript markTranscript found for a session
+// id and cwd.
+type locatedTranscript struct {
+	sessionID, cwd, path string
 }
 
 var enqueueMark = []byte(`"enqueue"`)

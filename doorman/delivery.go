@@ -75,19 +75,13 @@ func (fl *follower) deliver(ctx context.Context, msg inbox.Message, sha string, 
 	return fl.confirmWrite(ctx, dl)
 }
 
-// refreshIdentity takes the identity the line goes out under: errSwitch
-// when it no longer allows serving this inbox for this owner.
+// refreshIdentity takes the identity the line goes out under, worked out
+// again if it may have changed (recheckIdentity): errSwitch when it no
+// longer allows serving this inbox for this owner.
 func (fl *follower) refreshIdentity(ctx context.Context, dl *delivery) error {
-	id := fl.d.o.Host.identify(ctx, fl.d.o.Mode, fl.d.o.Session, fl.id)
-	if ctx.Err() != nil {
-		return errStop
-	}
-	isNew := changed(fl.id, id)
-	fl.id, dl.id = id, id
-	if isNew {
-		return errSwitch
-	}
-	return nil
+	err := fl.recheckIdentity(ctx)
+	dl.id = fl.id
+	return err
 }
 
 // earlierWrite settles what an earlier write of the line decides, if there

@@ -95,6 +95,12 @@ type Doorman struct {
 	mu sync.Mutex
 	st Status
 
+	// changed wakes the heartbeat loop after a status change (at most one
+	// wake-up waits); hbMu guards hbLast, the heartbeat last written.
+	changed chan struct{}
+	hbMu    sync.Mutex
+	hbLast  inbox.Heartbeat
+
 	wakeups atomic.Int64
 }
 
@@ -123,7 +129,7 @@ func New(o Options) *Doorman {
 	if w == nil {
 		w = io.Discard
 	}
-	d := &Doorman{o: o, log: &syncWriter{w: w}}
+	d := &Doorman{o: o, log: &syncWriter{w: w}, changed: make(chan struct{}, 1)}
 	d.st = Status{Mode: o.Mode, PID: o.Host.PID, State: StateStarting}
 	return d
 }
@@ -139,10 +145,16 @@ func (d *Doorman) Status() Status {
 	return d.st
 }
 
+// update changes the status and wakes the heartbeat loop, which writes
+// the heartbeat if what it says changed.
 func (d *Doorman) update(f func(*Status)) {
 	d.mu.Lock()
 	f(&d.st)
 	d.mu.Unlock()
+	select {
+	case d.changed <- struct{}{}:
+	default:
+	}
 }
 
 func (d *Doorman) logf(format string, a ...any) {
@@ -278,9 +290,14 @@ func (d *Doorman) serve(ctx context.Context, id identity) error {
 	hbCtx, hbStop := context.WithCancel(context.Background())
 	var hbDone sync.WaitGroup
 	hbDone.Add(1)
+	var beat func()
+	if f.idEvents && d.pollEvery() == d.heartbeatEvery() {
+		// One wake-up an interval for both (an idle doorman's only one).
+		f.pollOnBeat, beat = true, f.poke
+	}
 	go func() {
 		defer hbDone.Done()
-		d.heartbeatLoop(hbCtx, files)
+		d.heartbeatLoop(hbCtx, files, beat)
 	}()
 	final := StateStopped
 	defer func() {
@@ -378,16 +395,49 @@ func (d *Doorman) standby(ctx context.Context, files inbox.Files, id identity) (
 	}
 }
 
-func (d *Doorman) heartbeatLoop(ctx context.Context, files inbox.Files) {
-	every := d.o.Config.DoormanHeartbeat
-	if every <= 0 {
-		every = 2 * time.Second
+// defaultHeartbeat is the heartbeat interval when Config has none: the
+// contract's (refreshed at least every 5 s; readers take it as fresh for
+// 15 s).
+const defaultHeartbeat = 5 * time.Second
+
+// heartbeatEvery is Config.DoormanHeartbeat, else defaultHeartbeat.
+func (d *Doorman) heartbeatEvery() time.Duration {
+	if every := d.o.Config.DoormanHeartbeat; every > 0 {
+		return every
 	}
+	return defaultHeartbeat
+}
+
+// pollEvery is the safety poll, Config.DoormanPoll, else 5 s.
+func (d *Doorman) pollEvery() time.Duration {
+	if poll := d.o.Config.DoormanPoll; poll > 0 {
+		return poll
+	}
+	return 5 * time.Second
+}
+
+// heartbeatLoop writes the heartbeat when what it says changes and, to
+// show the doorman lives, once an interval (heartbeatEvery): an idle
+// doorman wakes once an interval, for one write, and never fsyncs it
+// (advisory state, inbox.WriteHeartbeat). beat, when set, is called after
+// each interval's write: the follower's safety poll rides on the
+// heartbeat's wake-up instead of a timer of its own. One timer is asked
+// for at a time, and each is waited out (none is left behind to fire for
+// nobody).
+func (d *Doorman) heartbeatLoop(ctx context.Context, files inbox.Files, beat func()) {
+	every := d.heartbeatEvery()
+	due := d.o.After(every)
 	for {
+		interval := false
 		select {
 		case <-ctx.Done():
 			return
-		case <-d.o.After(every):
+		case <-d.changed:
+			if !d.heartbeatChanged() {
+				continue
+			}
+		case <-due:
+			interval = true
 		}
 		if ctx.Err() != nil {
 			return
@@ -395,24 +445,52 @@ func (d *Doorman) heartbeatLoop(ctx context.Context, files inbox.Files) {
 		if err := d.writeHeartbeat(files, false); err != nil {
 			d.logf("heartbeat: %v", err)
 		}
+		if interval {
+			due = d.o.After(every)
+			if beat != nil {
+				beat()
+			}
+		}
 	}
 }
 
-// writeHeartbeat replaces <inbox>.doorman.json with the current status.
-func (d *Doorman) writeHeartbeat(files inbox.Files, stopped bool) error {
+// heartbeat is the heartbeat of the current status, its last_seen now.
+func (d *Doorman) heartbeat(stopped bool) inbox.Heartbeat {
 	st := d.Status()
-	now := d.o.Host.now()
+	now := jsonrow.FormatTime(d.o.Host.now())
 	h := inbox.Heartbeat{
-		PID: st.PID, SessionID: st.SessionID, Since: st.Since, LastSeen: jsonrow.FormatTime(now),
+		PID: st.PID, SessionID: st.SessionID, Since: st.Since, LastSeen: now,
 		Delivered: st.Delivered, Offset: st.Offset,
 		State: st.State, Inode: st.Inode, OwnerPID: st.OwnerPID, PeerPID: st.PeerPID, Socket: st.Socket,
 		Mode: string(st.Mode), Version: d.o.Version, PendingBytes: st.PendingBytes, LastError: st.LastError,
 		Pacing: st.Pacing, Confirmed: st.Confirmed, Unconfirmed: st.Unconfirmed,
 	}
 	if stopped {
-		h.StoppedAt = jsonrow.FormatTime(now)
+		h.StoppedAt = now
 	}
-	return inbox.WriteHeartbeat(files.Heartbeat, h)
+	return h
+}
+
+// heartbeatChanged reports whether the heartbeat would say something other
+// than the last one written (last_seen aside).
+func (d *Doorman) heartbeatChanged() bool {
+	h := d.heartbeat(false)
+	d.hbMu.Lock()
+	defer d.hbMu.Unlock()
+	h.LastSeen = d.hbLast.LastSeen
+	return h != d.hbLast
+}
+
+// writeHeartbeat replaces <inbox>.doorman.json with the current status.
+func (d *Doorman) writeHeartbeat(files inbox.Files, stopped bool) error {
+	h := d.heartbeat(stopped)
+	d.hbMu.Lock()
+	defer d.hbMu.Unlock()
+	if err := inbox.WriteHeartbeat(files.Heartbeat, h); err != nil {
+		return err
+	}
+	d.hbLast = h
+	return nil
 }
 
 // ensureInbox creates the inbox file (0600, its directory 0700) if absent.

@@ -13,6 +13,8 @@ import (
 	"io/fs"
 	"os"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 
@@ -66,9 +68,27 @@ type follower struct {
 	tfPath  string
 	tfCtx   context.Context
 	markErr error // the last reason the transcript could not be located (logged once)
+	located locatedTranscript
 
 	watcher *fsx.Waker
 	wake    <-chan struct{} // nil without file events: the safety poll alone
+
+	// The identity is worked out again only when it may have changed
+	// (recheckIdentity): with idEvents, the owner's registry files wake
+	// regWake and the exits of the owner and of every process between it
+	// and this one are events (exits); idDirty says one came. idLook is
+	// the owner's registry files at the last identify.
+	idEvents bool
+	regWaker *fsx.Waker
+	regWake  <-chan struct{}
+	exits    []*fsx.ProcExit
+	idDirty  atomic.Bool
+	idLook   ownerLook
+	// pollOnBeat: the heartbeat loop pokes the follower once an interval,
+	// its safety poll (serve sets it when the two intervals are the same).
+	pollOnBeat bool
+	pokes      chan struct{} // the heartbeat's beats and the exits: at most one waits
+	wg         sync.WaitGroup
 }
 
 // fileLook is a file's size and modification time at one look.
@@ -90,12 +110,14 @@ const (
 )
 
 func newFollower(d *Doorman, files inbox.Files, id identity) (*follower, error) {
-	fl := &follower{d: d, files: files, id: id, pacer: newPacer(d.o.guard, d.o.Host.PID, d.o.noPacing), piece: make([]byte, readPiece)}
+	fl := &follower{d: d, files: files, id: id, pacer: newPacer(d.o.guard, d.o.Host.PID, d.o.noPacing), piece: make([]byte, readPiece), pokes: make(chan struct{}, 1)}
 	// Watch the directory first, so no append between the read and the
 	// watch is missed.
 	if !d.o.pollOnly { // pollOnly: the benchmark's poll follower
 		fl.watchInbox()
+		fl.idEvents = fl.watchRegistry() && fl.watchOwner()
 	}
+	fl.idDirty.Store(true) // id was worked out before the watches
 	// The previous heartbeat's inode tells a file replaced while no
 	// doorman ran: read it before this doorman's first heartbeat.
 	prevIno := uint64(0)
@@ -250,6 +272,11 @@ func modifiedAfter(fi fs.FileInfo, path string) bool {
 func (fl *follower) close() {
 	fl.dropTranscript()
 	fl.watcher.Close()
+	fl.regWaker.Close()
+	for _, p := range fl.exits {
+		p.Close()
+	}
+	fl.wg.Wait()
 	if fl.f != nil {
 		fl.f.Close()
 	}
@@ -386,10 +413,7 @@ var errStop = errors.New("stopping")
 // run follows the file until ctx ends or the identity changes.
 func (fl *follower) run(ctx context.Context) error {
 	d := fl.d
-	poll := d.o.Config.DoormanPoll
-	if poll <= 0 {
-		poll = 5 * time.Second
-	}
+	poll := d.pollEvery()
 	nextID := d.o.Host.now().Add(identityEvery)
 	backoff := time.Duration(0)
 	for {
@@ -406,6 +430,7 @@ func (fl *follower) run(ctx context.Context) error {
 			if d.o.Once {
 				return err
 			}
+			fl.idDirty.Store(true) // the next write works the identity out again
 			backoff = min(max(2*backoff, backoffMin), backoffMax)
 			if de.RetryIn > 0 {
 				// A line waiting out the receiver's windows: look for a
@@ -431,24 +456,33 @@ func (fl *follower) run(ctx context.Context) error {
 				return nil
 			}
 		}
-		wait := min(poll, max(nextID.Sub(d.o.Host.now()), time.Millisecond))
+		// With identity events an idle doorman wakes for an event or the
+		// safety poll only; without them, also every identityEvery.
+		wait := poll
+		if !fl.idEvents {
+			wait = min(poll, max(nextID.Sub(d.o.Host.now()), time.Millisecond))
+		}
+		var timer <-chan time.Time // nil: the heartbeat's beat is the poll
+		if !fl.pollOnBeat {
+			timer = d.o.After(wait)
+		}
 		select {
 		case <-ctx.Done():
 			return nil
 		case <-fl.wake:
-		case <-d.o.After(wait):
+		case <-fl.pokes:
+		case <-fl.regWake:
+			fl.idDirty.Store(true)
+		case <-timer:
 		}
-		if now := d.o.Host.now(); !now.Before(nextID) {
+		if now := d.o.Host.now(); fl.idEvents || !now.Before(nextID) {
 			nextID = now.Add(identityEvery)
-			id := d.o.Host.identify(ctx, d.o.Mode, d.o.Session, fl.id)
-			if ctx.Err() != nil {
-				return nil
+			if err := fl.recheckIdentity(ctx); err != nil {
+				if errors.Is(err, errStop) {
+					return nil
+				}
+				return err
 			}
-			if changed(fl.id, id) {
-				fl.id = id
-				return errSwitch
-			}
-			fl.id = id
 		}
 	}
 }

@@ -159,7 +159,7 @@ func DefaultConfig(p Paths) Config {
 		SystemdRun:       "/usr/bin/systemd-run",
 		DoormanEnabled:   true,
 		DoormanPoll:      5 * time.Second,
-		DoormanHeartbeat: 2 * time.Second,
+		DoormanHeartbeat: 5 * time.Second,
 		DoorSettle:       250 * time.Millisecond,
 		DoorConfirm:      2 * time.Second,
 		Wait:             5 * time.Second,

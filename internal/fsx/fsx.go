@@ -264,7 +264,15 @@ func endsTorn(f *os.File) (bool, error) {
 // directory (0600), fsync, rename. Readers see the old or the new content.
 // A target that exists and is not a regular file (a symlink, FIFO, socket,
 // device node or directory) is refused and left as it is.
-func WriteFileAtomic(path string, data []byte) error {
+func WriteFileAtomic(path string, data []byte) error { return writeFileAtomic(path, data, true) }
+
+// WriteAdvisoryAtomic is WriteFileAtomic without the fsync, for advisory
+// state that is rewritten often and that nobody needs after a crash (the
+// doorman's heartbeat: a machine that crashed has no live doorman).
+// Readers still see the old or the new content, never a torn one.
+func WriteAdvisoryAtomic(path string, data []byte) error { return writeFileAtomic(path, data, false) }
+
+func writeFileAtomic(path string, data []byte, sync bool) error {
 	dir := filepath.Dir(path)
 	if err := MkdirPrivate(dir); err != nil {
 		return err
@@ -290,8 +298,10 @@ func WriteFileAtomic(path string, data []byte) error {
 	if _, err := tmp.Write(data); err != nil {
 		return err
 	}
-	if err := tmp.Sync(); err != nil {
-		return err
+	if sync {
+		if err := tmp.Sync(); err != nil {
+			return err
+		}
 	}
 	if err := tmp.Close(); err != nil {
 		return err

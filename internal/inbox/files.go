@@ -94,13 +94,14 @@ func ReadAcks(path string, from int64) ([]Ack, int64, error) {
 }
 
 // WriteHeartbeat replaces the heartbeat file at path with h (atomically,
-// 0600).
+// 0600). It is advisory state, rewritten every few seconds: not fsynced
+// (a crash leaves the last one, or none, and no live doorman either way).
 func WriteHeartbeat(path string, h Heartbeat) error {
 	b, err := json.Marshal(h)
 	if err != nil {
 		return err
 	}
-	return fsx.WriteFileAtomic(path, append(b, '\n'))
+	return fsx.WriteAdvisoryAtomic(path, append(b, '\n'))
 }
 
 // scanLines calls fn with each complete line of r (without "\n") and the

@@ -1,0 +1,295 @@
+package doorman_test
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"sort"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/oo-family/oo-claude/door"
+	"github.com/oo-family/oo-claude/doorman"
+	"github.com/oo-family/oo-claude/fakes/fakedoor"
+	"github.com/oo-family/oo-claude/fakes/fakestation"
+	"github.com/oo-family/oo-claude/internal/fsx"
+	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/station"
+)
+
+// deadlineClock is a clock whose timers fire in the order of their
+// deadlines: advance moves the clock to the earliest one and fires every
+// timer due then, as one wake-up of the process.
+type deadlineClock struct {
+	mu      sync.Mutex
+	now     time.Time
+	pending []deadlineTimer
+	asked   chan struct{} // a timer was asked for
+}
+
+type deadlineTimer struct {
+	at time.Time
+	d  time.Duration
+	c  chan time.Time
+}
+
+func newDeadlineClock() *deadlineClock {
+	return &deadlineClock{now: time.Date(2026, 12, 1, 10, 0, 0, 0, time.UTC), asked: make(chan struct{}, 1)}
+}
+
+func (c *deadlineClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *deadlineClock) After(d time.Duration) <-chan time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := deadlineTimer{at: c.now.Add(d), d: d, c: make(chan time.Time, 1)}
+	c.pending = append(c.pending, t)
+	select {
+	case c.asked <- struct{}{}:
+	default:
+	}
+	return t.c
+}
+
+// advance fires the timers due at the earliest deadline and returns their
+// durations; none when no timer is pending.
+func (c *deadlineClock) advance() []time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.pending) == 0 {
+		return nil
+	}
+	sort.Slice(c.pending, func(i, j int) bool { return c.pending[i].at.Before(c.pending[j].at) })
+	at := c.pending[0].at
+	c.now = at
+	var fired []time.Duration
+	for len(c.pending) > 0 && !c.pending[0].at.After(at) {
+		c.pending[0].c <- at
+		fired = append(fired, c.pending[0].d)
+		c.pending = c.pending[1:]
+	}
+	return fired
+}
+
+// pendingCount is how many timers wait.
+func (c *deadlineClock) pendingCount() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.pending)
+}
+
+// realOwner is a session on the real /proc: the test process owns it (its
+// registry row, its door), and the doorman's host is a real child of the
+// test process (a sleeping process standing for the doorman), so the
+// owner's exit and its registry files can be events.
+type realOwner struct {
+	fs    *fakestation.Station
+	door  *fakedoor.Door
+	row   station.Row
+	child *exec.Cmd
+	files inbox.Files
+}
+
+func newRealOwner(t *testing.T) *realOwner {
+	t.Helper()
+	fs := fakestation.New(t)
+	d := fakedoor.New(t)
+	sid := uuid.NewString()
+	row := fs.AddSession(fakestation.Session{PID: os.Getpid(), SessionID: sid, Socket: d.Path(), Status: station.StatusBusy, CWD: fs.Root})
+	child := exec.Command("sleep", "600")
+	if err := child.Start(); err != nil {
+		t.Skipf("no child process to stand for the doorman: %v", err)
+	}
+	t.Cleanup(func() {
+		child.Process.Kill()
+		child.Wait()
+	})
+	return &realOwner{fs: fs, door: d, row: row, child: child, files: inbox.FilesFor(fs.Paths.InboxDir, sid)}
+}
+
+func (o *realOwner) host(clk *deadlineClock) *doorman.Host {
+	return &doorman.Host{
+		Station: station.New(o.fs.Paths), Getenv: func(string) string { return "" },
+		PID: o.child.Process.Pid, PPID: os.Getpid(), Now: clk.Now,
+		Door: doorman.DoorDialer{Settle: door.NoSettle},
+	}
+}
+
+// TestIdleDoormanWakesOncePerHeartbeat holds the idle cost: a doorman
+// following an inbox with nothing to do wakes once a heartbeat interval
+// (the contract's 5 s by default), writing the heartbeat once then and its
+// safety poll riding on that wake-up: over a minute of its clock, 12
+// wake-ups, all heartbeat timers, 12 heartbeat writes, no identity
+// timer. A change (a line delivered) writes the heartbeat at once, with no
+// timer. Its clock is fake: the test waits for no timer.
+func TestIdleDoormanWakesOncePerHeartbeat(t *testing.T) {
+	o := newRealOwner(t)
+	clk := newDeadlineClock()
+	cfg := station.DefaultConfig(o.fs.Paths)
+	cfg.DoorConfirm = 0 // acks on the settle: no transcript follow in real time
+	every := cfg.DoormanHeartbeat
+	if every != 5*time.Second || cfg.DoormanPoll != every {
+		t.Fatalf("default heartbeat %v and poll %v, want both 5 s (the contract's interval)", every, cfg.DoormanPoll)
+	}
+	dm := doorman.New(doorman.Options{Host: o.host(clk), Config: cfg, Mode: doorman.ModeMCP, After: clk.After, Version: "test"})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- dm.Run(ctx) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	wait := func(what string, ok func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for !ok() {
+			if time.Now().After(deadline) {
+				t.Fatalf("waiting for %s; status %+v", what, dm.Status())
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
+	heartbeat := func() inbox.Heartbeat {
+		h, _ := inbox.ReadHeartbeat(o.files.Heartbeat)
+		return h
+	}
+	wait("following", func() bool { return heartbeat().State == inbox.StateFollowing })
+	// Settled: the heartbeat's timer asked for and the loop asleep.
+	start := clk.Now()
+	// Asleep: every timer it had is asked for again, and the follow loop's
+	// wake-ups stand still.
+	settle := func(timers int) {
+		t.Helper()
+		last := int64(-1)
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			n, p := dm.Wakeups(), clk.pendingCount()
+			if n == last && p >= timers {
+				return
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("waiting for the doorman asleep at %v: %d timers asked for, want %d; wake-ups %d then %d; status %+v",
+					clk.Now().Sub(start), p, timers, last, n, dm.Status())
+			}
+			last = n
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	wait("the heartbeat's timer", func() bool { return clk.pendingCount() >= 1 })
+	settle(1)
+
+	start = clk.Now()
+	startWakeups := dm.Wakeups()
+	var fired []time.Duration
+	writes := 0
+	for clk.Now().Sub(start) < time.Minute {
+		n := clk.pendingCount()
+		before := heartbeat().LastSeen
+		f := clk.advance()
+		if len(f) == 0 {
+			t.Fatalf("no timer pending at %v", clk.Now().Sub(start))
+		}
+		fired = append(fired, f...)
+		settle(n)
+		if heartbeat().LastSeen != before {
+			writes++
+		}
+	}
+	if len(fired) != 12 || writes != 12 {
+		t.Errorf("a minute idle: %d timers fired %v, %d heartbeat writes; want 12 of %v and 12", len(fired), fired, writes, every)
+	}
+	for _, d := range fired {
+		if d != every {
+			t.Errorf("an idle doorman's timer of %v: only the heartbeat's (%v) should wake it", d, every)
+			break
+		}
+	}
+	if n := dm.Wakeups() - startWakeups; n > 12 {
+		t.Errorf("the follow loop woke %d times in an idle minute, want at most 12 (the heartbeat's beats)", n)
+	}
+
+	// A change is written at once: a line delivered is in the heartbeat
+	// without any timer firing.
+	now := clk.Now()
+	if _, err := fsx.AppendLine(o.files.Inbox, []byte("[t 📡] hello")); err != nil {
+		t.Fatal(err)
+	}
+	wait("the delivery in the heartbeat", func() bool { return heartbeat().Delivered == 1 })
+	if clk.Now() != now {
+		t.Errorf("the clock moved: a timer fired for the change")
+	}
+}
+
+// TestIdentityOnChange: the doorman works its identity out again when the
+// owner's registry files change, not on a timer: the row's status turned
+// idle between two lines gives the second one's ack delivered-start, and
+// the row's session id changed (/clear) switches the doorman to the new
+// session's inbox, with no timer fired for either.
+func TestIdentityOnChange(t *testing.T) {
+	o := newRealOwner(t)
+	clk := newDeadlineClock()
+	cfg := station.DefaultConfig(o.fs.Paths)
+	cfg.DoorConfirm = 0 // acks on the settle: no transcript follow in real time
+	dm := doorman.New(doorman.Options{Host: o.host(clk), Config: cfg, Mode: doorman.ModeMCP, After: clk.After, Version: "test"})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- dm.Run(ctx) }()
+	defer func() {
+		cancel()
+		<-done
+	}()
+	wait := func(what string, ok func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for !ok() {
+			if time.Now().After(deadline) {
+				t.Fatalf("waiting for %s; status %+v", what, dm.Status())
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
+	heartbeat := func(files inbox.Files) inbox.Heartbeat {
+		h, _ := inbox.ReadHeartbeat(files.Heartbeat)
+		return h
+	}
+	wait("following", func() bool { return heartbeat(o.files).State == inbox.StateFollowing })
+	acks := func() []inbox.Ack { return readAcks(t, o.files.Ack) }
+	send := func(line string) {
+		t.Helper()
+		if _, err := fsx.AppendLine(o.files.Inbox, []byte(line)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	now := clk.Now()
+	send("[a 📡] while busy")
+	wait("the first ack", func() bool { return len(acks()) == 1 })
+	o.fs.SetStatus(o.row.PID, station.StatusIdle)
+	send("[b 📡] now idle")
+	wait("the second ack", func() bool { return len(acks()) == 2 })
+	if a := acks(); a[0].Class != inbox.AckDeliveredSteer || a[1].Class != inbox.AckDeliveredStart {
+		t.Errorf("acks %s then %s, want delivered-steer then delivered-start (the row's status as it changed)", a[0].Class, a[1].Class)
+	}
+
+	// /clear: the same owner, another session id.
+	r, err := station.ReadRow(o.fs.Paths.SessionsDir + "/" + strconv.Itoa(o.row.PID) + ".json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r.SessionID = uuid.NewString()
+	o.fs.WriteRow(r)
+	next := inbox.FilesFor(o.fs.Paths.InboxDir, r.SessionID)
+	wait("the switch to the new session's inbox", func() bool {
+		return heartbeat(o.files).State == inbox.StateSwitched && heartbeat(next).State == inbox.StateFollowing
+	})
+	if clk.Now() != now {
+		t.Errorf("a timer fired (the clock moved %v): the identity was re-checked on a timer, not on the change", clk.Now().Sub(now))
+	}
+}
