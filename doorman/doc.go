@@ -56,8 +56,17 @@
 //     (invalid UTF-8, over 16 KiB, NUL, empty, longer than the 1 MiB read
 //     chunk) is acked refused exactly once and never blocks later lines.
 //   - The file is followed by file events (fsnotify on the directory) plus a
-//     slow safety poll (Config.DoormanPoll); an idle doorman wakes for its
-//     heartbeat and that poll only. Truncation (or a change that does not
+//     slow safety poll (Config.DoormanPoll). The identity is worked out
+//     again on change, not on a timer: the owner's registry files are
+//     watched, the exits of the owner and of every process between it and
+//     the doorman are events (pidfd), and before each line two lstats tell
+//     whether the row or key file changed; the listener is still checked
+//     on every dial. The heartbeat is written when what it says changes
+//     and once a Config.DoormanHeartbeat (5 s), without fsync; when the
+//     poll's interval is the heartbeat's, the poll rides on the heartbeat's
+//     wake-up: an idle doorman wakes once an interval. (Without those
+//     events, on another procfs root or without pidfds, the identity is
+//     re-checked every 2 s and before each line.) Truncation (or a change that does not
 //     grow the file) restarts from 0; a replaced file is drained, then
 //     followed from 0; each is a new generation.
 //   - Pacing: lines are held back to stay inside the receiver's ingress

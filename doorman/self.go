@@ -6,10 +6,10 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
 	"slices"
 	"syscall"
 
-	"github.com/oo-family/oo-claude/internal/version"
 	"github.com/oo-family/oo-claude/station"
 )
 
@@ -61,9 +61,34 @@ func serveInvoked(ctx context.Context, getenv func(string) string, stdin io.Read
 		fmt.Fprintf(stderr, "oo-claude doorman: %v\n", err)
 		return 2
 	}
-	d := New(Options{Host: ThisProcess(cfg, env.Getenv), Config: cfg, Mode: ModeMCP, Log: stderr, Version: version.Version})
+	d := New(Options{Host: ThisProcess(cfg, env.Getenv), Config: cfg, Mode: ModeMCP, Log: stderr, Version: moduleVersion()})
 	// stdin's end or a signal stops it; the loop's fate is the MCP tool's
 	// answer, not an exit code (as `oo-claude doorman --mcp`).
 	d.ServeMCP(ctx, &Server{In: stdin, Out: stdout})
 	return 0
+}
+
+// modulePath is this module's path, as a program's build info names it.
+const modulePath = "github.com/oo-family/oo-claude"
+
+// moduleVersion is the version of this module the running program was
+// built with (its build info: the main module's, or the dependency's),
+// for the heartbeat's version and serverInfo; "" when unknown.
+func moduleVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return ""
+	}
+	if bi.Main.Path == modulePath {
+		return bi.Main.Version
+	}
+	for _, m := range bi.Deps {
+		if m.Path == modulePath {
+			if m.Replace != nil && m.Replace.Version != "" {
+				return m.Replace.Version
+			}
+			return m.Version
+		}
+	}
+	return ""
 }
