@@ -281,8 +281,11 @@ func (fl *follower) confirmWrite(ctx context.Context, dl *delivery) error {
 	}
 	att := dl.att
 	fl.attempt = &att
+	err := fl.notQueued(dl.off, dl.att, fl.retryDelay())
+	// Counted once the reason is in the status: a reader that sees the
+	// count sees why.
 	d.update(func(s *Status) { s.Unconfirmed++ })
-	return fl.notQueued(dl.off, dl.att, fl.retryDelay())
+	return err
 }
 
 // writeFailed records a door write that failed. One that reached no
