@@ -31,6 +31,7 @@ import (
 	"github.com/oo-family/oo-claude/doorman"
 	"github.com/oo-family/oo-claude/fakes"
 	"github.com/oo-family/oo-claude/fakes/fakeowner"
+	"github.com/oo-family/oo-claude/fakes/internal/fakewait"
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/jsonrow"
@@ -112,7 +113,8 @@ type Doorman struct {
 	cancel    context.CancelFunc
 	once      sync.Once
 	acked     atomic.Int64
-	delivered atomic.Int64 // acks of a delivered-* class
+	ackSignal fakewait.Signal // fired after each ack is written
+	delivered atomic.Int64    // acks of a delivered-* class
 	read      atomic.Int64
 	since     time.Time
 	offset    int64
@@ -189,6 +191,20 @@ func (d *Doorman) Acked() int {
 		return 0
 	}
 	return int(d.acked.Load())
+}
+
+// errStopped is WaitAcked's error once the doorman has stopped.
+var errStopped = errors.New("fakedoorman: stopped")
+
+// WaitAcked blocks until the doorman has written at least n acks, woken by
+// each ack it writes (no polling). It returns ctx.Err() when ctx ends first,
+// and an error once the doorman has stopped with fewer (also for a Doorman
+// not made by [Start]).
+func (d *Doorman) WaitAcked(ctx context.Context, n int) error {
+	if d == nil || d.done == nil {
+		return errStopped
+	}
+	return fakewait.Until(ctx, &d.ackSignal, 0, d.done, errStopped, func() bool { return d.Acked() >= n })
 }
 
 // Read is how many lines it read.
@@ -347,10 +363,11 @@ func (d *Doorman) handle(line []byte, start int64) bool {
 		d.fail(err)
 		return true
 	}
-	d.acked.Add(1)
 	if a.Class != inbox.AckRefused {
 		d.delivered.Add(1)
 	}
+	d.acked.Add(1)
+	d.ackSignal.Notify()
 	return true
 }
 

@@ -40,6 +40,53 @@ func waitFor(t *testing.T, what string, ok func() bool) {
 	}
 }
 
+// waitAcked waits (a generous minute) for the doorman's n-th ack.
+func waitAcked(t *testing.T, d *fakedoorman.Doorman, n int) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := d.WaitAcked(ctx, n); err != nil {
+		t.Fatalf("waiting for ack %d (%d written): %v", n, d.Acked(), err)
+	}
+}
+
+// TestWaitAcked: WaitAcked returns once the n-th ack is written (woken by
+// the ack itself), at once for acks already written, with ctx's error when
+// ctx ends first, and with an error once the doorman stopped short of n.
+func TestWaitAcked(t *testing.T) {
+	dir, sid := t.TempDir(), uuid.NewString()
+	files := inbox.FilesFor(dir, sid)
+	d := fakedoorman.Start(t, dir, sid, fakedoorman.Options{})
+	done := make(chan error, 1)
+	go func() { done <- d.WaitAcked(context.Background(), 2) }()
+	fsx.AppendLine(files.Inbox, []byte("[a 📡] one"))
+	fsx.AppendLine(files.Inbox, []byte("[a 📡] two"))
+	select {
+	case err := <-done:
+		if err != nil || d.Acked() < 2 {
+			t.Fatalf("WaitAcked(2) = %v with %d acks", err, d.Acked())
+		}
+	case <-time.After(time.Minute):
+		t.Fatalf("WaitAcked(2) did not return; %d acks written", d.Acked())
+	}
+	if err := d.WaitAcked(context.Background(), 1); err != nil {
+		t.Errorf("WaitAcked for an ack already written: %v", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := d.WaitAcked(ctx, 3); err != context.Canceled {
+		t.Errorf("WaitAcked with an ended ctx: %v, want context.Canceled", err)
+	}
+	d.Stop()
+	if err := d.WaitAcked(context.Background(), 3); err == nil {
+		t.Error("WaitAcked on a stopped doorman short of n returned nil")
+	}
+	var zero fakedoorman.Doorman
+	if err := zero.WaitAcked(context.Background(), 1); err == nil {
+		t.Error("WaitAcked on a Doorman not made by Start returned nil")
+	}
+}
+
 func acks(t *testing.T, path string) []inbox.Ack {
 	t.Helper()
 	f, err := os.Open(path)
@@ -84,7 +131,7 @@ func TestContract(t *testing.T) {
 				t.Fatalf("heartbeat %+v not fresh: %+v", h, fr)
 			}
 			second, _ := fsx.AppendLine(files.Inbox, []byte("[a 📡] after"))
-			waitFor(t, "two acks", func() bool { return d.Acked() == 2 })
+			waitAcked(t, d, 2)
 			got := acks(t, files.Ack)
 			for i, want := range []struct {
 				line string
@@ -154,7 +201,7 @@ func TestNoAckAndDelay(t *testing.T) {
 	d = fakedoorman.Start(t, dir, sid, fakedoorman.Options{AckDelay: 150 * time.Millisecond})
 	start := time.Now()
 	fsx.AppendLine(files.Inbox, []byte("x"))
-	waitFor(t, "the ack", func() bool { return d.Acked() == 1 })
+	waitAcked(t, d, 1)
 	if el := time.Since(start); el < 150*time.Millisecond {
 		t.Errorf("acked after %v, before the delay", el)
 	}

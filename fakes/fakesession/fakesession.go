@@ -83,13 +83,16 @@ type Rider struct {
 }
 
 // Options configure a [Session]. The zero value is an idle session named
-// "proj-<2 hex>" in /home/u/proj on a new station that answers "ok".
+// "proj-<2 hex>" in <station root>/proj (a directory that exists, so
+// headless.Runner.Resume takes the session's recorded cwd) on a new station
+// that answers "ok".
 type Options struct {
 	// Station is the fake station; nil makes a new one.
 	Station *fakestation.Station
 	// Name is the registry name; "" derives one from the cwd.
 	Name string
-	// CWD is the session's project directory; "" means /home/u/proj.
+	// CWD is the session's project directory; "" means <station root>/proj,
+	// made (0700) when absent. A CWD given is used as it is, existing or not.
 	CWD string
 	// Busy makes it a session in a long running turn: each line is
 	// absorbed into that turn (delivered-steer) and the session stays busy.
@@ -131,7 +134,10 @@ func Start(tb fakes.TB, o Options) *Session {
 		o.Station = fakestation.New(tb)
 	}
 	if o.CWD == "" {
-		o.CWD = "/home/u/proj"
+		o.CWD = filepath.Join(o.Station.Root, "proj")
+		if err := os.MkdirAll(o.CWD, 0o700); err != nil {
+			tb.Fatalf("fakesession: %v", err)
+		}
 	}
 	if o.Answer == nil {
 		o.Answer = func(string) Turn { return Turn{Text: "ok"} }
@@ -334,9 +340,13 @@ func (s *Session) answer(ctx context.Context, f fakedoor.Frame) error {
 
 // waitAck waits (up to 2 s) until the doorman has acked the frame's line:
 // the real receiver shows a line to the model tens of milliseconds after
-// its enqueue row, by which time the doorman has acked it.
+// its enqueue row, by which time the doorman has acked it. It looks at the
+// ack file again at each ack the doorman writes.
 func (s *Session) waitAck(ctx context.Context, msgID string) {
-	for deadline := time.Now().Add(2 * time.Second); time.Now().Before(deadline); {
+	ctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+	defer cancel()
+	for {
+		n := s.Doorman.Acked()
 		found := false
 		if f, err := fsx.OpenRead(s.Doorman.Files.Ack); err == nil {
 			inbox.ScanAcks(f, 0, func(a inbox.Ack, _ int64) bool {
@@ -345,13 +355,8 @@ func (s *Session) waitAck(ctx context.Context, msgID string) {
 			})
 			f.Close()
 		}
-		if found {
+		if found || s.Doorman.WaitAcked(ctx, n+1) != nil {
 			return
-		}
-		select {
-		case <-ctx.Done():
-			return
-		case <-time.After(5 * time.Millisecond):
 		}
 	}
 }

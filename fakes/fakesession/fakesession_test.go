@@ -63,6 +63,23 @@ func TestAskAndAnswer(t *testing.T) {
 	}
 }
 
+// TestDefaultsOnDisk: the zero Options give a session whose project
+// directory exists (headless.Runner.Resume refuses a recorded cwd that does
+// not), named after it.
+func TestDefaultsOnDisk(t *testing.T) {
+	s := fakesession.Start(t, fakesession.Options{})
+	fi, err := os.Stat(s.Row.CWD)
+	if err != nil || !fi.IsDir() {
+		t.Fatalf("the default cwd %s: %v (a directory: %v)", s.Row.CWD, err, err == nil && fi.IsDir())
+	}
+	if !strings.HasPrefix(s.Row.CWD, s.Station.Root+string(filepath.Separator)) {
+		t.Errorf("the default cwd %s is outside the station %s", s.Row.CWD, s.Station.Root)
+	}
+	if !strings.HasPrefix(s.Row.Name, filepath.Base(s.Row.CWD)+"-") {
+		t.Errorf("name %q is not derived from the cwd %s", s.Row.Name, s.Row.CWD)
+	}
+}
+
 // readRows reads a JSONL file into objects.
 func readRows(t *testing.T, path string) []map[string]any {
 	t.Helper()
