@@ -98,6 +98,15 @@ type Script struct {
 	// UnitEnv is added to the unit's environment (e.g. the switch that
 	// makes a test binary behave as the program under test).
 	UnitEnv []string `json:"unit_env,omitempty"`
+	// Session makes the fake claude play a steerable session for its
+	// whole run, as the real CLI does (see session.go): before it answers
+	// it writes its registry row, listens on its door and starts the stdio
+	// MCP servers its --mcp-config names (the doorman start and resume
+	// inject), and it ends them all before it exits. A line sent to the
+	// session meanwhile is carried by that doorman through the door and
+	// acked on the door's enqueue row. It needs the session id in argv
+	// (--resume or --session-id).
+	Session bool `json:"session,omitempty"`
 }
 
 // Call is one recorded invocation of a fake.
@@ -285,6 +294,14 @@ func runClaude() int {
 	}
 	if s.Acks > 0 {
 		writeAcks(sid, s.Acks)
+	}
+	if s.Session && sid != "" {
+		sess, err := startSession(sid, flagValue(args, "--mcp-config"))
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "fakeclaude: session:", err)
+			return 1
+		}
+		defer sess.stop()
 	}
 	if s.DelayMS > 0 {
 		time.Sleep(time.Duration(s.DelayMS) * time.Millisecond)

@@ -19,6 +19,9 @@ import (
 
 func TestMain(m *testing.M) {
 	fakeclaude.Main()
+	if slices.Equal(os.Args[1:], doormanArgs) {
+		os.Exit(runDoorman())
+	}
 	os.Exit(m.Run())
 }
 

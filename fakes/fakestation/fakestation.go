@@ -16,7 +16,6 @@
 package fakestation
 
 import (
-	"crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -30,6 +29,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/oo-family/oo-claude/fakes"
+	"github.com/oo-family/oo-claude/fakes/internal/fakerow"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/station"
 )
@@ -272,24 +272,8 @@ func (s *Station) AddSession(in Session) station.Row {
 	if in.CWD == "" {
 		in.CWD = s.Root
 	}
-	nameSource := "user"
-	if in.Name == "" {
-		var b [1]byte
-		rand.Read(b[:])
-		in.Name = filepath.Base(in.CWD) + "-" + hex.EncodeToString(b[:])
-		nameSource = "derived"
-	}
-	if in.Status == "" {
-		in.Status = station.StatusBusy
-	}
 	if in.Socket == "" {
 		in.Socket = filepath.Join(s.Root, "cc-socks", strconv.Itoa(in.PID)+".sock")
-	}
-	if in.Kind == "" {
-		in.Kind = "interactive"
-	}
-	if in.Entrypoint == "" {
-		in.Entrypoint = "sdk-cli"
 	}
 	if in.ProcStart == "" {
 		info, err := (station.Proc{}).Info(in.PID)
@@ -298,18 +282,15 @@ func (s *Station) AddSession(in Session) station.Row {
 		}
 		in.ProcStart = info.StartTicks
 	}
-	if in.StartedAt.IsZero() {
-		in.StartedAt = time.Now()
+	var ms int64
+	if !in.StartedAt.IsZero() {
+		ms = in.StartedAt.UnixMilli()
 	}
-	ms := in.StartedAt.UnixMilli()
-	row := station.Row{
+	row := fakerow.Fill(station.Row{
 		PID: in.PID, SessionID: in.SessionID, CWD: in.CWD, StartedAt: ms, ProcStart: in.ProcStart,
-		Version: "2.1.332", PeerProtocol: 1,
-		PeerFeatures: []string{"notify_idle", "reply_across_default_dirs", "artifact_yield"},
-		Kind:         in.Kind, Entrypoint: in.Entrypoint, PidDomain: "linux:fake:pid:[4026531836]",
-		MessagingSocketPath: in.Socket, Name: in.Name, NameSource: nameSource, NameSince: ms,
-		HostSessionID: in.HostSessionID, Status: in.Status, UpdatedAt: ms, StatusUpdatedAt: ms,
-	}
+		Kind: in.Kind, Entrypoint: in.Entrypoint, MessagingSocketPath: in.Socket, Name: in.Name,
+		HostSessionID: in.HostSessionID, Status: in.Status,
+	}, time.Now())
 	s.WriteRow(row)
 	return row
 }
@@ -321,32 +302,12 @@ func (s *Station) WriteRow(row station.Row) {
 		return
 	}
 	s.tb.Helper()
-	b, err := json.Marshal(rowJSON(row))
-	if err != nil {
-		s.tb.Fatalf("fakestation: %v", err)
-	}
-	path := s.rowPath(row.PID)
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
-		s.tb.Fatalf("fakestation: %v", err)
-	}
-	if err := os.Rename(tmp, path); err != nil {
+	if err := fakerow.Write(s.Paths.SessionsDir, row); err != nil {
 		s.tb.Fatalf("fakestation: %v", err)
 	}
 }
 
-func (s *Station) rowPath(pid int) string {
-	return filepath.Join(s.Paths.SessionsDir, strconv.Itoa(pid)+".json")
-}
-
-// rowJSON keeps asksForConvertedSkills: null as the real CLI writes it.
-func rowJSON(r station.Row) map[string]any {
-	b, _ := json.Marshal(r)
-	m := map[string]any{}
-	json.Unmarshal(b, &m)
-	m["asksForConvertedSkills"] = nil
-	return m
-}
+func (s *Station) rowPath(pid int) string { return fakerow.Path(s.Paths.SessionsDir, pid) }
 
 // SetStatus rewrites the status of the row of pid (busy, idle, waiting).
 func (s *Station) SetStatus(pid int, status string) {

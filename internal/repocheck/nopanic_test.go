@@ -556,8 +556,12 @@ var noPanicCases = []noPanicCase{
 			}
 		}
 	}},
-	{names: []string{"fakes/fakedoorman.Start"}, run: func(h *hostile) {
-		h.call("fakedoorman.Start(HeartbeatEvery -1)", func() { fakedoorman.Start(tb{h.t}, h.dir, "abc", fakedoorman.Options{HeartbeatEvery: -1}) })
+	{names: []string{"fakes/fakedoorman.Start", "fakes/fakedoorman.Doorman.WaitAcked"}, run: func(h *hostile) {
+		h.call("fakedoorman.Start(HeartbeatEvery -1)", func() {
+			d := fakedoorman.Start(tb{h.t}, h.dir, "abc", fakedoorman.Options{HeartbeatEvery: -1})
+			d.WaitAcked(h.ctx(), -1)
+			d.WaitAcked(h.ctx(), math.MaxInt)
+		})
 	}},
 	{names: []string{"fakes/fakesession.Start"}, run: func(h *hostile) {
 		h.call("fakesession.Start(zero)", func() { fakesession.Start(tb{h.t}, fakesession.Options{}) })
