@@ -169,7 +169,7 @@ func rawListener(t *testing.T, closeAtOnce bool) (path string, received <-chan [
 }
 
 func TestDialPeer(t *testing.T) {
-	fd := fakedoor.New(t)
+	fd := fakedoor.New(t, fakedoor.Options{})
 	d := door.Dialer{ExpectPID: os.Getpid()}
 	c, err := d.Dial(context.Background(), fd.Path())
 	if err != nil {
@@ -292,7 +292,7 @@ func TestDeliver(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			fd := fakedoor.New(t)
+			fd := fakedoor.New(t, fakedoor.Options{})
 			fd.Refuse(tt.refuse)
 			d := door.Dialer{ExpectPID: os.Getpid(), Settle: settle}
 			start := time.Now()
@@ -341,7 +341,7 @@ func TestDeliverToClosedListener(t *testing.T) {
 }
 
 func TestDeliverContext(t *testing.T) {
-	fd := fakedoor.New(t)
+	fd := fakedoor.New(t, fakedoor.Options{})
 	t.Run("cancel ends the settle", func(t *testing.T) {
 		d := door.Dialer{Settle: time.Minute}
 		c, err := d.Dial(context.Background(), fd.Path())
@@ -374,7 +374,7 @@ func TestDeliverContext(t *testing.T) {
 }
 
 func TestSeveralDeliveriesOneConn(t *testing.T) {
-	fd := fakedoor.New(t)
+	fd := fakedoor.New(t, fakedoor.Options{})
 	d := door.Dialer{Settle: door.NoSettle}
 	c, err := d.Dial(context.Background(), fd.Path())
 	if err != nil {
@@ -428,7 +428,7 @@ func TestTokenNeverPrinted(t *testing.T) {
 	<-received
 	outs = append(outs, err.Error(), fmt.Sprintf("%+v %#v", err, err))
 
-	fd := fakedoor.New(t)
+	fd := fakedoor.New(t, fakedoor.Options{})
 	fd.Refuse(true)
 	_, err = (&door.Dialer{Settle: time.Second}).Deliver(context.Background(), fd.Path(), m)
 	outs = append(outs, err.Error(), fmt.Sprintf("%+v %#v", err, err))
@@ -505,7 +505,7 @@ func BenchmarkDeliver(b *testing.B) {
 		{"settle=default", 0},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			fd := fakedoor.New(b)
+			fd := fakedoor.New(b, fakedoor.Options{})
 			d := door.Dialer{ExpectPID: os.Getpid(), Settle: bc.settle}
 			m := msg()
 			m.Token = secret

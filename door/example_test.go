@@ -12,7 +12,7 @@ import (
 // A doorman's step: dial the session's door, check that its own session's
 // claude process listens there, write one line, settle.
 func ExampleDialer_Dial() {
-	fd, err := fakedoor.Listen("") // stands in for the session's door
+	fd, err := fakedoor.Listen("", fakedoor.Options{}) // stands in for the session's door
 	if err != nil {
 		fmt.Println(err)
 		return

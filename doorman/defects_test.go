@@ -69,7 +69,7 @@ func TestPacerSeededFromAcks(t *testing.T) {
 	w := newWorld(t)
 	g := fakedoor.Guard{Capacity: 3, RefillPerSecond: 2, DedupWindow: 100 * time.Millisecond}
 	w.door.Close()
-	w.door = w.newDoor(fakedoor.WithGuard(g))
+	w.door = w.newDoor(fakedoor.Options{Guard: &g})
 	sid := w.owned("busy")
 	guard := doorman.Guard{Capacity: g.Capacity, RefillPerSecond: g.RefillPerSecond, DedupWindow: g.DedupWindow}
 	runOnce := func() {
@@ -187,7 +187,7 @@ func TestNotQueuedStaysPendingThenRetried(t *testing.T) {
 	w := newWorld(t)
 	g := fakedoor.Guard{Capacity: 2, RefillPerSecond: 2, DedupWindow: 300 * time.Millisecond}
 	w.door.Close()
-	w.door = w.newDoor(fakedoor.WithGuard(g))
+	w.door = w.newDoor(fakedoor.Options{Guard: &g})
 	sid := w.owned("busy")
 	// The foreign writer: two frames from x, straight to the door.
 	c, err := net.Dial("unix", w.door.Path())
@@ -245,7 +245,7 @@ func TestNotQueuedStaysPendingThenRetried(t *testing.T) {
 func TestNeverQueuedIsRefusedAfterTheLimit(t *testing.T) {
 	w := newWorld(t)
 	w.door.Close()
-	w.door = w.newDoor(fakedoor.WithSessionID("00000000-0000-4000-8000-000000000000")) // drops every frame
+	w.door = w.newDoor(fakedoor.Options{SessionID: "00000000-0000-4000-8000-000000000000"}) // drops every frame
 	sid := w.owned("busy")
 	cfg := w.config()
 	cfg.DoorConfirm = 100 * time.Millisecond
@@ -396,7 +396,7 @@ func TestLateRowOfTheFirstWrite(t *testing.T) {
 func TestAttemptKeepsTheFirstWrite(t *testing.T) {
 	w := newWorld(t)
 	w.door.Close()
-	w.door = w.newDoor(fakedoor.WithSessionID("00000000-0000-4000-8000-000000000000")) // drops every frame
+	w.door = w.newDoor(fakedoor.Options{SessionID: "00000000-0000-4000-8000-000000000000"}) // drops every frame
 	sid := w.owned("busy")
 	line := "[a 📡] never queued"
 	first := time.Now().Add(-time.Minute)

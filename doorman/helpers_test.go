@@ -130,7 +130,7 @@ const selfPID = 4100001
 func newWorld(t testing.TB) *world {
 	w := &world{t: t, tree: newProcTree(t), fs: fakestation.New(t), env: map[string]string{}, me: os.Getpid(), sid: uuid.NewString()}
 	w.transcript = filepath.Join(w.fs.Paths.ProjectsDir, transcriptfile.EncodeProjectDir(worldCWD), w.sid+transcriptfile.Ext)
-	w.door = w.newDoor()
+	w.door = w.newDoor(fakedoor.Options{})
 	w.st = &station.Station{Paths: w.fs.Paths, Proc: w.tree.proc()}
 	w.tree.add(1, 0, "init", "/sbin/init", "1")
 	return w
@@ -141,8 +141,9 @@ const worldCWD = "/home/u/proj"
 
 // newDoor starts a fake door that records the receiver's enqueue rows in
 // the transcript of the world's owned session.
-func (w *world) newDoor(opts ...fakedoor.Option) *fakedoor.Door {
-	return fakedoor.New(w.t, append([]fakedoor.Option{fakedoor.WithTranscript(w.transcript)}, opts...)...)
+func (w *world) newDoor(o fakedoor.Options) *fakedoor.Door {
+	o.Transcript = w.transcript
+	return fakedoor.New(w.t, o)
 }
 
 // session writes a live registry row for pid (present in the fake procfs

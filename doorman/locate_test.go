@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/oo-family/oo-claude/doorman"
+	"github.com/oo-family/oo-claude/fakes/fakedoor"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
@@ -41,7 +42,7 @@ func TestConfirmFindsTheTranscript(t *testing.T) {
 			w := newWorld(t)
 			w.door.Close()
 			tt.setup(w)
-			w.door = w.newDoor()
+			w.door = w.newDoor(fakedoor.Options{})
 			w.tree.add(w.me, 1, "claude", "/usr/bin/claude", "777")
 			w.self, w.ppid = selfPID, w.me
 			w.tree.add(selfPID, w.me, "oo-claude", "/usr/local/bin/oo-claude", "999")
@@ -71,7 +72,7 @@ func TestLateRowInAnotherDirectory(t *testing.T) {
 	w := newWorld(t)
 	w.door.Close()
 	w.transcript = filepath.Join(w.fs.Paths.ProjectsDir, "unannounced", filepath.Base(w.transcript))
-	w.door = w.newDoor()
+	w.door = w.newDoor(fakedoor.Options{})
 	sid := w.owned("busy")
 	cfg := w.config()
 	cfg.DoorConfirm = 200 * time.Millisecond

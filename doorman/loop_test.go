@@ -323,7 +323,7 @@ func TestTwoDoormenOneDelivers(t *testing.T) {
 func TestPacing(t *testing.T) {
 	w := newWorld(t)
 	w.door.Close()
-	w.door = w.newDoor(fakedoor.WithGuard(fakedoor.Guard{DedupWindow: 300 * time.Millisecond}))
+	w.door = w.newDoor(fakedoor.Options{Guard: &fakedoor.Guard{DedupWindow: 300 * time.Millisecond}})
 	sid := w.owned("busy")
 	_, _, stop := w.running(doorman.WithGuard(doorman.Options{}, doorman.Guard{DedupWindow: 300 * time.Millisecond}))
 	w.appendLine(sid, "[a 📡] same")

@@ -38,7 +38,7 @@ func newPeerWorld(t *testing.T) *peerWorld {
 	w.alpha = w.fs.AddSession(fakestation.Session{Name: "alpha"})
 	w.bravo = w.fs.AddSession(fakestation.Session{Name: "bravo"})
 	w.bravoScript = w.fs.AddTranscript(w.bravo.SessionID, w.bravo.CWD)
-	d := fakedoor.New(t, fakedoor.WithSessionID(w.bravo.SessionID), fakedoor.WithTranscript(w.bravoScript))
+	d := fakedoor.New(t, fakedoor.Options{SessionID: w.bravo.SessionID, Transcript: w.bravoScript})
 	fakedoorman.Start(t, w.fs.Paths.InboxDir, w.bravo.SessionID, fakedoorman.Options{Door: d.Path(), Transcript: w.bravoScript})
 	w.bravoInbox = inbox.FilesFor(w.fs.Paths.InboxDir, w.bravo.SessionID).Inbox
 	return w

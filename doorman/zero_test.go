@@ -74,7 +74,7 @@ func TestZeroInputsDoNotPanic(t *testing.T) {
 // door's default settle, as in door.Dialer (it used to mean none), so a
 // refusal within it is seen; door.NoSettle is none.
 func TestDoorDialerSettleMeansWhatDoorSays(t *testing.T) {
-	fd := fakedoor.New(t)
+	fd := fakedoor.New(t, fakedoor.Options{})
 	fd.Refuse(true)
 	m := door.Message{SessionID: uuid.NewString(), From: "t", MsgID: uuid.NewString(), Text: "x"}
 	if _, err := (doorman.DoorDialer{}).Deliver(context.Background(), fd.Path(), os.Getpid(), m, true); !errors.Is(err, door.ErrRefused) {

@@ -81,7 +81,7 @@ func (w *world) checkConfirmed(t *testing.T, sid string) []ack {
 // the same.
 func TestConfirmedDelivery(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, fakemodel.WithReplies(fakemodel.Bash("sleep 4"), fakemodel.Text("done")))
+	w := newWorld(t, fakemodel.Options{Replies: []fakemodel.Reply{fakemodel.Bash("sleep 4"), fakemodel.Text("done")}})
 	s := w.start(w.withDoorman(pargs("wait for lines", "--allowedTools", "Bash")...))
 	s.waitModel(30*time.Second, "the first time", nil)
 	sid := s.waitRow(30 * time.Second).SessionID
@@ -119,7 +119,7 @@ func TestBucketDontAsk(t *testing.T) {
 		t.Skip("waits out the receiver's 30 s windows")
 	}
 	t.Parallel()
-	w := newWorld(t, fakemodel.WithReplies(fakemodel.Bash("for i in $(seq 28); do sleep 2; done"), fakemodel.Text("done")))
+	w := newWorld(t, fakemodel.Options{Replies: []fakemodel.Reply{fakemodel.Bash("for i in $(seq 28); do sleep 2; done"), fakemodel.Text("done")}})
 	w.doormanKnobs = map[string]string{"OO_CLAUDE_DOOR_CONFIRM_S": "2"} // the default: the session outlives two windows
 	s := w.start(w.withDoorman(pargs("wait while the bucket refills", "--permission-mode", "dontAsk", "--allowedTools", "Bash")...))
 	s.waitModel(30*time.Second, "the first time", nil)
@@ -213,7 +213,7 @@ func TestSendAckLatency(t *testing.T) {
 	}
 	sides := []*side{{name: "confirmed", confirm: "transcript"}, {name: "settle", confirm: "settle"}}
 	for _, sd := range sides {
-		sd.w = newWorld(t, fakemodel.WithReplies(fakemodel.Bash("for i in $(seq 60); do sleep 1; done"), fakemodel.Text("done")))
+		sd.w = newWorld(t, fakemodel.Options{Replies: []fakemodel.Reply{fakemodel.Bash("for i in $(seq 60); do sleep 1; done"), fakemodel.Text("done")}})
 		if sd.confirm == "settle" {
 			sd.w.doormanKnobs = map[string]string{"OO_CLAUDE_DOOR_CONFIRM_S": "0"}
 		} else {
@@ -309,7 +309,7 @@ func TestConfirmedWhereTheTranscriptIs(t *testing.T) {
 	t.Parallel()
 	t.Run("cd inside the session", func(t *testing.T) {
 		t.Parallel()
-		w := newWorld(t, fakemodel.WithReplies(fakemodel.Bash("mkdir -p sub && cd sub && pwd"), fakemodel.Bash("for i in $(seq 8); do sleep 1; done"), fakemodel.Text("done")))
+		w := newWorld(t, fakemodel.Options{Replies: []fakemodel.Reply{fakemodel.Bash("mkdir -p sub && cd sub && pwd"), fakemodel.Bash("for i in $(seq 8); do sleep 1; done"), fakemodel.Text("done")}})
 		s := w.start(w.withDoorman(pargs("cd, then wait", "--allowedTools", "Bash")...))
 		sid := s.waitRow(30 * time.Second).SessionID
 		s.waitModel(30*time.Second, "after the cd", func(q *fakemodel.Request) bool { return len(q.ToolResults()) > 0 })
@@ -329,7 +329,7 @@ func TestConfirmedWhereTheTranscriptIs(t *testing.T) {
 	})
 	t.Run("CLAUDE_CODE_PROJECT_DIR_NAME", func(t *testing.T) {
 		t.Parallel()
-		w := newWorld(t, fakemodel.WithReplies(fakemodel.Bash("for i in $(seq 6); do sleep 1; done"), fakemodel.Text("done")))
+		w := newWorld(t, fakemodel.Options{Replies: []fakemodel.Reply{fakemodel.Bash("for i in $(seq 6); do sleep 1; done"), fakemodel.Text("done")}})
 		const name = "oo-custom-project"
 		s := w.start(w.withDoorman(pargs("wait", "--allowedTools", "Bash")...), "CLAUDE_CODE_PROJECT_DIR_NAME="+name)
 		s.waitModel(30*time.Second, "the first time", nil)

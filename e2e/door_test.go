@@ -53,7 +53,7 @@ func TestDoor(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			w := newWorld(t, fakemodel.WithReplies(fakemodel.Bash("sleep 3"), fakemodel.Text("done")))
+			w := newWorld(t, fakemodel.Options{Replies: []fakemodel.Reply{fakemodel.Bash("sleep 3"), fakemodel.Text("done")}})
 			cfg, p := w.mcpProbe("probe", true)
 			s := w.start(pargs("wait for peers", append(tt.args, "--mcp-config", cfg, "--strict-mcp-config")...), tt.env...)
 			first := s.waitModel(30*time.Second, "the first time", nil)

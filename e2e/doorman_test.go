@@ -39,7 +39,7 @@ func TestDoormanGate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			w := newWorld(t, fakemodel.WithReplies(fakemodel.Bash("sleep 3"), fakemodel.Text("done")))
+			w := newWorld(t, fakemodel.Options{Replies: []fakemodel.Reply{fakemodel.Bash("sleep 3"), fakemodel.Text("done")}})
 			s := w.start(w.withDoorman(pargs("wait for peers", tt.args...)...), tt.env...)
 			first := s.waitModel(30*time.Second, "the first time", nil)
 			row := s.waitRow(30 * time.Second)
@@ -96,7 +96,7 @@ func TestDoormanGate(t *testing.T) {
 // carries.
 func TestQueueThenDeliver(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, fakemodel.WithReplies(fakemodel.Bash("sleep 2"), fakemodel.Text("done")))
+	w := newWorld(t, fakemodel.Options{Replies: []fakemodel.Reply{fakemodel.Bash("sleep 2"), fakemodel.Text("done")}})
 	sid := uuid.NewString()
 	var lines []string
 	for i := range 3 {
@@ -137,7 +137,7 @@ func TestQueueThenDeliver(t *testing.T) {
 func TestBashDoorman(t *testing.T) {
 	t.Parallel()
 	sid := uuid.NewString()
-	w := newWorld(t)
+	w := newWorld(t, fakemodel.Options{})
 	var env strings.Builder
 	for k, v := range w.knobs() {
 		fmt.Fprintf(&env, "%s=%s ", k, v)
@@ -195,7 +195,7 @@ func blockText(bs fakemodel.Blocks) string {
 // behind the doorman's offset.
 func TestDoormanStop(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, fakemodel.WithReplies(fakemodel.Bash("sleep 2"), fakemodel.Text("done")))
+	w := newWorld(t, fakemodel.Options{Replies: []fakemodel.Reply{fakemodel.Bash("sleep 2"), fakemodel.Text("done")}})
 	s := w.start(w.withDoorman(pargs("end while lines come", "--allowedTools", "Bash")...))
 	s.waitModel(30*time.Second, "the first time", nil)
 	sid := s.waitRow(30 * time.Second).SessionID
@@ -281,10 +281,9 @@ func TestDoormanStop(t *testing.T) {
 func TestDoormanTool(t *testing.T) {
 	t.Parallel()
 	const tool = "mcp__claude-inbox__claude_inbox_status"
-	w := newWorld(t, fakemodel.WithReplies(
-		fakemodel.Tool(tool, map[string]any{}),
+	w := newWorld(t, fakemodel.Options{Replies: []fakemodel.Reply{fakemodel.Tool(tool, map[string]any{}),
 		fakemodel.Tool(tool, map[string]any{"verbose": true}),
-		fakemodel.Text("done")))
+		fakemodel.Text("done")}})
 	// Tool search would defer MCP tools behind ToolSearch; off, the tool
 	// is offered by name.
 	s := w.start(w.withDoorman(pargs("report the inbox", "--allowedTools", tool)...), "ENABLE_TOOL_SEARCH=false")
@@ -326,7 +325,7 @@ func TestDoormanTool(t *testing.T) {
 // its _meta), and every request it sends is answered with its own id.
 func TestDoormanSpeaks20260728(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, fakemodel.WithReplies(fakemodel.Text("done")))
+	w := newWorld(t, fakemodel.Options{Replies: []fakemodel.Reply{fakemodel.Text("done")}})
 	in, out := filepath.Join(w.root, "doorman.stdin"), filepath.Join(w.root, "doorman.stdout")
 	cfg := map[string]any{"mcpServers": map[string]any{"claude-inbox": map[string]any{
 		"type": "stdio", "command": "/bin/sh",
@@ -419,7 +418,7 @@ func TestDoormanSpeaks20260728(t *testing.T) {
 // TestDoormanSIGINT holds it within the SIGTERM's 100 ms.
 func TestDoormanStopTiming(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, fakemodel.WithReplies(fakemodel.Bash("sleep 2"), fakemodel.Text("done")))
+	w := newWorld(t, fakemodel.Options{Replies: []fakemodel.Reply{fakemodel.Bash("sleep 2"), fakemodel.Text("done")}})
 	probeCfg, p := w.mcpProbe("probe", false)
 	s := w.start(pargs("stop with a probe beside", "--allowedTools", "Bash", "--mcp-config", w.doormanConfig(), probeCfg, "--strict-mcp-config"))
 	sid := s.waitRow(30 * time.Second).SessionID
@@ -463,7 +462,7 @@ func TestDoormanStopTiming(t *testing.T) {
 // directory is delivered.
 func TestSendFromAnotherInboxDir(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, fakemodel.WithReplies(fakemodel.Bash("sleep 6"), fakemodel.Text("done")))
+	w := newWorld(t, fakemodel.Options{Replies: []fakemodel.Reply{fakemodel.Bash("sleep 6"), fakemodel.Text("done")}})
 	s := w.start(w.withDoorman(pargs("wait for steers", "--allowedTools", "Bash")...))
 	s.waitModel(30*time.Second, "the first time", nil)
 	sid := s.waitRow(30 * time.Second).SessionID

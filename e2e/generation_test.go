@@ -24,7 +24,7 @@ func TestSameLineAfterTruncation(t *testing.T) {
 		t.Skip("waits out the receiver's 30 s duplicate window")
 	}
 	t.Parallel()
-	w := newWorld(t, fakemodel.WithReplies(fakemodel.Bash("for i in $(seq 40); do sleep 2; done"), fakemodel.Text("done")))
+	w := newWorld(t, fakemodel.Options{Replies: []fakemodel.Reply{fakemodel.Bash("for i in $(seq 40); do sleep 2; done"), fakemodel.Text("done")}})
 	s := w.start(w.withDoorman(pargs("wait for lines", "--allowedTools", "Bash")...))
 	s.waitModel(30*time.Second, "the first time", nil)
 	sid := s.waitRow(30 * time.Second).SessionID
@@ -83,7 +83,7 @@ func TestSameLineAfterTruncationWithNoDoorman(t *testing.T) {
 		t.Skip("waits out the receiver's 30 s duplicate window")
 	}
 	t.Parallel()
-	w := newWorld(t, fakemodel.WithReplies(fakemodel.Bash("sleep 3"), fakemodel.Text("done")))
+	w := newWorld(t, fakemodel.Options{Replies: []fakemodel.Reply{fakemodel.Bash("sleep 3"), fakemodel.Text("done")}})
 	sid := uuid.NewString()
 	s := w.start(w.withDoorman(pargs("wait for a line", "--allowedTools", "Bash", "--session-id", sid)...))
 	s.waitModel(30*time.Second, "the first time", nil)

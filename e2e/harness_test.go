@@ -56,9 +56,10 @@ type world struct {
 	doormanKnobs map[string]string
 }
 
-// newWorld builds a world; opts configure its fake model. Everything is
+// newWorld builds a world; o configures its fake model (its Logf is t.Logf
+// unless set). Everything is
 // removed and stopped at the end of the test.
-func newWorld(t *testing.T, opts ...fakemodel.Option) *world {
+func newWorld(t *testing.T, o fakemodel.Options) *world {
 	t.Helper()
 	bin := claudeBinary(t)
 	// t.TempDir's names carry the test name and are long; the door's
@@ -85,8 +86,10 @@ func newWorld(t *testing.T, opts ...fakemodel.Option) *world {
 			t.Fatal(err)
 		}
 	}
-	opts = append([]fakemodel.Option{fakemodel.WithLogf(t.Logf)}, opts...)
-	w.model = fakemodel.NewServer(opts...)
+	if o.Logf == nil {
+		o.Logf = t.Logf
+	}
+	w.model = fakemodel.NewServer(o)
 	t.Cleanup(w.model.Close)
 	return w
 }

@@ -35,7 +35,7 @@ func TestResume(t *testing.T) {
 	t.Run("finished session", func(t *testing.T) {
 		t.Parallel()
 		line := "resume line " + uuid.NewString()
-		w := newWorld(t, fakemodel.WithHandler(pong(line)), fakemodel.WithSideReply(pong(line)))
+		w := newWorld(t, fakemodel.Options{Handler: pong(line), SideReply: pong(line)})
 		sid := uuid.NewString()
 		first := w.start(pargs("the first turn", "--session-id", sid))
 		first.mustSucceed(60 * time.Second)
@@ -74,7 +74,7 @@ func TestResume(t *testing.T) {
 	})
 	t.Run("running session", func(t *testing.T) {
 		t.Parallel()
-		w := newWorld(t, fakemodel.WithReplies(fakemodel.Bash("sleep 3"), fakemodel.Text("done")))
+		w := newWorld(t, fakemodel.Options{Replies: []fakemodel.Reply{fakemodel.Bash("sleep 3"), fakemodel.Text("done")}})
 		sid := uuid.NewString()
 		s := w.start(pargs("stay busy", "--allowedTools", "Bash", "--session-id", sid))
 		s.waitModel(30*time.Second, "the first time", nil)
@@ -102,7 +102,7 @@ func TestResume(t *testing.T) {
 // the run's turns.
 func TestStartSteered(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, fakemodel.WithReplies(fakemodel.Bash("sleep 3"), fakemodel.Text("done")))
+	w := newWorld(t, fakemodel.Options{Replies: []fakemodel.Reply{fakemodel.Bash("sleep 3"), fakemodel.Text("done")}})
 	sid := uuid.NewString()
 	out := filepath.Join(w.root, "start.json")
 	done, first := w.startSteerable(sid, "work a little", "--tools", "Bash", "--allowed-tools", "Bash",
@@ -141,7 +141,7 @@ func TestStartSteered(t *testing.T) {
 // variables, never ANTHROPIC_*).
 func TestStartSystemd(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
+	w := newWorld(t, fakemodel.Options{})
 	if why := noUserSystemd(w.env()); why != "" {
 		t.Skipf("no user systemd manager here (%s); the fake systemd-run test in cli/oo-claude covers the argv", why)
 	}
@@ -263,7 +263,7 @@ func mustRaw(v any) []byte {
 // on as it was, claude (run in --cwd) would have resolved it elsewhere.
 func TestStartRelativeConfigDir(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, fakemodel.WithReplies(fakemodel.Text("done")))
+	w := newWorld(t, fakemodel.Options{Replies: []fakemodel.Reply{fakemodel.Text("done")}})
 	sid := uuid.NewString()
 	sub := filepath.Join(w.cwd, "sub")
 	if err := os.MkdirAll(sub, 0o700); err != nil {

@@ -21,7 +21,7 @@ import (
 // This file runs the real interactive CLI (the TUI) under tmux, offline,
 // and is the harness other interactive tests call:
 //
-//	w := newWorld(t, fakemodel.WithReplies(...))
+//	w := newWorld(t, fakemodel.Options{Replies: })
 //	s := w.startInteractive(interactiveOpts{Args: []string{"--allowedTools", "Bash"}})
 //	s.PID, s.SessionID, s.Target, s.Transcript   // who and where
 //	s.typeLine("run the tool")                      // a user's prompt
@@ -393,7 +393,7 @@ func hasOrigin(msgID string) func(map[string]any) bool {
 func TestInteractiveIdle(t *testing.T) {
 	t.Parallel()
 	const answer = "idle answer 5b1e"
-	w := newWorld(t, fakemodel.WithReplies(fakemodel.Text(answer)))
+	w := newWorld(t, fakemodel.Options{Replies: []fakemodel.Reply{fakemodel.Text(answer)}})
 	s := w.startInteractive(interactiveOpts{})
 	if s.Row.Kind != "interactive" {
 		s.fatalf("registry row kind %q; want interactive", s.Row.Kind)
@@ -440,7 +440,7 @@ func TestInteractiveIdle(t *testing.T) {
 // the tool's result.
 func TestInteractiveBusy(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, fakemodel.WithReplies(fakemodel.Bash("sleep 3"), fakemodel.Text("busy answer")))
+	w := newWorld(t, fakemodel.Options{Replies: []fakemodel.Reply{fakemodel.Bash("sleep 3"), fakemodel.Text("busy answer")}})
 	s := w.startInteractive(interactiveOpts{Args: []string{"--allowedTools", "Bash"}})
 	prompt := "run the tool " + uuid.NewString()[:8]
 	s.typeLine(prompt)

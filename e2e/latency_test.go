@@ -26,7 +26,7 @@ func TestSteerLatency(t *testing.T) {
 	t.Parallel()
 	n := sampleCount(t, samplesEnv, 5)
 	sid := uuid.NewString()
-	w := newWorld(t)
+	w := newWorld(t, fakemodel.Options{})
 	ackFile := w.inbox(sid) + ".ack"
 	for i := 1; i <= n; i++ {
 		// Wait (briefly polling, as a tool would) for the i-th ack.

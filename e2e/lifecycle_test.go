@@ -55,7 +55,7 @@ func TestResumeDeliversWaitingLines(t *testing.T) {
 			}
 			// The resumed turns run without tools: the side filter may
 			// route them as side requests; both routes answer alike.
-			w := newWorld(t, fakemodel.WithHandler(answer), fakemodel.WithSideReply(answer))
+			w := newWorld(t, fakemodel.Options{Handler: answer, SideReply: answer})
 			sid := uuid.NewString()
 			w.start(pargs("the first turn", "--session-id", sid)).mustSucceed(60 * time.Second)
 
@@ -155,7 +155,7 @@ func TestResumeDeliversWaitingLines(t *testing.T) {
 // then the steered line's turn with the line's msg_id.
 func TestStartSteeredRecordsBothTurns(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, fakemodel.WithReplies(fakemodel.Reply{Text: "FIRST", Delay: 3 * time.Second}, fakemodel.Text("SECOND")))
+	w := newWorld(t, fakemodel.Options{Replies: []fakemodel.Reply{fakemodel.Reply{Text: "FIRST", Delay: 3 * time.Second}, fakemodel.Text("SECOND")}})
 	sid := uuid.NewString()
 	out := filepath.Join(w.root, "start.json")
 	done, _ := w.startSteerable(sid, "answer first", "--session-id", sid, "--out", out, "--json")
@@ -189,7 +189,7 @@ func TestStartSteeredRecordsBothTurns(t *testing.T) {
 // with claude's own reason on stderr and in the verdict's reason.
 func TestNoLoginSaysWhy(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
+	w := newWorld(t, fakemodel.Options{})
 	sid := uuid.NewString()
 	w.model.Enqueue(fakemodel.Text("ok"))
 	w.start(pargs("the first turn", "--session-id", sid)).mustSucceed(60 * time.Second)
@@ -217,7 +217,7 @@ func TestNoLoginSaysWhy(t *testing.T) {
 // and start --session-id see such a process as the session's driver.
 func TestProcessScanFormsOfTheRealCLI(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
+	w := newWorld(t, fakemodel.Options{})
 	sid := uuid.NewString()
 	w.model.Enqueue(fakemodel.Text("ok"))
 	w.start(pargs("the first turn", "--session-id", sid)).mustSucceed(60 * time.Second)

@@ -20,7 +20,7 @@ import (
 // reads what the file now says.
 func TestKilledStartIsLost(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
+	w := newWorld(t, fakemodel.Options{})
 	sid := uuid.NewString()
 	w.model.Enqueue(fakemodel.Reply{Text: "later", Delay: 90 * time.Second})
 	done := w.ooAsync([]string{"start", "work slowly", "--session-id", sid, "--json"})

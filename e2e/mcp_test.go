@@ -19,7 +19,7 @@ import (
 // the handshake, and the stop sequence.
 func TestMCPChild(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, fakemodel.WithReplies(busyReplies()...))
+	w := newWorld(t, fakemodel.Options{Replies: busyReplies()})
 	cfg, p := w.mcpProbe("probe", false)
 	s := w.start(pargs("stay busy", "--allowedTools", "Bash", "--mcp-config", cfg, "--strict-mcp-config"))
 	s.waitModel(30*time.Second, "the first time", nil)
@@ -148,7 +148,7 @@ func TestMCPChild(t *testing.T) {
 // without the door's socket and token, reporting it connected.
 func TestMCPListHealthCheck(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
+	w := newWorld(t, fakemodel.Options{})
 	exe, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)

@@ -39,7 +39,7 @@ func peerRowKind(t *testing.T, path, msgID string) string {
 func TestPriorityLater(t *testing.T) {
 	t.Parallel()
 	answer := "LATER-ANSWER-" + uuid.NewString()
-	w := newWorld(t, fakemodel.WithReplies(fakemodel.Bash("sleep 4"), fakemodel.Text("the running turn's answer"), fakemodel.Text(answer)))
+	w := newWorld(t, fakemodel.Options{Replies: []fakemodel.Reply{fakemodel.Bash("sleep 4"), fakemodel.Text("the running turn's answer"), fakemodel.Text(answer)}})
 	s := w.start(w.withDoorman(pargs("work", "--allowedTools", "Bash")...))
 	first := s.waitModel(30*time.Second, "the first time", nil)
 	sid := s.waitRow(30 * time.Second).SessionID
@@ -86,7 +86,7 @@ func TestPriorityNow(t *testing.T) {
 	// that waited for it is told apart from one that did not. (The Bash
 	// tool refuses a standalone long sleep; a loop of short ones runs.)
 	const sleep = 30 * time.Second
-	w := newWorld(t, fakemodel.WithReplies(fakemodel.Bash(fmt.Sprintf("for i in $(seq %d); do sleep 1; done", int(sleep.Seconds()))), fakemodel.Text("done")))
+	w := newWorld(t, fakemodel.Options{Replies: []fakemodel.Reply{fakemodel.Bash(fmt.Sprintf("for i in $(seq %d); do sleep 1; done", int(sleep.Seconds()))), fakemodel.Text("done")}})
 	s := w.start(w.withDoorman(pargs("work", "--allowedTools", "Bash")...))
 	first := s.waitModel(30*time.Second, "the first time", nil)
 	sid := s.waitRow(30 * time.Second).SessionID

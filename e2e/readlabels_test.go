@@ -34,7 +34,7 @@ func readLast(t *testing.T, doc map[string]any) (prompt map[string]any, tools []
 func TestInteractiveReadLabels(t *testing.T) {
 	t.Parallel()
 	const answer = "labels answer 7c2d"
-	w := newWorld(t, fakemodel.WithReplies(fakemodel.Bash("sleep 25"), fakemodel.Text(answer)))
+	w := newWorld(t, fakemodel.Options{Replies: []fakemodel.Reply{fakemodel.Bash("sleep 25"), fakemodel.Text(answer)}})
 	s := w.startInteractive(interactiveOpts{Args: []string{"--permission-mode", "default", "--allowedTools", "Bash"}, NoDoorman: true})
 	prompt := "typed prompt " + uuid.NewString()[:8]
 	s.typeLine(prompt)
@@ -79,7 +79,7 @@ func TestInteractiveReadLabels(t *testing.T) {
 // origin, stays the user's. Recorded as permission-denied.jsonl.
 func TestHeadlessReadBlocked(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, fakemodel.WithReplies(fakemodel.Bash("touch denied-file"), fakemodel.Text("denied answer")))
+	w := newWorld(t, fakemodel.Options{Replies: []fakemodel.Reply{fakemodel.Bash("touch denied-file"), fakemodel.Text("denied answer")}})
 	s := w.start(pargs("run touch", "--permission-mode", "default"))
 	res := s.mustSucceed(90 * time.Second)
 	sid := str(res, "session_id")

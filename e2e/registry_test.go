@@ -71,7 +71,7 @@ func TestRegistryRow(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			w := newWorld(t, fakemodel.WithReplies(busyReplies()...))
+			w := newWorld(t, fakemodel.Options{Replies: busyReplies()})
 			s := w.start(pargs("stay busy", "--allowedTools", "Bash"), tt.env...)
 			// Read the row while the tool runs, so the status is a
 			// running session's.
@@ -196,7 +196,7 @@ func TestRegistryCleanup(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			w := newWorld(t, fakemodel.WithReplies(busyReplies()...))
+			w := newWorld(t, fakemodel.Options{Replies: busyReplies()})
 			s := w.start(pargs("stay busy", "--allowedTools", "Bash"))
 			s.waitModel(30*time.Second, "the first time", nil)
 			row := s.waitRow(30 * time.Second)

@@ -21,7 +21,7 @@ const slowConfirm = "OO_CLAUDE_DOOR_CONFIRM_S=10"
 func TestInteractiveReplyIdle(t *testing.T) {
 	t.Parallel()
 	answer := "INTERACTIVE-ANSWER-" + uuid.NewString()
-	w := newWorld(t, fakemodel.WithReplies(fakemodel.Text(answer)))
+	w := newWorld(t, fakemodel.Options{Replies: []fakemodel.Reply{fakemodel.Text(answer)}})
 	s := w.startInteractive(interactiveOpts{Env: []string{slowConfirm}})
 	s.waitStatus(10*time.Second, "idle")
 	rc, r := w.send(s.SessionID, "question "+uuid.NewString(), "--reply", "30")
@@ -41,10 +41,8 @@ func TestInteractiveReplyMidTurn(t *testing.T) {
 	t.Parallel()
 	before := "BEFORE-" + uuid.NewString()
 	answer := "AFTER-" + uuid.NewString()
-	w := newWorld(t, fakemodel.WithReplies(
-		fakemodel.Reply{Text: before, ToolUse: &fakemodel.ToolUse{Name: "Bash", Input: map[string]any{"command": "sleep 3"}}},
-		fakemodel.Text(answer),
-	))
+	w := newWorld(t, fakemodel.Options{Replies: []fakemodel.Reply{fakemodel.Reply{Text: before, ToolUse: &fakemodel.ToolUse{Name: "Bash", Input: map[string]any{"command": "sleep 3"}}},
+		fakemodel.Text(answer)}})
 	s := w.startInteractive(interactiveOpts{Args: []string{"--allowedTools", "Bash"}, Env: []string{slowConfirm}})
 	prompt := "run the tool " + uuid.NewString()[:8]
 	s.typeLine(prompt)
@@ -82,7 +80,7 @@ func TestReplyLatency(t *testing.T) {
 	for i := 1; i <= n; i++ {
 		answers = append(answers, fakemodel.Text(fmt.Sprintf("answer %d", i)))
 	}
-	w := newWorld(t, fakemodel.WithReplies(answers...))
+	w := newWorld(t, fakemodel.Options{Replies: answers})
 	s := w.startInteractive(interactiveOpts{Env: []string{slowConfirm}})
 	// A first turn typed into the pane, so the transcript exists and the
 	// samples measure a session in its steady state.

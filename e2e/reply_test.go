@@ -32,10 +32,8 @@ func TestReplyMidTurn(t *testing.T) {
 	t.Parallel()
 	before := "BEFORE-" + uuid.NewString()
 	answer := "REPLY-" + uuid.NewString()
-	w := newWorld(t, fakemodel.WithReplies(
-		fakemodel.Reply{Text: before, ToolUse: &fakemodel.ToolUse{Name: "Bash", Input: map[string]any{"command": "sleep 4"}}},
-		fakemodel.Text(answer),
-	))
+	w := newWorld(t, fakemodel.Options{Replies: []fakemodel.Reply{fakemodel.Reply{Text: before, ToolUse: &fakemodel.ToolUse{Name: "Bash", Input: map[string]any{"command": "sleep 4"}}},
+		fakemodel.Text(answer)}})
 	s := w.start(w.withDoorman(pargs("work, then answer", "--allowedTools", "Bash")...))
 	first := s.waitModel(30*time.Second, "the first time", nil)
 	sid := s.waitRow(30 * time.Second).SessionID
@@ -85,11 +83,9 @@ func TestReplyMidTurn(t *testing.T) {
 func TestReplyStartsTurn(t *testing.T) {
 	t.Parallel()
 	answer := "SECOND-" + uuid.NewString()
-	w := newWorld(t, fakemodel.WithReplies(
-		fakemodel.Bash("sleep 2"),
+	w := newWorld(t, fakemodel.Options{Replies: []fakemodel.Reply{fakemodel.Bash("sleep 2"),
 		fakemodel.Reply{Text: "first turn's answer", Delay: 5 * time.Second},
-		fakemodel.Text(answer),
-	))
+		fakemodel.Text(answer)}})
 	s := w.start(w.withDoorman(pargs("work", "--allowedTools", "Bash")...))
 	sid := s.waitRow(30 * time.Second).SessionID
 	s.waitHeartbeat(sid, 15*time.Second, "a following doorman", following(sid))
@@ -190,7 +186,7 @@ func (w *world) watch() *watchProc {
 // in that order.
 func TestWatchSteer(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, fakemodel.WithReplies(fakemodel.Bash("sleep 4"), fakemodel.Text("watched answer")))
+	w := newWorld(t, fakemodel.Options{Replies: []fakemodel.Reply{fakemodel.Bash("sleep 4"), fakemodel.Text("watched answer")}})
 	wp := w.watch()
 	time.Sleep(300 * time.Millisecond) // the watch is set up before the session starts
 	s := w.start(w.withDoorman(pargs("wait for a steer", "--allowedTools", "Bash")...))
@@ -253,7 +249,7 @@ func TestWatchRider(t *testing.T) {
 			return fakemodel.Text("all done")
 		}
 	}
-	w := newWorld(t, fakemodel.WithHandler(handler))
+	w := newWorld(t, fakemodel.Options{Handler: handler})
 	wp := w.watch()
 	time.Sleep(300 * time.Millisecond)
 	s := w.start(pargs("use a sub-agent", "--allowedTools", "Bash"))

@@ -60,7 +60,7 @@ func TestResultJSON(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			w := newWorld(t, fakemodel.WithReplies(tt.replies...))
+			w := newWorld(t, fakemodel.Options{Replies: tt.replies})
 			s := w.start(pargs("do the thing", tt.args...))
 			err := s.wait(90 * time.Second)
 			if got := s.cmd.ProcessState.ExitCode(); got != tt.wantExit {

@@ -49,7 +49,7 @@ func TestRider(t *testing.T) {
 			return fakemodel.Text("all done")
 		}
 	}
-	w := newWorld(t, fakemodel.WithHandler(handler))
+	w := newWorld(t, fakemodel.Options{Handler: handler})
 	s := w.start(pargs("use a sub-agent", "--allowedTools", "Bash"))
 	sid := s.waitRow(30 * time.Second).SessionID
 	s.waitModel(30*time.Second, "by the sub-agent", func(q *fakemodel.Request) bool {

@@ -25,7 +25,7 @@ import (
 func TestSteerSeen(t *testing.T) {
 	t.Parallel()
 	const firstTool = 8 * time.Second
-	w := newWorld(t, fakemodel.WithReplies(fakemodel.Bash("sleep 8"), fakemodel.Bash("sleep 3"), fakemodel.Text("done")))
+	w := newWorld(t, fakemodel.Options{Replies: []fakemodel.Reply{fakemodel.Bash("sleep 8"), fakemodel.Bash("sleep 3"), fakemodel.Text("done")}})
 	s := w.start(w.withDoorman(pargs("wait for steers", "--allowedTools", "Bash")...))
 	first := s.waitModel(30*time.Second, "the first time", nil)
 	row := s.waitRow(30 * time.Second)

@@ -46,7 +46,7 @@ func TestSendCost(t *testing.T) {
 	// default answer.
 	const headlessPrompt = "take lines while the tool runs"
 	stop := make(chan struct{})
-	w := newWorld(t, fakemodel.WithDefaultReply(fakemodel.Text("noted")), fakemodel.WithHandler(func(q *fakemodel.Request) fakemodel.Reply {
+	w := newWorld(t, fakemodel.Options{DefaultReply: fakemodel.Text("noted"), Handler: func(q *fakemodel.Request) fakemodel.Reply {
 		if !q.MessagesContain(headlessPrompt) {
 			return fakemodel.Reply{}
 		}
@@ -56,7 +56,7 @@ func TestSendCost(t *testing.T) {
 		default:
 			return fakemodel.Bash("sleep 1")
 		}
-	}))
+	}})
 	t.Cleanup(func() { close(stop) })
 	// It keeps its config, and so its registry, apart from the
 	// interactive session's, so that each registry holds one target.

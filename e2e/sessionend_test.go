@@ -19,10 +19,8 @@ import (
 // standalone long sleep, and the session would end on its own.
 func TestReplyWaitEndsWithTheSession(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, fakemodel.WithReplies(
-		fakemodel.Reply{Text: "working", ToolUse: &fakemodel.ToolUse{Name: "Bash", Input: map[string]any{"command": "python3 -c 'import time; time.sleep(60)'"}}},
-		fakemodel.Text("never reached"),
-	))
+	w := newWorld(t, fakemodel.Options{Replies: []fakemodel.Reply{fakemodel.Reply{Text: "working", ToolUse: &fakemodel.ToolUse{Name: "Bash", Input: map[string]any{"command": "python3 -c 'import time; time.sleep(60)'"}}},
+		fakemodel.Text("never reached")}})
 	s := w.start(w.withDoorman(pargs("work for a while", "--allowedTools", "Bash")...))
 	s.waitModel(30*time.Second, "the first time", nil)
 	sid := s.waitRow(30 * time.Second).SessionID

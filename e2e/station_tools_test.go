@@ -28,7 +28,7 @@ func TestStationSendTool(t *testing.T) {
 	line := "hello from A " + uuid.NewString()
 	var mu sync.Mutex
 	bSID := ""
-	w := newWorld(t, fakemodel.WithHandler(func(q *fakemodel.Request) fakemodel.Reply {
+	w := newWorld(t, fakemodel.Options{Handler: func(q *fakemodel.Request) fakemodel.Reply {
 		mu.Lock()
 		target := bSID
 		mu.Unlock()
@@ -41,7 +41,7 @@ func TestStationSendTool(t *testing.T) {
 			return fakemodel.Tool(tool, map[string]any{"target": target, "line": line, "reply_s": 60})
 		}
 		return fakemodel.Text("done")
-	}))
+	}})
 	b := w.start(w.withDoorman(pargs(promptB, "--allowedTools", "Bash")...))
 	b.waitModel(30*time.Second, "B's first time", func(q *fakemodel.Request) bool { return q.MessagesContain(promptB) })
 	row := b.waitRow(30 * time.Second)

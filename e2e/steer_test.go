@@ -22,7 +22,7 @@ import (
 // without a door, and it writes nothing.
 func TestDoormanHandshake(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
+	w := newWorld(t, fakemodel.Options{})
 	oo := ooClaude(t)
 	run := func(args ...string) string {
 		t.Helper()
@@ -73,7 +73,7 @@ func (w *world) claudeCmd(args ...string) *exec.Cmd {
 // with the receipt's msg_id.
 func TestSteer(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, fakemodel.WithReplies(fakemodel.Bash("sleep 4"), fakemodel.Text("done")))
+	w := newWorld(t, fakemodel.Options{Replies: []fakemodel.Reply{fakemodel.Bash("sleep 4"), fakemodel.Text("done")}})
 	s := w.start(w.withDoorman(pargs("wait for a steer", "--allowedTools", "Bash")...))
 	first := s.waitModel(30*time.Second, "the first time", nil)
 	row := s.waitRow(30 * time.Second)

@@ -26,7 +26,7 @@ func TestTopSteersARealSession(t *testing.T) {
 	line := "top line " + uuid.NewString()
 	// The busy session's turn runs a short tool again and again (it stays
 	// busy to the end of the test); the idle one's line gets the answer.
-	w := newWorld(t, fakemodel.WithHandler(func(q *fakemodel.Request) fakemodel.Reply {
+	w := newWorld(t, fakemodel.Options{Handler: func(q *fakemodel.Request) fakemodel.Reply {
 		switch {
 		case q.MessagesContain(line):
 			return fakemodel.Text(answer)
@@ -34,7 +34,7 @@ func TestTopSteersARealSession(t *testing.T) {
 			return fakemodel.Bash("sleep 3")
 		}
 		return fakemodel.Text("ok")
-	}))
+	}})
 	busy := w.startInteractive(interactiveOpts{Args: []string{"--allowedTools", "Bash"}, Env: []string{slowConfirm}})
 	busy.typeLine("run the tool " + uuid.NewString()[:8])
 	busy.waitTranscript(30*time.Second, "the Bash tool call", func(row map[string]any) bool {

@@ -29,7 +29,7 @@ func TestTranscriptLocation(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			w := newWorld(t, fakemodel.WithReplies(fakemodel.Text("noted")))
+			w := newWorld(t, fakemodel.Options{Replies: []fakemodel.Reply{fakemodel.Text("noted")}})
 			cwd := filepath.Join(w.root, tt.dir)
 			if err := os.MkdirAll(cwd, 0o700); err != nil {
 				t.Fatal(err)
@@ -72,7 +72,7 @@ func TestTranscriptLocation(t *testing.T) {
 // to the same transcript, and shows the model the earlier exchange.
 func TestResumeKeepsSession(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, fakemodel.WithReplies(fakemodel.Text("first answer"), fakemodel.Text("second answer")))
+	w := newWorld(t, fakemodel.Options{Replies: []fakemodel.Reply{fakemodel.Text("first answer"), fakemodel.Text("second answer")}})
 	first := w.start(pargs("first prompt")).mustSucceed(60 * time.Second)
 	sid, _ := first["session_id"].(string)
 	path := w.transcriptPath(w.cwd, sid)

@@ -39,7 +39,7 @@ func TestPinnedVersion(t *testing.T) {
 // with the frame's msg_id.
 func TestDoorWire(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, fakemodel.WithReplies(fakemodel.Bash("sleep 3"), fakemodel.Text("done")))
+	w := newWorld(t, fakemodel.Options{Replies: []fakemodel.Reply{fakemodel.Bash("sleep 3"), fakemodel.Text("done")}})
 	s := w.start(pargs("wait for peers", "--allowedTools", "Bash"))
 	first := s.waitModel(30*time.Second, "the first time", nil)
 	row := s.waitRow(30 * time.Second)

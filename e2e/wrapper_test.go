@@ -22,7 +22,7 @@ import (
 // driver.
 func TestWrappedStartOfTheRealCLI(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
+	w := newWorld(t, fakemodel.Options{})
 	wrappers := []struct {
 		name string
 		argv []string
@@ -53,7 +53,7 @@ func TestWrappedStartOfTheRealCLI(t *testing.T) {
 // the claude process, never its wrapper.
 func TestRealClaudeHoldsTheSession(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t)
+	w := newWorld(t, fakemodel.Options{})
 	other := filepath.Join(w.root, "other-config")
 	if err := os.MkdirAll(filepath.Join(other, "sessions"), 0o700); err != nil {
 		t.Fatal(err)

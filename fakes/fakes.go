@@ -7,6 +7,11 @@
 // fakedoorman (a session's doorman), fakeowner (a session with its door),
 // fakesession (a session that answers), fakeclaude (claude and systemd-run
 // stand-ins) and fakemodel (a fake Messages API on loopback).
+//
+// They share one style: a fake is configured by one Options struct (or, for
+// fakeclaude, its Script) given when it starts, as the fields of an
+// httptest.Server are set before it starts; and every Wait method takes a
+// context and returns the context's error when it ends first.
 package fakes
 
 import (

@@ -120,7 +120,7 @@ func TestStartSessionIDOneDriver(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	fk.WaitCalls("claude", 2, 10*time.Second)
+	fk.WaitCalls(ctxT(t, 10*time.Second), "claude", 2)
 	res, err := r.Start(context.Background(), headless.StartRequest{Prompt: "go", CWD: t.TempDir(), SessionID: other, Self: self})
 	if !errors.Is(err, headless.ErrSessionInUse) || res.Class != headless.Refused {
 		t.Errorf("start beside a process naming the id: class %s err %v, want refused session-in-use", res.Class, err)
@@ -371,7 +371,7 @@ func TestWrapperDoesNotHoldTheSession(t *testing.T) {
 		fk.Script(fakeclaude.Script{DelayMS: 60_000})
 		n := len(fk.Calls("claude"))
 		wrapper := startNaming(t, sid, "timeout", "60", fk.Claude, "-p", "--resume", sid, "working")
-		calls := fk.WaitCalls("claude", n+1, 30*time.Second)
+		calls, _ := fk.WaitCalls(ctxT(t, 30*time.Second), "claude", n+1)
 		if len(calls) != n+1 {
 			t.Fatal("the wrapped fake claude did not run")
 		}
@@ -388,4 +388,11 @@ func TestWrapperDoesNotHoldTheSession(t *testing.T) {
 			t.Errorf("start: class %s err %v, want refused session-in-use naming claude process %d", sres.Class, err, calls[n].PID)
 		}
 	})
+}
+
+// ctxT is a context that ends after d or with the test.
+func ctxT(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
 }

@@ -86,7 +86,7 @@ func TestStartSupervisorAndReadStartFile(t *testing.T) {
 		res, _ := r.Start(context.Background(), headless.StartRequest{Prompt: "go", CWD: t.TempDir(), SessionID: sid, Self: self, Out: out})
 		done <- res
 	}()
-	if len(fk.WaitCalls("claude", 1, 30*time.Second)) != 1 {
+	if calls, _ := fk.WaitCalls(ctxT(t, 30*time.Second), "claude", 1); len(calls) != 1 {
 		t.Fatal("claude did not run")
 	}
 	me, err := (station.Proc{}).Info(os.Getpid())

@@ -188,7 +188,7 @@ func TestResumeClassesThroughBinary(t *testing.T) {
 					t.Fatal(err)
 				}
 				t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-				r.fk.WaitCalls("claude", 1, 10*time.Second)
+				r.fk.WaitCalls(ctxT(t, 10*time.Second), "claude", 1)
 			},
 			args: []string{"resume", "SID", "hi", "--json"}, code: 3, class: "held-by-session", heldBy: headless.HeldByProcess,
 		},

@@ -30,7 +30,7 @@ func TestStartKilledSupervisorTakesClaudeWithIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer cmd.Wait()
-	calls := r.fk.WaitCalls("claude", 1, 20*time.Second)
+	calls, _ := r.fk.WaitCalls(ctxT(t, 20*time.Second), "claude", 1)
 	if len(calls) != 1 {
 		cmd.Process.Kill()
 		t.Fatalf("claude never ran")

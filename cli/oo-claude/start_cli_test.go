@@ -271,7 +271,7 @@ func TestStartSystemd(t *testing.T) {
 		t.Errorf("systemd-run argv (-want +got):\n%s", diff)
 	}
 	// The unit runs oo-claude start, which runs claude.
-	calls := r.fk.WaitCalls("claude", 1, 30*time.Second)
+	calls, _ := r.fk.WaitCalls(ctxT(t, 30*time.Second), "claude", 1)
 	if len(calls) != 1 {
 		t.Fatalf("the unit did not run claude")
 	}
@@ -378,7 +378,7 @@ func TestWrappedStartAndResumeThroughBinary(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-		calls := r.fk.WaitCalls("claude", 1, 30*time.Second)
+		calls, _ := r.fk.WaitCalls(ctxT(t, 30*time.Second), "claude", 1)
 		if len(calls) != 1 {
 			t.Fatal("the fake claude did not run")
 		}
@@ -408,7 +408,7 @@ func TestKilledStartIsLost(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	calls := r.fk.WaitCalls("claude", 1, 30*time.Second)
+	calls, _ := r.fk.WaitCalls(ctxT(t, 30*time.Second), "claude", 1)
 	if len(calls) != 1 {
 		t.Fatal("claude did not run")
 	}
@@ -490,7 +490,7 @@ func TestKilledUnitIsLost(t *testing.T) {
 		t.Fatalf("exit %d: %s", res.code, res.stderr)
 	}
 	resultFile := filepath.Join(r.fs.Paths.StateDir, "start", r.sid+".json")
-	calls := r.fk.WaitCalls("claude", 1, 30*time.Second)
+	calls, _ := r.fk.WaitCalls(ctxT(t, 30*time.Second), "claude", 1)
 	if len(calls) != 1 {
 		t.Fatal("the unit did not run claude")
 	}

@@ -203,7 +203,7 @@ func run(ctx context.Context, bin string, out io.Writer) (err error) {
 		return err
 	}
 
-	m := fakemodel.NewServer(fakemodel.WithHandler(model))
+	m := fakemodel.NewServer(fakemodel.Options{Handler: model})
 	defer m.Close()
 	env := []string{
 		"PATH=" + os.Getenv("PATH"), "USER=" + os.Getenv("USER"), "LANG=C.UTF-8",

@@ -99,7 +99,7 @@ func run(out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	door, err := fakedoor.Listen("", fakedoor.WithSessionID(sid), fakedoor.WithTranscript(tp))
+	door, err := fakedoor.Listen("", fakedoor.Options{SessionID: sid, Transcript: tp})
 	if err != nil {
 		return err
 	}

@@ -29,7 +29,9 @@ package fakeclaude
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -43,6 +45,7 @@ import (
 	"time"
 
 	"github.com/oo-family/oo-claude/fakes"
+	"github.com/oo-family/oo-claude/fakes/internal/fakewait"
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/jsonrow"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
@@ -124,7 +127,7 @@ type Call struct {
 
 // Fakes is a directory holding the fakes. Make one with [Install]: a
 // Fakes not made by it (nil, or the zero value) holds none (Script does
-// nothing, Calls and WaitCalls return nil).
+// nothing, Calls returns nil and WaitCalls an error).
 type Fakes struct {
 	Dir        string
 	Claude     string // absolute path of the fake claude
@@ -189,21 +192,24 @@ func (f *Fakes) Calls(name string) []Call {
 	return out
 }
 
-// WaitCalls waits until the fake called name was invoked n times.
-func (f *Fakes) WaitCalls(name string, n int, timeout time.Duration) []Call {
+// WaitCalls waits until the fake called name was invoked n times and
+// returns its calls by then, with ctx.Err() when ctx ended first. The
+// fakes are other processes: it looks at their record every 20 ms.
+func (f *Fakes) WaitCalls(ctx context.Context, name string, n int) ([]Call, error) {
 	if !f.installed() {
-		return nil
+		return nil, errNotInstalled
 	}
 	f.tb.Helper()
-	deadline := time.Now().Add(timeout)
-	for {
-		c := f.Calls(name)
-		if len(c) >= n || time.Now().After(deadline) {
-			return c
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	var c []Call
+	err := fakewait.Until(ctx, nil, 20*time.Millisecond, nil, nil, func() bool {
+		c = f.Calls(name)
+		return len(c) >= n
+	})
+	return c, err
 }
+
+// errNotInstalled is WaitCalls' error for a Fakes not made by Install.
+var errNotInstalled = errors.New("fakeclaude: no fakes installed (a Fakes not made by Install)")
 
 // Main runs the fake the test binary was invoked as, and exits; it returns
 // at once when the binary's base name is not one of the fakes.

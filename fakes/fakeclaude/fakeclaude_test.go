@@ -9,6 +9,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/oo-family/oo-claude/fakes/fakeclaude"
@@ -94,7 +95,7 @@ func TestFakeSystemdRunPassesOnlyNamedEnv(t *testing.T) {
 	if !strings.Contains(string(out), "oo-claude-11111111.service") {
 		t.Errorf("output %q", out)
 	}
-	calls := f.WaitCalls(fakeclaude.NameClaude, 1, 10e9)
+	calls, _ := f.WaitCalls(ctxT(t, time.Minute), fakeclaude.NameClaude, 1)
 	if len(calls) != 1 {
 		t.Fatalf("the unit's command did not run: %v", calls)
 	}

@@ -54,7 +54,7 @@ func startSession(sid, mcpConfig string) (*session, error) {
 		return nil, err
 	}
 	tp := filepath.Join(cfg.ProjectsDir, transcriptfile.EncodeProjectDir(cwd), sid+transcriptfile.Ext)
-	d, err := fakedoor.Listen("", fakedoor.WithSessionID(sid), fakedoor.WithTranscript(tp))
+	d, err := fakedoor.Listen("", fakedoor.Options{SessionID: sid, Transcript: tp})
 	if err != nil {
 		return nil, err
 	}

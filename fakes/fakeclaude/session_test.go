@@ -117,3 +117,10 @@ func TestSessionSteerable(t *testing.T) {
 		t.Errorf("the doorman's last heartbeat %+v (%v), want stopped", h, err)
 	}
 }
+
+// ctxT is a context that ends after d or with the test.
+func ctxT(t *testing.T, d time.Duration) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	t.Cleanup(cancel)
+	return ctx
+}

@@ -56,7 +56,7 @@ type doorUnderTest struct {
 func TestConformance(t *testing.T) {
 	doors := map[string]func(t *testing.T) doorUnderTest{
 		"fake": func(t *testing.T) doorUnderTest {
-			return doorUnderTest{path: fakedoor.New(t).Path(), pid: os.Getpid()}
+			return doorUnderTest{path: fakedoor.New(t, fakedoor.Options{}).Path(), pid: os.Getpid()}
 		},
 	}
 	if bin := os.Getenv("OO_CLAUDE_E2E_CLAUDE"); bin != "" {
@@ -192,7 +192,7 @@ func TestConformanceEnqueue(t *testing.T) {
 	doors := map[string]func(t *testing.T) doorUnderTest{
 		"fake": func(t *testing.T) doorUnderTest {
 			p := filepath.Join(t.TempDir(), "-home-u-proj", fakeSID+".jsonl")
-			d := fakedoor.New(t, fakedoor.WithSessionID(fakeSID), fakedoor.WithGuard(fakedoor.Guard{}), fakedoor.WithTranscript(p))
+			d := fakedoor.New(t, fakedoor.Options{SessionID: fakeSID, Guard: &fakedoor.Guard{}, Transcript: p})
 			return doorUnderTest{path: d.Path(), pid: os.Getpid(), sessionID: fakeSID, transcript: func() string { return p }}
 		},
 	}

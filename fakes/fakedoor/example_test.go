@@ -9,7 +9,7 @@ import (
 )
 
 func ExampleListen() {
-	d, err := fakedoor.Listen("") // in a test: fakedoor.New(t)
+	d, err := fakedoor.Listen("", fakedoor.Options{}) // in a test: fakedoor.New(t, fakedoor.Options{})
 	if err != nil {
 		fmt.Println(err)
 		return

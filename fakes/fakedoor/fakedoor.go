@@ -9,9 +9,9 @@
 // It guarantees: a recorded [Frame] for every complete non-blank line (and a
 // last unterminated line at half-close), in arrival order; a connection whose
 // buffer exceeds 1,048,576 characters is dropped; a connection without a
-// complete line within 30 s is closed; with [Door.Refuse] or [WithRefuseWhen]
+// complete line within 30 s is closed; with [Door.Refuse] or [Options.RefuseWhen]
 // a user frame makes it close the connection, the only way a real door
-// refuses; with [WithSessionID] and [WithGuard] it drops what the real
+// refuses; with [Options.SessionID] and [Options.Guard] it drops what the real
 // session drops (another session_id, a duplicate body within 30 s, a sender
 // over its token bucket). [Door.Close] waits for every connection goroutine.
 //
@@ -36,6 +36,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/oo-family/oo-claude/fakes"
+	"github.com/oo-family/oo-claude/fakes/internal/fakewait"
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/ingress"
 	"github.com/oo-family/oo-claude/station"
@@ -68,7 +69,7 @@ const (
 	// non-empty string.
 	IgnoredContent Disposition = "ignored-content"
 	// DroppedSession: a user frame whose session_id is set and differs
-	// from [WithSessionID]'s.
+	// from [Options.SessionID]'s.
 	DroppedSession Disposition = "dropped-session-mismatch"
 	// DroppedDuplicate: the guard's "identical body from the same sender
 	// within the window" (the door accepted it; the model never sees it).
@@ -78,7 +79,7 @@ const (
 	// Unparseable: not JSON; the receiver logs it and reads on.
 	Unparseable Disposition = "unparseable"
 	// Refused: the fake closed the connection on this user frame
-	// ([Door.Refuse], [WithRefuseWhen]).
+	// ([Door.Refuse], [Options.RefuseWhen]).
 	Refused Disposition = "refused"
 )
 
@@ -87,7 +88,7 @@ type Frame struct {
 	Raw     []byte    // the line's bytes without "\n"
 	Conn    int       // the connection's number, from 1 in accept order
 	PeerPID int       // the writer's pid (SO_PEERCRED)
-	Time    time.Time // when the line was complete ([WithClock])
+	Time    time.Time // when the line was complete ([Options.Now])
 	Final   bool      // an unterminated last line taken at half-close
 
 	Disposition Disposition
@@ -129,6 +130,36 @@ type Guard struct {
 	DedupWindow     time.Duration // an identical body from the same sender within it is dropped; 30 s
 }
 
+// Options configure a [Door], set before it starts (as the fields of an
+// httptest.Server are). The zero value is a door that queues every user
+// frame, with the real receiver's limits.
+type Options struct {
+	// SessionID is the session's id: a user frame whose session_id is set
+	// and differs is dropped. "" turns the check off.
+	SessionID string
+	// Transcript makes the door write the receiver's own record of each
+	// line it queues, as Claude Code does: one row
+	// {"type":"queue-operation","operation":"enqueue","timestamp":…,"sessionId":…,"content":<text>}
+	// appended to the transcript at this path (created 0600, its
+	// directory 0700) about when the line is read. A line the guard or the
+	// session check drops leaves no row. sessionId is SessionID's, else
+	// the frame's.
+	Transcript string
+	// Guard, when set, turns on the ingress guard.
+	Guard *Guard
+	// Now is the clock for Frame.Time and the guard; nil means time.Now.
+	Now func() time.Time
+	// RefuseWhen closes the connection on every user frame for which it
+	// returns true (called with the parsed frame, Disposition not yet set).
+	RefuseWhen func(Frame) bool
+	// FirstLineDeadline replaces [FirstLineDeadline] (for tests of it); a
+	// duration that is not positive keeps it.
+	FirstLineDeadline time.Duration
+	// MaxBuffer replaces [MaxBuffer] (for tests of it); a size that is not
+	// positive keeps it.
+	MaxBuffer int
+}
+
 type config struct {
 	transcript string
 	sessionID  string
@@ -138,43 +169,6 @@ type config struct {
 	firstLine  time.Duration
 	maxBuffer  int
 }
-
-// Option configures a [Door].
-type Option func(*config)
-
-// WithSessionID sets the session's id: a user frame whose session_id is set
-// and differs is dropped. Without it the check is off.
-func WithSessionID(id string) Option { return func(c *config) { c.sessionID = id } }
-
-// WithTranscript makes the door write the receiver's own record of each
-// line it queues, as Claude Code does: one row
-// {"type":"queue-operation","operation":"enqueue","timestamp":…,"sessionId":…,"content":<text>}
-// appended to the transcript at path (created 0600, its directory 0700)
-// about when the line is read. A line the guard or the session check drops
-// leaves no row. sessionId is [WithSessionID]'s, else the frame's.
-func WithTranscript(path string) Option { return func(c *config) { c.transcript = path } }
-
-// WithGuard turns on the ingress guard.
-func WithGuard(g Guard) Option {
-	return func(c *config) {
-		c.guard = &ingress.Guard{Capacity: g.Capacity, RefillPerSecond: g.RefillPerSecond, DedupWindow: g.DedupWindow}
-	}
-}
-
-// WithClock sets the clock for Frame.Time and the guard (nil: time.Now).
-func WithClock(now func() time.Time) Option { return func(c *config) { c.now = now } }
-
-// WithRefuseWhen closes the connection on every user frame for which f
-// returns true (called with the parsed frame, Disposition not yet set).
-func WithRefuseWhen(f func(Frame) bool) Option { return func(c *config) { c.refuseWhen = f } }
-
-// WithFirstLineDeadline replaces [FirstLineDeadline] (for tests of it); a
-// duration that is not positive keeps it.
-func WithFirstLineDeadline(d time.Duration) Option { return func(c *config) { c.firstLine = d } }
-
-// WithMaxBuffer replaces [MaxBuffer] (for tests of it); a size that is not
-// positive keeps it.
-func WithMaxBuffer(n int) Option { return func(c *config) { c.maxBuffer = n } }
 
 // Door is a running fake door. Make one with [New] or [Listen]: a Door
 // not made by them (nil, or the zero value) is a closed door with no
@@ -193,16 +187,16 @@ type Door struct {
 	frames   []Frame
 	conns    []ConnInfo
 	open     map[int]*net.UnixConn
-	changed  chan struct{}  // closed and replaced when frames grow
-	guard    *ingress.Table // nil without WithGuard
-	writeErr error          // the first transcript write that failed
+	changed  fakewait.Signal // fired when frames or connections change
+	guard    *ingress.Table  // nil without Options.Guard
+	writeErr error           // the first transcript write that failed
 }
 
-// New starts a door in a fresh short temporary directory and closes it when
+// New starts a door configured by o in a fresh short temporary directory and closes it when
 // tb's test ends. It fails tb when the listener cannot start.
-func New(tb fakes.TB, opts ...Option) *Door {
+func New(tb fakes.TB, o Options) *Door {
 	tb.Helper()
-	d, err := Listen("", opts...)
+	d, err := Listen("", o)
 	if err != nil {
 		tb.Fatalf("fakedoor: %v", err)
 	}
@@ -213,12 +207,11 @@ func New(tb fakes.TB, opts ...Option) *Door {
 // Listen starts a door at path (0600); an empty path means "door.sock" in a
 // fresh 0700 temporary directory short enough for a Unix socket, removed by
 // Close. The caller must Close the door.
-func Listen(path string, opts ...Option) (*Door, error) {
-	cfg := config{}
-	for _, o := range opts {
-		if o != nil {
-			o(&cfg)
-		}
+func Listen(path string, o Options) (*Door, error) {
+	cfg := config{transcript: o.Transcript, sessionID: o.SessionID, now: o.Now, refuseWhen: o.RefuseWhen,
+		firstLine: o.FirstLineDeadline, maxBuffer: o.MaxBuffer}
+	if g := o.Guard; g != nil {
+		cfg.guard = &ingress.Guard{Capacity: g.Capacity, RefillPerSecond: g.RefillPerSecond, DedupWindow: g.DedupWindow}
 	}
 	// A nil clock and a deadline or buffer that is not positive are the
 	// defaults, not a panic or a door that drops every connection.
@@ -232,10 +225,9 @@ func Listen(path string, opts ...Option) (*Door, error) {
 		cfg.maxBuffer = MaxBuffer
 	}
 	d := &Door{
-		cfg:     cfg,
-		done:    make(chan struct{}),
-		open:    map[int]*net.UnixConn{},
-		changed: make(chan struct{}),
+		cfg:  cfg,
+		done: make(chan struct{}),
+		open: map[int]*net.UnixConn{},
 	}
 	if cfg.guard != nil {
 		d.guard = ingress.NewTable(*cfg.guard)
@@ -367,23 +359,14 @@ func (d *Door) WaitFrames(ctx context.Context, n int) ([]Frame, error) {
 	if !d.started() {
 		return nil, ErrClosed
 	}
-	for {
+	var out []Frame
+	err := fakewait.Until(ctx, &d.changed, 0, d.done, ErrClosed, func() bool {
 		d.mu.Lock()
-		if len(d.frames) >= n {
-			out := append([]Frame(nil), d.frames...)
-			d.mu.Unlock()
-			return out, nil
-		}
-		ch := d.changed
-		d.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return d.Frames(), ctx.Err()
-		case <-d.done:
-			return d.Frames(), ErrClosed
-		}
-	}
+		defer d.mu.Unlock()
+		out = append([]Frame(nil), d.frames...)
+		return len(out) >= n
+	})
+	return out, err
 }
 
 // WaitConns blocks until at least n connections have ended and returns
@@ -392,39 +375,27 @@ func (d *Door) WaitConns(ctx context.Context, n int) ([]ConnInfo, error) {
 	if !d.started() {
 		return nil, ErrClosed
 	}
-	for {
+	var out []ConnInfo
+	err := fakewait.Until(ctx, &d.changed, 0, d.done, ErrClosed, func() bool {
 		d.mu.Lock()
+		defer d.mu.Unlock()
+		out = append([]ConnInfo(nil), d.conns...)
 		ended := 0
-		for _, c := range d.conns {
+		for _, c := range out {
 			if c.End != EndOpen {
 				ended++
 			}
 		}
-		if ended >= n {
-			out := append([]ConnInfo(nil), d.conns...)
-			d.mu.Unlock()
-			return out, nil
-		}
-		ch := d.changed
-		d.mu.Unlock()
-		select {
-		case <-ch:
-		case <-ctx.Done():
-			return d.Conns(), ctx.Err()
-		case <-d.done:
-			return d.Conns(), ErrClosed
-		}
-	}
+		return ended >= n
+	})
+	return out, err
 }
 
 // started reports whether d was made by New or Listen.
 func (d *Door) started() bool { return d != nil && d.ln != nil }
 
-// notify wakes the waiters; d.mu must be held.
-func (d *Door) notify() {
-	close(d.changed)
-	d.changed = make(chan struct{})
-}
+// notify wakes the waiters.
+func (d *Door) notify() { d.changed.Notify() }
 
 func (d *Door) accept() {
 	defer d.wg.Done()

@@ -86,7 +86,7 @@ func queued(content string) seen {
 func TestFakeFollowsFacts(t *testing.T) {
 	tests := []struct {
 		rule   string
-		opts   []fakedoor.Option
+		opts   fakedoor.Options
 		chunks []string
 		want   []seen
 		end    fakedoor.EndReason
@@ -156,7 +156,7 @@ func TestFakeFollowsFacts(t *testing.T) {
 		},
 		{
 			rule: "a session_id that is set and differs is dropped (also null); an absent one is taken",
-			opts: []fakedoor.Option{fakedoor.WithSessionID(sid)},
+			opts: fakedoor.Options{SessionID: sid},
 			chunks: []string{
 				strings.Replace(user("other"), sid, other, 1) + "\n" +
 					strings.Replace(user("null"), `"`+sid+`"`, "null", 1) + "\n" +
@@ -204,7 +204,7 @@ func TestFakeFollowsFacts(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.rule, func(t *testing.T) {
-			d := fakedoor.New(t, tt.opts...)
+			d := fakedoor.New(t, tt.opts)
 			send(t, d, false, 0, tt.chunks...)
 			if diff := cmp.Diff(tt.want, summary(d.Frames())); diff != "" {
 				t.Errorf("frames (-want +got):\n%s", diff)
@@ -216,7 +216,7 @@ func TestFakeFollowsFacts(t *testing.T) {
 	}
 
 	t.Run("no complete line within the deadline (30 s): closed", func(t *testing.T) {
-		d := fakedoor.New(t, fakedoor.WithFirstLineDeadline(50*time.Millisecond))
+		d := fakedoor.New(t, fakedoor.Options{FirstLineDeadline: 50 * time.Millisecond})
 		c := send(t, d, true, 0, "{\"type\":")
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 		defer cancel()
@@ -230,7 +230,7 @@ func TestFakeFollowsFacts(t *testing.T) {
 		}
 	})
 	t.Run("a complete line lifts the deadline", func(t *testing.T) {
-		d := fakedoor.New(t, fakedoor.WithFirstLineDeadline(50*time.Millisecond))
+		d := fakedoor.New(t, fakedoor.Options{FirstLineDeadline: 50 * time.Millisecond})
 		send(t, d, true, 0, "\n")
 		time.Sleep(150 * time.Millisecond) // longer than the deadline, on purpose
 		if got := d.Conns()[0].End; got != fakedoor.EndOpen {
@@ -238,7 +238,7 @@ func TestFakeFollowsFacts(t *testing.T) {
 		}
 	})
 	t.Run("the server never writes a byte", func(t *testing.T) {
-		d := fakedoor.New(t)
+		d := fakedoor.New(t, fakedoor.Options{})
 		c := send(t, d, true, 2, `{"type":"auth","token":"t"}`+"\n"+user("a")+"\n")
 		c.SetReadDeadline(time.Now().Add(100 * time.Millisecond))
 		n, err := c.Read(make([]byte, 1))
@@ -247,7 +247,7 @@ func TestFakeFollowsFacts(t *testing.T) {
 		}
 	})
 	t.Run("a refusal shows only as a close; the rest of the buffer is not read", func(t *testing.T) {
-		d := fakedoor.New(t)
+		d := fakedoor.New(t, fakedoor.Options{})
 		d.Refuse(true)
 		c := send(t, d, true, 2, `{"type":"auth","token":"t"}`+"\n"+user("a")+"\n"+user("b")+"\n")
 		c.SetReadDeadline(time.Now().Add(5 * time.Second))
@@ -268,7 +268,7 @@ func TestFakeFollowsFacts(t *testing.T) {
 		}
 	})
 	t.Run("the writer's pid is recorded", func(t *testing.T) {
-		d := fakedoor.New(t)
+		d := fakedoor.New(t, fakedoor.Options{})
 		send(t, d, false, 0, user("a")+"\n")
 		if got := d.Frames()[0].PeerPID; got != os.Getpid() {
 			t.Errorf("PeerPID %d, want %d", got, os.Getpid())
@@ -290,7 +290,7 @@ func (c *fakeClock) Advance(d time.Duration) { c.mu.Lock(); c.t = c.t.Add(d); c.
 // bucket of 30 refilled at 0.5/s.
 func TestGuardFollowsFacts(t *testing.T) {
 	clock := &fakeClock{t: time.Unix(1_800_000_000, 0)}
-	d := fakedoor.New(t, fakedoor.WithGuard(fakedoor.Guard{}), fakedoor.WithClock(clock.Now))
+	d := fakedoor.New(t, fakedoor.Options{Guard: &fakedoor.Guard{}, Now: clock.Now})
 	c := send(t, d, true, 0)
 	n := 0
 	step := func(line string) fakedoor.Disposition {
@@ -339,7 +339,7 @@ func TestGuardFollowsFacts(t *testing.T) {
 }
 
 func TestWaitFrames(t *testing.T) {
-	d := fakedoor.New(t)
+	d := fakedoor.New(t, fakedoor.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Millisecond)
 	defer cancel()
 	if _, err := d.WaitFrames(ctx, 1); !errors.Is(err, context.DeadlineExceeded) {
@@ -360,7 +360,7 @@ func TestWaitFrames(t *testing.T) {
 }
 
 func TestCloseEndsOpenConnections(t *testing.T) {
-	d := fakedoor.New(t)
+	d := fakedoor.New(t, fakedoor.Options{})
 	send(t, d, true, 1, user("a")+"\n")
 	if err := d.Close(); err != nil {
 		t.Fatal(err)
@@ -377,7 +377,7 @@ func TestListenPath(t *testing.T) {
 	}
 	defer os.RemoveAll(dir)
 	path := dir + "/x.sock"
-	d, err := fakedoor.Listen(path)
+	d, err := fakedoor.Listen(path, fakedoor.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -391,12 +391,12 @@ func TestListenPath(t *testing.T) {
 	}
 }
 
-// TestZeroOptionsAreDefaults: a nil option, a nil clock, and a first-line
+// TestZeroOptionsAreDefaults: a nil clock, and a first-line
 // deadline or buffer that is not positive are the defaults: the door
 // still takes a line (a nil clock used to panic on the first frame, a zero
 // buffer to drop every connection).
 func TestZeroOptionsAreDefaults(t *testing.T) {
-	d := fakedoor.New(t, nil, fakedoor.WithClock(nil), fakedoor.WithFirstLineDeadline(0), fakedoor.WithMaxBuffer(-1), fakedoor.WithGuard(fakedoor.Guard{Capacity: -1, RefillPerSecond: -1, DedupWindow: -1}))
+	d := fakedoor.New(t, fakedoor.Options{Now: nil, FirstLineDeadline: 0, MaxBuffer: -1, Guard: &fakedoor.Guard{Capacity: -1, RefillPerSecond: -1, DedupWindow: -1}})
 	send(t, d, false, 1, user("hello")+"\n")
 	q := d.Queued()
 	if len(q) != 1 || q[0].Content != "hello" || q[0].Time.IsZero() {

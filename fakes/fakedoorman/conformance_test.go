@@ -155,7 +155,7 @@ func TestConformsToTheRealDoorman(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 			defer cancel()
-			owner := fakeowner.Options{Status: tt.status, Door: []fakedoor.Option{fakedoor.WithGuard(fakedoor.Guard{})}}
+			owner := fakeowner.Options{Status: tt.status, Door: fakedoor.Options{Guard: &fakedoor.Guard{}}}
 
 			real := fakeowner.New(t, owner)
 			for _, l := range tt.lines {

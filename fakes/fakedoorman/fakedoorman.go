@@ -85,7 +85,7 @@ type Options struct {
 	Door string
 	// Transcript, with Door, is the session's transcript, where the door
 	// writes the receiver's enqueue row of each line it queues
-	// (fakedoor.WithTranscript; fakeowner.Owner.Transcript): each line's
+	// (fakedoor.Options.Transcript; fakeowner.Owner.Transcript): each line's
 	// ack waits for its row there, as the real doorman's ack does, so a
 	// sender that reads the ack finds the row written and the door's frame
 	// recorded, and queued_at is the row's timestamp. A line whose row

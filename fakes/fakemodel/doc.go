@@ -30,15 +30,15 @@
 //
 //  1. A side request — one the side filter matches, by default
 //     [IsSideRequest]: a request that offers the model no tools — gets the
-//     side reply ([WithSideReply], default Text("ok")). Claude Code sends
+//     side reply ([Options.SideReply], default Text("ok")). Claude Code sends
 //     such requests besides the conversation (titles, summaries, classifier
 //     checks); routing them away keeps them from eating the script. Side
 //     requests are recorded with Side set.
-//  2. Otherwise the handler ([WithHandler]) is asked; a non-zero Reply is
+//  2. Otherwise the handler ([Options.Handler]) is asked; a non-zero Reply is
 //     sent.
-//  3. Otherwise the next queued reply ([WithReplies], [Server.Enqueue]) is
+//  3. Otherwise the next queued reply ([Options.Replies], [Server.Enqueue]) is
 //     taken off the queue.
-//  4. Otherwise the default reply ([WithDefaultReply], default
+//  4. Otherwise the default reply ([Options.DefaultReply], default
 //     Text("ok")) is sent, so an unscripted conversation ends with
 //     end_turn instead of hanging.
 //

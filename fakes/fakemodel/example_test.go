@@ -13,10 +13,8 @@ import (
 // srv.URL (for Claude Code: ANTHROPIC_BASE_URL), then asserts what the
 // model was shown.
 func Example() {
-	srv := fakemodel.NewServer(fakemodel.WithReplies(
-		fakemodel.Bash("sleep 2"),
-		fakemodel.Text("done"),
-	))
+	srv := fakemodel.NewServer(fakemodel.Options{Replies: []fakemodel.Reply{fakemodel.Bash("sleep 2"),
+		fakemodel.Text("done")}})
 	defer srv.Close()
 
 	// Here the client is a plain HTTP POST; a real test starts claude -p.

@@ -153,7 +153,7 @@ func TestStreamingRoundTrip(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := fakemodel.NewServer(fakemodel.WithReplies(tt.reply))
+			srv := fakemodel.NewServer(fakemodel.Options{Replies: []fakemodel.Reply{tt.reply}})
 			defer srv.Close()
 			resp := post(t, client(t), srv.URL, `{"model":"m","stream":true,"messages":[{"role":"user","content":"hi"}],`+toolsBody+`}`)
 			if ct := resp.Header.Get("Content-Type"); ct != "text/event-stream" {
@@ -168,7 +168,7 @@ func TestStreamingRoundTrip(t *testing.T) {
 }
 
 func TestNonStreaming(t *testing.T) {
-	srv := fakemodel.NewServer(fakemodel.WithReplies(fakemodel.Bash("ls")))
+	srv := fakemodel.NewServer(fakemodel.Options{Replies: []fakemodel.Reply{fakemodel.Bash("ls")}})
 	defer srv.Close()
 	resp := post(t, client(t), srv.URL, `{"model":"m","messages":[{"role":"user","content":"hi"}],`+toolsBody+`}`)
 	var msg struct {
@@ -206,7 +206,7 @@ func TestErrorReply(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			srv := fakemodel.NewServer(fakemodel.WithReplies(tt.reply))
+			srv := fakemodel.NewServer(fakemodel.Options{Replies: []fakemodel.Reply{tt.reply}})
 			defer srv.Close()
 			resp := post(t, client(t), srv.URL, `{"model":"m","stream":true,"messages":[],`+toolsBody+`}`)
 			if resp.StatusCode != tt.reply.Status {
@@ -230,17 +230,12 @@ func TestErrorReply(t *testing.T) {
 }
 
 func TestRoutingAndRecording(t *testing.T) {
-	srv := fakemodel.NewServer(
-		fakemodel.WithReplies(fakemodel.Text("one"), fakemodel.Text("two")),
-		fakemodel.WithHandler(func(r *fakemodel.Request) fakemodel.Reply {
-			if r.Contains("magic") {
-				return fakemodel.Text("handled")
-			}
-			return fakemodel.Reply{} // on to the queue
-		}),
-		fakemodel.WithSideReply(func(*fakemodel.Request) fakemodel.Reply { return fakemodel.Text("side") }),
-		fakemodel.WithDefaultReply(fakemodel.Text("default")),
-	)
+	srv := fakemodel.NewServer(fakemodel.Options{Replies: []fakemodel.Reply{fakemodel.Text("one"), fakemodel.Text("two")}, Handler: func(r *fakemodel.Request) fakemodel.Reply {
+		if r.Contains("magic") {
+			return fakemodel.Text("handled")
+		}
+		return fakemodel.Reply{} // on to the queue
+	}, SideReply: func(*fakemodel.Request) fakemodel.Reply { return fakemodel.Text("side") }, DefaultReply: fakemodel.Text("default")})
 	defer srv.Close()
 	c := client(t)
 	send := func(body string) string {
@@ -295,7 +290,7 @@ func TestRoutingAndRecording(t *testing.T) {
 }
 
 func TestOtherEndpoints(t *testing.T) {
-	srv := fakemodel.NewServer()
+	srv := fakemodel.NewServer(fakemodel.Options{})
 	defer srv.Close()
 	c := client(t)
 	resp, err := c.Post(srv.URL+"/v1/messages/count_tokens", "application/json", strings.NewReader(`{"model":"m","messages":[]}`))
@@ -333,7 +328,7 @@ func TestOtherEndpoints(t *testing.T) {
 }
 
 func TestWaitRequest(t *testing.T) {
-	srv := fakemodel.NewServer()
+	srv := fakemodel.NewServer(fakemodel.Options{})
 	c := client(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -374,7 +369,7 @@ func TestWaitRequest(t *testing.T) {
 }
 
 func TestCloseCutsDelay(t *testing.T) {
-	srv := fakemodel.NewServer(fakemodel.WithReplies(fakemodel.Reply{Text: "late", Delay: time.Minute}))
+	srv := fakemodel.NewServer(fakemodel.Options{Replies: []fakemodel.Reply{fakemodel.Reply{Text: "late", Delay: time.Minute}}})
 	c := client(t)
 	errc := make(chan error, 1)
 	go func() {
@@ -399,7 +394,7 @@ func TestCloseCutsDelay(t *testing.T) {
 }
 
 func TestBadBody(t *testing.T) {
-	srv := fakemodel.NewServer()
+	srv := fakemodel.NewServer(fakemodel.Options{})
 	defer srv.Close()
 	resp := post(t, client(t), srv.URL, `{not json`)
 	if resp.StatusCode != http.StatusBadRequest {

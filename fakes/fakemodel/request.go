@@ -240,7 +240,7 @@ func (r *Request) String() string {
 // no tools is a side request. Claude Code 2.1.332's main conversation offers
 // a dozen built-in tools in a default -p session; its side requests (titles,
 // summaries, classifiers) offer none. A test that runs with --tools "" or
-// wants another split sets its own filter with [WithSideFilter]. A nil
+// wants another split sets its own filter with [Options.SideFilter]. A nil
 // request is not one.
 func IsSideRequest(r *Request) bool { return r != nil && len(r.Tools) == 0 }
 

@@ -12,6 +12,8 @@ import (
 	"sync"
 	"time"
 	"unicode/utf8"
+
+	"github.com/oo-family/oo-claude/fakes/internal/fakewait"
 )
 
 // ErrClosed is returned by [Server.WaitRequest] when the server closes
@@ -22,8 +24,36 @@ var ErrClosed = errors.New("fakemodel: server closed")
 // at most.
 const maxBody = 64 << 20
 
-// Option configures a [Server].
-type Option func(*config)
+// Options configure a [Server], set before it starts (as the fields of an
+// httptest.Server are). The zero value answers every request Text("ok").
+type Options struct {
+	// Handler is asked for every request that is not a side request. Its
+	// non-zero Reply is sent; the zero Reply passes the request on to the
+	// queue. It runs on the request's goroutine and may block (for
+	// instance until the test lets the model go on); Close does not
+	// interrupt it.
+	Handler func(*Request) Reply
+	// Replies are queued for the conversation, taken one per non-side
+	// request in order ([Server.Enqueue] adds more).
+	Replies []Reply
+	// DefaultReply is the reply for a conversation request when neither
+	// the handler nor the queue has one; the zero Reply means Text("ok").
+	DefaultReply Reply
+	// SideFilter replaces [IsSideRequest] as the test of whether a request
+	// is a side request (answered by the side reply, never by the script).
+	// A filter that always returns false sends everything to the script;
+	// nil keeps IsSideRequest.
+	SideFilter func(*Request) bool
+	// SideReply is the reply to side requests; nil means Text("ok").
+	SideReply func(*Request) Reply
+	// Now is the clock stamped on requests and calls; nil means time.Now.
+	Now func() time.Time
+	// Logf, when set, logs one line per HTTP request (method, path, and
+	// for messages the request summary and the reply kind), e.g. with
+	// testing.T.Logf. Close waits for handlers, so a t.Logf is safe while
+	// the test runs Close before it ends.
+	Logf func(format string, args ...any)
+}
 
 type config struct {
 	handler    func(*Request) Reply
@@ -33,55 +63,6 @@ type config struct {
 	sideReply  func(*Request) Reply
 	now        func() time.Time
 	logf       func(format string, args ...any)
-}
-
-// WithHandler sets a handler asked for every request that is not a side
-// request. Its non-zero Reply is sent; the zero Reply passes the request on
-// to the queue. It runs on the request's goroutine and may block (for
-// instance until the test lets the model go on); Close does not interrupt
-// it.
-func WithHandler(h func(*Request) Reply) Option {
-	return func(c *config) { c.handler = h }
-}
-
-// WithReplies queues replies for the conversation, taken one per
-// non-side request in order.
-func WithReplies(r ...Reply) Option {
-	return func(c *config) { c.replies = append(c.replies, r...) }
-}
-
-// WithDefaultReply sets the reply for a conversation request when neither
-// the handler nor the queue has one. The default is Text("ok").
-func WithDefaultReply(r Reply) Option {
-	return func(c *config) { c.defReply = r }
-}
-
-// WithSideFilter replaces [IsSideRequest] as the test of whether a request
-// is a side request (answered by the side reply, never by the script).
-// A filter that always returns false sends everything to the script; nil
-// keeps IsSideRequest.
-func WithSideFilter(f func(*Request) bool) Option {
-	return func(c *config) { c.sideFilter = f }
-}
-
-// WithSideReply sets the reply to side requests. The default (and nil) is
-// Text("ok").
-func WithSideReply(f func(*Request) Reply) Option {
-	return func(c *config) { c.sideReply = f }
-}
-
-// WithNow sets the clock stamped on requests and calls; the default (and
-// nil) is time.Now.
-func WithNow(now func() time.Time) Option {
-	return func(c *config) { c.now = now }
-}
-
-// WithLogf logs one line per HTTP request (method, path, and for messages
-// the request summary and the reply kind), e.g. with testing.T.Logf. Close
-// waits for handlers, so a t.Logf is safe while the test runs Close before
-// it ends.
-func WithLogf(logf func(format string, args ...any)) Option {
-	return func(c *config) { c.logf = logf }
 }
 
 // Server is a running fake Messages API server. Its methods are safe for
@@ -103,17 +84,18 @@ type Server struct {
 	queue    []Reply
 	requests []*Request
 	calls    []Call
-	changed  chan struct{} // closed and replaced when a request is recorded
+	changed  fakewait.Signal // fired when a request is recorded
 	toolSeq  int
 }
 
 // NewServer starts a fake Messages API server on 127.0.0.1 with a
 // kernel-chosen port. It panics if it cannot listen, like
 // httptest.NewServer. The caller must Close it.
-func NewServer(opts ...Option) *Server {
-	cfg := config{defReply: Text("ok"), sideFilter: IsSideRequest, now: time.Now}
-	for _, o := range opts {
-		o(&cfg)
+func NewServer(o Options) *Server {
+	cfg := config{handler: o.Handler, replies: o.Replies, defReply: o.DefaultReply, sideFilter: o.SideFilter,
+		sideReply: o.SideReply, now: o.Now, logf: o.Logf}
+	if cfg.defReply.IsZero() {
+		cfg.defReply = Text("ok")
 	}
 	if cfg.sideReply == nil {
 		cfg.sideReply = func(*Request) Reply { return Text("ok") }
@@ -129,11 +111,10 @@ func NewServer(opts ...Option) *Server {
 		panic(fmt.Sprintf("fakemodel: listen: %v", err))
 	}
 	s := &Server{
-		URL:     "http://" + ln.Addr().String(),
-		cfg:     cfg,
-		done:    make(chan struct{}),
-		queue:   append([]Reply(nil), cfg.replies...),
-		changed: make(chan struct{}),
+		URL:   "http://" + ln.Addr().String(),
+		cfg:   cfg,
+		done:  make(chan struct{}),
+		queue: append([]Reply(nil), cfg.replies...),
 	}
 	s.srv = &http.Server{Handler: http.HandlerFunc(s.serveHTTP), ReadHeaderTimeout: 30 * time.Second}
 	s.inflight.Add(1)
@@ -229,24 +210,22 @@ func (s *Server) WaitRequest(ctx context.Context, match func(*Request) bool) (*R
 		return nil, ErrClosed
 	}
 	next := 0
-	for {
+	var found *Request
+	err := fakewait.Until(ctx, &s.changed, 0, s.done, ErrClosed, func() bool {
 		s.mu.Lock()
+		defer s.mu.Unlock()
 		for ; next < len(s.requests); next++ {
 			if r := s.requests[next]; match == nil || match(r) {
-				s.mu.Unlock()
-				return r, nil
+				found = r
+				return true
 			}
 		}
-		changed := s.changed
-		s.mu.Unlock()
-		select {
-		case <-changed:
-		case <-ctx.Done():
-			return nil, fmt.Errorf("fakemodel: wait for request (%d recorded): %w", s.Len(), ctx.Err())
-		case <-s.done:
-			return nil, ErrClosed
-		}
+		return false
+	})
+	if err != nil && err != ErrClosed {
+		return nil, fmt.Errorf("fakemodel: wait for request (%d recorded): %w", s.Len(), err)
 	}
+	return found, err
 }
 
 // serveHTTP records the call and dispatches it.
@@ -342,8 +321,7 @@ func (s *Server) record(req *Request) {
 	defer s.mu.Unlock()
 	req.Seq = len(s.requests) + 1
 	s.requests = append(s.requests, req)
-	close(s.changed)
-	s.changed = make(chan struct{})
+	s.changed.Notify()
 }
 
 // conversationReply asks the handler, then the queue, then the default.

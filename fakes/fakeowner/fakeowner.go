@@ -29,6 +29,7 @@ import (
 	"github.com/oo-family/oo-claude/fakes"
 	"github.com/oo-family/oo-claude/fakes/fakedoor"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
+	"github.com/oo-family/oo-claude/fakes/internal/fakewait"
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
@@ -79,8 +80,9 @@ const Token = "00112233445566778899aabbccddeeff"
 type Options struct {
 	// Status is the registry status (busy, idle); default busy.
 	Status string
-	// Door options (a guard, a session id check, refusal rules).
-	Door []fakedoor.Option
+	// Door configures the session's door (a guard, a session id check,
+	// refusal rules); its Transcript is the session's, always.
+	Door fakedoor.Options
 }
 
 // Owner is this test process acting as a running session. Make one with
@@ -92,7 +94,7 @@ type Owner struct {
 	Door    *fakedoor.Door
 	Row     station.Row
 	// Transcript is the session's transcript, where the door writes the
-	// receiver's enqueue row of each line it queues (fakedoor.WithTranscript).
+	// receiver's enqueue row of each line it queues (fakedoor.Options.Transcript).
 	Transcript string
 	tb         fakes.TB
 }
@@ -106,7 +108,9 @@ func New(tb fakes.TB, o Options) *Owner {
 	st := fakestation.New(tb)
 	sid := uuid.NewString()
 	tp := filepath.Join(st.Paths.ProjectsDir, transcriptfile.EncodeProjectDir(CWD), sid+transcriptfile.Ext)
-	d := fakedoor.New(tb, append([]fakedoor.Option{fakedoor.WithTranscript(tp)}, o.Door...)...)
+	door := o.Door
+	door.Transcript = tp
+	d := fakedoor.New(tb, door)
 	row := st.AddSession(fakestation.Session{PID: os.Getpid(), SessionID: sid, CWD: CWD, Socket: d.Path(), Status: o.Status})
 	st.WriteKey(row, Token)
 	return &Owner{Station: st, Door: d, Row: row, Transcript: tp, tb: tb}
@@ -304,22 +308,22 @@ func (o *Owner) Acks() []Ack {
 	return out
 }
 
-// WaitAcks waits until at least n acks are written.
+// filePoll is how often the Owner's waits look at the files its doorman
+// child (another process) writes.
+const filePoll = 5 * time.Millisecond
+
+// WaitAcks waits until at least n acks are written, and returns the acks
+// written by then (with ctx.Err() when ctx ended first).
 func (o *Owner) WaitAcks(ctx context.Context, n int) ([]Ack, error) {
 	if !o.made() {
 		return nil, errNoSession
 	}
-	for {
-		a := o.Acks()
-		if len(a) >= n {
-			return a, nil
-		}
-		select {
-		case <-ctx.Done():
-			return a, ctx.Err()
-		case <-time.After(5 * time.Millisecond):
-		}
-	}
+	var a []Ack
+	err := fakewait.Until(ctx, nil, filePoll, nil, nil, func() bool {
+		a = o.Acks()
+		return len(a) >= n
+	})
+	return a, err
 }
 
 // WaitHeartbeat waits until the heartbeat satisfies ok (a nil ok: until
@@ -328,17 +332,13 @@ func (o *Owner) WaitHeartbeat(ctx context.Context, ok func(Heartbeat) bool) (Hea
 	if !o.made() {
 		return Heartbeat{}, errNoSession
 	}
-	for {
-		h, err := inbox.ReadHeartbeat(o.Files().Heartbeat)
-		if err == nil && (ok == nil || ok(h)) {
-			return h, nil
-		}
-		select {
-		case <-ctx.Done():
-			return h, ctx.Err()
-		case <-time.After(2 * time.Millisecond):
-		}
-	}
+	var h Heartbeat
+	err := fakewait.Until(ctx, nil, filePoll, nil, nil, func() bool {
+		var err error
+		h, err = inbox.ReadHeartbeat(o.Files().Heartbeat)
+		return err == nil && (ok == nil || ok(h))
+	})
+	return h, err
 }
 
 type lockedBuffer struct {

@@ -151,7 +151,7 @@ func Start(tb fakes.TB, o Options) *Session {
 	if err := os.MkdirAll(filepath.Dir(tp), 0o700); err != nil {
 		tb.Fatalf("fakesession: %v", err)
 	}
-	d := fakedoor.New(tb, fakedoor.WithSessionID(sid), fakedoor.WithTranscript(tp))
+	d := fakedoor.New(tb, fakedoor.Options{SessionID: sid, Transcript: tp})
 	row := o.Station.AddSession(fakestation.Session{SessionID: sid, CWD: o.CWD, Name: o.Name, Status: status, Socket: d.Path()})
 	s := &Session{Station: o.Station, Row: row, Door: d, Transcript: tp, opts: o, tb: tb, done: make(chan struct{})}
 	s.Doorman = fakedoorman.Start(tb, o.Station.Paths.InboxDir, sid, fakedoorman.Options{PeerStatus: status, Door: d.Path(), Transcript: tp})

@@ -16,6 +16,7 @@
 package fakestation
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -30,6 +31,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/oo-family/oo-claude/fakes"
 	"github.com/oo-family/oo-claude/fakes/internal/fakerow"
+	"github.com/oo-family/oo-claude/fakes/internal/fakewait"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/station"
 )
@@ -118,11 +120,11 @@ func (s *Station) spawnWithDoorman(lock string) int {
 	if err != nil {
 		s.tb.Fatalf("fakestation: %v", err)
 	}
-	for deadline := time.Now().Add(30 * time.Second); !childHolds(c.Process.Pid, real); {
-		if time.Now().After(deadline) {
-			s.tb.Fatalf("fakestation: the doorman child of pid %d did not open %s within 30 s", c.Process.Pid, lock)
-		}
-		time.Sleep(2 * time.Millisecond)
+	// Another process opens it: looked for in /proc every 2 ms.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := fakewait.Until(ctx, nil, 2*time.Millisecond, nil, nil, func() bool { return childHolds(c.Process.Pid, real) }); err != nil {
+		s.tb.Fatalf("fakestation: the doorman child of pid %d did not open %s within 30 s", c.Process.Pid, lock)
 	}
 	return c.Process.Pid
 }

@@ -264,7 +264,7 @@ func checkInternalTypes(t *testing.T, root string, rels []string) []string {
 // internal type are held to the same rule: each of their types has a
 // public name. Nor is a type shown that is unexported in its public
 // package, except as the parameter of a functional option's func type
-// (fakedoor.Option is func(*config)).
+// (an option type such as func(*config)).
 func TestNoInternalTypes(t *testing.T) {
 	root := moduleRoot(t)
 	var rels []string

@@ -254,7 +254,7 @@ var noPanicCases = []noPanicCase{
 				(&door.Dialer{ExpectPID: -1, Timeout: -1, Settle: -1}).Deliver(h.ctx(), p, door.Message{})
 			})
 		}
-		d := fakedoor.New(tb{h.t})
+		d := fakedoor.New(tb{h.t}, fakedoor.Options{})
 		for _, s := range h.strs {
 			m := door.Message{SessionID: s, From: s, MsgID: s, Priority: door.Priority(s), Text: s, Token: station.Token(s)}
 			h.call("door.Conn.Deliver("+q(s)+")", func() {
@@ -526,15 +526,13 @@ var noPanicCases = []noPanicCase{
 			})
 		}
 	}},
-	{names: []string{"fakes/fakedoor.New", "fakes/fakedoor.Listen", "fakes/fakedoor.Door.WaitConns", "fakes/fakedoor.Door.WaitFrames",
-		"fakes/fakedoor.WithClock", "fakes/fakedoor.WithFirstLineDeadline", "fakes/fakedoor.WithGuard", "fakes/fakedoor.WithMaxBuffer",
-		"fakes/fakedoor.WithRefuseWhen", "fakes/fakedoor.WithSessionID", "fakes/fakedoor.WithTranscript"}, run: func(h *hostile) {
+	{names: []string{"fakes/fakedoor.New", "fakes/fakedoor.Listen", "fakes/fakedoor.Door.WaitConns", "fakes/fakedoor.Door.WaitFrames"}, run: func(h *hostile) {
 		for i, s := range h.strs {
-			opts := []fakedoor.Option{fakedoor.WithClock(nil), fakedoor.WithFirstLineDeadline(h.durs[i%len(h.durs)]),
-				fakedoor.WithGuard(fakedoor.Guard{Capacity: h.floats[i%len(h.floats)], RefillPerSecond: -1, DedupWindow: -1}),
-				fakedoor.WithMaxBuffer(h.ints[i%len(h.ints)]), fakedoor.WithRefuseWhen(nil), fakedoor.WithSessionID(s), fakedoor.WithTranscript(s)}
+			o := fakedoor.Options{Now: nil, FirstLineDeadline: h.durs[i%len(h.durs)],
+				Guard:     &fakedoor.Guard{Capacity: h.floats[i%len(h.floats)], RefillPerSecond: -1, DedupWindow: -1},
+				MaxBuffer: h.ints[i%len(h.ints)], RefuseWhen: nil, SessionID: s, Transcript: s}
 			h.call("fakedoor.New("+q(s)+")", func() {
-				d := fakedoor.New(tb{h.t}, opts...)
+				d := fakedoor.New(tb{h.t}, o)
 				(&door.Dialer{}).Deliver(h.ctx(), d.Path(), door.Message{SessionID: s, Text: s})
 				d.WaitConns(h.ctx(), -1)
 				d.WaitFrames(h.ctx(), math.MaxInt)
@@ -542,7 +540,7 @@ var noPanicCases = []noPanicCase{
 		}
 		for _, p := range h.paths {
 			h.call("fakedoor.Listen("+q(p)+")", func() {
-				if d, err := fakedoor.Listen(p); err == nil {
+				if d, err := fakedoor.Listen(p, fakedoor.Options{}); err == nil {
 					d.Close()
 				}
 			})
@@ -569,8 +567,13 @@ var noPanicCases = []noPanicCase{
 			h.call("fakesession.Start("+q(s)+")", func() { fakesession.Start(tb{h.t}, fakesession.Options{Name: s, CWD: s}) })
 		}
 	}},
-	{names: []string{"fakes/fakeclaude.Install", "fakes/fakeclaude.ResultObject"}, run: func(h *hostile) {
-		h.call("fakeclaude.Install", func() { fakeclaude.Install(tb{h.t}) })
+	{names: []string{"fakes/fakeclaude.Install", "fakes/fakeclaude.ResultObject", "fakes/fakeclaude.Fakes.WaitCalls"}, run: func(h *hostile) {
+		h.call("fakeclaude.Install", func() {
+			f := fakeclaude.Install(tb{h.t})
+			f.WaitCalls(h.ctx(), "", -1)
+			f.WaitCalls(h.ctx(), "no-such-fake", math.MaxInt)
+			(&fakeclaude.Fakes{}).WaitCalls(h.ctx(), "claude", 1)
+		})
 		for i, s := range h.strs {
 			sc := fakeclaude.Script{Stdout: s, Result: s, Subtype: s, TerminalReason: s, CostUSD: h.floats[i%len(h.floats)], NumTurns: h.ints[i%len(h.ints)], SessionID: s}
 			h.call("fakeclaude.ResultObject("+q(s)+")", func() { fakeclaude.ResultObject(sc, s) })
@@ -579,14 +582,11 @@ var noPanicCases = []noPanicCase{
 	{names: []string{"fakes/fakedoorman.DeadPID"}, run: func(h *hostile) {
 		h.call("fakedoorman.DeadPID", func() { fakedoorman.DeadPID() })
 	}},
-	{names: []string{"fakes/fakemodel.NewServer", "fakes/fakemodel.Server.WaitRequest", "fakes/fakemodel.IsSideRequest", "fakes/fakemodel.Text", "fakes/fakemodel.Tool", "fakes/fakemodel.Bash", "fakes/fakemodel.Error",
-		"fakes/fakemodel.WithDefaultReply", "fakes/fakemodel.WithHandler", "fakes/fakemodel.WithLogf", "fakes/fakemodel.WithNow",
-		"fakes/fakemodel.WithReplies", "fakes/fakemodel.WithSideFilter", "fakes/fakemodel.WithSideReply"}, run: func(h *hostile) {
+	{names: []string{"fakes/fakemodel.NewServer", "fakes/fakemodel.Server.WaitRequest", "fakes/fakemodel.IsSideRequest", "fakes/fakemodel.Text", "fakes/fakemodel.Tool", "fakes/fakemodel.Bash", "fakes/fakemodel.Error"}, run: func(h *hostile) {
 		for i, s := range h.strs {
 			replies := []fakemodel.Reply{fakemodel.Text(s), fakemodel.Tool(s, nil), fakemodel.Tool(s, make(chan int)), fakemodel.Bash(s), fakemodel.Error(h.ints[i%len(h.ints)], s)}
 			h.call("fakemodel.NewServer("+q(s)+")", func() {
-				srv := fakemodel.NewServer(fakemodel.WithDefaultReply(replies[i%len(replies)]), fakemodel.WithHandler(nil), fakemodel.WithLogf(nil),
-					fakemodel.WithNow(nil), fakemodel.WithReplies(replies...), fakemodel.WithSideFilter(nil), fakemodel.WithSideReply(nil))
+				srv := fakemodel.NewServer(fakemodel.Options{DefaultReply: replies[i%len(replies)], Handler: nil, Logf: nil, Now: nil, Replies: replies, SideFilter: nil, SideReply: nil})
 				defer srv.Close()
 				srv.WaitRequest(h.ctx(), nil)
 				fakemodel.IsSideRequest(&fakemodel.Request{Model: s})

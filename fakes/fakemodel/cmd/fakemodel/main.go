@@ -66,8 +66,7 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 		}
 		*config = dir
 	}
-	srv := fakemodel.NewServer(fakemodel.WithDefaultReply(fakemodel.Text(*reply)),
-		fakemodel.WithLogf(func(format string, args ...any) { fmt.Fprintf(stderr, format+"\n", args...) }))
+	srv := fakemodel.NewServer(fakemodel.Options{DefaultReply: fakemodel.Text(*reply), Logf: func(format string, args ...any) { fmt.Fprintf(stderr, format+"\n", args...) }})
 	defer srv.Close()
 	env := [][2]string{{"ANTHROPIC_BASE_URL", srv.URL}, {"ANTHROPIC_API_KEY", apiKey}}
 	if *config != "" {
