@@ -21,6 +21,14 @@ const (
 	Interrupted Class = "interrupted"
 )
 
+// Classes returns every class a send can end in, in the contract's order
+// (its table in COMPATIBILITY.md, "Verdict classes and exit codes"), then
+// oo-claude's Interrupted: the list the CLI's help prints its exit codes
+// from. A new class is added here with its constant.
+func Classes() []Class {
+	return []Class{DeliveredSteer, DeliveredStart, Refused, QueuedNoDoorman, QueuedOffline, Timeout, Dropped, Interrupted}
+}
+
 // ExitCode returns the process exit code the contract assigns to the class.
 func (c Class) ExitCode() int {
 	switch c {

@@ -43,6 +43,20 @@ const (
 	Lost Class = "lost"
 )
 
+// ResumeClasses returns every class a resume can end in, in the
+// contract's order (COMPATIBILITY.md, "Verdict classes and exit codes"):
+// the list the CLI's help prints resume's exit codes from.
+func ResumeClasses() []Class {
+	return []Class{DeliveredResume, Refused, HeldBySession, Errored, Timeout}
+}
+
+// StartClasses returns every class a start can end in, in the contract's
+// order; Lost is a result file's state, never a start's verdict, and is
+// not among them.
+func StartClasses() []Class {
+	return []Class{Completed, Started, Refused, Failed, Timeout}
+}
+
 // ExitCode is the exit code the contract gives the class: 0
 // delivered-resume, completed and started; 1 refused; 3 held-by-session;
 // 4 error and failed; 5 timeout.

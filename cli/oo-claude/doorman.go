@@ -2,9 +2,9 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
+	"fmt"
 
 	"github.com/oo-family/oo-claude/doorman"
 	"github.com/oo-family/oo-claude/internal/version"
@@ -59,8 +59,16 @@ func newDoormanCmd(e *env) *ffcli.Command {
 			}
 			err = dm.Run(ctx)
 			if *asJSON {
-				b, _ := json.Marshal(dm.Status())
-				e.stdout.Write(append(b, '\n'))
+				// The status is a --json caller's account of the run: one
+				// that cannot be encoded or written is an error of its
+				// own, beside the run's.
+				if perr := printJSONLine(e, dm.Status()); perr != nil {
+					perr = fmt.Errorf("doorman --json: the final status: %w", perr)
+					if err == nil {
+						return perr // exit 1: the run went well, its account did not
+					}
+					err = errors.Join(err, perr)
+				}
 			}
 			return doormanExit(err)
 		},
@@ -69,7 +77,8 @@ func newDoormanCmd(e *env) *ffcli.Command {
 
 // doormanExit maps the foreground doorman's result to its documented exit
 // codes: 0, 3 (not deliverable here) and 4 (a delivery failed, or an ack,
-// offset or inbox could not be read or written: the line waits).
+// offset or inbox could not be read or written: the line waits). A --json
+// status that cannot be printed after a good run is exit 1.
 func doormanExit(err error) error {
 	switch {
 	case err == nil:

@@ -548,3 +548,39 @@ func enqueueRows(t testing.TB, path string) map[string][]string {
 	}
 	return out
 }
+
+// TestDoormanJSONStatusUnwritable: `doorman --json` does not drop the
+// final status it cannot print (stdout is /dev/full, where every write
+// fails): after a good run that is exit 1 and said on stderr; after a run
+// that could not deliver here, the run's exit 3 stands and stderr says
+// both.
+func TestDoormanJSONStatusUnwritable(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		args []string
+		code int
+	}{
+		{"a good run", []string{"doorman", "--allow-foreground", "--once", "--json"}, 1},
+		{"not deliverable here", []string{"doorman", "--allow-foreground", "--once", "--json", "--session", "0badc0de-0000-4000-8000-000000000000"}, 3},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			full, err := os.OpenFile("/dev/full", os.O_WRONLY, 0)
+			if err != nil {
+				t.Skipf("no /dev/full: %v", err)
+			}
+			defer full.Close()
+			o := fakeowner.New(t, fakeowner.Options{})
+			ctx := ctxT(t, 30*time.Second)
+			cmd := command(ctx, t, nil, tt.args...)
+			cmd.Stdout = full
+			c := o.Start(cmd)
+			c.Stdin.Close()
+			code, _ := c.Wait(ctx)
+			if code != tt.code || !strings.Contains(c.Stderr(), "doorman --json: the final status") || !strings.Contains(c.Stderr(), "no space left") {
+				t.Errorf("exit %d, stderr %q; want exit %d and the status's write error on stderr", code, c.Stderr(), tt.code)
+			}
+		})
+	}
+}

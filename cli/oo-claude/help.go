@@ -119,9 +119,10 @@ func usage(c *ffcli.Command) string {
 }
 
 // exitCodes lists the exit codes of a verb whose result is a verdict
-// class, one line a code ("3  queued-no-doorman, queued-offline"), from
-// the library's Class.ExitCode (the one mapping the verbs exit by), with
-// the usage code; nil for the other verbs.
+// class, one line a code ("3  queued-no-doorman, queued-offline"): the
+// library's classes (claudeinbox.Classes, headless.ResumeClasses and
+// StartClasses) by their Class.ExitCode (the one mapping the verbs exit
+// by), with the usage code and the signals'; nil for the other verbs.
 func exitCodes(verb string) []string {
 	byCode := map[int][]string{}
 	add := func(class string, code int) {
@@ -129,16 +130,18 @@ func exitCodes(verb string) []string {
 	}
 	switch verb {
 	case "send":
-		for _, c := range []claudeinbox.Class{claudeinbox.DeliveredSteer, claudeinbox.DeliveredStart, claudeinbox.Refused,
-			claudeinbox.QueuedNoDoorman, claudeinbox.QueuedOffline, claudeinbox.Timeout, claudeinbox.Dropped} {
+		for _, c := range claudeinbox.Classes() {
+			if c == claudeinbox.Interrupted {
+				continue // it exits by its signal: the lines below
+			}
 			add(string(c), c.ExitCode())
 		}
 	case "resume":
-		for _, c := range []headless.Class{headless.DeliveredResume, headless.Refused, headless.HeldBySession, headless.Errored, headless.Timeout} {
+		for _, c := range headless.ResumeClasses() {
 			add(string(c), c.ExitCode())
 		}
 	case "start":
-		for _, c := range []headless.Class{headless.Completed, headless.Started, headless.Refused, headless.Failed, headless.Timeout} {
+		for _, c := range headless.StartClasses() {
 			add(string(c), c.ExitCode())
 		}
 	default:

@@ -212,12 +212,29 @@ func quiet(c *ffcli.Command) {
 }
 
 // printJSONLine is every verb's --json form: v as one line of JSON on
-// stdout, the exact text (not escaped as human output is).
+// stdout, the exact text (not escaped as human output is), written in one
+// write; an encoding or a write that fails is its error.
 func printJSONLine(e *env, v any) error {
-	b, err := json.Marshal(v)
+	b, err := encodeJSON(v, false)
 	if err != nil {
 		return err
 	}
-	_, err = fmt.Fprintln(e.stdout, string(b))
+	_, err = e.stdout.Write(b)
 	return err
+}
+
+// encodeJSON is the CLI's one JSON encoding: v with a final newline, on
+// one line, or indented for a file a person reads (sessions --write).
+func encodeJSON(v any, indent bool) ([]byte, error) {
+	var b []byte
+	var err error
+	if indent {
+		b, err = json.MarshalIndent(v, "", "  ")
+	} else {
+		b, err = json.Marshal(v)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return append(b, '\n'), nil
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -51,11 +50,11 @@ func showDocument(ctx context.Context, e *env, f *observatoryFlags, only string,
 		}()
 	}
 	if f.write != "" {
-		b, err := json.MarshalIndent(doc, "", "  ")
+		b, err := encodeJSON(doc, true)
 		if err != nil {
 			return err
 		}
-		if err := fsx.WriteFileAtomic(f.write, append(b, '\n')); err != nil {
+		if err := fsx.WriteFileAtomic(f.write, b); err != nil {
 			return &exitError{code: exitFail, err: fmt.Errorf("--write: %w", err)}
 		}
 	}

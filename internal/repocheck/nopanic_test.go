@@ -233,6 +233,9 @@ var noPanicCases = []noPanicCase{
 			h.call("Sender.SendRetry("+q(s)+")", func() { claudeinbox.NewSender(h.cfg).SendRetry(h.ctx(), req) })
 		}
 	}},
+	{names: []string{"claudeinbox.Classes", "headless.ResumeClasses", "headless.StartClasses"}, run: func(h *hostile) {
+		h.call("the class lists", func() { claudeinbox.Classes(); headless.ResumeClasses(); headless.StartClasses() })
+	}},
 	{names: []string{"claudeinbox.FollowedInbox"}, run: func(h *hostile) {
 		h.call("FollowedInbox(zero)", func() { claudeinbox.FollowedInbox(station.Proc{}, station.Session{}, "") })
 		for i, s := range h.strs {
