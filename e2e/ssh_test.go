@@ -539,12 +539,10 @@ func children(pid int) []int {
 func TestSSHRealClaude(t *testing.T) {
 	answerA := "ANSWER-A-" + uuid.NewString()
 	answerB := "ANSWER-B-" + uuid.NewString()
-	w := newWorld(t, fakemodel.WithReplies(
-		fakemodel.Bash("sleep 2"),
+	w := newWorld(t, fakemodel.Options{Replies: []fakemodel.Reply{fakemodel.Bash("sleep 2"),
 		fakemodel.Reply{Text: "first turn's answer", Delay: 6 * time.Second},
 		fakemodel.Reply{Text: answerA, Delay: 4 * time.Second},
-		fakemodel.Reply{Text: answerB, Delay: 8 * time.Second},
-	))
+		fakemodel.Reply{Text: answerB, Delay: 8 * time.Second}}})
 	oo := ooClaude(t)
 	body := "OO_CLAUDE_STATION=c-station\nCLAUDE_CONFIG_DIR=" + w.config + "\n"
 	for k, v := range w.knobs() {
