@@ -20,7 +20,7 @@ import (
 // supervisor the start left running.
 func TestStartDetach(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, fakemodel.WithReplies(fakemodel.Bash("sleep 3"), fakemodel.Text("done")))
+	w := newWorld(t, fakemodel.Options{Replies: []fakemodel.Reply{fakemodel.Bash("sleep 3"), fakemodel.Text("done")}})
 	sid := uuid.NewString()
 	out := filepath.Join(w.root, "start.json")
 	t.Cleanup(func() { stopSupervisor(out) })

@@ -34,7 +34,7 @@ func TestStartSteerable(t *testing.T) {
 		h, err := r.StartSteerable(context.Background(), headless.StartRequest{Prompt: "go", CWD: t.TempDir(), SessionID: sid, Self: self})
 		ch <- started{h, err}
 	}()
-	calls := fk.WaitCalls("claude", 1, 30*time.Second)
+	calls, _ := fk.WaitCalls(ctxT(t, 30*time.Second), "claude", 1)
 	if len(calls) != 1 {
 		t.Fatal("claude did not run")
 	}

@@ -27,7 +27,7 @@ func TestStartDetach(t *testing.T) {
 	go func() {
 		done <- r.run(t, nil, "start", "do it", "--session-id", r.sid, "--detach", "--cwd", r.cwd, "--out", out, "--json")
 	}()
-	if len(r.fk.WaitCalls("claude", 1, 30*time.Second)) != 1 {
+	if calls, _ := r.fk.WaitCalls(ctxT(t, 30*time.Second), "claude", 1); len(calls) != 1 {
 		t.Fatalf("claude did not run: %+v", drainResult(done))
 	}
 	select {

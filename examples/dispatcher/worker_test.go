@@ -33,7 +33,9 @@ func TestStartWorker(t *testing.T) {
 	release := filepath.Join(t.TempDir(), "release")
 	fk.Script(fakeclaude.Script{HoldUntil: release, Result: "built"})
 	go func() { // the session comes up once claude runs: its row, its doorman
-		if calls := fk.WaitCalls("claude", 1, 30*time.Second); len(calls) == 1 {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if calls, _ := fk.WaitCalls(ctx, "claude", 1); len(calls) == 1 {
 			sid := calls[0].Args[slices.Index(calls[0].Args, "--session-id")+1]
 			st.AddSession(fakestation.Session{PID: calls[0].PID, SessionID: sid})
 			fakedoorman.Start(t, st.Paths.InboxDir, sid, fakedoorman.Options{})
