@@ -101,7 +101,7 @@ type realOwner struct {
 func newRealOwner(t *testing.T) *realOwner {
 	t.Helper()
 	fs := fakestation.New(t)
-	d := fakedoor.New(t)
+	d := fakedoor.New(t, fakedoor.Options{})
 	sid := uuid.NewString()
 	row := fs.AddSession(fakestation.Session{PID: os.Getpid(), SessionID: sid, Socket: d.Path(), Status: station.StatusBusy, CWD: fs.Root})
 	child := exec.Command("sleep", "600")
