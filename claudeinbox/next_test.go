@@ -81,7 +81,7 @@ func TestTimeoutSaysThePendingReason(t *testing.T) {
 	w := newWorld(t)
 	w.sender.Wait = 100 * time.Millisecond
 	r := w.session(t, "work-p1")
-	why := inbox.PendingNotQueued + ": no enqueue row for the line at offset 0 within 2s of write 1 of 3"
+	why := string(inbox.PendingNotQueued) + ": no enqueue row for the line at offset 0 within 2s of write 1 of 3"
 	w.doorman(t, r.SessionID, fakedoorman.Options{NoAck: true, LastError: why})
 	v, err := w.sender.Send(context.Background(), claudeinbox.Request{Target: r.SessionID, Line: "x"})
 	if err != nil || v.Class != claudeinbox.Timeout || v.Doorman == nil {

@@ -9,7 +9,6 @@ import (
 
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/inbox"
-	"github.com/oo-family/oo-claude/receipt"
 	"github.com/oo-family/oo-claude/station"
 )
 
@@ -28,12 +27,6 @@ type Witness interface {
 	// the session ends, too).
 	WaitSeen(ctx context.Context, path string, from int64, msgID string, wait time.Duration) (bool, error)
 }
-
-// Reply is a session's answer to a delivered line (Verdict.Reply): the
-// assistant's text after the model took the line, to the end of that turn
-// or the next prompt, with the tools it called. transcript.ReadReply states
-// the rules.
-type Reply = receipt.Reply
 
 // A ReplyWitness reads the reply to a delivered line from the session's
 // transcript, for [Sender.ReplyWait]; transcript.Witness is the real one.

@@ -173,13 +173,6 @@ type Request struct {
 	Waits *Waits
 }
 
-// The priorities of Request.Priority: when the receiver shows the line.
-const (
-	PriorityNow   = "now"   // at once; the receiver aborts the running tool
-	PriorityNext  = "next"  // at the next tool round, or a new turn when idle (the default)
-	PriorityLater = "later" // a turn of its own after the running one ends
-)
-
 // DoormanStatus is what the heartbeat said when Send read it.
 type DoormanStatus struct {
 	Fresh bool

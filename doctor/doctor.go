@@ -499,7 +499,7 @@ func (d *doc) doorman(st *station.Station, live []station.Session) {
 		d.check(CheckDoorman, nil, fmt.Sprintf("session %s: doorman pid %d %s, last seen %.1f s ago", sid, hb.PID, hb.State, fr.Age.Seconds()))
 		return
 	}
-	why := fr.Reason
+	why := string(fr.Reason)
 	if fr.Detail != "" && fr.Reason != inbox.NotFreshUnreadable {
 		why += " (" + fr.Detail + ")"
 	}

@@ -120,7 +120,7 @@ func TestAckUnwritableNotRedelivered(t *testing.T) {
 	w.appendLine(sid, "[a 📡] once only")
 	w.waitQueued(1)
 	deadline := time.Now().Add(10 * time.Second)
-	for !strings.HasPrefix(dm.Status().LastError, inbox.PendingAckUnwritable) {
+	for !strings.HasPrefix(dm.Status().LastError, string(inbox.PendingAckUnwritable)) {
 		if time.Now().After(deadline) {
 			t.Fatalf("last_error %q, want it to start with %s", dm.Status().LastError, inbox.PendingAckUnwritable)
 		}
@@ -155,7 +155,7 @@ func TestBadTokenIsADeliveryError(t *testing.T) {
 	if !errors.As(err, &de) {
 		t.Fatalf("run = %v, want a *DeliveryError\n%s", err, log)
 	}
-	if !strings.HasPrefix(st.LastError, inbox.PendingBadToken) {
+	if !strings.HasPrefix(st.LastError, string(inbox.PendingBadToken)) {
 		t.Errorf("last_error %q, want %s", st.LastError, inbox.PendingBadToken)
 	}
 	if acks := readAcks(t, inbox.FilesFor(w.fs.Paths.InboxDir, sid).Ack); len(acks) != 0 {
@@ -211,7 +211,7 @@ func TestNotQueuedStaysPendingThenRetried(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	if st := dm.Status(); !strings.HasPrefix(st.LastError, inbox.PendingNotQueued) {
+	if st := dm.Status(); !strings.HasPrefix(st.LastError, string(inbox.PendingNotQueued)) {
 		t.Errorf("last_error %q, want %s", st.LastError, inbox.PendingNotQueued)
 	}
 	if acks := readAcks(t, inbox.FilesFor(w.fs.Paths.InboxDir, sid).Ack); len(acks) != 0 {
@@ -253,7 +253,7 @@ func TestNeverQueuedIsRefusedAfterTheLimit(t *testing.T) {
 	w.appendLine(sid, "[a 📡] never queued")
 	acks := w.waitAcks(sid, 1)
 	stop()
-	if acks[0].Class != inbox.AckRefused || acks[0].Reason != inbox.PendingNotQueued {
+	if acks[0].Class != inbox.AckRefused || acks[0].Reason != string(inbox.PendingNotQueued) {
 		t.Errorf("ack %s (%s), want refused (%s)", acks[0].Class, acks[0].Reason, inbox.PendingNotQueued)
 	}
 	if n := len(userFrames(w.door.Frames())); n != doorman.MaxWrites {
@@ -358,7 +358,7 @@ func TestUnknownFateWaitsOutTheWindows(t *testing.T) {
 	if !errors.Is(err, doorman.ErrNotQueued) {
 		t.Fatalf("run = %v, want ErrNotQueued (the line waits)\n%s", err, log)
 	}
-	if !strings.HasPrefix(st.LastError, inbox.PendingNotQueued) {
+	if !strings.HasPrefix(st.LastError, string(inbox.PendingNotQueued)) {
 		t.Errorf("last_error %q, want %s", st.LastError, inbox.PendingNotQueued)
 	}
 	if n := len(w.door.Frames()); n != 0 {
@@ -455,14 +455,14 @@ func TestAckAndAttemptUnwritableAcrossRestarts(t *testing.T) {
 		}
 	}
 	w.appendLine(sid, "[a 📡] once only")
-	waitPrefix(inbox.PendingAttemptUnwritable)
+	waitPrefix(string(inbox.PendingAttemptUnwritable))
 	if n := writes(); n != 0 {
 		t.Fatalf("%d door writes while the attempt could not be recorded, want none", n)
 	}
 	if err := os.Remove(files.Attempt); err != nil {
 		t.Fatal(err)
 	}
-	waitPrefix(inbox.PendingAckUnwritable)
+	waitPrefix(string(inbox.PendingAckUnwritable))
 	stop()
 	if n := writes(); n != 1 {
 		t.Fatalf("%d door writes, want 1", n)

@@ -143,7 +143,7 @@ func (fl *follower) makeFrame(dl *delivery) error {
 	if err := dl.frame.Validate(); !errors.As(err, &me) || me.Field != "token" {
 		return nil
 	}
-	detail := inbox.PendingBadToken + ": the session's messaging token cannot be carried in a door frame (" + me.Reason + ")"
+	detail := string(inbox.PendingBadToken) + ": the session's messaging token cannot be carried in a door frame (" + me.Reason + ")"
 	d.update(func(s *Status) { s.LastError = detail })
 	d.logf("%s; the line at offset %d waits", detail, dl.off)
 	return &DeliveryError{Inbox: fl.files.Inbox, Offset: dl.off, Err: fmt.Errorf("%w: %s", ErrDeliveryFailed, detail)}

@@ -1,7 +1,6 @@
 package observatory
 
 import (
-	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/transcript"
 )
 
@@ -11,52 +10,6 @@ const Schema = "oo-claude/sessions/v0"
 // StatusOffline is the status of a session that is shown although it does
 // not run (a riders target addressed by its full id).
 const StatusOffline = "offline"
-
-// PendingSource says how Inbox.Pending was counted: one of the Pending
-// constants (the pending_source values).
-type PendingSource = inbox.PendingSource
-
-// Pending sources.
-const (
-	PendingFromOffset PendingSource = "offset"     // the non-empty lines beyond the doorman's offset
-	PendingFromAcks   PendingSource = "lines-acks" // lines − acks (monitor-era inboxes, no offset)
-	PendingNoInbox    PendingSource = "none"       // no inbox file
-)
-
-// Inbox is a session's inbox file and what its doorman made of it, the
-// inbox object of the document. Its fields, with their JSON keys:
-//
-//	Path          string         path
-//	Exists        bool           exists
-//	Lines         int64          lines: non-empty complete lines
-//	Acks          int64          acks: non-empty lines of <inbox>.ack
-//	Pending       int64          pending: lines waiting, counted as PendingSource says
-//	Doorman       *Doorman       doorman: null without a heartbeat file
-//	LastLine      NullString     last_line
-//	Offset        *int64         offset: the doorman's byte offset; null when unknown
-//	PendingBytes  *int64         pending_bytes: size − offset; null when the offset is unknown
-//	PendingSource PendingSource  pending_source
-type Inbox = inbox.Inbox
-
-// Doorman is a doorman's heartbeat, judged. Its fields, with their JSON
-// keys:
-//
-//	PID             int         pid
-//	LastSeenS       *float64    last_seen_s: seconds since last_seen; null when it does not parse
-//	Fresh           bool        fresh
-//	Delivered       int         delivered
-//	State           NullString  state: following, stopped, ...; null for a contract-v1 doorman
-//	PIDAlive        bool        pid_alive
-//	Since           NullString  since
-//	LastSeen        NullString  last_seen
-//	Mode            NullString  mode: mcp or cli
-//	Version         NullString  version
-//	NotFreshBecause NullString  not_fresh_because: why it is not fresh; null when fresh
-type Doorman = inbox.Doorman
-
-// NullString is a string that is JSON null when empty (its MarshalJSON
-// writes null for "").
-type NullString = inbox.NullString
 
 // Document is oo-claude/sessions/v0. The first four fields are the
 // reference reader's; the rest are oo-claude's additions.

@@ -1186,7 +1186,7 @@ func (w *watcher) checkDoorman(sid string) {
 	if changed {
 		e := Event{Event: EventDoorman, Session: sid, Doorman: state}
 		if state == DoormanNotFresh {
-			e.Reason = fr.Reason
+			e.Reason = string(fr.Reason)
 		}
 		w.emit(e)
 	}

@@ -9,15 +9,8 @@ import (
 	"time"
 
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
-	"github.com/oo-family/oo-claude/receipt"
 	"github.com/oo-family/oo-claude/station"
 )
-
-// Reply is a session's answer to one peer line (see [ReadReply]): the
-// main-chain assistant text after the row that shows the line went to the
-// model, to the end of that turn or to the next prompt, with the tools
-// called in between. It is receipt.Reply, the send row's "reply" object.
-type Reply = receipt.Reply
 
 // Errors of ReadReply and WaitReply, wrapped in an *Error.
 var (

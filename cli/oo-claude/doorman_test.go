@@ -332,7 +332,7 @@ func TestDoormanKill9Replay(t *testing.T) {
 		if code == 0 {
 			break
 		}
-		if code != 4 || !strings.Contains(c.Stderr(), inbox.PendingNotQueued) || ctx.Err() != nil {
+		if code != 4 || !strings.Contains(c.Stderr(), string(inbox.PendingNotQueued)) || ctx.Err() != nil {
 			t.Fatalf("final run exit %d: %s", code, c.Stderr())
 		}
 		time.Sleep(time.Second)

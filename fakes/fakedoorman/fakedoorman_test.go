@@ -14,6 +14,7 @@ import (
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/fakes/fakedoorman"
 	"github.com/oo-family/oo-claude/fakes/fakeowner"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/station"
@@ -165,7 +166,7 @@ func TestScriptedHeartbeats(t *testing.T) {
 	tests := []struct {
 		name   string
 		opts   fakedoorman.Options
-		reason string
+		reason inboxv1.Reason
 	}{
 		{"stale", fakedoorman.Options{Stale: true}, inbox.NotFreshStale},
 		{"other session", fakedoorman.Options{HeartbeatSession: other}, inbox.NotFreshOtherSession},

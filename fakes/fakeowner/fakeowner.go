@@ -25,7 +25,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/oo-family/oo-claude/doorman"
 	"github.com/oo-family/oo-claude/fakes"
 	"github.com/oo-family/oo-claude/fakes/fakedoor"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
@@ -34,43 +33,6 @@ import (
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/station"
-)
-
-// The inbox contract's shapes the Owner reads back (the files are the
-// module's internal/inbox's; these names let a test outside the module
-// write a predicate over them).
-type (
-	// Files are one inbox's files: Inbox, Ack, Offset, Heartbeat, Lock,
-	// Attempt (paths).
-	Files = inbox.Files
-	// Ack is one line of the ack file, as the doorman wrote it. Its
-	// fields, with their JSON keys (COMPATIBILITY.md, "Inbox contract v1"):
-	//
-	//	TS            string    ts
-	//	SHA256        string    sha256: the line's, without its newline
-	//	SessionID     string    session_id
-	//	PeerStatus    string    peer_status: busy or idle
-	//	Class         AckClass  class
-	//	MsgID         string    msg_id: the door frame's; "" when refused
-	//	LineOffset    *int64    line_offset: the line's byte offset in the inbox
-	//	Inode         uint64    inode: the inbox file's
-	//	Gen           string    gen: the inbox file's generation (set once the file was emptied, rewritten or replaced)
-	//	From          string    from: the sender's name
-	//	PeerStatusRaw string    peer_status_raw
-	//	DoormanPID    int       doorman_pid
-	//	V             int       v: the contract version
-	//	Reason        string    reason: a refused line's (a claudeinbox.Reason)
-	//	PacedMS       int64     paced_ms: how long pacing held the line back
-	//	Confirm       string    confirm: "transcript" or "settle"
-	//	QueuedAt      *string   queued_at: the receiver's enqueue row's time
-	//	Priority      string    priority: now, next or later
-	Ack = inbox.Ack
-	// AckClass is an ack's class: "delivered-steer", "delivered-start" or
-	// "refused" (the strings of claudeinbox's DeliveredSteer,
-	// DeliveredStart and Refused).
-	AckClass = inbox.AckClass
-	// Heartbeat is the doorman's heartbeat file.
-	Heartbeat = doorman.Heartbeat
 )
 
 // Token is the messaging token the fake session hands its children.

@@ -6,64 +6,13 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"fmt"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
 	"unicode"
 	"unicode/utf8"
-)
 
-// MaxLineBytes is the largest line the contract allows, without its newline.
-const MaxLineBytes = 16 * 1024
-
-// DefaultFrom is the sender name used when none is given.
-const DefaultFrom = "oo-claude"
-
-// Version is the contract version written in acks (v).
-const Version = 1
-
-// Files of one inbox. Every name derives from <dir>/<session id>.inbox.
-type Files struct {
-	Inbox     string // <dir>/<sid>.inbox: the lines, appended by senders
-	Ack       string // <inbox>.ack: one JSON line per handled line, appended by the doorman
-	Offset    string // <inbox>.offset: the doorman's byte offset, replaced atomically
-	Heartbeat string // <inbox>.doorman.json: the doorman's heartbeat, replaced atomically
-	Lock      string // <inbox>.doorman.lock: flock, one deliverer per inbox
-	// Attempt is <inbox>.doorman.attempt: the doorman's record of the door
-	// write of the line it is delivering (an extension), replaced
-	// atomically before each write, so no doorman writes a line the
-	// receiver already queued.
-	Attempt string
-}
-
-// FilesFor returns the files of session sid's inbox in dir.
-func FilesFor(dir, sid string) Files {
-	in := filepath.Join(dir, sid+".inbox")
-	return Files{Inbox: in, Ack: in + ".ack", Offset: in + ".offset", Heartbeat: in + ".doorman.json", Lock: in + ".doorman.lock", Attempt: in + ".doorman.attempt"}
-}
-
-// Line errors. Each is wrapped by a *LineError naming the rule.
-var (
-	ErrEmptyLine   = errors.New("empty line")
-	ErrNewline     = errors.New("line holds a newline")
-	ErrLineTooLong = errors.New("line longer than 16 KiB")
-	ErrInvalidUTF8 = errors.New("line is not valid UTF-8")
-	ErrNUL         = errors.New("line holds a NUL byte")
-	ErrBadFrom     = errors.New("bad sender name")
-)
-
-// The reasons of the line rules: what a sender's refused verdict and a
-// doorman's refused ack say of a line that breaks one (claudeinbox's
-// Reason values).
-const (
-	LineReasonEmpty         = "empty"
-	LineReasonNewline       = "newline"
-	LineReasonTooLong       = "too-long"
-	LineReasonInvalidUTF8   = "invalid-utf8"
-	LineReasonNUL           = "nul"
-	LineReasonUndeliverable = "undeliverable"
+	"github.com/oo-family/oo-claude/inboxv1"
 )
 
 // LineReason is the one table of the line rules: the reason of the rule
@@ -71,7 +20,7 @@ const (
 // refuses such a line before writing it and the doorman that acks one it
 // reads as refused alike. An error that names none of the rules is
 // [LineReasonUndeliverable]: a line the doorman cannot carry.
-func LineReason(err error) string {
+func LineReason(err error) inboxv1.Reason {
 	switch {
 	case errors.Is(err, ErrEmptyLine):
 		return LineReasonEmpty
@@ -86,15 +35,6 @@ func LineReason(err error) string {
 	}
 	return LineReasonUndeliverable
 }
-
-// LineError is a line (or sender name) that the contract does not allow.
-type LineError struct {
-	Bytes int
-	Err   error
-}
-
-func (e *LineError) Error() string { return fmt.Sprintf("%v (%d bytes)", e.Err, e.Bytes) }
-func (e *LineError) Unwrap() error { return e.Err }
 
 // CheckLine enforces the contract's line rules: not empty (nor only spaces),
 // no newline or carriage return, at most [MaxLineBytes] bytes, valid UTF-8,
@@ -163,9 +103,6 @@ func SanitizeFrom(s string) string {
 	return s
 }
 
-// Antenna is the mark of a sender tag: "[<sender> 📡]".
-const Antenna = "📡"
-
 var tagRE = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`^\[([^\[\]]{1,80}?) ` + Antenna + `(?: [^\[\]]*)?\]`)
 })
@@ -219,32 +156,6 @@ func OriginTagged(line, from, origin string) string {
 		short = short[:8]
 	}
 	return "[" + from + " " + Antenna + " session " + string(short) + "] " + line
-}
-
-// The receiver's priorities, as a line asks for them (Structured.Priority)
-// and the door frame carries them.
-const (
-	// PriorityNow shows the line at once: the receiver aborts the
-	// running tool.
-	PriorityNow = "now"
-	// PriorityNext shows it after the running tool round, or starts a
-	// turn when the session is idle: every plain line's priority.
-	PriorityNext = "next"
-	// PriorityLater runs it as a turn of its own after the running turn
-	// ends.
-	PriorityLater = "later"
-)
-
-// ErrBadPriority: a priority that is not now, next or later.
-var ErrBadPriority = errors.New("priority is not now, next or later")
-
-// CheckPriority accepts now, next, later and "" (next).
-func CheckPriority(p string) error {
-	switch p {
-	case "", PriorityNow, PriorityNext, PriorityLater:
-		return nil
-	}
-	return fmt.Errorf("%w: %q", ErrBadPriority, p)
 }
 
 // PriorityOf is the priority a line asking for p is shown with: now and

@@ -4,6 +4,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/jsonrow"
 )
@@ -17,7 +18,7 @@ func TestCheckFreshness(t *testing.T) {
 		name   string
 		hb     inbox.Heartbeat
 		fresh  bool
-		reason string
+		reason inboxv1.Reason
 	}{
 		{"fresh, v1 without state", inbox.Heartbeat{PID: 42, SessionID: sid, LastSeen: at(-2 * time.Second)}, true, ""},
 		{"fresh, following", inbox.Heartbeat{PID: 42, SessionID: sid, LastSeen: at(-14 * time.Second), State: inbox.StateFollowing}, true, ""},

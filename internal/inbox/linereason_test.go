@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/inbox"
 )
 
@@ -16,7 +17,7 @@ func TestLineReason(t *testing.T) {
 	tests := []struct {
 		name string
 		line string
-		want string
+		want inboxv1.Reason
 	}{
 		{"empty", "   ", inbox.LineReasonEmpty},
 		{"tag only", "[a 📡] ", inbox.LineReasonEmpty},

@@ -2,7 +2,6 @@ package inbox
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
 	"io/fs"
@@ -16,77 +15,6 @@ import (
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/jsonrow"
 )
-
-// PendingSource says how Inbox.Pending was counted.
-type PendingSource string
-
-// Pending sources.
-const (
-	// PendingFromOffset: the non-empty lines beyond the doorman's offset.
-	PendingFromOffset PendingSource = "offset"
-	// PendingFromAcks: lines − acks, the reference reader's count, for
-	// inboxes whose doorman never recorded an offset (monitor era).
-	PendingFromAcks PendingSource = "lines-acks"
-	// PendingNoInbox: the inbox file does not exist; nothing waits.
-	PendingNoInbox PendingSource = "none"
-)
-
-// Inbox is an inbox file and what its doorman made of it (the inbox object
-// of oo-claude/sessions/v0).
-type Inbox struct {
-	Path     string     `json:"path"`
-	Exists   bool       `json:"exists"`
-	Lines    int64      `json:"lines"`   // non-empty complete lines
-	Acks     int64      `json:"acks"`    // non-empty lines of <inbox>.ack (JSON or monitor-era)
-	Pending  int64      `json:"pending"` // see PendingSource
-	Doorman  *Doorman   `json:"doorman"` // null without a heartbeat file
-	LastLine NullString `json:"last_line"`
-
-	Offset        *int64        `json:"offset"`        // the doorman's byte offset; null when unknown
-	PendingBytes  *int64        `json:"pending_bytes"` // size − offset; null when the offset is unknown
-	PendingSource PendingSource `json:"pending_source"`
-}
-
-// Doorman is a doorman's heartbeat, judged.
-type Doorman struct {
-	PID       int      `json:"pid"`
-	LastSeenS *float64 `json:"last_seen_s"` // seconds since last_seen; null when it does not parse
-	Fresh     bool     `json:"fresh"`
-	Delivered int      `json:"delivered"`
-
-	State           NullString `json:"state"` // following, stopped, ...; null for a contract-v1 doorman
-	PIDAlive        bool       `json:"pid_alive"`
-	Since           NullString `json:"since"`
-	LastSeen        NullString `json:"last_seen"`
-	Mode            NullString `json:"mode"` // mcp | cli
-	Version         NullString `json:"version"`
-	NotFreshBecause NullString `json:"not_fresh_because"` // a NotFresh* reason; null when fresh
-}
-
-// NullString is a string that is JSON null when empty.
-type NullString string
-
-// MarshalJSON writes null for "".
-func (s NullString) MarshalJSON() ([]byte, error) {
-	if s == "" {
-		return []byte("null"), nil
-	}
-	return json.Marshal(string(s))
-}
-
-// UnmarshalJSON reads null as "".
-func (s *NullString) UnmarshalJSON(b []byte) error {
-	if string(b) == "null" {
-		*s = ""
-		return nil
-	}
-	var v string
-	if err := json.Unmarshal(b, &v); err != nil {
-		return err
-	}
-	*s = NullString(v)
-	return nil
-}
 
 // maxLastLine is the most characters of an inbox's last_line.
 const maxLastLine = 200

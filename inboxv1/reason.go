@@ -1,14 +1,16 @@
-package claudeinbox
+package inboxv1
 
-// Reason says why a send was refused, dropped or queued (Verdict.Reason,
-// the receipt's reason) and why a doorman refused a line (the reason of its
-// ack, which a refused verdict carries). Its values are the strings the
-// receipts and acks hold; a doorman of a later version may write others.
+// Reason says why a send was refused, dropped or queued (claudeinbox's
+// Verdict.Reason, the receipt's reason), why a doorman refused a line
+// (Ack.Reason, which a refused verdict carries) and why a heartbeat is not
+// fresh (Doorman.NotFreshBecause). It is the one vocabulary of these
+// reasons. Its values are the strings the receipts and acks hold; a
+// doorman of a later version may write others.
 type Reason string
 
 // Error returns the reason itself, so a Reason is an errors.Is target: a
-// refusal's error (a send's *[RefusedError], a headless.RefusedError)
-// matches the reason it carries.
+// refusal's error (a send's *claudeinbox.RefusedError, a
+// headless.RefusedError) matches the reason it carries.
 func (r Reason) Error() string { return string(r) }
 
 // The line rules. A sender refuses such a line before it writes anything;
@@ -23,14 +25,15 @@ const (
 	ReasonNUL         Reason = "nul"          // the line holds a NUL byte
 )
 
-// Why a doorman refused a line it read (a [Refused] verdict after the ack).
+// Why a doorman refused a line it read (claudeinbox's Refused verdict after
+// the ack).
 const (
 	ReasonUndeliverable  Reason = "undeliverable"   // the door client rejected the line, or the line rules refused it for no rule of their own: it would never be delivered
 	ReasonDoormanRefused Reason = "doorman-refused" // the ack says refused and gives no reason
 )
 
-// Why a doorman holds lines back (DoormanStatus.Pending: the heartbeat's
-// last_error starts with it). [ReasonReceiverDidNotQueue] is also the
+// Why a doorman holds lines back (claudeinbox's DoormanStatus.Pending:
+// the heartbeat's last_error starts with it). [ReasonReceiverDidNotQueue] is also the
 // reason of a line the doorman refused after its last write was not
 // queued either.
 const (
@@ -49,7 +52,8 @@ const (
 	ReasonAttemptUnwritable Reason = "attempt-unwritable"
 )
 
-// Why a sender refused a request before writing the line, or dropped it.
+// Why a sender refused a request (claudeinbox.Request) before writing the
+// line, or dropped it.
 const (
 	ReasonBadFrom         Reason = "bad-from"         // Request.From (or the line's own sender) breaks the sender-name rule
 	ReasonBadPriority     Reason = "bad-priority"     // Request.Priority is not now, next or later
@@ -60,7 +64,7 @@ const (
 	ReasonNotRegular      Reason = "not-regular"      // a FIFO, socket, device node or directory sits at the inbox path
 	ReasonUntrusted       Reason = "untrusted"        // the inbox directory or file is another user's or writable by others
 	ReasonIO              Reason = "io-error"         // the inbox, the throttle ledger or the station could not be read or written
-	ReasonBadOption       Reason = "bad-option"       // the Sender itself is misconfigured
+	ReasonBadOption       Reason = "bad-option"       // the sender itself (claudeinbox.Sender) is misconfigured
 	ReasonCanceled        Reason = "canceled"         // the context ended before anything was written
 	ReasonThrottled       Reason = "throttled"        // dropped: the sender's last line to this session is too recent
 	// A full id that names no live session and has no transcript on this
@@ -79,18 +83,19 @@ const (
 	ReasonTaggedLine      Reason = "tagged-line"       // the model's line starts with a sender tag: the sender is the session, set by its doorman
 )
 
-// Why the seen or reply wait (Sender.SeenWait, Sender.ReplyWait) ended
-// without the row or the answer it waited for: Verdict.WaitEnd, the
-// receipt's wait_end. A transcript that cannot be watched or read is
-// [ReasonIO].
+// Why the seen or reply wait (claudeinbox's Sender.SeenWait and
+// Sender.ReplyWait) ended without the row or the answer it waited for:
+// Verdict.WaitEnd, the receipt's wait_end. A transcript that cannot be
+// watched or read is [ReasonIO].
 const (
 	ReasonWaitTimeout  Reason = "wait-timeout"  // the wait ran out while the session ran
 	ReasonSessionEnded Reason = "session-ended" // the session ended: its process exited, its registry row went, or it switched to another session id
 	ReasonInterrupted  Reason = "interrupted"   // the caller's context ended (Verdict.InterruptedBy says what ended it)
 )
 
-// Why the session's doorman is not fresh: the reason of a [QueuedNoDoorman]
-// verdict (and DoormanStatus.NotFreshBecause).
+// Why the session's doorman is not fresh: Doorman.NotFreshBecause, the
+// reason of claudeinbox's QueuedNoDoorman verdict (and its
+// DoormanStatus.NotFreshBecause).
 const (
 	ReasonHeartbeatMissing    Reason = "missing"       // no heartbeat file
 	ReasonHeartbeatUnreadable Reason = "unreadable"    // the heartbeat does not parse
