@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/station"
@@ -22,12 +23,12 @@ type delivery struct {
 
 	line  string         // the final line (composeLine)
 	t     station.Target // the resolved target (resolveTarget)
-	files inbox.Files    // the target's inbox files
+	files inboxv1.Files  // the target's inbox files
 	mark  transcriptMark // where the transcript ended before the append
 	// hb is the heartbeat resolving a full id read, for checkQueue; nil
 	// when none was read. The verdict's heartbeat is read after the
 	// append (judgeHeartbeat).
-	hb *inbox.Heartbeat
+	hb *inboxv1.Heartbeat
 	// ackFrom is the ack file's size before the append: the ack wait
 	// reads from there.
 	ackFrom int64
@@ -71,7 +72,7 @@ func (d *delivery) checkOptions(context.Context) (bool, error) {
 	var err error
 	switch _, isReply := s.Witness.(ReplyWitness); {
 	case s.Station == nil:
-		d.v.refuse(ReasonBadOption, ErrNoStation.Error())
+		d.v.refuse(inboxv1.ReasonBadOption, ErrNoStation.Error())
 		return true, ErrNoStation
 	case s.Wait < 0 || s.MinInterval < 0 || s.SeenWait < 0 || s.ReplyWait < 0:
 		err = fmt.Errorf("%w: wait %v, min interval %v, seen wait %v, reply wait %v (negative)", ErrBadOption, s.Wait, s.MinInterval, s.SeenWait, s.ReplyWait)
@@ -82,7 +83,7 @@ func (d *delivery) checkOptions(context.Context) (bool, error) {
 	default:
 		return false, nil
 	}
-	d.v.refuse(ReasonBadOption, err.Error())
+	d.v.refuse(inboxv1.ReasonBadOption, err.Error())
 	return true, err
 }
 
@@ -93,24 +94,24 @@ func (d *delivery) composeLine(context.Context) (bool, error) {
 	v, req := &d.v, d.req
 	v.From = req.From
 	if v.From == "" {
-		v.From = inbox.DefaultFrom
+		v.From = inboxv1.DefaultFrom
 	}
 	if err := inbox.CheckFrom(v.From); err != nil {
-		v.refuse(ReasonBadFrom, fmt.Sprintf("From %q: %v (1–80 characters, no brackets, control or format characters)", v.From, err))
+		v.refuse(inboxv1.ReasonBadFrom, fmt.Sprintf("From %q: %v (1–80 characters, no brackets, control or format characters)", v.From, err))
 		return true, err
 	}
 	if strings.TrimSpace(req.Line) == "" {
-		v.refuse(ReasonEmpty, "empty line: there is nothing to send")
-		return true, inbox.ErrEmptyLine
+		v.refuse(inboxv1.ReasonEmpty, "empty line: there is nothing to send")
+		return true, inboxv1.ErrEmptyLine
 	}
-	if err := inbox.CheckPriority(req.Priority); err != nil {
-		v.refuse(ReasonBadPriority, fmt.Sprintf("%v: the priority is now, next (the default) or later", err))
+	if err := inboxv1.CheckPriority(req.Priority); err != nil {
+		v.refuse(inboxv1.ReasonBadPriority, fmt.Sprintf("%v: the priority is now, next (the default) or later", err))
 		return true, err
 	}
 	line := req.Line
 	if st, ok := inbox.ParseStructured([]byte(line)); ok {
 		if err := inbox.CheckFrom(st.From); st.From != "" && err != nil {
-			v.refuse(ReasonBadFrom, fmt.Sprintf("the structured line's from %q: %v (1–80 characters, no brackets, control or format characters)", st.From, err))
+			v.refuse(inboxv1.ReasonBadFrom, fmt.Sprintf("the structured line's from %q: %v (1–80 characters, no brackets, control or format characters)", st.From, err))
 			return true, err
 		}
 		if f := inbox.SanitizeFrom(st.From); f != "" {
@@ -124,14 +125,14 @@ func (d *delivery) composeLine(context.Context) (bool, error) {
 		line = inbox.Tagged(line, v.From)
 	}
 	if line, v.Priority = withPriority(line, req.Priority); v.Priority == "" {
-		v.Priority = inbox.PriorityNext
+		v.Priority = inboxv1.PriorityNext
 	}
 	d.line = line
 	v.Line, v.Bytes, v.SHA256 = line, len(line), inbox.SHA256([]byte(line))
 	// A structured line whose text holds a newline, a tag and nothing
 	// else: the doorman would refuse it, so it is refused here.
 	if _, err := inbox.Decode([]byte(line)); err != nil {
-		v.refuse(lineReason(err), fmt.Sprintf("%v: a line is one line of valid UTF-8, not empty, at most %d bytes with its tag", err, inbox.MaxLineBytes))
+		v.refuse(lineReason(err), fmt.Sprintf("%v: a line is one line of valid UTF-8, not empty, at most %d bytes with its tag", err, inboxv1.MaxLineBytes))
 		return true, err
 	}
 	return false, nil
@@ -145,13 +146,13 @@ func (d *delivery) resolveTarget(context.Context) (bool, error) {
 		var te *station.TargetError
 		switch {
 		case !errors.As(err, &te):
-			v.refuse(ReasonIO, err.Error())
+			v.refuse(inboxv1.ReasonIO, err.Error())
 		case errors.Is(err, station.ErrAmbiguousTarget):
-			v.refuse(ReasonAmbiguousTarget, err.Error()+" (use the full session id)")
+			v.refuse(inboxv1.ReasonAmbiguousTarget, err.Error()+" (use the full session id)")
 		case errors.Is(err, station.ErrUnknownTarget):
-			v.refuse(ReasonUnknownTarget, err.Error())
+			v.refuse(inboxv1.ReasonUnknownTarget, err.Error())
 		default:
-			v.refuse(ReasonBadTarget, err.Error())
+			v.refuse(inboxv1.ReasonBadTarget, err.Error())
 		}
 		return true, err
 	}
@@ -160,7 +161,7 @@ func (d *delivery) resolveTarget(context.Context) (bool, error) {
 	if t.Session != nil {
 		v.Name, v.PID, v.Status = t.Session.Name, t.Session.PID, t.Session.Status
 	}
-	d.files = inbox.FilesFor(s.inboxDir(), t.SessionID)
+	d.files = inboxv1.FilesFor(s.inboxDir(), t.SessionID)
 	v.Inbox = d.files.Inbox
 	return false, nil
 }
@@ -173,7 +174,7 @@ func (d *delivery) resolveTarget(context.Context) (bool, error) {
 func (d *delivery) resolve() (station.Target, error) {
 	s := d.s
 	if id := strings.ToLower(strings.TrimSpace(d.req.Target)); station.IsSessionID(id) {
-		h, err := inbox.ReadHeartbeat(inbox.FilesFor(s.inboxDir(), id).Heartbeat)
+		h, err := inbox.ReadHeartbeat(inboxv1.FilesFor(s.inboxDir(), id).Heartbeat)
 		if err == nil && strings.EqualFold(h.SessionID, id) && h.OwnerPID > 0 {
 			if x, ok := s.Station.LiveByPID(h.OwnerPID); ok && strings.EqualFold(x.SessionID, id) {
 				d.hb = &h
@@ -231,20 +232,20 @@ func (d *delivery) throttleAndAppend(ctx context.Context) (bool, error) {
 	switch {
 	case err != nil && !v.Written && ctx.Err() != nil && errors.Is(err, ctx.Err()):
 		// Cancelled while waiting for the ledger's lock: nothing written.
-		v.refuse(ReasonCanceled, "the send was cancelled before the line was written")
+		v.refuse(inboxv1.ReasonCanceled, "the send was cancelled before the line was written")
 		v.InterruptedBy = interruptedBy(ctx)
 		return true, ctx.Err()
 	case err != nil && !adm.Admitted:
-		v.refuse(ReasonIO, "throttle ledger: "+err.Error())
+		v.refuse(inboxv1.ReasonIO, "throttle ledger: "+err.Error())
 		return true, &SendError{Op: "throttle", Path: th.Dir, Err: err}
 	case err != nil && !v.Written && (errors.Is(err, fsx.ErrSymlink) || errors.Is(err, fsx.ErrNotRegular) || errors.Is(err, fsx.ErrUntrusted)):
 		return true, s.refuseFile(v, d.files.Inbox, err)
 	case err != nil && !v.Written:
-		v.refuse(ReasonIO, err.Error())
+		v.refuse(inboxv1.ReasonIO, err.Error())
 		return true, &SendError{Op: "append", Path: d.files.Inbox, Err: err}
 	case !adm.Admitted:
 		secs := int(math.Ceil(adm.RetryAfter.Seconds()))
-		v.Class, v.Reason, v.RetryAfter = Dropped, ReasonThrottled, adm.RetryAfter
+		v.Class, v.Reason, v.RetryAfter = Dropped, inboxv1.ReasonThrottled, adm.RetryAfter
 		v.Note = fmt.Sprintf("throttled: one line per %s from %q to this session; the line was not written, resend it after %d s", s.MinInterval, v.From, secs)
 		return true, nil
 	case err != nil:
@@ -265,10 +266,10 @@ func (d *delivery) judgeHeartbeat(context.Context) (bool, error) {
 		return true, nil
 	}
 	h, fr := inbox.HeartbeatFreshness(d.files.Heartbeat, s.now(), v.SessionID, func(pid int) bool { return s.Station.Proc.Alive(pid, "") })
-	v.Doorman = &DoormanStatus{Fresh: fr.Fresh, PID: h.PID, Age: fr.Age, State: string(h.State), NotFreshBecause: Reason(fr.Reason)}
+	v.Doorman = &DoormanStatus{Fresh: fr.Fresh, PID: h.PID, Age: fr.Age, State: string(h.State), NotFreshBecause: inboxv1.Reason(fr.Reason)}
 	v.Doorman.setLastError(h.LastError)
 	if !fr.Fresh {
-		v.Class, v.Reason = QueuedNoDoorman, Reason(fr.Reason)
+		v.Class, v.Reason = QueuedNoDoorman, inboxv1.Reason(fr.Reason)
 		v.Note = notFreshNote(fr) + ": the line waits in the inbox until the session's doorman runs"
 		return true, nil
 	}
@@ -309,21 +310,21 @@ func (d *delivery) awaitAck(ctx context.Context) (bool, error) {
 func (d *delivery) takeAck(context.Context) (bool, error) {
 	s, v, ack := d.s, &d.v, d.v.ack
 	v.PeerStatus, v.MsgID = ack.PeerStatus, ack.MsgID
-	if ack.Class != inbox.AckRefused {
+	if ack.Class != inboxv1.AckRefused {
 		v.Confirm = ack.Confirm
 		if ack.QueuedAt != nil {
 			v.QueuedAt = *ack.QueuedAt
 		}
 	}
 	switch ack.Class {
-	case inbox.AckRefused:
-		v.Class, v.Reason = Refused, Reason(ack.Reason)
+	case inboxv1.AckRefused:
+		v.Class, v.Reason = Refused, inboxv1.Reason(ack.Reason)
 		if v.Reason == "" {
-			v.Reason = ReasonDoormanRefused
+			v.Reason = inboxv1.ReasonDoormanRefused
 		}
 		v.Note = "the doorman refused the line (" + string(v.Reason) + "); it will not be delivered"
 		return true, nil
-	case inbox.AckDeliveredStart:
+	case inboxv1.AckDeliveredStart:
 		v.Class = DeliveredStart
 	default:
 		v.Class = DeliveredSteer

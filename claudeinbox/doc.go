@@ -10,7 +10,7 @@
 // matches the line's sha256 and byte offset, woken by file events. It
 // returns a [Verdict] whose [Class] maps to the contract's exit codes
 // ([Class.ExitCode]; COMPATIBILITY.md, "Verdict classes and exit codes")
-// and whose [Reason] says why a line was refused,
+// and whose [inboxv1.Reason] says why a line was refused,
 // dropped or queued. With [Sender.SeenWait] it then waits for the proof
 // that the model saw a delivered line (a [Witness] reading the session's
 // transcript), which fills Verdict.Seen and never changes the class; with
@@ -19,9 +19,9 @@
 // the session does (its claude process's exit is an event, a pidfd; its
 // registry row going, or naming another session, too), and a ctx that ends
 // returns what the wait had found with ctx's error; Verdict.WaitEnd says
-// why a wait ended without what it waited for ([ReasonWaitTimeout],
-// [ReasonSessionEnded], [ReasonInterrupted]). Request.Priority
-// ([PriorityNow], [PriorityNext], [PriorityLater]) travels in the line's
+// why a wait ended without what it waited for ([inboxv1.ReasonWaitTimeout],
+// [inboxv1.ReasonSessionEnded], [inboxv1.ReasonInterrupted]). Request.Priority
+// ([inboxv1.PriorityNow], [inboxv1.PriorityNext], [inboxv1.PriorityLater]) travels in the line's
 // structured form to the door frame and the ack.
 //
 // [Verdict.Next] says what a program does next with the line, one [Next]
@@ -31,7 +31,7 @@
 // [NextCanceled] or [NextFailed]. Request.Waits gives one call its own ack,
 // seen and reply waits without copying the Sender. A heartbeat's
 // last_error is DoormanStatus.LastError, and the reason it starts with
-// when the doorman holds lines back ([ReasonReceiverDidNotQueue], ...) is
+// when the doorman holds lines back ([inboxv1.ReasonReceiverDidNotQueue], ...) is
 // DoormanStatus.Pending.
 //
 // A refused send returns a *[RefusedError] (errors.Is [ErrRefused]) whose
@@ -40,11 +40,11 @@
 // that could not be written.
 //
 // Send refuses, before it writes anything, a line the doorman would refuse
-// ([ReasonEmpty], [ReasonNewline], [ReasonTooLong], [ReasonInvalidUTF8],
-// [ReasonNUL]), a bad sender name ([ReasonBadFrom]), an inbox another user
-// could have written ([ReasonUntrusted]: another user's, or writable by
+// ([inboxv1.ReasonEmpty], [inboxv1.ReasonNewline], [inboxv1.ReasonTooLong], [inboxv1.ReasonInvalidUTF8],
+// [inboxv1.ReasonNUL]), a bad sender name ([inboxv1.ReasonBadFrom]), an inbox another user
+// could have written ([inboxv1.ReasonUntrusted]: another user's, or writable by
 // others), one that holds a FIFO, socket, device or directory
-// ([ReasonNotRegular]) or a symlink ([ReasonSymlink]); every file is opened
+// ([inboxv1.ReasonNotRegular]) or a symlink ([inboxv1.ReasonSymlink]); every file is opened
 // without following a symlink or blocking, and a line is never written
 // into an inbox that is being removed.
 package claudeinbox

@@ -11,6 +11,7 @@ import (
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/fakes/fakedoorman"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
+	"github.com/oo-family/oo-claude/inboxv1"
 )
 
 // exampleTB lets the fakes run outside a test: temporary directories and
@@ -78,7 +79,7 @@ func ExampleRefusedError() {
 	s := &claudeinbox.Sender{Station: st.Station()}
 	v, err := s.Send(context.Background(), claudeinbox.Request{Target: uuid.NewString(), Line: "two\nlines"})
 	var re *claudeinbox.RefusedError
-	if errors.As(err, &re) && re.Reason == claudeinbox.ReasonNewline {
+	if errors.As(err, &re) && re.Reason == inboxv1.ReasonNewline {
 		fmt.Println(v.Class, v.Reason, errors.Is(err, claudeinbox.ErrRefused), v.Written)
 	}
 	// Output: refused newline true false

@@ -4,7 +4,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/station"
 )
 
@@ -39,7 +39,7 @@ func FollowedInbox(p station.Proc, sess station.Session, inboxDir string) Follow
 	if sess.PID <= 0 || !station.IsSessionID(sess.SessionID) {
 		return Followed{}
 	}
-	base := filepath.Base(inbox.FilesFor(inboxDir, sess.SessionID).Lock)
+	base := filepath.Base(inboxv1.FilesFor(inboxDir, sess.SessionID).Lock)
 	kids, err := p.Children(sess.PID)
 	if err != nil {
 		return Followed{}

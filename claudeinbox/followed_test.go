@@ -10,7 +10,7 @@ import (
 
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
-	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/station"
 )
 
@@ -26,10 +26,10 @@ func TestSendInboxDirMismatch(t *testing.T) {
 	r := w.fs.AddSession(fakestation.Session{Name: "work-e9", DoormanInbox: theirs})
 	v, err := w.sender.Send(context.Background(), line(r.SessionID, "hello"))
 	var re *claudeinbox.RefusedError
-	if !errors.As(err, &re) || re.Reason != claudeinbox.ReasonInboxDirMismatch || !errors.Is(err, claudeinbox.ErrInboxDirMismatch) {
+	if !errors.As(err, &re) || re.Reason != inboxv1.ReasonInboxDirMismatch || !errors.Is(err, claudeinbox.ErrInboxDirMismatch) {
 		t.Fatalf("err %v, want a RefusedError of reason inbox-dir-mismatch wrapping ErrInboxDirMismatch", err)
 	}
-	if v.Class != claudeinbox.Refused || v.Reason != claudeinbox.ReasonInboxDirMismatch || v.Written || v.Class.ExitCode() != 1 {
+	if v.Class != claudeinbox.Refused || v.Reason != inboxv1.ReasonInboxDirMismatch || v.Written || v.Class.ExitCode() != 1 {
 		t.Fatalf("verdict %s (%s) written %v, want refused inbox-dir-mismatch, nothing written", v.Class, v.Reason, v.Written)
 	}
 	realTheirs, _ := filepath.EvalSymlinks(theirs)
@@ -71,7 +71,7 @@ func TestSendSameInboxDir(t *testing.T) {
 			continue // the sender refuses a symlinked inbox directory on its own
 		}
 		v, err := w.sender.Send(context.Background(), line(r.SessionID, "hello"))
-		if err != nil || v.Class != claudeinbox.QueuedNoDoorman || v.Reason != inbox.NotFreshMissing || !v.Written {
+		if err != nil || v.Class != claudeinbox.QueuedNoDoorman || v.Reason != inboxv1.ReasonHeartbeatMissing || !v.Written {
 			t.Fatalf("via link %v: verdict %s (%s) err %v, want queued-no-doorman (missing), written", viaLink, v.Class, v.Reason, err)
 		}
 	}

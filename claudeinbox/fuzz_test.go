@@ -9,12 +9,13 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/hostile"
 	"github.com/oo-family/oo-claude/internal/inbox"
 )
 
 // lineSeeds are the fuzz seeds of a line: hostile.Lines.
-var lineSeeds = hostile.Lines(inbox.MaxLineBytes)
+var lineSeeds = hostile.Lines(inboxv1.MaxLineBytes)
 
 // jsonMember is one member of a JSON object, its value as written.
 type jsonMember struct {
@@ -56,9 +57,9 @@ func FuzzWithPriority(f *testing.F) {
 		f.Add(s, false)
 	}
 	f.Fuzz(func(t *testing.T, line string, now bool) {
-		p := inbox.PriorityLater
+		p := inboxv1.PriorityLater
 		if now {
-			p = inbox.PriorityNow
+			p = inboxv1.PriorityNow
 		}
 		if inbox.CheckLine([]byte(line)) != nil {
 			return // Send refuses it, priority or not
@@ -73,7 +74,7 @@ func FuzzWithPriority(f *testing.F) {
 		}
 		in, structured := inbox.ParseStructured([]byte(line))
 		if !structured {
-			if st.Line != line || st.V != inbox.Version {
+			if st.Line != line || st.V != inboxv1.Version {
 				t.Fatalf("plain %q became %q", line, out)
 			}
 			return
@@ -104,7 +105,7 @@ func FuzzWithPriority(f *testing.F) {
 		wantM, _ := keep(inM)
 		gotM, prio := keep(outM)
 		if !hasV {
-			wantM = append([]jsonMember{{"v", strconv.Itoa(inbox.Version)}}, wantM...)
+			wantM = append([]jsonMember{{"v", strconv.Itoa(inboxv1.Version)}}, wantM...)
 		}
 		if diff := cmp.Diff(wantM, gotM); diff != "" {
 			t.Errorf("%q became %q: members (-want +got):\n%s", line, out, diff)

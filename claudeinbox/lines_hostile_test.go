@@ -8,6 +8,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/inbox"
 )
 
@@ -20,18 +21,18 @@ import (
 func TestSendRefusesWhatTheDoormanWould(t *testing.T) {
 	cases := []struct {
 		name, line, from string
-		reason           claudeinbox.Reason
+		reason           inboxv1.Reason
 	}{
-		{"tag only", "[x 📡]", "t", claudeinbox.ReasonEmpty},
-		{"tag and spaces", "[x 📡]   ", "t", claudeinbox.ReasonEmpty},
-		{"tag with detail only", "[x 📡 re:1]", "t", claudeinbox.ReasonEmpty},
-		{"structured newline", `{"v":1,"from":"a","line":"one\ntwo"}`, "t", claudeinbox.ReasonNewline},
-		{"structured tag only", `{"v":1,"from":"a","line":"[a 📡]"}`, "t", claudeinbox.ReasonEmpty},
-		{"from with RLO", "hello", "ma\u202ema", claudeinbox.ReasonBadFrom},
-		{"from with ZWJ", "hello", "a\u200db", claudeinbox.ReasonBadFrom},
-		{"from with LRI", "hello", "a\u2066b", claudeinbox.ReasonBadFrom},
-		{"structured from with RLO", `{"v":1,"from":"ma\u202ema","line":"hi"}`, "t", claudeinbox.ReasonBadFrom},
-		{"structured from with ESC", `{"v":1,"from":"a\u001b]0;x\u0007","line":"hi"}`, "t", claudeinbox.ReasonBadFrom},
+		{"tag only", "[x 📡]", "t", inboxv1.ReasonEmpty},
+		{"tag and spaces", "[x 📡]   ", "t", inboxv1.ReasonEmpty},
+		{"tag with detail only", "[x 📡 re:1]", "t", inboxv1.ReasonEmpty},
+		{"structured newline", `{"v":1,"from":"a","line":"one\ntwo"}`, "t", inboxv1.ReasonNewline},
+		{"structured tag only", `{"v":1,"from":"a","line":"[a 📡]"}`, "t", inboxv1.ReasonEmpty},
+		{"from with RLO", "hello", "ma\u202ema", inboxv1.ReasonBadFrom},
+		{"from with ZWJ", "hello", "a\u200db", inboxv1.ReasonBadFrom},
+		{"from with LRI", "hello", "a\u2066b", inboxv1.ReasonBadFrom},
+		{"structured from with RLO", `{"v":1,"from":"ma\u202ema","line":"hi"}`, "t", inboxv1.ReasonBadFrom},
+		{"structured from with ESC", `{"v":1,"from":"a\u001b]0;x\u0007","line":"hi"}`, "t", inboxv1.ReasonBadFrom},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -48,7 +49,7 @@ func TestSendRefusesWhatTheDoormanWould(t *testing.T) {
 		})
 	}
 	// The doorman's decoding refuses the tag-only line too.
-	if _, err := inbox.Decode([]byte("[x 📡]")); !errors.Is(err, inbox.ErrEmptyLine) {
+	if _, err := inbox.Decode([]byte("[x 📡]")); !errors.Is(err, inboxv1.ErrEmptyLine) {
 		t.Errorf("Decode(tag only) = %v, want ErrEmptyLine", err)
 	}
 	if got := inbox.SanitizeFrom("ma\u202ema\u200b"); got != "mama" {

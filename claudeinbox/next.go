@@ -2,6 +2,7 @@ package claudeinbox
 
 import (
 	"context"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"time"
 )
 
@@ -13,7 +14,7 @@ type Next int
 // same line again; after [NextWait] a resend would deliver it twice.
 const (
 	// NextFailed: nothing was written because a file or the station
-	// could not be read or written (Verdict.Reason [ReasonIO]), or the
+	// could not be read or written (Verdict.Reason [inboxv1.ReasonIO]), or the
 	// verdict is of a class this version does not know. Fix the cause
 	// (the error says it) before sending again.
 	NextFailed Next = iota
@@ -36,7 +37,7 @@ const (
 	// it first.
 	NextRefused
 	// NextCanceled: the context ended before anything was written
-	// (refused with [ReasonCanceled]). The line may be sent again.
+	// (refused with [inboxv1.ReasonCanceled]). The line may be sent again.
 	NextCanceled
 )
 
@@ -68,9 +69,9 @@ func (v Verdict) Next() Next {
 		return NextWait
 	case v.Class == Dropped:
 		return NextRetryAfter
-	case v.Class == Refused && v.Reason == ReasonCanceled:
+	case v.Class == Refused && v.Reason == inboxv1.ReasonCanceled:
 		return NextCanceled
-	case v.Class == Refused && v.Reason == ReasonIO:
+	case v.Class == Refused && v.Reason == inboxv1.ReasonIO:
 		return NextFailed
 	case v.Class == Refused:
 		return NextRefused

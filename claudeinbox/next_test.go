@@ -11,7 +11,7 @@ import (
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/fakes/fakedoorman"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
-	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/inboxv1"
 )
 
 // TestNext: every class (and the refusals whose reason changes the step)
@@ -19,22 +19,22 @@ import (
 func TestNext(t *testing.T) {
 	tests := []struct {
 		class  claudeinbox.Class
-		reason claudeinbox.Reason
+		reason inboxv1.Reason
 		want   claudeinbox.Next
 		name   string
 	}{
 		{claudeinbox.DeliveredSteer, "", claudeinbox.NextDone, "done"},
 		{claudeinbox.DeliveredStart, "", claudeinbox.NextDone, "done"},
-		{claudeinbox.QueuedNoDoorman, claudeinbox.ReasonHeartbeatStale, claudeinbox.NextWait, "wait"},
+		{claudeinbox.QueuedNoDoorman, inboxv1.ReasonHeartbeatStale, claudeinbox.NextWait, "wait"},
 		{claudeinbox.QueuedOffline, "", claudeinbox.NextWait, "wait"},
 		{claudeinbox.Timeout, "", claudeinbox.NextWait, "wait"},
 		{claudeinbox.Interrupted, "", claudeinbox.NextWait, "wait"},
-		{claudeinbox.Dropped, claudeinbox.ReasonThrottled, claudeinbox.NextRetryAfter, "retry-after"},
-		{claudeinbox.Refused, claudeinbox.ReasonNewline, claudeinbox.NextRefused, "refused"},
-		{claudeinbox.Refused, claudeinbox.ReasonReceiverDidNotQueue, claudeinbox.NextRefused, "refused"},
-		{claudeinbox.Refused, claudeinbox.ReasonBadOption, claudeinbox.NextRefused, "refused"},
-		{claudeinbox.Refused, claudeinbox.ReasonCanceled, claudeinbox.NextCanceled, "canceled"},
-		{claudeinbox.Refused, claudeinbox.ReasonIO, claudeinbox.NextFailed, "failed"},
+		{claudeinbox.Dropped, inboxv1.ReasonThrottled, claudeinbox.NextRetryAfter, "retry-after"},
+		{claudeinbox.Refused, inboxv1.ReasonNewline, claudeinbox.NextRefused, "refused"},
+		{claudeinbox.Refused, inboxv1.ReasonReceiverDidNotQueue, claudeinbox.NextRefused, "refused"},
+		{claudeinbox.Refused, inboxv1.ReasonBadOption, claudeinbox.NextRefused, "refused"},
+		{claudeinbox.Refused, inboxv1.ReasonCanceled, claudeinbox.NextCanceled, "canceled"},
+		{claudeinbox.Refused, inboxv1.ReasonIO, claudeinbox.NextFailed, "failed"},
 		{"a-later-class", "", claudeinbox.NextFailed, "failed"},
 	}
 	for _, tt := range tests {
@@ -66,7 +66,7 @@ func TestWaitsPerCall(t *testing.T) {
 	}
 	for _, bad := range []claudeinbox.Waits{{Ack: -1}, {Seen: time.Second}, {Reply: time.Second}} {
 		v, err := w.sender.Send(ctx, claudeinbox.Request{Target: r.SessionID, Line: "y", Waits: &bad})
-		if !errors.Is(err, claudeinbox.ErrBadOption) || v.Reason != claudeinbox.ReasonBadOption || v.Written {
+		if !errors.Is(err, claudeinbox.ErrBadOption) || v.Reason != inboxv1.ReasonBadOption || v.Written {
 			t.Errorf("waits %+v without a Witness: %s %s %v, want refused bad-option", bad, v.Class, v.Reason, err)
 		}
 	}
@@ -81,17 +81,17 @@ func TestTimeoutSaysThePendingReason(t *testing.T) {
 	w := newWorld(t)
 	w.sender.Wait = 100 * time.Millisecond
 	r := w.session(t, "work-p1")
-	why := string(inbox.PendingNotQueued) + ": no enqueue row for the line at offset 0 within 2s of write 1 of 3"
+	why := string(inboxv1.ReasonReceiverDidNotQueue) + ": no enqueue row for the line at offset 0 within 2s of write 1 of 3"
 	w.doorman(t, r.SessionID, fakedoorman.Options{NoAck: true, LastError: why})
 	v, err := w.sender.Send(context.Background(), claudeinbox.Request{Target: r.SessionID, Line: "x"})
 	if err != nil || v.Class != claudeinbox.Timeout || v.Doorman == nil {
 		t.Fatalf("%s %v, want a timeout with the doorman's status", v.Class, err)
 	}
-	if v.Doorman.LastError != why || v.Doorman.Pending != claudeinbox.ReasonReceiverDidNotQueue || v.Next() != claudeinbox.NextWait {
-		t.Errorf("doorman last error %q pending %q next %v, want %q, %q, wait", v.Doorman.LastError, v.Doorman.Pending, v.Next(), why, claudeinbox.ReasonReceiverDidNotQueue)
+	if v.Doorman.LastError != why || v.Doorman.Pending != inboxv1.ReasonReceiverDidNotQueue || v.Next() != claudeinbox.NextWait {
+		t.Errorf("doorman last error %q pending %q next %v, want %q, %q, wait", v.Doorman.LastError, v.Doorman.Pending, v.Next(), why, inboxv1.ReasonReceiverDidNotQueue)
 	}
 	row := v.Row()
-	if row.Doorman == nil || row.Doorman.LastError == nil || *row.Doorman.LastError != why || row.Doorman.Pending == nil || *row.Doorman.Pending != string(claudeinbox.ReasonReceiverDidNotQueue) {
+	if row.Doorman == nil || row.Doorman.LastError == nil || *row.Doorman.LastError != why || row.Doorman.Pending == nil || *row.Doorman.Pending != string(inboxv1.ReasonReceiverDidNotQueue) {
 		t.Errorf("receipt doorman %+v lacks last_error and pending", row.Doorman)
 	}
 }

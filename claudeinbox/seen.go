@@ -7,8 +7,9 @@ import (
 	"os"
 	"time"
 
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/fsx"
-	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/receipt"
 	"github.com/oo-family/oo-claude/station"
 )
 
@@ -36,7 +37,7 @@ type ReplyWitness interface {
 	// door frame carried msgID, in the rows appended to path after from.
 	// It returns nil when none was complete in time, and ctx's error when
 	// ctx ended first.
-	WaitReply(ctx context.Context, path string, from int64, msgID string, wait time.Duration) (*Reply, error)
+	WaitReply(ctx context.Context, path string, from int64, msgID string, wait time.Duration) (*receipt.Reply, error)
 }
 
 // transcriptMark is where the transcript ended before the append.
@@ -52,7 +53,7 @@ type transcriptMark struct {
 // watchSession) or ctx does. The class never changes: a line not seen in
 // time is still delivered, with a note and v.WaitEnd saying why the wait
 // ended without it.
-func (s *Sender) awaitProof(ctx context.Context, v *Verdict, m transcriptMark, sess *station.Session, files inbox.Files) error {
+func (s *Sender) awaitProof(ctx context.Context, v *Verdict, m transcriptMark, sess *station.Session, files inboxv1.Files) error {
 	reply := s.ReplyWait > 0
 	wait := s.SeenWait
 	if reply {
@@ -62,7 +63,7 @@ func (s *Sender) awaitProof(ctx context.Context, v *Verdict, m transcriptMark, s
 	seen := false
 	v.Seen, v.Transcript = &seen, m.path
 	if m.err != nil {
-		v.WaitEnd = ReasonIO
+		v.WaitEnd = inboxv1.ReasonIO
 		v.Note = fmt.Sprintf("not seen: the session's transcript cannot be watched (%v)", m.err)
 		return nil
 	}
@@ -83,7 +84,7 @@ func (s *Sender) awaitProof(ctx context.Context, v *Verdict, m transcriptMark, s
 	case err == nil && (reply && v.Reply != nil || !reply && *v.Seen):
 		return nil
 	case err == nil:
-		v.WaitEnd = ReasonWaitTimeout
+		v.WaitEnd = inboxv1.ReasonWaitTimeout
 		switch {
 		case !reply:
 			v.Note = fmt.Sprintf("not seen within %s: the door took the line, but the transcript has no row with its msg_id yet", wait)
@@ -94,15 +95,15 @@ func (s *Sender) awaitProof(ctx context.Context, v *Verdict, m transcriptMark, s
 		}
 		return nil
 	case ctx.Err() != nil && errors.Is(err, ctx.Err()):
-		v.WaitEnd, v.InterruptedBy = ReasonInterrupted, interruptedBy(ctx)
+		v.WaitEnd, v.InterruptedBy = inboxv1.ReasonInterrupted, interruptedBy(ctx)
 		v.Note = fmt.Sprintf("interrupted (%s) %.1fs after the ack: ", v.InterruptedBy, elapsed.Seconds()) + proofSoFar(v, reply)
 		return ctx.Err()
 	case ended != nil && errors.Is(err, context.Canceled):
-		v.WaitEnd = ReasonSessionEnded
+		v.WaitEnd = inboxv1.ReasonSessionEnded
 		v.Note = fmt.Sprintf("the session ended (%s) %.1fs after the ack: ", ended.why, elapsed.Seconds()) + proofSoFar(v, reply)
 		return nil
 	}
-	v.WaitEnd = ReasonIO
+	v.WaitEnd = inboxv1.ReasonIO
 	if !*v.Seen {
 		v.Note = fmt.Sprintf("not seen: the door took the line, but the transcript could not be read (%v)", err)
 	} else {

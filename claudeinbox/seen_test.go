@@ -13,6 +13,8 @@ import (
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/fakes/fakedoorman"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
+	"github.com/oo-family/oo-claude/inboxv1"
+	"github.com/oo-family/oo-claude/receipt"
 	"github.com/oo-family/oo-claude/station"
 )
 
@@ -77,7 +79,7 @@ func TestSendSeen(t *testing.T) {
 		{"witness fails", 2 * time.Second, &fakeWitness{err: bad}, &fakedoorman.Options{}, claudeinbox.DeliveredSteer, "false", "not seen", bad, true},
 		{"queued: nothing to prove", 2 * time.Second, &fakeWitness{seen: true}, nil, claudeinbox.QueuedNoDoorman, "null", "no doorman heartbeat", nil, false},
 		{"timeout: nothing to prove", 2 * time.Second, &fakeWitness{seen: true}, &fakedoorman.Options{NoAck: true}, claudeinbox.Timeout, "null", "no ack came", nil, false},
-		{"refused by the doorman: nothing to prove", 2 * time.Second, &fakeWitness{seen: true}, &fakedoorman.Options{Refuse: claudeinbox.ReasonNUL}, claudeinbox.Refused, "null", "refused", nil, false},
+		{"refused by the doorman: nothing to prove", 2 * time.Second, &fakeWitness{seen: true}, &fakedoorman.Options{Refuse: inboxv1.ReasonNUL}, claudeinbox.Refused, "null", "refused", nil, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -187,14 +189,14 @@ func TestSendSeenBadOptions(t *testing.T) {
 // replyWitness is a fakeWitness that also answers WaitReply.
 type replyWitness struct {
 	fakeWitness
-	reply      *claudeinbox.Reply
+	reply      *receipt.Reply
 	replyErr   error
 	replyFrom  int64
 	replyWait  time.Duration
 	replyMsgID string
 }
 
-func (f *replyWitness) WaitReply(ctx context.Context, path string, from int64, msgID string, wait time.Duration) (*claudeinbox.Reply, error) {
+func (f *replyWitness) WaitReply(ctx context.Context, path string, from int64, msgID string, wait time.Duration) (*receipt.Reply, error) {
 	f.mu.Lock()
 	f.replyFrom, f.replyWait, f.replyMsgID = from, wait, msgID
 	f.mu.Unlock()
@@ -208,7 +210,7 @@ func (f *replyWitness) WaitReply(ctx context.Context, path string, from int64, m
 // within the one budget; the verdict and the receipt carry the reply (or
 // null and a note), and the class never changes.
 func TestSendReply(t *testing.T) {
-	answer := &claudeinbox.Reply{Text: "PONG", Tools: []string{"Bash"}, StopReason: "end_turn", TurnEnded: true}
+	answer := &receipt.Reply{Text: "PONG", Tools: []string{"Bash"}, StopReason: "end_turn", TurnEnded: true}
 	tests := []struct {
 		name    string
 		witness *replyWitness

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/jsonrow"
@@ -45,7 +46,7 @@ var ErrRefused = errors.New("refused")
 // line rule it breaks (its text names the rule), or nil for a line the
 // doorman refused (Reason is then the ack's reason).
 type RefusedError struct {
-	Reason Reason // Verdict.Reason
+	Reason inboxv1.Reason // Verdict.Reason
 	Err    error
 }
 
@@ -61,7 +62,7 @@ func (e *RefusedError) Unwrap() error { return e.Err }
 
 // Is reports whether target is [ErrRefused] or the refusal's Reason.
 func (e *RefusedError) Is(target error) bool {
-	r, ok := target.(Reason)
+	r, ok := target.(inboxv1.Reason)
 	return target == ErrRefused || ok && r == e.Reason
 }
 
@@ -156,12 +157,12 @@ type Request struct {
 	// the structured form with the extension key "priority" (the doorman
 	// tags a structured line's text with its from, so NoTag does not keep
 	// such a line untagged); "" and next leave the line as v1 writes it.
-	// Anything else is refused ([ReasonBadPriority]).
+	// Anything else is refused ([inboxv1.ReasonBadPriority]).
 	Priority string
 	// ExpectStart queues a line for a full id that names no live session
 	// and no transcript on this station: a session about to be started
 	// with that id (headless.Start's SessionID). Without it such a send is
-	// refused ([ReasonUnknownSession]): a mistyped id would strand the
+	// refused ([inboxv1.ReasonUnknownSession]): a mistyped id would strand the
 	// line, since no doorman, resume or gc would ever take it.
 	ExpectStart bool
 	// Waits, when set, are this call's waits in place of the Sender's
@@ -185,23 +186,23 @@ type DoormanStatus struct {
 	State string
 	// NotFreshBecause is why the heartbeat is not fresh, one of the
 	// ReasonHeartbeat... and ReasonDoorman... reasons; "" when Fresh.
-	NotFreshBecause Reason
+	NotFreshBecause inboxv1.Reason
 	// LastError is the heartbeat's last_error as the doorman wrote it:
 	// why lines are pending, or its last failure; "" when it has none.
 	// For a [Timeout] verdict it is read again when the wait ends.
 	LastError string
 	// Pending is the reason LastError starts with when it says why the
-	// doorman holds lines back ([ReasonReceiverDidNotQueue],
-	// [ReasonAckUnwritable], [ReasonBadToken],
-	// [ReasonAttemptUnwritable]); "" otherwise.
-	Pending Reason
+	// doorman holds lines back ([inboxv1.ReasonReceiverDidNotQueue],
+	// [inboxv1.ReasonAckUnwritable], [inboxv1.ReasonBadToken],
+	// [inboxv1.ReasonAttemptUnwritable]); "" otherwise.
+	Pending inboxv1.Reason
 }
 
 // setLastError records the heartbeat's last_error and the pending reason
 // it starts with.
 func (d *DoormanStatus) setLastError(e string) {
 	d.LastError, d.Pending = e, ""
-	for _, r := range [...]Reason{ReasonReceiverDidNotQueue, ReasonAckUnwritable, ReasonBadToken, ReasonAttemptUnwritable} {
+	for _, r := range [...]inboxv1.Reason{inboxv1.ReasonReceiverDidNotQueue, inboxv1.ReasonAckUnwritable, inboxv1.ReasonBadToken, inboxv1.ReasonAttemptUnwritable} {
 		if e == string(r) || strings.HasPrefix(e, string(r)+":") {
 			d.Pending = r
 			return
@@ -239,7 +240,7 @@ type Verdict struct {
 	Doorman *DoormanStatus
 	// ack is the doorman's ack for this line, when one came: the
 	// receipt's ack.
-	ack        *inbox.Ack
+	ack        *inboxv1.Ack
 	PeerStatus string
 	MsgID      string
 	// Confirm is the ack's confirm: "transcript" when the doorman saw
@@ -281,29 +282,29 @@ type Verdict struct {
 
 	// Reply is the session's answer to the line, when Sender.ReplyWait
 	// asked for it and it was complete within the wait; nil otherwise.
-	Reply *Reply
+	Reply *receipt.Reply
 	// ReplyAfter is how long Send waited after the ack for the reply:
 	// until it was complete, or ReplyWait when it was not.
 	ReplyAfter time.Duration
 	ReplyWait  time.Duration
 	// WaitEnd is why the seen or reply wait ended without the row or the
-	// answer it waited for: [ReasonWaitTimeout], [ReasonSessionEnded] (the
+	// answer it waited for: [inboxv1.ReasonWaitTimeout], [inboxv1.ReasonSessionEnded] (the
 	// session ended while Send waited: the wait ends with it),
-	// [ReasonInterrupted] (ctx ended) or [ReasonIO] (the transcript could
+	// [inboxv1.ReasonInterrupted] (ctx ended) or [inboxv1.ReasonIO] (the transcript could
 	// not be watched or read); "" when it got what it waited for or no
 	// wait ran. The class is the same either way.
-	WaitEnd Reason
+	WaitEnd inboxv1.Reason
 	// InterruptedBy names what cut a wait of the send short (for the ack:
 	// an [Interrupted] verdict; for the row or the reply: WaitEnd
-	// [ReasonInterrupted]), or stopped the send before its line was
-	// written ([ReasonCanceled]): the signal's name ("SIGINT", "SIGTERM")
+	// [inboxv1.ReasonInterrupted]), or stopped the send before its line was
+	// written ([inboxv1.ReasonCanceled]): the signal's name ("SIGINT", "SIGTERM")
 	// when context.Cause(ctx) has a method Signal() os.Signal, else
 	// "canceled" or "deadline-exceeded". "" when nothing did.
 	InterruptedBy string
 
-	Reason Reason // why refused, queued-no-doorman or dropped
-	Note   string // advice for a human
-	Hint   string // the command to run next
+	Reason inboxv1.Reason // why refused, queued-no-doorman or dropped
+	Note   string         // advice for a human
+	Hint   string         // the command to run next
 
 	ClientVersion string
 	// Station is the Sender's StationName.
@@ -320,25 +321,25 @@ type Verdict struct {
 //
 // The error says what a program may branch on; the verdict says the rest:
 //   - every [Refused] verdict comes with a *[RefusedError] (errors.Is
-//     [ErrRefused]) whose Reason says why ([ReasonNewline],
-//     [ReasonSymlink], ...) and which wraps the cause: a bad target
+//     [ErrRefused]) whose Reason says why ([inboxv1.ReasonNewline],
+//     [inboxv1.ReasonSymlink], ...) and which wraps the cause: a bad target
 //     matches station.ErrUnknownTarget or ErrAmbiguousTarget, and so on;
 //     a nil ctx is refused with [ErrBadOption] and a nil *Sender with
 //     [ErrNoStation], before anything is written;
 //   - a ctx that has ended before Send starts writes nothing at all (no
 //     line, no throttle entry, no receipt) and returns ctx's error itself
 //     (err == context.Canceled) with a Refused verdict of reason
-//     [ReasonCanceled];
+//     [inboxv1.ReasonCanceled];
 //   - a ctx that ends while Send waits for the ack returns ctx's error
 //     itself (err == context.Canceled) next to an [Interrupted] verdict:
 //     the line is written and waits, do not resend it. During the seen or
 //     reply wait it is ctx's error too, next to what the wait had found
-//     (Verdict.WaitEnd [ReasonInterrupted]), and the class stays
+//     (Verdict.WaitEnd [inboxv1.ReasonInterrupted]), and the class stays
 //     delivered. Verdict.InterruptedBy names the signal when ctx's cause
 //     has a method Signal() os.Signal;
 //   - a session that ends during the seen or reply wait (its process
 //     exits, its registry row goes, it switches to another id) ends the
-//     wait within moments, with Verdict.WaitEnd [ReasonSessionEnded] and
+//     wait within moments, with Verdict.WaitEnd [inboxv1.ReasonSessionEnded] and
 //     a nil error; the class stays delivered;
 //   - a Witness that fails during the seen or reply wait is a *SendError
 //     of Op "seen" or "reply", and the class stays delivered;
@@ -355,19 +356,19 @@ func (s *Sender) Send(ctx context.Context, req Request) (Verdict, error) {
 	}
 	s = s.forCall(req.Waits)
 	if ctx == nil {
-		err := &RefusedError{Reason: ReasonBadOption, Err: fmt.Errorf("%w: nil context", ErrBadOption)}
+		err := &RefusedError{Reason: inboxv1.ReasonBadOption, Err: fmt.Errorf("%w: nil context", ErrBadOption)}
 		v := Verdict{Target: req.Target, Line: req.Line, ClientVersion: s.ClientVersion, At: s.now()}
-		v.refuse(ReasonBadOption, err.Err.Error())
+		v.refuse(inboxv1.ReasonBadOption, err.Err.Error())
 		return v, err
 	}
 	if err := ctx.Err(); err != nil {
 		v := Verdict{Target: req.Target, Line: req.Line, ClientVersion: s.ClientVersion, At: s.now()}
-		v.refuse(ReasonCanceled, "the send was cancelled before anything was written")
+		v.refuse(inboxv1.ReasonCanceled, "the send was cancelled before anything was written")
 		v.InterruptedBy = interruptedBy(ctx)
 		return v, err
 	}
 	v, err := s.send(ctx, req)
-	if v.Class == Refused && v.Reason != ReasonCanceled {
+	if v.Class == Refused && v.Reason != inboxv1.ReasonCanceled {
 		var re *RefusedError
 		if !errors.As(err, &re) {
 			err = &RefusedError{Reason: v.Reason, Err: err}
@@ -397,7 +398,7 @@ func (s *Sender) now() time.Time {
 	return time.Now()
 }
 
-func (v *Verdict) refuse(reason Reason, note string) {
+func (v *Verdict) refuse(reason inboxv1.Reason, note string) {
 	v.Class, v.Reason, v.Note = Refused, reason, note
 }
 
@@ -413,12 +414,12 @@ func (v *Verdict) refuse(reason Reason, note string) {
 //
 // hb is the heartbeat as read a moment before (resolving a full id),
 // nil when none was read: then checkQueue reads it.
-func (s *Sender) checkQueue(v *Verdict, req Request, t station.Target, files inbox.Files, hb *inbox.Heartbeat) error {
+func (s *Sender) checkQueue(v *Verdict, req Request, t station.Target, files inboxv1.Files, hb *inboxv1.Heartbeat) error {
 	if !t.Running {
 		if req.ExpectStart || !transcriptfile.Absent(s.Station.Paths.ProjectsDir, t.SessionID) {
 			return nil
 		}
-		v.refuse(ReasonUnknownSession, fmt.Sprintf("no running session and no transcript on this station has the id %s (a mistyped id?): nothing was written; a line for a session about to be started with this id is queued with Request.ExpectStart", t.SessionID))
+		v.refuse(inboxv1.ReasonUnknownSession, fmt.Sprintf("no running session and no transcript on this station has the id %s (a mistyped id?): nothing was written; a line for a session about to be started with this id is queued with Request.ExpectStart", t.SessionID))
 		v.Hint = "oo-claude sessions"
 		return &station.TargetError{Target: req.Target, Err: station.ErrUnknownTarget}
 	}
@@ -437,13 +438,13 @@ func (s *Sender) checkQueue(v *Verdict, req Request, t station.Target, files inb
 		return nil
 	}
 	mine := filepath.Dir(files.Inbox)
-	v.refuse(ReasonInboxDirMismatch, fmt.Sprintf("the session's doorman (pid %d) follows the inbox directory %s, and this sender writes to %s (the inbox directory knob differs between the session and this sender): nothing was written; send with the doorman's inbox directory", f.DoormanPID, f.Dir, mine))
+	v.refuse(inboxv1.ReasonInboxDirMismatch, fmt.Sprintf("the session's doorman (pid %d) follows the inbox directory %s, and this sender writes to %s (the inbox directory knob differs between the session and this sender): nothing was written; send with the doorman's inbox directory", f.DoormanPID, f.Dir, mine))
 	v.Hint = "export OO_CLAUDE_INBOX_DIR=" + shellQuote(f.Dir)
 	return fmt.Errorf("%w: the doorman follows %s, not %s", ErrInboxDirMismatch, f.Dir, mine)
 }
 
 // ErrInboxDirMismatch is the cause of a send refused with
-// [ReasonInboxDirMismatch]: the session's doorman follows another inbox
+// [inboxv1.ReasonInboxDirMismatch]: the session's doorman follows another inbox
 // directory than the sender's.
 var ErrInboxDirMismatch = errors.New("the doorman follows another inbox directory")
 
@@ -473,14 +474,14 @@ func withPriority(line, p string) (string, string) {
 		if structured {
 			return line, inbox.PriorityOf(st.Priority)
 		}
-		return line, inbox.PriorityNext
+		return line, inboxv1.PriorityNext
 	}
 	if structured {
 		if out, ok := setPriority(line, p); ok {
 			return out, p
 		}
 	}
-	st = inbox.Structured{V: inbox.Version, Line: line}
+	st = inbox.Structured{V: inboxv1.Version, Line: line}
 	if tf, ok := inbox.SenderTag(line); ok {
 		st.From = inbox.SanitizeFrom(tf)
 	}
@@ -536,7 +537,7 @@ func setPriority(line, p string) (string, bool) {
 		}
 	}
 	if !hasV {
-		fmt.Fprintf(&b, `"v":%d`, inbox.Version)
+		fmt.Fprintf(&b, `"v":%d`, inboxv1.Version)
 	}
 	wrote := false
 	for _, m := range members {
@@ -589,13 +590,13 @@ func joinErr(a, b error) error {
 func (s *Sender) refuseFile(v *Verdict, inbox string, err error) error {
 	switch {
 	case errors.Is(err, fsx.ErrSymlink):
-		v.refuse(ReasonSymlink, fmt.Sprintf("%v: a symlink sits where the inbox %s or one of its files should be; remove it and send again", err, inbox))
+		v.refuse(inboxv1.ReasonSymlink, fmt.Sprintf("%v: a symlink sits where the inbox %s or one of its files should be; remove it and send again", err, inbox))
 	case errors.Is(err, fsx.ErrNotRegular):
-		v.refuse(ReasonNotRegular, fmt.Sprintf("%v: a FIFO, socket, device or directory sits where the inbox %s or its files should be; remove it and send again", err, inbox))
+		v.refuse(inboxv1.ReasonNotRegular, fmt.Sprintf("%v: a FIFO, socket, device or directory sits where the inbox %s or its files should be; remove it and send again", err, inbox))
 	case errors.Is(err, fsx.ErrUntrusted):
-		v.refuse(ReasonUntrusted, err.Error())
+		v.refuse(inboxv1.ReasonUntrusted, err.Error())
 	default:
-		v.refuse(ReasonIO, err.Error())
+		v.refuse(inboxv1.ReasonIO, err.Error())
 	}
 	return &SendError{Op: "append", Path: inbox, Err: err}
 }
@@ -612,24 +613,24 @@ func (e *SendError) Unwrap() error { return e.Err }
 
 // lineReason is the reason of the line rule err breaks (the one table,
 // inbox.LineReason).
-func lineReason(err error) Reason { return Reason(inbox.LineReason(err)) }
+func lineReason(err error) inboxv1.Reason { return inboxv1.Reason(inbox.LineReason(err)) }
 
 func notFreshNote(f inbox.Freshness) string {
 	switch f.Reason {
-	case inbox.NotFreshMissing:
+	case inboxv1.ReasonHeartbeatMissing:
 		return "no doorman heartbeat"
-	case inbox.NotFreshStale:
+	case inboxv1.ReasonHeartbeatStale:
 		if f.Age > 0 {
 			return fmt.Sprintf("the doorman's heartbeat is stale (last seen %.1fs ago)", f.Age.Seconds())
 		}
 		return "the doorman's heartbeat is stale"
-	case inbox.NotFreshState:
+	case inboxv1.ReasonDoormanState:
 		return fmt.Sprintf("the doorman is %s, not following", f.Detail)
-	case inbox.NotFreshPIDGone:
+	case inboxv1.ReasonDoormanGone:
 		return "the doorman's process is gone"
-	case inbox.NotFreshOtherSession:
+	case inboxv1.ReasonOtherSession:
 		return fmt.Sprintf("the heartbeat is another session's (%s)", f.Detail)
-	case inbox.NotFreshUnreadable:
+	case inboxv1.ReasonHeartbeatUnreadable:
 		return "the doorman's heartbeat is unreadable"
 	}
 	return "no fresh doorman heartbeat"
@@ -653,9 +654,9 @@ func fileSize(path string) int64 {
 // ack file, reading from byte from on. It is woken by file events on the
 // inbox directory and, as a safety net, by a coarse timer. It returns nil
 // when no ack came; the error is ctx's when ctx ended first.
-func (s *Sender) awaitAck(ctx context.Context, files inbox.Files, from int64, sha string, offset int64) (*inbox.Ack, error) {
+func (s *Sender) awaitAck(ctx context.Context, files inboxv1.Files, from int64, sha string, offset int64) (*inboxv1.Ack, error) {
 	pos := from
-	scan := func() *inbox.Ack {
+	scan := func() *inboxv1.Ack {
 		f, err := fsx.OpenRead(files.Ack)
 		if err != nil {
 			return nil
@@ -667,8 +668,8 @@ func (s *Sender) awaitAck(ctx context.Context, files inbox.Files, from int64, sh
 		if _, err := f.Seek(pos, io.SeekStart); err != nil {
 			return nil
 		}
-		var found *inbox.Ack
-		inbox.ScanAcks(f, pos, func(a inbox.Ack, end int64) bool {
+		var found *inboxv1.Ack
+		inbox.ScanAcks(f, pos, func(a inboxv1.Ack, end int64) bool {
 			pos = end
 			if a.Matches(sha, offset) {
 				found = &a

@@ -21,6 +21,7 @@ import (
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/fakes/fakedoorman"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/receipt"
@@ -121,46 +122,46 @@ func TestSendClasses(t *testing.T) {
 		setup   setup
 		class   claudeinbox.Class
 		exit    int
-		reason  claudeinbox.Reason
+		reason  inboxv1.Reason
 		written bool
 		hint    bool
 	}{
 		{"newline", func(t *testing.T, w *world) claudeinbox.Request {
 			return line(w.session(t, "work-e9").SessionID, "two\nlines")
-		}, claudeinbox.Refused, 1, claudeinbox.ReasonNewline, false, false},
+		}, claudeinbox.Refused, 1, inboxv1.ReasonNewline, false, false},
 		{"16 KiB + 1", func(t *testing.T, w *world) claudeinbox.Request {
-			r := line(w.session(t, "work-e9").SessionID, strings.Repeat("x", inbox.MaxLineBytes+1))
+			r := line(w.session(t, "work-e9").SessionID, strings.Repeat("x", inboxv1.MaxLineBytes+1))
 			r.NoTag = true
 			return r
-		}, claudeinbox.Refused, 1, claudeinbox.ReasonTooLong, false, false},
+		}, claudeinbox.Refused, 1, inboxv1.ReasonTooLong, false, false},
 		{"16 KiB with its tag", func(t *testing.T, w *world) claudeinbox.Request {
-			return line(w.session(t, "work-e9").SessionID, strings.Repeat("x", inbox.MaxLineBytes-5))
-		}, claudeinbox.Refused, 1, claudeinbox.ReasonTooLong, false, false},
+			return line(w.session(t, "work-e9").SessionID, strings.Repeat("x", inboxv1.MaxLineBytes-5))
+		}, claudeinbox.Refused, 1, inboxv1.ReasonTooLong, false, false},
 		{"empty", func(t *testing.T, w *world) claudeinbox.Request {
 			r := line(w.session(t, "work-e9").SessionID, "")
 			r.NoTag = true
 			return r
-		}, claudeinbox.Refused, 1, claudeinbox.ReasonEmpty, false, false},
+		}, claudeinbox.Refused, 1, inboxv1.ReasonEmpty, false, false},
 		{"invalid UTF-8", func(t *testing.T, w *world) claudeinbox.Request {
 			return line(w.session(t, "work-e9").SessionID, "bad \xff byte")
-		}, claudeinbox.Refused, 1, claudeinbox.ReasonInvalidUTF8, false, false},
+		}, claudeinbox.Refused, 1, inboxv1.ReasonInvalidUTF8, false, false},
 		{"bad from", func(t *testing.T, w *world) claudeinbox.Request {
 			r := line(w.session(t, "work-e9").SessionID, "hi")
 			r.From = "mama]"
 			return r
-		}, claudeinbox.Refused, 1, claudeinbox.ReasonBadFrom, false, false},
+		}, claudeinbox.Refused, 1, inboxv1.ReasonBadFrom, false, false},
 		{"ambiguous fragment", func(t *testing.T, w *world) claudeinbox.Request {
 			w.session(t, "proj-alpha-1")
 			w.fs.AddSession(fakestation.Session{PID: livePID(t), Name: "proj-alpha-2"})
 			return line("alpha", "hi")
-		}, claudeinbox.Refused, 1, claudeinbox.ReasonAmbiguousTarget, false, false},
+		}, claudeinbox.Refused, 1, inboxv1.ReasonAmbiguousTarget, false, false},
 		{"unknown name", func(t *testing.T, w *world) claudeinbox.Request {
 			w.session(t, "work-e9")
 			return line("nobody-here", "hi")
-		}, claudeinbox.Refused, 1, claudeinbox.ReasonUnknownTarget, false, false},
+		}, claudeinbox.Refused, 1, inboxv1.ReasonUnknownTarget, false, false},
 		{"bad target", func(t *testing.T, w *world) claudeinbox.Request {
 			return line("../etc", "hi")
-		}, claudeinbox.Refused, 1, claudeinbox.ReasonBadTarget, false, false},
+		}, claudeinbox.Refused, 1, inboxv1.ReasonBadTarget, false, false},
 		{"offline full id", func(t *testing.T, w *world) claudeinbox.Request {
 			return line(w.offline(t), "wake up")
 		}, claudeinbox.QueuedOffline, 3, "", true, true},
@@ -175,11 +176,11 @@ func TestSendClasses(t *testing.T) {
 		{"full id nobody has", func(t *testing.T, w *world) claudeinbox.Request {
 			sid := w.offline(t)
 			return line(typo(sid), "wake up")
-		}, claudeinbox.Refused, 1, claudeinbox.ReasonUnknownSession, false, true},
+		}, claudeinbox.Refused, 1, inboxv1.ReasonUnknownSession, false, true},
 		{"dead row, no transcript", func(t *testing.T, w *world) claudeinbox.Request {
 			r := w.fs.AddSession(fakestation.Session{Name: "gone", ProcStart: "1"})
 			return line(r.SessionID, "wake up")
-		}, claudeinbox.Refused, 1, claudeinbox.ReasonUnknownSession, false, true},
+		}, claudeinbox.Refused, 1, inboxv1.ReasonUnknownSession, false, true},
 		{"full id nobody has, ExpectStart", func(t *testing.T, w *world) claudeinbox.Request {
 			r := line(uuid.NewString(), "wake up")
 			r.ExpectStart = true
@@ -187,18 +188,18 @@ func TestSendClasses(t *testing.T) {
 		}, claudeinbox.QueuedOffline, 3, "", true, true},
 		// A session whose start is in progress: its registry row is
 		// there, its transcript not yet. It is live, not unknown.
-		{"started, no transcript yet", running(nil), claudeinbox.QueuedNoDoorman, 3, inbox.NotFreshMissing, true, false},
-		{"running, no heartbeat", running(nil), claudeinbox.QueuedNoDoorman, 3, inbox.NotFreshMissing, true, false},
-		{"stale heartbeat", running(&fakedoorman.Options{Stale: true}), claudeinbox.QueuedNoDoorman, 3, inbox.NotFreshStale, true, false},
-		{"heartbeat of another session", running(&fakedoorman.Options{HeartbeatSession: uuid.NewString()}), claudeinbox.QueuedNoDoorman, 3, inbox.NotFreshOtherSession, true, false},
-		{"stopped doorman", running(&fakedoorman.Options{State: inbox.StateStopped}), claudeinbox.QueuedNoDoorman, 3, inbox.NotFreshState, true, false},
-		{"doorman pid gone", running(&fakedoorman.Options{PID: fakedoorman.DeadPID()}), claudeinbox.QueuedNoDoorman, 3, inbox.NotFreshPIDGone, true, false},
+		{"started, no transcript yet", running(nil), claudeinbox.QueuedNoDoorman, 3, inboxv1.ReasonHeartbeatMissing, true, false},
+		{"running, no heartbeat", running(nil), claudeinbox.QueuedNoDoorman, 3, inboxv1.ReasonHeartbeatMissing, true, false},
+		{"stale heartbeat", running(&fakedoorman.Options{Stale: true}), claudeinbox.QueuedNoDoorman, 3, inboxv1.ReasonHeartbeatStale, true, false},
+		{"heartbeat of another session", running(&fakedoorman.Options{HeartbeatSession: uuid.NewString()}), claudeinbox.QueuedNoDoorman, 3, inboxv1.ReasonOtherSession, true, false},
+		{"stopped doorman", running(&fakedoorman.Options{State: inboxv1.StateStopped}), claudeinbox.QueuedNoDoorman, 3, inboxv1.ReasonDoormanState, true, false},
+		{"doorman pid gone", running(&fakedoorman.Options{PID: fakedoorman.DeadPID()}), claudeinbox.QueuedNoDoorman, 3, inboxv1.ReasonDoormanGone, true, false},
 		{"fresh heartbeat, no ack", running(&fakedoorman.Options{NoAck: true}), claudeinbox.Timeout, 5, "", true, false},
 		{"delivered-steer", running(&fakedoorman.Options{}), claudeinbox.DeliveredSteer, 0, "", true, false},
 		{"delivered-start", running(&fakedoorman.Options{PeerStatus: station.StatusIdle}), claudeinbox.DeliveredStart, 0, "", true, false},
 		{"delivered after a delay", running(&fakedoorman.Options{AckDelay: 200 * time.Millisecond}), claudeinbox.DeliveredSteer, 0, "", true, false},
 		{"v1 ack without offset", running(&fakedoorman.Options{NoOffset: true}), claudeinbox.DeliveredSteer, 0, "", true, false},
-		{"doorman refuses", running(&fakedoorman.Options{Refuse: claudeinbox.ReasonNUL}), claudeinbox.Refused, 1, claudeinbox.ReasonNUL, true, false},
+		{"doorman refuses", running(&fakedoorman.Options{Refuse: inboxv1.ReasonNUL}), claudeinbox.Refused, 1, inboxv1.ReasonNUL, true, false},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -222,7 +223,7 @@ func TestSendClasses(t *testing.T) {
 				t.Errorf("exit code %d, want %d", got, tt.exit)
 			}
 			wantHint := "oo-claude resume " + v.SessionID
-			if v.Reason == claudeinbox.ReasonUnknownSession {
+			if v.Reason == inboxv1.ReasonUnknownSession {
 				wantHint = "oo-claude sessions"
 			}
 			if (v.Hint != "") != tt.hint || (tt.hint && v.Hint != wantHint) {
@@ -363,7 +364,7 @@ func TestThrottle(t *testing.T) {
 	before := readFile(t, w.fs.InboxPath(sid))
 	clock = clock.Add(12 * time.Second)
 	v := send("two", "mama")
-	if v.Class != claudeinbox.Dropped || v.Class.ExitCode() != 6 || v.Reason != claudeinbox.ReasonThrottled || v.Written {
+	if v.Class != claudeinbox.Dropped || v.Class.ExitCode() != 6 || v.Reason != inboxv1.ReasonThrottled || v.Written {
 		t.Fatalf("second line: %+v", v)
 	}
 	if v.RetryAfter != 18*time.Second {
@@ -496,8 +497,8 @@ func TestFileModes(t *testing.T) {
 		w.sender.InboxDir: 0o700 | os.ModeDir,
 		filepath.Join(w.sender.InboxDir, sid+".inbox"): 0o600,
 		w.sender.StateDir: 0o700 | os.ModeDir,
-		filepath.Join(w.sender.StateDir, inbox.ThrottleDir):                                    0o700 | os.ModeDir,
-		inbox.ThrottleFor(w.sender.StateDir, time.Minute, nil).KeyFile(sid, inbox.DefaultFrom): 0o600,
+		filepath.Join(w.sender.StateDir, inbox.ThrottleDir):                                      0o700 | os.ModeDir,
+		inbox.ThrottleFor(w.sender.StateDir, time.Minute, nil).KeyFile(sid, inboxv1.DefaultFrom): 0o600,
 		w.sender.Receipts.Path: 0o600,
 	} {
 		fi, err := os.Lstat(path)
@@ -528,7 +529,7 @@ func TestSymlinkAtInbox(t *testing.T) {
 	if !errors.As(err, &se) || se.Op != "append" || se.Path != w.fs.InboxPath(r.SessionID) {
 		t.Errorf("error %#v does not name the append and the inbox", err)
 	}
-	if v.Class != claudeinbox.Refused || v.Reason != claudeinbox.ReasonSymlink || v.Written || !strings.Contains(v.Note, "symlink") {
+	if v.Class != claudeinbox.Refused || v.Reason != inboxv1.ReasonSymlink || v.Written || !strings.Contains(v.Note, "symlink") {
 		t.Errorf("verdict %+v", v)
 	}
 	if got := readFile(t, victim); got != "keep\n" {
@@ -610,7 +611,7 @@ func TestTimeoutNoteSaysWhy(t *testing.T) {
 	w := newWorld(t)
 	w.sender.Wait = 100 * time.Millisecond
 	r := w.session(t, "work-n0")
-	why := string(inbox.PendingNotQueued) + ": no enqueue row for the line at offset 0 within 2s of write 1 of 3"
+	why := string(inboxv1.ReasonReceiverDidNotQueue) + ": no enqueue row for the line at offset 0 within 2s of write 1 of 3"
 	w.doorman(t, r.SessionID, fakedoorman.Options{NoAck: true, LastError: why})
 	v, err := w.sender.Send(context.Background(), claudeinbox.Request{Target: r.SessionID, Line: "x"})
 	if err != nil || v.Class != claudeinbox.Timeout || v.Class.ExitCode() != 5 {
@@ -676,18 +677,18 @@ func TestRefusedCauses(t *testing.T) {
 		}, station.ErrAmbiguousTarget},
 		{"newline", func(t *testing.T, w *world) claudeinbox.Request {
 			return line(w.session(t, "work-e9").SessionID, "two\nlines")
-		}, inbox.ErrNewline},
+		}, inboxv1.ErrNewline},
 		{"empty", func(t *testing.T, w *world) claudeinbox.Request {
 			return line(w.session(t, "work-e9").SessionID, "  ")
-		}, inbox.ErrEmptyLine},
+		}, inboxv1.ErrEmptyLine},
 		{"too long", func(t *testing.T, w *world) claudeinbox.Request {
-			return line(w.session(t, "work-e9").SessionID, strings.Repeat("x", inbox.MaxLineBytes))
-		}, inbox.ErrLineTooLong},
+			return line(w.session(t, "work-e9").SessionID, strings.Repeat("x", inboxv1.MaxLineBytes))
+		}, inboxv1.ErrLineTooLong},
 		{"bad from", func(t *testing.T, w *world) claudeinbox.Request {
 			r := line(w.session(t, "work-e9").SessionID, "hi")
 			r.From = "a[b"
 			return r
-		}, inbox.ErrBadFrom},
+		}, inboxv1.ErrBadFrom},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -716,7 +717,7 @@ func TestSendCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	v, err := w.sender.Send(ctx, line(r.SessionID, "never written"))
-	if err != context.Canceled || v.Class != claudeinbox.Refused || v.Reason != claudeinbox.ReasonCanceled || v.Written {
+	if err != context.Canceled || v.Class != claudeinbox.Refused || v.Reason != inboxv1.ReasonCanceled || v.Written {
 		t.Fatalf("cancelled before: err %v class %s reason %s written %v", err, v.Class, v.Reason, v.Written)
 	}
 	if _, err := os.Stat(w.fs.InboxPath(r.SessionID)); !errors.Is(err, os.ErrNotExist) {
@@ -795,7 +796,7 @@ func TestSendPriority(t *testing.T) {
 	w := newWorld(t)
 	sid := uuid.NewString()
 	v, err := w.sender.Send(context.Background(), claudeinbox.Request{Target: sid, Line: "x", Priority: "soon"})
-	if !errors.Is(err, inbox.ErrBadPriority) || v.Class != claudeinbox.Refused || v.Reason != claudeinbox.ReasonBadPriority || v.Written {
+	if !errors.Is(err, inboxv1.ErrBadPriority) || v.Class != claudeinbox.Refused || v.Reason != inboxv1.ReasonBadPriority || v.Written {
 		t.Errorf("priority soon: %s %s written %v err %v", v.Class, v.Reason, v.Written, err)
 	}
 }
@@ -808,12 +809,12 @@ func TestSendBadCaller(t *testing.T) {
 	//lint:ignore SA1012 the nil context is the bad input under test
 	v, err := w.sender.Send(nil, claudeinbox.Request{Target: sid, Line: "hi"})
 	var re *claudeinbox.RefusedError
-	if !errors.Is(err, claudeinbox.ErrBadOption) || !errors.As(err, &re) || re.Reason != claudeinbox.ReasonBadOption || v.Class != claudeinbox.Refused || v.Written {
+	if !errors.Is(err, claudeinbox.ErrBadOption) || !errors.As(err, &re) || re.Reason != inboxv1.ReasonBadOption || v.Class != claudeinbox.Refused || v.Written {
 		t.Errorf("nil ctx: %v, %+v; want a bad-option refusal", err, v)
 	}
 	var nilSender *claudeinbox.Sender
 	v, err = nilSender.Send(context.Background(), claudeinbox.Request{Target: sid, Line: "hi"})
-	if !errors.Is(err, claudeinbox.ErrNoStation) || !errors.Is(err, claudeinbox.ErrRefused) || v.Class != claudeinbox.Refused || v.Reason != claudeinbox.ReasonBadOption {
+	if !errors.Is(err, claudeinbox.ErrNoStation) || !errors.Is(err, claudeinbox.ErrRefused) || v.Class != claudeinbox.Refused || v.Reason != inboxv1.ReasonBadOption {
 		t.Errorf("nil Sender: %v, %+v; want a no-station refusal", err, v)
 	}
 	if _, err := os.Stat(w.fs.InboxPath(sid)); !errors.Is(err, os.ErrNotExist) {

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/station"
@@ -39,7 +40,7 @@ func sessionEndOf(ctx context.Context) *sessionEnded {
 // switched. A doorman that stopped is not the session's end by itself (a
 // session can restart its MCP servers and still answer): its heartbeat
 // only wakes the check. stop ends the watch and waits for its goroutines.
-func (s *Sender) watchSession(ctx context.Context, sess *station.Session, files inbox.Files) (context.Context, func()) {
+func (s *Sender) watchSession(ctx context.Context, sess *station.Session, files inboxv1.Files) (context.Context, func()) {
 	wctx, cancel := context.WithCancelCause(ctx)
 	if sess == nil {
 		return wctx, func() { cancel(nil) }
@@ -113,7 +114,7 @@ func (s *Sender) rowEnded(sess *station.Session, heartbeat string) string {
 	case err == nil && r.SessionID != sess.SessionID:
 		return "its process now runs session " + r.SessionID
 	}
-	if h, err := inbox.ReadHeartbeat(heartbeat); err == nil && h.SessionID == sess.SessionID && h.State == inbox.StateSwitched {
+	if h, err := inbox.ReadHeartbeat(heartbeat); err == nil && h.SessionID == sess.SessionID && h.State == inboxv1.StateSwitched {
 		return "its doorman says it switched to another session"
 	}
 	return ""

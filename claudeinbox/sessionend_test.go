@@ -15,6 +15,8 @@ import (
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/fakes/fakedoorman"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
+	"github.com/oo-family/oo-claude/inboxv1"
+	"github.com/oo-family/oo-claude/receipt"
 	"github.com/oo-family/oo-claude/station"
 )
 
@@ -43,7 +45,7 @@ func (f *waitingWitness) WaitSeen(ctx context.Context, path string, from int64, 
 	return false, ctx.Err()
 }
 
-func (f *waitingWitness) WaitReply(ctx context.Context, path string, from int64, msgID string, wait time.Duration) (*claudeinbox.Reply, error) {
+func (f *waitingWitness) WaitReply(ctx context.Context, path string, from int64, msgID string, wait time.Duration) (*receipt.Reply, error) {
 	f.began <- "reply"
 	<-ctx.Done()
 	return nil, ctx.Err()
@@ -112,7 +114,7 @@ func TestSendInterruptedWait(t *testing.T) {
 			if v.Class != claudeinbox.DeliveredSteer || v.MsgID == "" {
 				t.Fatalf("class %s msg_id %q: an interrupted wait keeps the ack's class", v.Class, v.MsgID)
 			}
-			if v.WaitEnd != claudeinbox.ReasonInterrupted || v.InterruptedBy != "SIGINT" {
+			if v.WaitEnd != inboxv1.ReasonInterrupted || v.InterruptedBy != "SIGINT" {
 				t.Errorf("wait end %q interrupted by %q, want interrupted by SIGINT", v.WaitEnd, v.InterruptedBy)
 			}
 			if !strings.HasPrefix(v.Note, "interrupted (SIGINT) ") || strings.Contains(v.Note, "within") || !strings.Contains(v.Note, tt.note) {
@@ -203,7 +205,7 @@ func TestSendWaitEndsWithTheSession(t *testing.T) {
 				t.Fatalf("class %s: the session's end keeps the ack's class", v.Class)
 			}
 			why := strings.Replace(tt.why, "%d", strconv.Itoa(r.PID), 1)
-			if v.WaitEnd != claudeinbox.ReasonSessionEnded || v.InterruptedBy != "" {
+			if v.WaitEnd != inboxv1.ReasonSessionEnded || v.InterruptedBy != "" {
 				t.Errorf("wait end %q interrupted by %q, want session-ended", v.WaitEnd, v.InterruptedBy)
 			}
 			if !strings.HasPrefix(v.Note, "the session ended ("+why) || strings.Contains(v.Note, "within") {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/hostile"
 	"github.com/oo-family/oo-claude/internal/inbox"
 )
@@ -34,7 +35,7 @@ func TestSendThrottleLockHeld(t *testing.T) {
 	if !errors.As(err, &se) || !errors.Is(err, inbox.ErrThrottleLocked) {
 		t.Errorf("err %v, want a SendError wrapping ErrThrottleLocked", err)
 	}
-	if v.Class != claudeinbox.Refused || v.Class.ExitCode() != 1 || v.Reason != claudeinbox.ReasonIO || v.Written {
+	if v.Class != claudeinbox.Refused || v.Class.ExitCode() != 1 || v.Reason != inboxv1.ReasonIO || v.Written {
 		t.Errorf("verdict %s/%s written %v, want refused io-error, nothing written", v.Class, v.Reason, v.Written)
 	}
 	if want := fmt.Sprintf("pid %d", pid); !strings.Contains(v.Note, want) {

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/hostile"
 )
 
@@ -23,30 +24,30 @@ func TestSendRefusesHostileInbox(t *testing.T) {
 	cases := []struct {
 		name   string
 		plant  func(t *testing.T, inboxDir, inbox string) error
-		reason claudeinbox.Reason
+		reason inboxv1.Reason
 		inNote string
 	}{
-		{"fifo", func(t *testing.T, _, in string) error { return hostile.Plant(in, hostile.FIFO, nil, "") }, claudeinbox.ReasonNotRegular, "not a regular file"},
-		{"socket", func(t *testing.T, _, in string) error { return hostile.Plant(in, hostile.Socket, nil, "") }, claudeinbox.ReasonNotRegular, "not a regular file"},
-		{"dir", func(t *testing.T, _, in string) error { return hostile.Plant(in, hostile.Dir, nil, "") }, claudeinbox.ReasonNotRegular, "not a regular file"},
-		{"chardev", func(t *testing.T, _, in string) error { return hostile.Plant(in, hostile.CharDev, nil, "") }, claudeinbox.ReasonNotRegular, "not a regular file"},
+		{"fifo", func(t *testing.T, _, in string) error { return hostile.Plant(in, hostile.FIFO, nil, "") }, inboxv1.ReasonNotRegular, "not a regular file"},
+		{"socket", func(t *testing.T, _, in string) error { return hostile.Plant(in, hostile.Socket, nil, "") }, inboxv1.ReasonNotRegular, "not a regular file"},
+		{"dir", func(t *testing.T, _, in string) error { return hostile.Plant(in, hostile.Dir, nil, "") }, inboxv1.ReasonNotRegular, "not a regular file"},
+		{"chardev", func(t *testing.T, _, in string) error { return hostile.Plant(in, hostile.CharDev, nil, "") }, inboxv1.ReasonNotRegular, "not a regular file"},
 		{"symlink", func(t *testing.T, _, in string) error {
 			return hostile.Plant(in, hostile.Symlink, nil, filepath.Join(t.TempDir(), "decoy"))
-		}, claudeinbox.ReasonSymlink, "symlink"},
+		}, inboxv1.ReasonSymlink, "symlink"},
 		{"foreign inbox", func(t *testing.T, _, in string) error {
 			return hostile.Plant(in, hostile.Foreign, []byte("planted\n"), "")
-		}, claudeinbox.ReasonUntrusted, "owned by uid 65534"},
+		}, inboxv1.ReasonUntrusted, "owned by uid 65534"},
 		{"world-writable inbox", func(t *testing.T, _, in string) error {
 			return hostile.Plant(in, hostile.WorldWritable, []byte("planted\n"), "")
-		}, claudeinbox.ReasonUntrusted, "chmod o-w"},
-		{"world-writable inbox dir", func(t *testing.T, dir, _ string) error { return os.Chmod(dir, 0o777) }, claudeinbox.ReasonUntrusted, "chmod go-w"},
-		{"group-writable inbox dir", func(t *testing.T, dir, _ string) error { return os.Chmod(dir, 0o770) }, claudeinbox.ReasonUntrusted, "group or others"},
+		}, inboxv1.ReasonUntrusted, "chmod o-w"},
+		{"world-writable inbox dir", func(t *testing.T, dir, _ string) error { return os.Chmod(dir, 0o777) }, inboxv1.ReasonUntrusted, "chmod go-w"},
+		{"group-writable inbox dir", func(t *testing.T, dir, _ string) error { return os.Chmod(dir, 0o770) }, inboxv1.ReasonUntrusted, "group or others"},
 		{"foreign inbox dir", func(t *testing.T, dir, _ string) error {
 			if os.Geteuid() != 0 {
 				return hostile.ErrNeedRoot
 			}
 			return os.Chown(dir, hostile.ForeignUID, hostile.ForeignUID)
-		}, claudeinbox.ReasonUntrusted, "owned by uid 65534"},
+		}, inboxv1.ReasonUntrusted, "owned by uid 65534"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -31,6 +31,7 @@ import (
 	"time"
 
 	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/claudeproc"
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/inbox"
@@ -481,7 +482,7 @@ func (d *doc) doorman(st *station.Station, live []station.Session) {
 		return
 	}
 	d.r.Session = sid
-	files := inbox.FilesFor(d.o.Config.InboxDir, sid)
+	files := inboxv1.FilesFor(d.o.Config.InboxDir, sid)
 	// The directory has its own check (inbox-dir); here, its files.
 	if err := inbox.CheckTrust(files, os.Geteuid()); err != nil && fsx.CheckDirTrust(filepath.Dir(files.Inbox), os.Geteuid()) == nil {
 		fix := "remove what another user or a non-regular file put there; oo-claude recreates the inbox files 0600"
@@ -500,10 +501,10 @@ func (d *doc) doorman(st *station.Station, live []station.Session) {
 		return
 	}
 	why := string(fr.Reason)
-	if fr.Detail != "" && fr.Reason != inbox.NotFreshUnreadable {
+	if fr.Detail != "" && fr.Reason != inboxv1.ReasonHeartbeatUnreadable {
 		why += " (" + fr.Detail + ")"
 	}
-	if hb.State == inbox.StateUntrusted && hb.LastError != "" {
+	if hb.State == inboxv1.StateUntrusted && hb.LastError != "" {
 		why += ": " + hb.LastError
 	}
 	d.check(CheckDoorman, []Finding{{Kind: KindDoormanNotFresh, Session: sid, Path: files.Heartbeat,
@@ -551,7 +552,7 @@ func (d *doc) offlineInboxes(live []station.Session) {
 func (d *doc) doormanDirs(live []station.Session) {
 	var findings []Finding
 	for _, s := range live {
-		files := inbox.FilesFor(d.o.Config.InboxDir, s.SessionID)
+		files := inboxv1.FilesFor(d.o.Config.InboxDir, s.SessionID)
 		if _, fr := inbox.HeartbeatFreshness(files.Heartbeat, d.o.Now(), s.SessionID, func(pid int) bool { return d.o.Proc.Alive(pid, "") }); fr.Fresh {
 			continue
 		}

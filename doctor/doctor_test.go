@@ -15,7 +15,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/oo-family/oo-claude/doctor"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
-	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/jsonrow"
 	"github.com/oo-family/oo-claude/station"
 	"go.uber.org/goleak"
@@ -95,8 +95,8 @@ func newFixture(t *testing.T) *fixture {
 	t.Cleanup(func() { l.Close() })
 	fs.WriteRow(station.Row{PID: pidSession, SessionID: sidLive, CWD: fs.Root, ProcStart: "4000", StartedAt: now.UnixMilli(),
 		MessagingSocketPath: sock, Status: station.StatusBusy, Name: "work-aa"})
-	writeJSON(t, inbox.FilesFor(fs.Paths.InboxDir, sidLive).Heartbeat, inbox.Heartbeat{
-		PID: 600, SessionID: sidLive, LastSeen: jsonrow.FormatTime(now.Add(-time.Second)), State: inbox.StateFollowing,
+	writeJSON(t, inboxv1.FilesFor(fs.Paths.InboxDir, sidLive).Heartbeat, inboxv1.Heartbeat{
+		PID: 600, SessionID: sidLive, LastSeen: jsonrow.FormatTime(now.Add(-time.Second)), State: inboxv1.StateFollowing,
 	})
 
 	bin := filepath.Join(fs.Root, "claude-bin")
@@ -203,8 +203,8 @@ func TestRun(t *testing.T) {
 			f.mcpExit = 1 // would be a finding
 		}, nil},
 		{"this session's doorman stopped", func(t *testing.T, f *fixture) {
-			writeJSON(t, inbox.FilesFor(f.fs.Paths.InboxDir, sidLive).Heartbeat, inbox.Heartbeat{
-				PID: 600, SessionID: sidLive, LastSeen: jsonrow.FormatTime(now), State: inbox.StateStopped,
+			writeJSON(t, inboxv1.FilesFor(f.fs.Paths.InboxDir, sidLive).Heartbeat, inboxv1.Heartbeat{
+				PID: 600, SessionID: sidLive, LastSeen: jsonrow.FormatTime(now), State: inboxv1.StateStopped,
 			})
 		}, []doctor.Kind{doctor.KindDoormanNotFresh}},
 		{"session from CLAUDE_CODE_SESSION_ID without a heartbeat", func(t *testing.T, f *fixture) {
@@ -224,17 +224,17 @@ func TestRun(t *testing.T) {
 		// OO_CLAUDE_INBOX_DIR differs from the doorman's: doctor with the
 		// same knobs found nothing.
 		{"a live session's doorman follows another inbox dir", func(t *testing.T, f *fixture) {
-			os.Remove(inbox.FilesFor(f.fs.Paths.InboxDir, sidLive).Heartbeat)
+			os.Remove(inboxv1.FilesFor(f.fs.Paths.InboxDir, sidLive).Heartbeat)
 			theirs := filepath.Join(f.fs.Root, "their-inbox")
-			holdOpen(t, f.procDir, 600, inbox.FilesFor(theirs, sidLive).Lock)
+			holdOpen(t, f.procDir, 600, inboxv1.FilesFor(theirs, sidLive).Lock)
 		}, []doctor.Kind{doctor.KindDoormanNotFresh, doctor.KindInboxDirMismatch}},
 		{"a live session's doorman follows this inbox dir", func(t *testing.T, f *fixture) {
-			os.Remove(inbox.FilesFor(f.fs.Paths.InboxDir, sidLive).Heartbeat)
-			holdOpen(t, f.procDir, 600, inbox.FilesFor(f.fs.Paths.InboxDir, sidLive).Lock)
+			os.Remove(inboxv1.FilesFor(f.fs.Paths.InboxDir, sidLive).Heartbeat)
+			holdOpen(t, f.procDir, 600, inboxv1.FilesFor(f.fs.Paths.InboxDir, sidLive).Lock)
 		}, []doctor.Kind{doctor.KindDoormanNotFresh}},
 		{"offline inbox all delivered", func(t *testing.T, f *fixture) {
 			os.WriteFile(f.fs.InboxPath(sidGone), []byte("[mama 📡] done\n"), 0o600)
-			os.WriteFile(inbox.FilesFor(f.fs.Paths.InboxDir, sidGone).Offset, []byte("17"), 0o600)
+			os.WriteFile(inboxv1.FilesFor(f.fs.Paths.InboxDir, sidGone).Offset, []byte("17"), 0o600)
 		}, nil},
 		{"socket missing", func(t *testing.T, f *fixture) {
 			writeStat(t, f.procDir, 700, 1, "7000")

@@ -13,7 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/oo-family/oo-claude/doctor"
-	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/jsonrow"
 )
 
@@ -111,7 +111,7 @@ func alive(pid int) bool {
 // says untrusted in its heartbeat is not fresh.
 func TestUntrustedInboxIsAFinding(t *testing.T) {
 	f := newFixture(t)
-	files := inbox.FilesFor(f.fs.Paths.InboxDir, sidLive)
+	files := inboxv1.FilesFor(f.fs.Paths.InboxDir, sidLive)
 	if err := os.WriteFile(files.Ack, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -124,8 +124,8 @@ func TestUntrustedInboxIsAFinding(t *testing.T) {
 		t.Errorf("fix %q", fx)
 	}
 	os.Chmod(files.Ack, 0o600)
-	writeJSON(t, files.Heartbeat, inbox.Heartbeat{PID: 600, SessionID: sidLive, LastSeen: jsonrow.FormatTime(now),
-		State: inbox.StateUntrusted, LastError: "x is writable by others"})
+	writeJSON(t, files.Heartbeat, inboxv1.Heartbeat{PID: 600, SessionID: sidLive, LastSeen: jsonrow.FormatTime(now),
+		State: inboxv1.StateUntrusted, LastError: "x is writable by others"})
 	rep = doctor.Run(context.Background(), f.opts)
 	if d := cmp.Diff([]doctor.Kind{doctor.KindDoormanNotFresh}, kinds(rep)); d != "" || !strings.Contains(rep.Findings[0].Message, "untrusted") {
 		t.Errorf("(-want +got):\n%s\n%+v", d, rep.Findings)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/oo-family/oo-claude/door"
 	"github.com/oo-family/oo-claude/doorman"
-	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/inboxv1"
 )
 
 // fakeClock is the doorman's clock and timer seam: every After call is
@@ -88,7 +88,7 @@ func TestFailedDeliveryBacksOff(t *testing.T) {
 	cfg.DoorConfirm = 0 // acks rest on the settle: no transcript follow in real time
 	cfg.DoormanHeartbeat = time.Hour
 	cfg.DoormanPoll = time.Hour
-	files := inbox.FilesFor(w.fs.Paths.InboxDir, sid)
+	files := inboxv1.FilesFor(w.fs.Paths.InboxDir, sid)
 	w.appendLine(sid, "[a 📡] retried until the door takes it")
 	dm, log, stop := w.running(doorman.Options{Host: w.host(fd), Config: cfg, After: clk.After})
 	defer stop()
@@ -123,7 +123,7 @@ func TestFailedDeliveryBacksOff(t *testing.T) {
 	}
 	acks := w.waitAcks(sid, 1)
 	stop()
-	if len(acks) != 1 || acks[0].Class != inbox.AckDeliveredSteer || acks[0].Confirm != inbox.ConfirmSettle {
+	if len(acks) != 1 || acks[0].Class != inboxv1.AckDeliveredSteer || acks[0].Confirm != inboxv1.ConfirmSettle {
 		t.Fatalf("acks %+v, want one delivered-steer (confirm settle)", acks)
 	}
 	stub.mu.Lock()

@@ -20,7 +20,7 @@ const (
 	// maxWrites is how many times the doorman writes one line to the door
 	// without seeing its enqueue row. Once the receiver's windows have
 	// passed after the last unconfirmed write, with still no row, the line
-	// is acked refused with reason inbox.PendingNotQueued, so it
+	// is acked refused with reason inboxv1.ReasonReceiverDidNotQueue, so it
 	// never blocks the lines after it for good.
 	maxWrites = 3
 	// rowSlack: an enqueue row stamped more than this before the line's

@@ -19,6 +19,7 @@ import (
 	"github.com/oo-family/oo-claude/door"
 	"github.com/oo-family/oo-claude/doorman"
 	"github.com/oo-family/oo-claude/fakes/fakedoor"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/jsonrow"
 )
@@ -31,7 +32,7 @@ import (
 func TestStaleOffsetAfterRewrite(t *testing.T) {
 	w := newWorld(t)
 	sid := w.owned("busy")
-	files := inbox.FilesFor(w.fs.Paths.InboxDir, sid)
+	files := inboxv1.FilesFor(w.fs.Paths.InboxDir, sid)
 	for _, l := range []string{"[a 📡] 1", "[a 📡] 2", "[a 📡] 3", "[a 📡] 4"} {
 		w.appendLine(sid, l)
 	}
@@ -92,7 +93,7 @@ func TestPacerSeededFromAcks(t *testing.T) {
 			t.Errorf("frame %q: %s; want every line written into a bucket with room", f.Content, f.Disposition)
 		}
 	}
-	acks := readAcks(t, inbox.FilesFor(w.fs.Paths.InboxDir, sid).Ack)
+	acks := readAcks(t, inboxv1.FilesFor(w.fs.Paths.InboxDir, sid).Ack)
 	if len(acks) != 6 {
 		t.Fatalf("%d acks, want 6", len(acks))
 	}
@@ -104,7 +105,7 @@ func TestPacerSeededFromAcks(t *testing.T) {
 func TestAckUnwritableNotRedelivered(t *testing.T) {
 	w := newWorld(t)
 	sid := w.owned("busy")
-	files := inbox.FilesFor(w.fs.Paths.InboxDir, sid)
+	files := inboxv1.FilesFor(w.fs.Paths.InboxDir, sid)
 	cfg := w.config()
 	cfg.DoormanPoll = 50 * time.Millisecond
 	dm, lg, stop := w.running(doorman.Options{Host: w.host(nil), Config: cfg})
@@ -113,16 +114,16 @@ func TestAckUnwritableNotRedelivered(t *testing.T) {
 			t.Log(lg.String())
 		}
 	}()
-	waitState(t, dm, inbox.StateFollowing)
+	waitState(t, dm, inboxv1.StateFollowing)
 	if err := os.MkdirAll(files.Ack, 0o700); err != nil { // an ack file that cannot be appended to
 		t.Fatal(err)
 	}
 	w.appendLine(sid, "[a 📡] once only")
 	w.waitQueued(1)
 	deadline := time.Now().Add(10 * time.Second)
-	for !strings.HasPrefix(dm.Status().LastError, string(inbox.PendingAckUnwritable)) {
+	for !strings.HasPrefix(dm.Status().LastError, string(inboxv1.ReasonAckUnwritable)) {
 		if time.Now().After(deadline) {
-			t.Fatalf("last_error %q, want it to start with %s", dm.Status().LastError, inbox.PendingAckUnwritable)
+			t.Fatalf("last_error %q, want it to start with %s", dm.Status().LastError, inboxv1.ReasonAckUnwritable)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -138,7 +139,7 @@ func TestAckUnwritableNotRedelivered(t *testing.T) {
 	if n := len(userFrames(w.door.Frames())); n != 1 {
 		t.Errorf("the line went to the door %d times, want once", n)
 	}
-	if acks[0].Confirm != inbox.ConfirmTranscript || acks[0].QueuedAt == nil {
+	if acks[0].Confirm != inboxv1.ConfirmTranscript || acks[0].QueuedAt == nil {
 		t.Errorf("ack confirm %q queued_at %v, want transcript and the row's time", acks[0].Confirm, acks[0].QueuedAt)
 	}
 }
@@ -155,10 +156,10 @@ func TestBadTokenIsADeliveryError(t *testing.T) {
 	if !errors.As(err, &de) {
 		t.Fatalf("run = %v, want a *DeliveryError\n%s", err, log)
 	}
-	if !strings.HasPrefix(st.LastError, string(inbox.PendingBadToken)) {
-		t.Errorf("last_error %q, want %s", st.LastError, inbox.PendingBadToken)
+	if !strings.HasPrefix(st.LastError, string(inboxv1.ReasonBadToken)) {
+		t.Errorf("last_error %q, want %s", st.LastError, inboxv1.ReasonBadToken)
 	}
-	if acks := readAcks(t, inbox.FilesFor(w.fs.Paths.InboxDir, sid).Ack); len(acks) != 0 {
+	if acks := readAcks(t, inboxv1.FilesFor(w.fs.Paths.InboxDir, sid).Ack); len(acks) != 0 {
 		t.Errorf("acks %+v, want none (the line waits)", acks)
 	}
 	if strings.Contains(log+st.LastError, "bad\ntoken") {
@@ -211,10 +212,10 @@ func TestNotQueuedStaysPendingThenRetried(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	if st := dm.Status(); !strings.HasPrefix(st.LastError, string(inbox.PendingNotQueued)) {
-		t.Errorf("last_error %q, want %s", st.LastError, inbox.PendingNotQueued)
+	if st := dm.Status(); !strings.HasPrefix(st.LastError, string(inboxv1.ReasonReceiverDidNotQueue)) {
+		t.Errorf("last_error %q, want %s", st.LastError, inboxv1.ReasonReceiverDidNotQueue)
 	}
-	if acks := readAcks(t, inbox.FilesFor(w.fs.Paths.InboxDir, sid).Ack); len(acks) != 0 {
+	if acks := readAcks(t, inboxv1.FilesFor(w.fs.Paths.InboxDir, sid).Ack); len(acks) != 0 {
 		t.Fatalf("acked %+v before the receiver queued the line", acks)
 	}
 	acks := w.waitAcks(sid, 1)
@@ -224,7 +225,7 @@ func TestNotQueuedStaysPendingThenRetried(t *testing.T) {
 	if len(rows) != 1 {
 		t.Fatalf("enqueue rows of the line: %q, want exactly one", rows)
 	}
-	if acks[0].Confirm != inbox.ConfirmTranscript || acks[0].QueuedAt == nil || *acks[0].QueuedAt != rows[0] {
+	if acks[0].Confirm != inboxv1.ConfirmTranscript || acks[0].QueuedAt == nil || *acks[0].QueuedAt != rows[0] {
 		t.Errorf("ack confirm %q queued_at %v, want transcript and %s", acks[0].Confirm, acks[0].QueuedAt, rows[0])
 	}
 	if st.Confirmed != 1 || st.Unconfirmed != 1 || st.LastError != "" {
@@ -253,8 +254,8 @@ func TestNeverQueuedIsRefusedAfterTheLimit(t *testing.T) {
 	w.appendLine(sid, "[a 📡] never queued")
 	acks := w.waitAcks(sid, 1)
 	stop()
-	if acks[0].Class != inbox.AckRefused || acks[0].Reason != string(inbox.PendingNotQueued) {
-		t.Errorf("ack %s (%s), want refused (%s)", acks[0].Class, acks[0].Reason, inbox.PendingNotQueued)
+	if acks[0].Class != inboxv1.AckRefused || acks[0].Reason != string(inboxv1.ReasonReceiverDidNotQueue) {
+		t.Errorf("ack %s (%s), want refused (%s)", acks[0].Class, acks[0].Reason, inboxv1.ReasonReceiverDidNotQueue)
 	}
 	if n := len(userFrames(w.door.Frames())); n != doorman.MaxWrites {
 		t.Errorf("%d writes, want %d", n, doorman.MaxWrites)
@@ -267,7 +268,7 @@ func TestNeverQueuedIsRefusedAfterTheLimit(t *testing.T) {
 func TestRestartAcksAnEarlierWrite(t *testing.T) {
 	w := newWorld(t)
 	sid := w.owned("busy")
-	files := inbox.FilesFor(w.fs.Paths.InboxDir, sid)
+	files := inboxv1.FilesFor(w.fs.Paths.InboxDir, sid)
 	line := "[a 📡] written before the kill"
 	off := w.appendLine(sid, line)
 	fi, _ := os.Stat(files.Inbox)
@@ -292,7 +293,7 @@ func TestRestartAcksAnEarlierWrite(t *testing.T) {
 		t.Errorf("%d frames: the line was written again", n)
 	}
 	acks := readAcks(t, files.Ack)
-	if len(acks) != 1 || acks[0].MsgID != att.MsgID || acks[0].Confirm != inbox.ConfirmTranscript || acks[0].QueuedAt == nil {
+	if len(acks) != 1 || acks[0].MsgID != att.MsgID || acks[0].Confirm != inboxv1.ConfirmTranscript || acks[0].QueuedAt == nil {
 		t.Errorf("acks %+v, want one confirmed ack with the first write's msg_id", acks)
 	}
 }
@@ -300,9 +301,9 @@ func TestRestartAcksAnEarlierWrite(t *testing.T) {
 // writeAttemptAndRow records an earlier write of line (at, first write at
 // firstAt) and, when rowAt is not zero, the receiver's enqueue row of it
 // stamped rowAt in the session's transcript.
-func (w *world) writeAttemptAndRow(t *testing.T, sid, line string, att inbox.Attempt, rowAt time.Time) inbox.Files {
+func (w *world) writeAttemptAndRow(t *testing.T, sid, line string, att inbox.Attempt, rowAt time.Time) inboxv1.Files {
 	t.Helper()
-	files := inbox.FilesFor(w.fs.Paths.InboxDir, sid)
+	files := inboxv1.FilesFor(w.fs.Paths.InboxDir, sid)
 	off := w.appendLine(sid, line)
 	fi, err := os.Stat(files.Inbox)
 	if err != nil {
@@ -333,12 +334,12 @@ func enqueueRow(sid, line string, at time.Time) string {
 
 // ackedNotWritten checks that the line was acked on its row, confirmed,
 // and not written to the door.
-func (w *world) ackedNotWritten(t *testing.T, files inbox.Files) {
+func (w *world) ackedNotWritten(t *testing.T, files inboxv1.Files) {
 	t.Helper()
 	if n := len(w.door.Frames()); n != 0 {
 		t.Errorf("%d frames: the line was written again though its row is there", n)
 	}
-	if acks := readAcks(t, files.Ack); len(acks) != 1 || acks[0].Confirm != inbox.ConfirmTranscript {
+	if acks := readAcks(t, files.Ack); len(acks) != 1 || acks[0].Confirm != inboxv1.ConfirmTranscript {
 		t.Errorf("acks %+v, want one confirmed ack", acks)
 	}
 }
@@ -358,8 +359,8 @@ func TestUnknownFateWaitsOutTheWindows(t *testing.T) {
 	if !errors.Is(err, doorman.ErrNotQueued) {
 		t.Fatalf("run = %v, want ErrNotQueued (the line waits)\n%s", err, log)
 	}
-	if !strings.HasPrefix(st.LastError, string(inbox.PendingNotQueued)) {
-		t.Errorf("last_error %q, want %s", st.LastError, inbox.PendingNotQueued)
+	if !strings.HasPrefix(st.LastError, string(inboxv1.ReasonReceiverDidNotQueue)) {
+		t.Errorf("last_error %q, want %s", st.LastError, inboxv1.ReasonReceiverDidNotQueue)
 	}
 	if n := len(w.door.Frames()); n != 0 {
 		t.Fatalf("%d frames: the line was written again while the first write's row could still come\n%s", n, log)
@@ -427,7 +428,7 @@ func TestAttemptKeepsTheFirstWrite(t *testing.T) {
 func TestAckAndAttemptUnwritableAcrossRestarts(t *testing.T) {
 	w := newWorld(t)
 	sid := w.owned("busy")
-	files := inbox.FilesFor(w.fs.Paths.InboxDir, sid)
+	files := inboxv1.FilesFor(w.fs.Paths.InboxDir, sid)
 	cfg := w.config()
 	cfg.DoormanPoll = 50 * time.Millisecond
 	dm, lg, stop := w.running(doorman.Options{Host: w.host(nil), Config: cfg})
@@ -437,7 +438,7 @@ func TestAckAndAttemptUnwritableAcrossRestarts(t *testing.T) {
 			t.Log(lg.String())
 		}
 	}()
-	waitState(t, dm, inbox.StateFollowing)
+	waitState(t, dm, inboxv1.StateFollowing)
 	for _, p := range []string{files.Ack, files.Attempt} {
 		if err := os.MkdirAll(p, 0o700); err != nil { // cannot be written
 			t.Fatal(err)
@@ -455,14 +456,14 @@ func TestAckAndAttemptUnwritableAcrossRestarts(t *testing.T) {
 		}
 	}
 	w.appendLine(sid, "[a 📡] once only")
-	waitPrefix(string(inbox.PendingAttemptUnwritable))
+	waitPrefix(string(inboxv1.ReasonAttemptUnwritable))
 	if n := writes(); n != 0 {
 		t.Fatalf("%d door writes while the attempt could not be recorded, want none", n)
 	}
 	if err := os.Remove(files.Attempt); err != nil {
 		t.Fatal(err)
 	}
-	waitPrefix(string(inbox.PendingAckUnwritable))
+	waitPrefix(string(inboxv1.ReasonAckUnwritable))
 	stop()
 	if n := writes(); n != 1 {
 		t.Fatalf("%d door writes, want 1", n)
@@ -476,7 +477,7 @@ func TestAckAndAttemptUnwritableAcrossRestarts(t *testing.T) {
 	if err, _, log := w.runOnce(doorman.ModeMCP, "", nil); err != nil {
 		t.Fatalf("%v\n%s", err, log)
 	}
-	if acks := readAcks(t, files.Ack); len(acks) != 1 || acks[0].Confirm != inbox.ConfirmTranscript {
+	if acks := readAcks(t, files.Ack); len(acks) != 1 || acks[0].Confirm != inboxv1.ConfirmTranscript {
 		t.Errorf("acks %+v, want one confirmed ack", acks)
 	}
 	if n := writes(); n != 1 {
@@ -490,7 +491,7 @@ func TestAckAndAttemptUnwritableAcrossRestarts(t *testing.T) {
 func TestStartBoundedWithoutOffset(t *testing.T) {
 	w := newWorld(t)
 	sid := w.owned("busy")
-	files := inbox.FilesFor(w.fs.Paths.InboxDir, sid)
+	files := inboxv1.FilesFor(w.fs.Paths.InboxDir, sid)
 	const size = 64 << 20
 	big := bytes.Repeat([]byte("x"), size)
 	if err := os.WriteFile(files.Ack, big, 0o600); err != nil {
@@ -529,7 +530,7 @@ func TestStartKeepsOnlyWhatTheResumeNeeds(t *testing.T) {
 		if i >= n-3 {
 			ts = now.Add(-time.Second)
 		}
-		a := inbox.Ack{TS: jsonrow.FormatTime(ts), SHA256: fmt.Sprintf("%064x", i), Class: inbox.AckDeliveredSteer, LineOffset: &o, Inode: ino, From: "a"}
+		a := inboxv1.Ack{TS: jsonrow.FormatTime(ts), SHA256: fmt.Sprintf("%064x", i), Class: inboxv1.AckDeliveredSteer, LineOffset: &o, Inode: ino, From: "a"}
 		if err := inbox.AppendAck(p, a); err != nil {
 			t.Fatal(err)
 		}

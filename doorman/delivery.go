@@ -8,8 +8,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/door"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/jsonrow"
 	"github.com/oo-family/oo-claude/station"
@@ -70,7 +70,7 @@ func (fl *follower) deliver(ctx context.Context, msg inbox.Message, sha string, 
 	}
 	fl.pacer.record(msg.From, sha, fl.d.o.Host.now())
 	if !dl.confirm {
-		return fl.ackDelivered(ctx, dl, dl.frame.MsgID, inbox.ConfirmSettle, nil)
+		return fl.ackDelivered(ctx, dl, dl.frame.MsgID, inboxv1.ConfirmSettle, nil)
 	}
 	return fl.confirmWrite(ctx, dl)
 }
@@ -100,7 +100,7 @@ func (fl *follower) earlierWrite(ctx context.Context, dl *delivery) (done bool, 
 	}
 	if ts, ok := fl.lookLate(ctx, dl.id, dl.prev, dl.msg.Text); ok {
 		d.logf("the line at offset %d was queued by the receiver at %s (an earlier write): acking it", dl.off, ts)
-		return true, fl.ackDelivered(ctx, dl, dl.prev.MsgID, inbox.ConfirmTranscript, &ts)
+		return true, fl.ackDelivered(ctx, dl, dl.prev.MsgID, inboxv1.ConfirmTranscript, &ts)
 	}
 	at, _ := jsonrow.ParseTime(dl.prev.At)
 	if wait := at.Add(max(fl.retryDelay(), d.confirmWait())).Sub(d.o.Host.now()); wait > 0 {
@@ -108,7 +108,7 @@ func (fl *follower) earlierWrite(ctx context.Context, dl *delivery) (done bool, 
 	}
 	if dl.prev.Writes >= maxWrites {
 		d.logf("the receiver did not queue the line at offset %d after %d writes: refusing it", dl.off, dl.prev.Writes)
-		return true, fl.refuse(dl.sha, dl.off, claudeinbox.ReasonReceiverDidNotQueue)
+		return true, fl.refuse(dl.sha, dl.off, inboxv1.ReasonReceiverDidNotQueue)
 	}
 	return false, nil
 }
@@ -143,7 +143,7 @@ func (fl *follower) makeFrame(dl *delivery) error {
 	if err := dl.frame.Validate(); !errors.As(err, &me) || me.Field != "token" {
 		return nil
 	}
-	detail := string(inbox.PendingBadToken) + ": the session's messaging token cannot be carried in a door frame (" + me.Reason + ")"
+	detail := string(inboxv1.ReasonBadToken) + ": the session's messaging token cannot be carried in a door frame (" + me.Reason + ")"
 	d.update(func(s *Status) { s.LastError = detail })
 	d.logf("%s; the line at offset %d waits", detail, dl.off)
 	return &DeliveryError{Inbox: fl.files.Inbox, Offset: dl.off, Err: fmt.Errorf("%w: %s", ErrDeliveryFailed, detail)}
@@ -232,23 +232,23 @@ func (fl *follower) writeResult(ctx context.Context, dl *delivery, err error) (d
 		return false, nil
 	case errors.Is(err, errQueuedBefore):
 		d.logf("the line at offset %d was queued by the receiver at %s (an earlier write): acking it", dl.off, dl.lateTS)
-		return true, fl.ackDelivered(ctx, dl, dl.prev.MsgID, inbox.ConfirmTranscript, &dl.lateTS)
+		return true, fl.ackDelivered(ctx, dl, dl.prev.MsgID, inboxv1.ConfirmTranscript, &dl.lateTS)
 	case errors.As(err, &be):
-		detail := fmt.Sprintf("%s: the door write of the line at offset %d cannot be recorded: %v", inbox.PendingAttemptUnwritable, dl.off, be.err)
+		detail := fmt.Sprintf("%s: the door write of the line at offset %d cannot be recorded: %v", inboxv1.ReasonAttemptUnwritable, dl.off, be.err)
 		d.update(func(s *Status) { s.LastError = detail })
 		d.logf("%s; the line waits", detail)
 		return true, &DeliveryError{Inbox: fl.files.Inbox, Offset: dl.off, Err: fmt.Errorf("%w: %s", ErrDeliveryFailed, detail)}
 	case ctx.Err() != nil:
 		return true, errStop
 	case errors.Is(err, door.ErrPeerMismatch):
-		fl.id.State, fl.id.Detail = StatePeerMismatch, err.Error()
+		fl.id.State, fl.id.Detail = inboxv1.StatePeerMismatch, err.Error()
 		d.update(func(s *Status) {
-			s.State, s.Detail, s.LastError = StatePeerMismatch, err.Error(), err.Error()
+			s.State, s.Detail, s.LastError = inboxv1.StatePeerMismatch, err.Error(), err.Error()
 		})
 		d.logf("peer-mismatch: %v; nothing written, the line waits", err)
 		return true, errSwitch
 	case errors.Is(err, door.ErrInvalidMessage) || errors.Is(err, door.ErrTooLarge):
-		return true, fl.refuse(dl.sha, dl.off, claudeinbox.ReasonUndeliverable)
+		return true, fl.refuse(dl.sha, dl.off, inboxv1.ReasonUndeliverable)
 	}
 	if dl.confirm {
 		fl.writeFailed(err, dl.att, dl.prev, dl.hasPrev)
@@ -268,7 +268,7 @@ func (fl *follower) confirmWrite(ctx context.Context, dl *delivery) error {
 		fl.dropTranscript()
 	}
 	if ok {
-		return fl.ackDelivered(ctx, dl, dl.frame.MsgID, inbox.ConfirmTranscript, &ts)
+		return fl.ackDelivered(ctx, dl, dl.frame.MsgID, inboxv1.ConfirmTranscript, &ts)
 	}
 	if ctx.Err() != nil {
 		return errStop // the attempt record lets the next doorman look for the row
@@ -335,9 +335,9 @@ func (fl *follower) notQueued(off int64, a inbox.Attempt, retryIn time.Duration)
 	left := maxWrites - a.Writes
 	var detail string
 	if a.Unconfirmed {
-		detail = fmt.Sprintf("%s: no enqueue row for the line at offset %d within %s of write %d of %d; ", inbox.PendingNotQueued, off, d.confirmWait(), a.Writes, maxWrites)
+		detail = fmt.Sprintf("%s: no enqueue row for the line at offset %d within %s of write %d of %d; ", inboxv1.ReasonReceiverDidNotQueue, off, d.confirmWait(), a.Writes, maxWrites)
 	} else {
-		detail = fmt.Sprintf("%s: the fate of the last door write of the line at offset %d is unknown (its doorman stopped before it returned, or it failed part way): it may have gone out; %d of %d writes counted; ", inbox.PendingNotQueued, off, a.Writes, maxWrites)
+		detail = fmt.Sprintf("%s: the fate of the last door write of the line at offset %d is unknown (its doorman stopped before it returned, or it failed part way): it may have gone out; %d of %d writes counted; ", inboxv1.ReasonReceiverDidNotQueue, off, a.Writes, maxWrites)
 	}
 	if left > 0 {
 		detail += fmt.Sprintf("next write in %.0f s, once the receiver's windows have passed", retryIn.Seconds())
@@ -355,14 +355,14 @@ func (fl *follower) notQueued(off int64, a inbox.Attempt, retryIn time.Duration)
 // written to the door again for it), with the fault in the heartbeat.
 func (fl *follower) ackDelivered(ctx context.Context, dl *delivery, msgID, confirm string, queuedAt *string) error {
 	d := fl.d
-	status, class := "busy", inbox.AckDeliveredSteer
+	status, class := "busy", inboxv1.AckDeliveredSteer
 	if dl.id.Status == station.StatusIdle {
-		status, class = "idle", inbox.AckDeliveredStart
+		status, class = "idle", inboxv1.AckDeliveredStart
 	}
 	o := dl.off
-	a := inbox.Ack{
+	a := inboxv1.Ack{
 		TS: jsonrow.FormatTime(d.o.Host.now()), SHA256: dl.sha, SessionID: dl.id.SessionID, PeerStatus: status, Class: class, MsgID: msgID,
-		LineOffset: &o, Inode: fl.ino, Gen: fl.gen, From: dl.msg.From, PeerStatusRaw: dl.id.Status, DoormanPID: d.o.Host.PID, V: inbox.Version,
+		LineOffset: &o, Inode: fl.ino, Gen: fl.gen, From: dl.msg.From, PeerStatusRaw: dl.id.Status, DoormanPID: d.o.Host.PID, V: inboxv1.Version,
 		PacedMS: dl.paced.Milliseconds(), Confirm: confirm, QueuedAt: queuedAt, Priority: dl.msg.Priority,
 	}
 	if err := fl.appendAckRetrying(ctx, a); err != nil {
@@ -371,7 +371,7 @@ func (fl *follower) ackDelivered(ctx context.Context, dl *delivery, msgID, confi
 	fl.attempt = nil
 	d.update(func(s *Status) {
 		s.Delivered++
-		if confirm == inbox.ConfirmTranscript {
+		if confirm == inboxv1.ConfirmTranscript {
 			s.Confirmed++
 		}
 		if dl.peer != 0 {
@@ -385,7 +385,7 @@ func (fl *follower) ackDelivered(ctx context.Context, dl *delivery, msgID, confi
 // appendAckRetrying appends the ack a, retrying with backoff while it
 // cannot be written (ack-unwritable in the heartbeat); with Once it
 // returns a *DeliveryError instead.
-func (fl *follower) appendAckRetrying(ctx context.Context, a inbox.Ack) error {
+func (fl *follower) appendAckRetrying(ctx context.Context, a inboxv1.Ack) error {
 	d := fl.d
 	backoff := time.Duration(0)
 	for {
@@ -393,7 +393,7 @@ func (fl *follower) appendAckRetrying(ctx context.Context, a inbox.Ack) error {
 		if err == nil {
 			return nil
 		}
-		detail := fmt.Sprintf("%s: the line at offset %d was delivered but its ack cannot be written: %v", inbox.PendingAckUnwritable, *a.LineOffset, err)
+		detail := fmt.Sprintf("%s: the line at offset %d was delivered but its ack cannot be written: %v", inboxv1.ReasonAckUnwritable, *a.LineOffset, err)
 		d.update(func(s *Status) { s.LastError = detail })
 		d.logf("%s; retrying the ack", detail)
 		if d.o.Once {

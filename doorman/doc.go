@@ -11,7 +11,7 @@
 //     must equal the row's and is never trusted without one), the socket
 //     (the row's, else CLAUDE_CODE_MESSAGING_SOCKET only when the owner
 //     itself serves it) and, in MCP mode, that the owner is the direct
-//     parent. Each failure is a [State] (StateNotDescendant, StateNoDoor,
+//     parent. Each failure is a [inboxv1.State] (StateNotDescendant, StateNoDoor,
 //     ...). A doorman that never established its identity writes nothing
 //     at all into the inbox directory: it reports its state in its log,
 //     through the MCP tool claude_inbox_status and in [Doorman.Status].
@@ -84,7 +84,7 @@
 //     alone (its directory the user's and not writable by group or others;
 //     the inbox, ack, offset, lock and attempt files the user's regular
 //     files, not writable by others). Otherwise nothing is
-//     delivered: the heartbeat says [StateUntrusted] with the
+//     delivered: the heartbeat says [inboxv1.StateUntrusted] with the
 //     reason and the fix in last_error; an MCP doorman checks again every
 //     2 s, the foreground one returns an [*IdentityError].
 //   - Stop (context cancelled, stdin EOF in MCP mode): the heartbeat says

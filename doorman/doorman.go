@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/ingress"
@@ -64,27 +65,27 @@ type Options struct {
 // Status is what a doorman reports about itself: the MCP tool's answer
 // ([Report]) and the heartbeat are made from it.
 type Status struct {
-	State        State  `json:"state"`
-	Detail       string `json:"detail,omitempty"`
-	Mode         Mode   `json:"mode"`
-	PID          int    `json:"pid"`
-	SessionID    string `json:"session_id,omitempty"`
-	Inbox        string `json:"inbox,omitempty"`
-	OwnerPID     int    `json:"owner_pid,omitempty"`
-	PeerPID      int    `json:"peer_pid,omitempty"`
-	Socket       string `json:"socket,omitempty"`
-	Holder       bool   `json:"lock_holder"`
-	Since        string `json:"since,omitempty"`
-	Delivered    int    `json:"delivered"`
-	Confirmed    int    `json:"confirmed"`
-	Unconfirmed  int    `json:"unconfirmed"`
-	Refused      int    `json:"refused"`
-	Offset       int64  `json:"offset"`
-	Inode        uint64 `json:"inode,omitempty"`
-	PendingBytes int64  `json:"pending_bytes"`
-	Pacing       int    `json:"pacing,omitempty"`
-	LastError    string `json:"last_error,omitempty"`
-	ThreadAlive  bool   `json:"thread_alive"`
+	State        inboxv1.State `json:"state"`
+	Detail       string        `json:"detail,omitempty"`
+	Mode         Mode          `json:"mode"`
+	PID          int           `json:"pid"`
+	SessionID    string        `json:"session_id,omitempty"`
+	Inbox        string        `json:"inbox,omitempty"`
+	OwnerPID     int           `json:"owner_pid,omitempty"`
+	PeerPID      int           `json:"peer_pid,omitempty"`
+	Socket       string        `json:"socket,omitempty"`
+	Holder       bool          `json:"lock_holder"`
+	Since        string        `json:"since,omitempty"`
+	Delivered    int           `json:"delivered"`
+	Confirmed    int           `json:"confirmed"`
+	Unconfirmed  int           `json:"unconfirmed"`
+	Refused      int           `json:"refused"`
+	Offset       int64         `json:"offset"`
+	Inode        uint64        `json:"inode,omitempty"`
+	PendingBytes int64         `json:"pending_bytes"`
+	Pacing       int           `json:"pacing,omitempty"`
+	LastError    string        `json:"last_error,omitempty"`
+	ThreadAlive  bool          `json:"thread_alive"`
 }
 
 // Doorman is one receiver. Create it with [New]; Run it once.
@@ -99,7 +100,7 @@ type Doorman struct {
 	// wake-up waits); hbMu guards hbLast, the heartbeat last written.
 	changed chan struct{}
 	hbMu    sync.Mutex
-	hbLast  inbox.Heartbeat
+	hbLast  inboxv1.Heartbeat
 
 	wakeups atomic.Int64
 }
@@ -200,7 +201,7 @@ func (d *Doorman) Run(ctx context.Context) error {
 	defer d.update(func(s *Status) { s.ThreadAlive = false })
 	if !d.o.Config.DoormanEnabled {
 		d.update(func(s *Status) {
-			s.State, s.Detail = StateSilenced, "OO_CLAUDE_DOORMAN=0: nothing is followed or written"
+			s.State, s.Detail = inboxv1.StateSilenced, "OO_CLAUDE_DOORMAN=0: nothing is followed or written"
 		})
 		d.logf("silenced (OO_CLAUDE_DOORMAN=0)")
 		if d.o.Once {
@@ -210,11 +211,11 @@ func (d *Doorman) Run(ctx context.Context) error {
 		return nil
 	}
 	var prev identity
-	var logged State
+	var logged inboxv1.State
 	for {
 		id := d.o.Host.identify(ctx, d.o.Mode, d.o.Session, prev)
 		if ctx.Err() != nil {
-			d.update(func(s *Status) { s.State = StateStopped })
+			d.update(func(s *Status) { s.State = inboxv1.StateStopped })
 			return nil
 		}
 		if !id.ok() {
@@ -231,7 +232,7 @@ func (d *Doorman) Run(ctx context.Context) error {
 			}
 			select {
 			case <-ctx.Done():
-				d.update(func(s *Status) { s.State = StateStopped })
+				d.update(func(s *Status) { s.State = inboxv1.StateStopped })
 				return nil
 			case <-d.o.After(identityEvery):
 			}
@@ -255,7 +256,7 @@ func (d *Doorman) Run(ctx context.Context) error {
 
 // serve holds one session's inbox until ctx ends or the identity changes.
 func (d *Doorman) serve(ctx context.Context, id identity) error {
-	files := inbox.FilesFor(d.o.Config.InboxDir, id.SessionID)
+	files := inboxv1.FilesFor(d.o.Config.InboxDir, id.SessionID)
 	d.update(func(s *Status) {
 		s.SessionID, s.Inbox, s.OwnerPID, s.PeerPID, s.Socket = id.SessionID, files.Inbox, id.OwnerPID, id.PeerPID, id.Socket
 	})
@@ -274,7 +275,7 @@ func (d *Doorman) serve(ctx context.Context, id identity) error {
 	defer lk.Unlock()
 	now := d.o.Host.now()
 	d.update(func(s *Status) {
-		s.Holder, s.State, s.Detail, s.Since = true, StateFollowing, id.Detail, jsonrow.FormatTime(now)
+		s.Holder, s.State, s.Detail, s.Since = true, inboxv1.StateFollowing, id.Detail, jsonrow.FormatTime(now)
 		s.LastError = ""
 	})
 	d.logf("following %s (%s)", files.Inbox, id.Detail)
@@ -299,7 +300,7 @@ func (d *Doorman) serve(ctx context.Context, id identity) error {
 		defer hbDone.Done()
 		d.heartbeatLoop(hbCtx, files, beat)
 	}()
-	final := StateStopped
+	final := inboxv1.StateStopped
 	defer func() {
 		hbStop()
 		hbDone.Wait()
@@ -317,7 +318,7 @@ func (d *Doorman) serve(ctx context.Context, id identity) error {
 	if errors.Is(err, errSwitch) {
 		cur := f.id
 		if cur.ok() && cur.SessionID != id.SessionID {
-			final = StateSwitched
+			final = inboxv1.StateSwitched
 		} else if !cur.ok() {
 			final = cur.State
 		}
@@ -329,24 +330,24 @@ func (d *Doorman) serve(ctx context.Context, id identity) error {
 // regular file): nothing is delivered from it, and the heartbeat says why,
 // so sessions and doctor show it. In the foreground (and with Once) it is an
 // *IdentityError; an MCP doorman checks again every identityEvery.
-func (d *Doorman) untrusted(ctx context.Context, files inbox.Files, cause error) error {
+func (d *Doorman) untrusted(ctx context.Context, files inboxv1.Files, cause error) error {
 	detail := cause.Error() + "; nothing is delivered from this inbox until it is fixed"
 	prev := d.Status()
 	d.update(func(s *Status) {
-		s.State, s.Detail, s.LastError, s.Holder = StateUntrusted, detail, cause.Error(), false
+		s.State, s.Detail, s.LastError, s.Holder = inboxv1.StateUntrusted, detail, cause.Error(), false
 	})
-	if prev.State != StateUntrusted || prev.Detail != detail {
+	if prev.State != inboxv1.StateUntrusted || prev.Detail != detail {
 		d.logf("untrusted: %s", detail)
 	}
 	if err := d.writeHeartbeat(files, false); err != nil {
 		d.logf("heartbeat: %v", err)
 	}
 	if d.o.Mode != ModeMCP || d.o.Once {
-		return &IdentityError{State: StateUntrusted, Detail: detail}
+		return &IdentityError{State: inboxv1.StateUntrusted, Detail: detail}
 	}
 	select {
 	case <-ctx.Done():
-		d.update(func(s *Status) { s.State = StateStopped })
+		d.update(func(s *Status) { s.State = inboxv1.StateStopped })
 		return nil
 	case <-d.o.After(identityEvery):
 	}
@@ -355,7 +356,7 @@ func (d *Doorman) untrusted(ctx context.Context, files inbox.Files, cause error)
 
 // standby takes the inbox lock, waiting while another doorman holds it.
 // It returns a nil lock (and nil error) when ctx ended.
-func (d *Doorman) standby(ctx context.Context, files inbox.Files, id identity) (*fsx.Lock, error) {
+func (d *Doorman) standby(ctx context.Context, files inboxv1.Files, id identity) (*fsx.Lock, error) {
 	lk, err := fsx.TryLock(files.Lock)
 	if err == nil {
 		return lk, nil
@@ -365,17 +366,17 @@ func (d *Doorman) standby(ctx context.Context, files inbox.Files, id identity) (
 		return nil, err
 	}
 	d.update(func(s *Status) {
-		s.State, s.Detail = StateStandby, "another doorman holds "+files.Lock
+		s.State, s.Detail = inboxv1.StateStandby, "another doorman holds "+files.Lock
 	})
 	d.logf("standby: another doorman follows %s", files.Inbox)
 	if d.o.Once {
-		return nil, &IdentityError{State: StateStandby, Detail: "another doorman holds " + files.Lock}
+		return nil, &IdentityError{State: inboxv1.StateStandby, Detail: "another doorman holds " + files.Lock}
 	}
 	recheck := d.o.Host.now().Add(identityEvery)
 	for {
 		select {
 		case <-ctx.Done():
-			d.update(func(s *Status) { s.State = StateStopped })
+			d.update(func(s *Status) { s.State = inboxv1.StateStopped })
 			return nil, nil
 		case <-d.o.After(standbyPoll):
 		}
@@ -424,7 +425,7 @@ func (d *Doorman) pollEvery() time.Duration {
 // heartbeat's wake-up instead of a timer of its own. One timer is asked
 // for at a time, and each is waited out (none is left behind to fire for
 // nobody).
-func (d *Doorman) heartbeatLoop(ctx context.Context, files inbox.Files, beat func()) {
+func (d *Doorman) heartbeatLoop(ctx context.Context, files inboxv1.Files, beat func()) {
 	every := d.heartbeatEvery()
 	due := d.o.After(every)
 	for {
@@ -455,10 +456,10 @@ func (d *Doorman) heartbeatLoop(ctx context.Context, files inbox.Files, beat fun
 }
 
 // heartbeat is the heartbeat of the current status, its last_seen now.
-func (d *Doorman) heartbeat(stopped bool) inbox.Heartbeat {
+func (d *Doorman) heartbeat(stopped bool) inboxv1.Heartbeat {
 	st := d.Status()
 	now := jsonrow.FormatTime(d.o.Host.now())
-	h := inbox.Heartbeat{
+	h := inboxv1.Heartbeat{
 		PID: st.PID, SessionID: st.SessionID, Since: st.Since, LastSeen: now,
 		Delivered: st.Delivered, Offset: st.Offset,
 		State: st.State, Inode: st.Inode, OwnerPID: st.OwnerPID, PeerPID: st.PeerPID, Socket: st.Socket,
@@ -482,7 +483,7 @@ func (d *Doorman) heartbeatChanged() bool {
 }
 
 // writeHeartbeat replaces <inbox>.doorman.json with the current status.
-func (d *Doorman) writeHeartbeat(files inbox.Files, stopped bool) error {
+func (d *Doorman) writeHeartbeat(files inboxv1.Files, stopped bool) error {
 	h := d.heartbeat(stopped)
 	d.hbMu.Lock()
 	defer d.hbMu.Unlock()
@@ -530,7 +531,7 @@ func (d *Doorman) Report() Report {
 	if st.Inbox == "" {
 		return r
 	}
-	files := inbox.FilesFor(d.o.Config.InboxDir, st.SessionID)
+	files := inboxv1.FilesFor(d.o.Config.InboxDir, st.SessionID)
 	if h, err := inbox.ReadHeartbeat(files.Heartbeat); err == nil {
 		r.Heartbeat = &h
 	}

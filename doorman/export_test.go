@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/ingress"
 	"github.com/oo-family/oo-claude/station"
 )
@@ -71,9 +72,9 @@ const (
 // WithStationTools gives s the station tools of a doorman whose session is
 // self() (following), on st with cfg's knobs and the clock now.
 func WithStationTools(s *Server, st *station.Station, cfg station.Config, self func() string, now func() time.Time) {
-	s.peers = &peerTools{self: func() (string, State) {
+	s.peers = &peerTools{self: func() (string, inboxv1.State) {
 		if sid := self(); sid != "" {
-			return sid, StateFollowing
+			return sid, inboxv1.StateFollowing
 		}
 		return "", StateStarting
 	}, st: st, cfg: cfg, now: now, version: "test"}

@@ -20,7 +20,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/jsonrow"
@@ -41,13 +41,13 @@ type longScan struct {
 // follower reads one inbox file and handles its lines.
 type follower struct {
 	d     *Doorman
-	files inbox.Files
+	files inboxv1.Files
 	id    identity
 	pacer *pacer
 
 	f      *os.File
 	ino    uint64
-	gen    string // the file's generation (inbox.Ack.Gen): acks and attempts of another one do not count
+	gen    string // the file's generation (inboxv1.Ack.Gen): acks and attempts of another one do not count
 	pos    int64  // the offset of the next unhandled byte
 	win    []byte // bytes read from pos on are win[wstart:]
 	wstart int
@@ -109,7 +109,7 @@ const (
 	longLine                 // a complete line longer than readChunk; only its sha256 is known
 )
 
-func newFollower(d *Doorman, files inbox.Files, id identity) (*follower, error) {
+func newFollower(d *Doorman, files inboxv1.Files, id identity) (*follower, error) {
 	fl := &follower{d: d, files: files, id: id, pacer: newPacer(d.o.guard, d.o.Host.PID, d.o.noPacing), piece: make([]byte, readPiece), pokes: make(chan struct{}, 1)}
 	// Watch the directory first, so no append between the read and the
 	// watch is missed.
@@ -285,10 +285,10 @@ func (fl *follower) close() {
 // startAcks is what a doorman's start keeps of the ack file.
 type startAcks struct {
 	gen     string           // the generation the acks below are of
-	last    inbox.Ack        // the generation's ack with the greatest line_offset before off
+	last    inboxv1.Ack      // the generation's ack with the greatest line_offset before off
 	hasLast bool             // whether there is one
 	after   map[int64]string // line_offset → sha256 of the generation's acks at or after off
-	recent  []inbox.Ack      // deliveries the receiver still remembers
+	recent  []inboxv1.Ack    // deliveries the receiver still remembers
 }
 
 // scanStartAcks reads the ack file once, in bounded lines (ScanAcks),
@@ -303,7 +303,7 @@ func scanStartAcks(path string, inode uint64, gen string, genKnown bool, off int
 		return st
 	}
 	defer f.Close()
-	inbox.ScanAcks(f, 0, func(a inbox.Ack, _ int64) bool {
+	inbox.ScanAcks(f, 0, func(a inboxv1.Ack, _ int64) bool {
 		if _, ok := p.recent(a, now); ok {
 			st.recent = append(st.recent, a)
 		}
@@ -316,7 +316,7 @@ func scanStartAcks(path string, inode uint64, gen string, genKnown bool, off int
 			}
 			// A later generation of the inode: the earlier one's acks
 			// do not count.
-			st.gen, st.last, st.hasLast, st.after = a.Gen, inbox.Ack{}, false, map[int64]string{}
+			st.gen, st.last, st.hasLast, st.after = a.Gen, inboxv1.Ack{}, false, map[int64]string{}
 		}
 		switch o := *a.LineOffset; {
 		case o >= off:
@@ -336,7 +336,7 @@ func scanStartAcks(path string, inode uint64, gen string, genKnown bool, off int
 // a file's first generation: an offset written by hand or adopted from a
 // monitor-era ack file); in a later one, every line before the offset was
 // acked in it.
-func offsetVerified(f *os.File, off int64, last inbox.Ack, hasLast, lenient bool) bool {
+func offsetVerified(f *os.File, off int64, last inboxv1.Ack, hasLast, lenient bool) bool {
 	var b [1]byte
 	if _, err := f.ReadAt(b[:], off-1); err != nil || b[0] != '\n' {
 		return false
@@ -356,7 +356,7 @@ func offsetVerified(f *os.File, off int64, last inbox.Ack, hasLast, lenient bool
 // monitor-era ack file ("<ts> read: <first 80 characters>") records as read,
 // matched line by line from the start. Both files are read in bounded
 // lines: an ack or inbox line of any length costs at most a buffer.
-func adoptMonitorEra(files inbox.Files, in *os.File) (int64, int) {
+func adoptMonitorEra(files inboxv1.Files, in *os.File) (int64, int) {
 	af, err := fsx.OpenRead(files.Ack)
 	if err != nil {
 		return 0, 0
@@ -680,7 +680,7 @@ func (fl *follower) handle(ctx context.Context, kind lineKind, line []byte, sha 
 		return nil // acked before a crash kept the offset from moving
 	}
 	if kind == longLine {
-		return fl.refuse(sha, off, claudeinbox.ReasonTooLong)
+		return fl.refuse(sha, off, inboxv1.ReasonTooLong)
 	}
 	msg, err := inbox.Decode(line)
 	if err != nil {
@@ -691,19 +691,19 @@ func (fl *follower) handle(ctx context.Context, kind lineKind, line []byte, sha 
 
 // refuseReason is the ack's reason for a line Decode refused: the line
 // rules' one table.
-func refuseReason(err error) claudeinbox.Reason { return claudeinbox.Reason(inbox.LineReason(err)) }
+func refuseReason(err error) inboxv1.Reason { return inboxv1.Reason(inbox.LineReason(err)) }
 
-func (fl *follower) ack(a inbox.Ack) error {
+func (fl *follower) ack(a inboxv1.Ack) error {
 	return inbox.AppendAck(fl.files.Ack, a)
 }
 
-func (fl *follower) refuse(sha string, off int64, reason claudeinbox.Reason) error {
+func (fl *follower) refuse(sha string, off int64, reason inboxv1.Reason) error {
 	d := fl.d
 	o := off
-	a := inbox.Ack{
+	a := inboxv1.Ack{
 		TS: jsonrow.FormatTime(d.o.Host.now()), SHA256: sha, SessionID: fl.id.SessionID,
-		Class: inbox.AckRefused, Reason: string(reason),
-		LineOffset: &o, Inode: fl.ino, Gen: fl.gen, DoormanPID: d.o.Host.PID, V: inbox.Version,
+		Class: inboxv1.AckRefused, Reason: string(reason),
+		LineOffset: &o, Inode: fl.ino, Gen: fl.gen, DoormanPID: d.o.Host.PID, V: inboxv1.Version,
 	}
 	if err := fl.ack(a); err != nil {
 		return err

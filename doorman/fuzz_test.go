@@ -17,6 +17,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/oo-family/oo-claude/doorman"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/inbox"
 )
 
@@ -227,14 +228,14 @@ func FuzzFollower(f *testing.F) {
 	for _, s := range []string{
 		"[a 📡] one\n[a 📡] one\n", "\n\n \n", "no tag\nbad \xff\nnul \x00\ntorn",
 		`{"v":1,"from":"zai","line":"PONG"}` + "\n" + `{"line":""}` + "\n\r\n",
-		"[a 📡] x\r\n" + strings.Repeat("y", inbox.MaxLineBytes+1) + "\n",
+		"[a 📡] x\r\n" + strings.Repeat("y", inboxv1.MaxLineBytes+1) + "\n",
 	} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
 		w := newWorld(t)
 		sid := w.owned("busy")
-		files := inbox.FilesFor(w.fs.Paths.InboxDir, sid)
+		files := inboxv1.FilesFor(w.fs.Paths.InboxDir, sid)
 		if err := os.WriteFile(files.Inbox, data, 0o600); err != nil {
 			t.Fatal(err)
 		}
@@ -275,8 +276,8 @@ func FuzzFollower(f *testing.F) {
 			if a.LineOffset == nil {
 				t.Fatalf("ack without line_offset: %+v", a)
 			}
-			delivered := a.Class == inbox.AckDeliveredSteer
-			if !delivered && (a.Class != inbox.AckRefused || a.Reason == "") {
+			delivered := a.Class == inboxv1.AckDeliveredSteer
+			if !delivered && (a.Class != inboxv1.AckRefused || a.Reason == "") {
 				t.Fatalf("ack neither delivered-steer nor refused with a reason: %+v", a)
 			}
 			got = append(got, verdict{*a.LineOffset, a.SHA256, delivered})

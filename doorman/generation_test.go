@@ -13,6 +13,7 @@ import (
 
 	"github.com/oo-family/oo-claude/door"
 	"github.com/oo-family/oo-claude/doorman"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/inbox"
 )
 
@@ -31,7 +32,7 @@ func (w *world) once(ctx context.Context, d doorman.Door) (string, error) {
 
 // deliveredTwice checks that line was delivered twice, each delivery with
 // its own door write, its own enqueue row and its own msg_id in its ack.
-func (w *world) deliveredTwice(t *testing.T, files inbox.Files, line string, log string) {
+func (w *world) deliveredTwice(t *testing.T, files inboxv1.Files, line string, log string) {
 	t.Helper()
 	frames := userFrames(w.door.Frames())
 	if len(frames) != 2 {
@@ -45,7 +46,7 @@ func (w *world) deliveredTwice(t *testing.T, files inbox.Files, line string, log
 		t.Fatalf("acks %+v, want 2", acks)
 	}
 	for i, a := range acks {
-		if a.Class != inbox.AckDeliveredSteer || a.Confirm != inbox.ConfirmTranscript || a.MsgID != frames[i].MsgID {
+		if a.Class != inboxv1.AckDeliveredSteer || a.Confirm != inboxv1.ConfirmTranscript || a.MsgID != frames[i].MsgID {
 			t.Errorf("ack %d: %s confirm %q msg_id %s, want delivered-steer on its row with its own write's msg_id %s", i, a.Class, a.Confirm, a.MsgID, frames[i].MsgID)
 		}
 	}
@@ -66,11 +67,11 @@ func TestSameLineAfterTruncationWhileRunning(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			w := newWorld(t)
 			sid := w.owned("busy")
-			files := inbox.FilesFor(w.fs.Paths.InboxDir, sid)
+			files := inboxv1.FilesFor(w.fs.Paths.InboxDir, sid)
 			cfg := w.config()
 			cfg.DoormanPoll = 20 * time.Millisecond
 			dm, lg, stop := w.running(doorman.WithGuard(doorman.Options{Host: w.host(nil), Config: cfg}, quickGuard))
-			waitState(t, dm, inbox.StateFollowing)
+			waitState(t, dm, inboxv1.StateFollowing)
 			line := "[cron 📡] hourly check"
 			w.appendLine(sid, line)
 			w.waitAcks(sid, 1)
@@ -100,7 +101,7 @@ func TestSameLineAfterTruncationWhileRunning(t *testing.T) {
 func TestSameLineAfterTruncationWithNoDoorman(t *testing.T) {
 	w := newWorld(t)
 	sid := w.owned("busy")
-	files := inbox.FilesFor(w.fs.Paths.InboxDir, sid)
+	files := inboxv1.FilesFor(w.fs.Paths.InboxDir, sid)
 	line := "[cron 📡] hourly check"
 	w.appendLine(sid, line)
 	if log, err := w.once(context.Background(), nil); err != nil {
@@ -121,11 +122,11 @@ func TestSameLineAfterTruncationWithNoDoorman(t *testing.T) {
 func TestOldGenerationAcksDoNotCount(t *testing.T) {
 	w := newWorld(t)
 	sid := w.owned("busy")
-	files := inbox.FilesFor(w.fs.Paths.InboxDir, sid)
+	files := inboxv1.FilesFor(w.fs.Paths.InboxDir, sid)
 	cfg := w.config()
 	cfg.DoormanPoll = 20 * time.Millisecond
 	dm, lg, stop := w.running(doorman.WithGuard(doorman.Options{Host: w.host(nil), Config: cfg}, quickGuard))
-	waitState(t, dm, inbox.StateFollowing)
+	waitState(t, dm, inboxv1.StateFollowing)
 	a, b := "[cron 📡] hourly check", "[cron 📡] daily check"
 	w.appendLine(sid, a)
 	w.appendLine(sid, b)
@@ -146,7 +147,7 @@ func TestOldGenerationAcksDoNotCount(t *testing.T) {
 	if got := contents(userFrames(w.door.Frames())); len(got) != 4 || got[3] != b {
 		t.Errorf("door writes %q, want a, b, a, b", got)
 	}
-	if acks := readAcks(t, files.Ack); len(acks) != 4 || acks[3].Class != inbox.AckDeliveredSteer {
+	if acks := readAcks(t, files.Ack); len(acks) != 4 || acks[3].Class != inboxv1.AckDeliveredSteer {
 		t.Errorf("acks %+v, want 4, the last one delivered", acks)
 	}
 }
@@ -156,7 +157,7 @@ func TestOldGenerationAcksDoNotCount(t *testing.T) {
 func TestGenerationRecordedOffsetNotMoved(t *testing.T) {
 	w := newWorld(t)
 	sid := w.owned("busy")
-	files := inbox.FilesFor(w.fs.Paths.InboxDir, sid)
+	files := inboxv1.FilesFor(w.fs.Paths.InboxDir, sid)
 	line := "[cron 📡] hourly check"
 	w.appendLine(sid, line)
 	if log, err := w.once(context.Background(), nil); err != nil {
@@ -193,7 +194,7 @@ func TestGenerationRecordedOffsetNotMoved(t *testing.T) {
 func TestKilledBeforeTheWriteDoesNotCount(t *testing.T) {
 	w := newWorld(t)
 	sid := w.owned("busy")
-	files := inbox.FilesFor(w.fs.Paths.InboxDir, sid)
+	files := inboxv1.FilesFor(w.fs.Paths.InboxDir, sid)
 	var mu sync.Mutex
 	now := time.Now().Add(-10 * time.Minute) // rows are stamped by the real clock: never before it
 	w.clock = func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
@@ -219,7 +220,7 @@ func TestKilledBeforeTheWriteDoesNotCount(t *testing.T) {
 		t.Fatalf("%v\n%s", err, log)
 	}
 	acks := readAcks(t, files.Ack)
-	if len(acks) != 1 || acks[0].Class != inbox.AckDeliveredSteer {
+	if len(acks) != 1 || acks[0].Class != inboxv1.AckDeliveredSteer {
 		t.Fatalf("acks %+v, want the line delivered (it never reached the door before)\n%s", acks, log)
 	}
 	if n := len(userFrames(w.door.Frames())); n != 1 {
@@ -316,7 +317,7 @@ func waitStatus(t *testing.T, dm *doorman.Doorman, ok func(doorman.Status) bool)
 func TestRestartIsNoNewGeneration(t *testing.T) {
 	w := newWorld(t)
 	sid := w.owned("busy")
-	files := inbox.FilesFor(w.fs.Paths.InboxDir, sid)
+	files := inboxv1.FilesFor(w.fs.Paths.InboxDir, sid)
 	w.appendLine(sid, "[a 📡] first")
 	if log, err := w.once(context.Background(), nil); err != nil {
 		t.Fatalf("%v\n%s", err, log)

@@ -18,6 +18,7 @@ import (
 	"github.com/oo-family/oo-claude/doorman"
 	"github.com/oo-family/oo-claude/fakes/fakedoor"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
@@ -199,7 +200,7 @@ func (w *world) inboxEntries() []string {
 
 func (w *world) appendLine(sid, line string) int64 {
 	w.t.Helper()
-	path := inbox.FilesFor(w.fs.Paths.InboxDir, sid).Inbox
+	path := inboxv1.FilesFor(w.fs.Paths.InboxDir, sid).Inbox
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
 	if err != nil {
 		w.t.Fatal(err)
@@ -212,7 +213,7 @@ func (w *world) appendLine(sid, line string) int64 {
 	return fi.Size()
 }
 
-func readAcks(t testing.TB, path string) []inbox.Ack {
+func readAcks(t testing.TB, path string) []inboxv1.Ack {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
@@ -222,7 +223,7 @@ func readAcks(t testing.TB, path string) []inbox.Ack {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var out []inbox.Ack
-	inbox.ScanAcks(f, 0, func(a inbox.Ack, _ int64) bool { out = append(out, a); return true })
+	var out []inboxv1.Ack
+	inbox.ScanAcks(f, 0, func(a inboxv1.Ack, _ int64) bool { out = append(out, a); return true })
 	return out
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/oo-family/oo-claude/door"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/station"
 )
 
@@ -175,9 +176,9 @@ func (h *Host) now() time.Time {
 
 // identity is who a doorman serves, or why it serves nobody here.
 type identity struct {
-	// State is [StateFollowing] when the doorman may deliver,
+	// State is [inboxv1.StateFollowing] when the doorman may deliver,
 	// else one of the identity states.
-	State      State
+	State      inboxv1.State
 	Detail     string // a human sentence saying why, for logs and the tool
 	OwnerPID   int
 	OwnerStart string // procStart of the owner
@@ -193,7 +194,7 @@ type identity struct {
 }
 
 // ok reports whether the identity allows deliveries.
-func (id identity) ok() bool { return id.State == StateFollowing }
+func (id identity) ok() bool { return id.State == inboxv1.StateFollowing }
 
 // sockNameRE is Claude Code's door name: <pid>.sock or <pid>-<8 hex>.sock.
 var sockNameRE = sync.OnceValue(func() *regexp.Regexp {
@@ -271,14 +272,14 @@ func (h *Host) identify(ctx context.Context, mode Mode, session string, prev ide
 			id.Token = t
 		}
 	}
-	id.State = StateFollowing
+	id.State = inboxv1.StateFollowing
 	id.Detail = fmt.Sprintf("session %s, owner %d, socket %s", id.SessionID, id.OwnerPID, id.Socket)
 	return id
 }
 
 // fail sets the identity's failing state and its sentence; it returns
 // false, for the steps of identify.
-func (id *identity) fail(s State, format string, a ...any) bool {
+func (id *identity) fail(s inboxv1.State, format string, a ...any) bool {
 	id.State, id.Detail = s, fmt.Sprintf(format, a...)
 	return false
 }
@@ -291,7 +292,7 @@ func (h *Host) owner(mode Mode) (identity, *station.Session) {
 	id := identity{}
 	chain, err := h.Proc.Ancestors(h.PID)
 	if err != nil {
-		id.fail(StateNotDescendant, "cannot read my ancestry: %v", err)
+		id.fail(inboxv1.StateNotDescendant, "cannot read my ancestry: %v", err)
 		return id, nil
 	}
 	var row *station.Session
@@ -314,11 +315,11 @@ func (h *Host) owner(mode Mode) (identity, *station.Session) {
 		}
 	}
 	if id.OwnerPID == 0 || !h.descends(h.PID, id.OwnerPID, id.OwnerStart) {
-		id.fail(StateNotDescendant, "no session of my own among my ancestors")
+		id.fail(inboxv1.StateNotDescendant, "no session of my own among my ancestors")
 		return id, nil
 	}
 	if mode == ModeMCP && !h.directChild(id.OwnerPID) {
-		id.fail(StateNotDescendant, "owner %d is not my direct parent (an MCP doorman is spawned by its session)", id.OwnerPID)
+		id.fail(inboxv1.StateNotDescendant, "owner %d is not my direct parent (an MCP doorman is spawned by its session)", id.OwnerPID)
 		return id, nil
 	}
 	return id, row
@@ -333,13 +334,13 @@ func (id *identity) sessionOf(row *station.Session, session, envSID string) bool
 	}
 	switch {
 	case session != "" && row == nil:
-		return id.fail(StateSessionUnverifiable, "session %s: owner %d has no registry row to verify it", session, id.OwnerPID)
+		return id.fail(inboxv1.StateSessionUnverifiable, "session %s: owner %d has no registry row to verify it", session, id.OwnerPID)
 	case session != "" && session != row.SessionID:
-		return id.fail(StateSessionMismatch, "session %s: owner %d is session %s", session, id.OwnerPID, row.SessionID)
+		return id.fail(inboxv1.StateSessionMismatch, "session %s: owner %d is session %s", session, id.OwnerPID, row.SessionID)
 	case row == nil && station.IsSessionID(envSID):
 		id.SessionID = envSID
 	case row == nil:
-		return id.fail(StateNoSessionID, "owner %d has no registry row and %s is not set", id.OwnerPID, envSessionID)
+		return id.fail(inboxv1.StateNoSessionID, "owner %d has no registry row and %s is not set", id.OwnerPID, envSessionID)
 	}
 	return true
 }
@@ -351,11 +352,11 @@ func (id *identity) socketOf(row *station.Session, envSock string) bool {
 	case row != nil && row.MessagingSocketPath != "":
 		id.Socket, id.SocketFrom = row.MessagingSocketPath, "registry"
 	case envSock == "":
-		return id.fail(StateNoDoor, "no socket: owner %d has none in the registry and %s is not set", id.OwnerPID, envSocket)
+		return id.fail(inboxv1.StateNoDoor, "no socket: owner %d has none in the registry and %s is not set", id.OwnerPID, envSocket)
 	default:
 		id.Socket, id.SocketFrom = envSock, "env"
 		if pid, ok := socketNamePID(envSock); ok && pid != id.OwnerPID {
-			return id.fail(StateSocketNotMine, "inherited socket %s is named for pid %d, not owner %d", envSock, pid, id.OwnerPID)
+			return id.fail(inboxv1.StateSocketNotMine, "inherited socket %s is named for pid %d, not owner %d", envSock, pid, id.OwnerPID)
 		}
 	}
 	return true
@@ -365,9 +366,9 @@ func (id *identity) socketOf(row *station.Session, envSock string) bool {
 // nothing; one already made for the same owner and socket (prev) is not
 // repeated.
 func (h *Host) checkPeer(ctx context.Context, id *identity, prev identity) bool {
-	notMine := StatePeerMismatch
+	notMine := inboxv1.StatePeerMismatch
 	if id.SocketFrom == "env" {
-		notMine = StateSocketNotMine
+		notMine = inboxv1.StateSocketNotMine
 	}
 	if prev.ok() && prev.OwnerPID == id.OwnerPID && prev.OwnerStart == id.OwnerStart && prev.Socket == id.Socket && prev.PeerPID != 0 {
 		id.PeerPID = prev.PeerPID
@@ -381,7 +382,7 @@ func (h *Host) checkPeer(ctx context.Context, id *identity, prev identity) bool 
 			id.PeerPID = pid
 			return id.fail(notMine, "socket %s: %v", id.Socket, err)
 		case err != nil:
-			return id.fail(StateNoDoor, "socket %s: %v", id.Socket, err)
+			return id.fail(inboxv1.StateNoDoor, "socket %s: %v", id.Socket, err)
 		}
 		id.PeerPID = pid
 	}
@@ -397,7 +398,7 @@ var ErrNotDeliverable = errors.New("not deliverable here")
 
 // IdentityError carries the identity state that stopped a doorman.
 type IdentityError struct {
-	State  State
+	State  inboxv1.State
 	Detail string
 }
 

@@ -11,7 +11,7 @@ import (
 
 	"github.com/oo-family/oo-claude/door"
 	"github.com/oo-family/oo-claude/doorman"
-	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/inboxv1"
 )
 
 func TestMain(m *testing.M) {
@@ -25,7 +25,7 @@ const otherSID = "0badc0de-0000-4000-8000-000000000000"
 
 func TestIdentify(t *testing.T) {
 	type want struct {
-		State      inbox.State
+		State      inboxv1.State
 		OwnerPID   int
 		SessionID  bool // the session id is the row's (or the env's) sid
 		SocketFrom string
@@ -45,7 +45,7 @@ func TestIdentify(t *testing.T) {
 				w.self, w.ppid = selfPID, 500
 				return 500
 			},
-			want: want{inbox.StateFollowing, 500, true, "registry"},
+			want: want{inboxv1.StateFollowing, 500, true, "registry"},
 		},
 		{
 			name: "cli: grandchild of a session",
@@ -56,7 +56,7 @@ func TestIdentify(t *testing.T) {
 				w.self, w.ppid = selfPID, 600
 				return 500
 			},
-			want: want{inbox.StateFollowing, 500, true, "registry"},
+			want: want{inboxv1.StateFollowing, 500, true, "registry"},
 		},
 		{
 			name: "mcp: grandchild is refused (started from a session's tool)",
@@ -67,7 +67,7 @@ func TestIdentify(t *testing.T) {
 				w.self, w.ppid = selfPID, 600
 				return 500
 			},
-			want: want{State: inbox.StateNotDescendant, OwnerPID: 500},
+			want: want{State: inboxv1.StateNotDescendant, OwnerPID: 500},
 		},
 		{
 			name: "no session among the ancestors",
@@ -79,7 +79,7 @@ func TestIdentify(t *testing.T) {
 				w.env[doorman.EnvSessionID] = sid
 				return 500
 			},
-			want: want{State: inbox.StateNotDescendant, OwnerPID: 500},
+			want: want{State: inboxv1.StateNotDescendant, OwnerPID: 500},
 		},
 		{
 			name: "claude executable without a row: env session and its own <pid>.sock",
@@ -91,7 +91,7 @@ func TestIdentify(t *testing.T) {
 				w.env[doorman.EnvSocket] = "/run/user/1/cc-socks/700.sock"
 				return 700
 			},
-			want: want{inbox.StateFollowing, 700, true, "env"},
+			want: want{inboxv1.StateFollowing, 700, true, "env"},
 		},
 		{
 			name: "owner found by exe basename although comm differs",
@@ -103,7 +103,7 @@ func TestIdentify(t *testing.T) {
 				w.env[doorman.EnvSocket] = "/run/user/1/cc-socks/700-0a1b2c3d.sock"
 				return 700
 			},
-			want: want{inbox.StateFollowing, 700, true, "env"},
+			want: want{inboxv1.StateFollowing, 700, true, "env"},
 		},
 		{
 			name: "inherited socket named for another pid",
@@ -115,7 +115,7 @@ func TestIdentify(t *testing.T) {
 				w.env[doorman.EnvSocket] = "/run/user/1/cc-socks/500.sock"
 				return 500
 			},
-			want: want{State: inbox.StateSocketNotMine, OwnerPID: 700},
+			want: want{State: inboxv1.StateSocketNotMine, OwnerPID: 700},
 		},
 		{
 			name: "inherited socket of another name served by another process",
@@ -127,7 +127,7 @@ func TestIdentify(t *testing.T) {
 				w.env[doorman.EnvSocket] = "/tmp/elsewhere/door.sock"
 				return 500
 			},
-			want: want{State: inbox.StateSocketNotMine, OwnerPID: 700},
+			want: want{State: inboxv1.StateSocketNotMine, OwnerPID: 700},
 		},
 		{
 			name: "health check: session id but no socket variables",
@@ -138,7 +138,7 @@ func TestIdentify(t *testing.T) {
 				w.env[doorman.EnvSessionID] = sid
 				return 700
 			},
-			want: want{State: inbox.StateNoDoor, OwnerPID: 700},
+			want: want{State: inboxv1.StateNoDoor, OwnerPID: 700},
 		},
 		{
 			name: "health check inside another session: the nearest claude wins",
@@ -151,7 +151,7 @@ func TestIdentify(t *testing.T) {
 				w.env[doorman.EnvSocket] = "/run/user/1/cc-socks/500.sock"
 				return 500
 			},
-			want: want{State: inbox.StateSocketNotMine, OwnerPID: 700},
+			want: want{State: inboxv1.StateSocketNotMine, OwnerPID: 700},
 		},
 		{
 			name: "claude executable without a row and no session id",
@@ -161,7 +161,7 @@ func TestIdentify(t *testing.T) {
 				w.self, w.ppid = selfPID, 700
 				return 700
 			},
-			want: want{State: inbox.StateNoSessionID, OwnerPID: 700},
+			want: want{State: inboxv1.StateNoSessionID, OwnerPID: 700},
 		},
 		{
 			name:    "--session of another session",
@@ -172,7 +172,7 @@ func TestIdentify(t *testing.T) {
 				w.self, w.ppid = selfPID, 500
 				return 500
 			},
-			want: want{State: inbox.StateSessionMismatch, OwnerPID: 500},
+			want: want{State: inboxv1.StateSessionMismatch, OwnerPID: 500},
 		},
 		{
 			name:    "--session without a row to verify it",
@@ -185,7 +185,7 @@ func TestIdentify(t *testing.T) {
 				w.env[doorman.EnvSocket] = "/run/user/1/cc-socks/700.sock"
 				return 700
 			},
-			want: want{State: inbox.StateSessionUnverifiable, OwnerPID: 700},
+			want: want{State: inboxv1.StateSessionUnverifiable, OwnerPID: 700},
 		},
 		{
 			name: "registry socket served by another process",
@@ -195,7 +195,7 @@ func TestIdentify(t *testing.T) {
 				w.self, w.ppid = selfPID, 500
 				return 4242
 			},
-			want: want{State: inbox.StatePeerMismatch, OwnerPID: 500},
+			want: want{State: inboxv1.StatePeerMismatch, OwnerPID: 500},
 		},
 	}
 	for _, tt := range tests {
@@ -231,7 +231,7 @@ func TestIdentityMutations(t *testing.T) {
 		name  string
 		mode  doorman.Mode
 		setup func(w *world) (sid string)
-		want  inbox.State
+		want  inboxv1.State
 	}{
 		{
 			name: "control: the session's direct child delivers",
@@ -241,7 +241,7 @@ func TestIdentityMutations(t *testing.T) {
 				w.self, w.ppid = selfPID, w.me
 				return w.session(w.me, "busy").SessionID
 			},
-			want: inbox.StateFollowing,
+			want: inboxv1.StateFollowing,
 		},
 		{
 			name: "descendant check: not below the session named by the environment",
@@ -255,7 +255,7 @@ func TestIdentityMutations(t *testing.T) {
 				w.env[doorman.EnvSocket] = w.door.Path()
 				return sid
 			},
-			want: inbox.StateNotDescendant,
+			want: inboxv1.StateNotDescendant,
 		},
 		{
 			name: "direct-parent check: mcp doorman started from the session's tool",
@@ -266,7 +266,7 @@ func TestIdentityMutations(t *testing.T) {
 				w.self, w.ppid = selfPID, 600
 				return w.session(w.me, "busy").SessionID
 			},
-			want: inbox.StateNotDescendant,
+			want: inboxv1.StateNotDescendant,
 		},
 		{
 			name: "peer check: the registry's socket is served by another process",
@@ -276,7 +276,7 @@ func TestIdentityMutations(t *testing.T) {
 				w.self, w.ppid = selfPID, 4242
 				return w.session(4242, "busy").SessionID
 			},
-			want: inbox.StatePeerMismatch,
+			want: inboxv1.StatePeerMismatch,
 		},
 	}
 	for _, tt := range tests {
@@ -287,7 +287,7 @@ func TestIdentityMutations(t *testing.T) {
 			w.appendLine(sid, "[chatgpt 📡] hello")
 			err, st, log := w.runOnce(tt.mode, "", nil)
 			frames := w.door.Frames()
-			if tt.want == inbox.StateFollowing {
+			if tt.want == inboxv1.StateFollowing {
 				if err != nil || len(frames) != 1 {
 					t.Fatalf("control: err %v, %d frames, want nil and 1; log:\n%s", err, len(frames), log)
 				}
@@ -325,8 +325,8 @@ func TestIdentifyListenerOfAnotherUser(t *testing.T) {
 	other := &door.PeerMismatchError{Socket: w.door.Path(), Got: 500, WantUID: 1000, GotUID: 1001}
 	h := w.host(&stubDoor{peer: 500, peerErr: other})
 	id := h.Identify(context.Background(), doorman.ModeMCP, "", doorman.Identity{})
-	if id.State != inbox.StatePeerMismatch || id.OK() {
-		t.Fatalf("state %q (%s), want %q", id.State, id.Detail, inbox.StatePeerMismatch)
+	if id.State != inboxv1.StatePeerMismatch || id.OK() {
+		t.Fatalf("state %q (%s), want %q", id.State, id.Detail, inboxv1.StatePeerMismatch)
 	}
 	if !strings.Contains(id.Detail, "runs as uid 1001") {
 		t.Errorf("detail %q does not say whose listener it is", id.Detail)

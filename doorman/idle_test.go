@@ -16,6 +16,7 @@ import (
 	"github.com/oo-family/oo-claude/doorman"
 	"github.com/oo-family/oo-claude/fakes/fakedoor"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/station"
@@ -95,7 +96,7 @@ type realOwner struct {
 	door  *fakedoor.Door
 	row   station.Row
 	child *exec.Cmd
-	files inbox.Files
+	files inboxv1.Files
 }
 
 func newRealOwner(t *testing.T) *realOwner {
@@ -112,7 +113,7 @@ func newRealOwner(t *testing.T) *realOwner {
 		child.Process.Kill()
 		child.Wait()
 	})
-	return &realOwner{fs: fs, door: d, row: row, child: child, files: inbox.FilesFor(fs.Paths.InboxDir, sid)}
+	return &realOwner{fs: fs, door: d, row: row, child: child, files: inboxv1.FilesFor(fs.Paths.InboxDir, sid)}
 }
 
 func (o *realOwner) host(clk *deadlineClock) *doorman.Host {
@@ -157,11 +158,11 @@ func TestIdleDoormanWakesOncePerHeartbeat(t *testing.T) {
 			time.Sleep(2 * time.Millisecond)
 		}
 	}
-	heartbeat := func() inbox.Heartbeat {
+	heartbeat := func() inboxv1.Heartbeat {
 		h, _ := inbox.ReadHeartbeat(o.files.Heartbeat)
 		return h
 	}
-	wait("following", func() bool { return heartbeat().State == inbox.StateFollowing })
+	wait("following", func() bool { return heartbeat().State == inboxv1.StateFollowing })
 	// Settled: the heartbeat's timer asked for and the loop asleep.
 	start := clk.Now()
 	// Asleep: every timer it had is asked for again, and the follow loop's
@@ -256,12 +257,12 @@ func TestIdentityOnChange(t *testing.T) {
 			time.Sleep(2 * time.Millisecond)
 		}
 	}
-	heartbeat := func(files inbox.Files) inbox.Heartbeat {
+	heartbeat := func(files inboxv1.Files) inboxv1.Heartbeat {
 		h, _ := inbox.ReadHeartbeat(files.Heartbeat)
 		return h
 	}
-	wait("following", func() bool { return heartbeat(o.files).State == inbox.StateFollowing })
-	acks := func() []inbox.Ack { return readAcks(t, o.files.Ack) }
+	wait("following", func() bool { return heartbeat(o.files).State == inboxv1.StateFollowing })
+	acks := func() []inboxv1.Ack { return readAcks(t, o.files.Ack) }
 	send := func(line string) {
 		t.Helper()
 		if _, err := fsx.AppendLine(o.files.Inbox, []byte(line)); err != nil {
@@ -274,7 +275,7 @@ func TestIdentityOnChange(t *testing.T) {
 	o.fs.SetStatus(o.row.PID, station.StatusIdle)
 	send("[b 📡] now idle")
 	wait("the second ack", func() bool { return len(acks()) == 2 })
-	if a := acks(); a[0].Class != inbox.AckDeliveredSteer || a[1].Class != inbox.AckDeliveredStart {
+	if a := acks(); a[0].Class != inboxv1.AckDeliveredSteer || a[1].Class != inboxv1.AckDeliveredStart {
 		t.Errorf("acks %s then %s, want delivered-steer then delivered-start (the row's status as it changed)", a[0].Class, a[1].Class)
 	}
 
@@ -285,9 +286,9 @@ func TestIdentityOnChange(t *testing.T) {
 	}
 	r.SessionID = uuid.NewString()
 	o.fs.WriteRow(r)
-	next := inbox.FilesFor(o.fs.Paths.InboxDir, r.SessionID)
+	next := inboxv1.FilesFor(o.fs.Paths.InboxDir, r.SessionID)
 	wait("the switch to the new session's inbox", func() bool {
-		return heartbeat(o.files).State == inbox.StateSwitched && heartbeat(next).State == inbox.StateFollowing
+		return heartbeat(o.files).State == inboxv1.StateSwitched && heartbeat(next).State == inboxv1.StateFollowing
 	})
 	if clk.Now() != now {
 		t.Errorf("a timer fired (the clock moved %v): the identity was re-checked on a timer, not on the change", clk.Now().Sub(now))

@@ -4,7 +4,7 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/inbox"
 )
 
@@ -14,14 +14,14 @@ import (
 func TestRefuseReasonIsTheSendersReason(t *testing.T) {
 	for _, line := range []string{"a\rb", `{"v":1,"from":"a","line":"x\ny"}`, "a\xffb", "a\x00b", "[a 📡] "} {
 		_, err := inbox.Decode([]byte(line))
-		if got, want := refuseReason(err), claudeinbox.Reason(inbox.LineReason(err)); got != want {
+		if got, want := refuseReason(err), inboxv1.Reason(inbox.LineReason(err)); got != want {
 			t.Errorf("the doorman refuses %q as %q, the sender as %q", line, got, want)
 		}
 	}
-	if got := refuseReason(&inbox.LineError{Err: inbox.ErrNewline}); got != claudeinbox.ReasonNewline {
-		t.Errorf("a line with a newline is acked %q, want %q", got, claudeinbox.ReasonNewline)
+	if got := refuseReason(&inboxv1.LineError{Err: inboxv1.ErrNewline}); got != inboxv1.ReasonNewline {
+		t.Errorf("a line with a newline is acked %q, want %q", got, inboxv1.ReasonNewline)
 	}
-	if got := refuseReason(errors.New("no rule")); got != claudeinbox.ReasonUndeliverable {
-		t.Errorf("a line refused for no rule is acked %q, want %q", got, claudeinbox.ReasonUndeliverable)
+	if got := refuseReason(errors.New("no rule")); got != inboxv1.ReasonUndeliverable {
+		t.Errorf("a line refused for no rule is acked %q, want %q", got, inboxv1.ReasonUndeliverable)
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/oo-family/oo-claude/doorman"
 	"github.com/oo-family/oo-claude/fakes/fakedoor"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
-	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
 )
 
@@ -52,8 +52,8 @@ func TestConfirmFindsTheTranscript(t *testing.T) {
 			if err, _, log := w.runOnce(doorman.ModeMCP, "", nil); err != nil {
 				t.Fatalf("%v\n%s", err, log)
 			}
-			acks := readAcks(t, inbox.FilesFor(w.fs.Paths.InboxDir, sid).Ack)
-			if len(acks) != 1 || acks[0].Confirm != inbox.ConfirmTranscript || acks[0].QueuedAt == nil {
+			acks := readAcks(t, inboxv1.FilesFor(w.fs.Paths.InboxDir, sid).Ack)
+			if len(acks) != 1 || acks[0].Confirm != inboxv1.ConfirmTranscript || acks[0].QueuedAt == nil {
 				t.Fatalf("acks %+v, want one confirmed by the transcript", acks)
 			}
 			if rows := enqueueTimes(t, w.transcript)["[a 📡] find me"]; len(rows) != 1 || rows[0] != *acks[0].QueuedAt {
@@ -85,7 +85,7 @@ func TestLateRowInAnotherDirectory(t *testing.T) {
 		t.Errorf("%d writes, want 1", n)
 	}
 	rows := enqueueTimes(t, w.transcript)["[a 📡] somewhere else"]
-	if len(rows) != 1 || acks[0].Confirm != inbox.ConfirmTranscript || acks[0].QueuedAt == nil || *acks[0].QueuedAt != rows[0] {
+	if len(rows) != 1 || acks[0].Confirm != inboxv1.ConfirmTranscript || acks[0].QueuedAt == nil || *acks[0].QueuedAt != rows[0] {
 		t.Errorf("ack %+v, rows %q: want one row and an ack confirmed on it", acks[0], rows)
 	}
 	if st.Unconfirmed != 1 || st.Confirmed != 1 {

@@ -14,9 +14,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/doorman"
 	"github.com/oo-family/oo-claude/fakes/fakedoor"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/inbox"
 )
 
@@ -85,9 +85,9 @@ func (w *world) waitQueued(n int) []fakedoor.Frame {
 	}
 }
 
-func (w *world) waitAcks(sid string, n int) []inbox.Ack {
+func (w *world) waitAcks(sid string, n int) []inboxv1.Ack {
 	w.t.Helper()
-	path := inbox.FilesFor(w.fs.Paths.InboxDir, sid).Ack
+	path := inboxv1.FilesFor(w.fs.Paths.InboxDir, sid).Ack
 	deadline := time.Now().Add(20 * time.Second)
 	for {
 		a := readAcks(w.t, path)
@@ -146,16 +146,16 @@ func TestRoundTripAndAckFields(t *testing.T) {
 				t.Fatal(err)
 			}
 			a := acks[0]
-			class, peer := inbox.AckDeliveredSteer, "busy"
+			class, peer := inboxv1.AckDeliveredSteer, "busy"
 			if status == "idle" {
-				class, peer = inbox.AckDeliveredStart, "idle"
+				class, peer = inboxv1.AckDeliveredStart, "idle"
 			}
-			fi, _ := os.Stat(inbox.FilesFor(w.fs.Paths.InboxDir, sid).Inbox)
+			fi, _ := os.Stat(inboxv1.FilesFor(w.fs.Paths.InboxDir, sid).Inbox)
 			ino := fi.Sys().(*syscall.Stat_t).Ino
-			want := inbox.Ack{
+			want := inboxv1.Ack{
 				TS: a.TS, SHA256: inbox.SHA256([]byte("[chatgpt 📡] hello")), SessionID: sid, PeerStatus: peer, Class: class,
 				MsgID: q[0].MsgID, LineOffset: &off, Inode: ino, From: "chatgpt", PeerStatusRaw: status,
-				DoormanPID: selfPID, V: 1, Confirm: inbox.ConfirmTranscript, Priority: inbox.PriorityNext,
+				DoormanPID: selfPID, V: 1, Confirm: inboxv1.ConfirmTranscript, Priority: inboxv1.PriorityNext,
 			}
 			if rows := enqueueTimes(t, w.transcript)["[chatgpt 📡] hello"]; len(rows) == 1 {
 				want.QueuedAt = &rows[0]
@@ -172,14 +172,14 @@ func TestRoundTripAndAckFields(t *testing.T) {
 			if frames[0].Type != "auth" || frames[0].Token.Reveal() != "0123456789abcdef0123456789abcdef" {
 				t.Errorf("first frame %q is not the auth frame with the key file's token", frames[0].Type)
 			}
-			hb, err := inbox.ReadHeartbeat(inbox.FilesFor(w.fs.Paths.InboxDir, sid).Heartbeat)
+			hb, err := inbox.ReadHeartbeat(inboxv1.FilesFor(w.fs.Paths.InboxDir, sid).Heartbeat)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if hb.State != inbox.StateStopped || hb.Delivered != 1 || hb.Confirmed != 1 || hb.Unconfirmed != 0 || hb.Offset != off+int64(len("[chatgpt 📡] hello\n")) || hb.StoppedAt == "" || hb.Mode != "mcp" {
+			if hb.State != inboxv1.StateStopped || hb.Delivered != 1 || hb.Confirmed != 1 || hb.Unconfirmed != 0 || hb.Offset != off+int64(len("[chatgpt 📡] hello\n")) || hb.StoppedAt == "" || hb.Mode != "mcp" {
 				t.Errorf("stopped heartbeat %+v", hb)
 			}
-			if strings.Contains(readFile(t, inbox.FilesFor(w.fs.Paths.InboxDir, sid).Heartbeat), "0123456789abcdef") {
+			if strings.Contains(readFile(t, inboxv1.FilesFor(w.fs.Paths.InboxDir, sid).Heartbeat), "0123456789abcdef") {
 				t.Error("the heartbeat holds the token")
 			}
 		})
@@ -189,9 +189,9 @@ func TestRoundTripAndAckFields(t *testing.T) {
 func TestHostileLinesAndFileChanges(t *testing.T) {
 	w := newWorld(t)
 	sid := w.owned("busy")
-	files := inbox.FilesFor(w.fs.Paths.InboxDir, sid)
+	files := inboxv1.FilesFor(w.fs.Paths.InboxDir, sid)
 	big := strings.Repeat("x", 20<<20)
-	long := "[a 📡] " + strings.Repeat("y", inbox.MaxLineBytes+1-len("[a 📡] "))
+	long := "[a 📡] " + strings.Repeat("y", inboxv1.MaxLineBytes+1-len("[a 📡] "))
 	// Lines written before the doorman starts: the 20 MiB line is read in
 	// chunks, the rest are refused by the line rules.
 	w.appendLine(sid, "[a 📡] one")
@@ -239,11 +239,11 @@ func TestHostileLinesAndFileChanges(t *testing.T) {
 	}
 	reasons := map[string]int{}
 	for _, a := range readAcks(t, files.Ack) {
-		if a.Class == inbox.AckRefused {
+		if a.Class == inboxv1.AckRefused {
 			reasons[a.Reason]++
 		}
 	}
-	wantReasons := map[string]int{string(claudeinbox.ReasonNUL): 1, string(claudeinbox.ReasonInvalidUTF8): 1, string(claudeinbox.ReasonTooLong): 3}
+	wantReasons := map[string]int{string(inboxv1.ReasonNUL): 1, string(inboxv1.ReasonInvalidUTF8): 1, string(inboxv1.ReasonTooLong): 3}
 	if diff := cmp.Diff(wantReasons, reasons); diff != "" {
 		t.Errorf("refusals (-want +got):\n%s", diff)
 	}
@@ -252,7 +252,7 @@ func TestHostileLinesAndFileChanges(t *testing.T) {
 func TestRestartSkipsAckedLines(t *testing.T) {
 	w := newWorld(t)
 	sid := w.owned("busy")
-	files := inbox.FilesFor(w.fs.Paths.InboxDir, sid)
+	files := inboxv1.FilesFor(w.fs.Paths.InboxDir, sid)
 	for _, l := range []string{"[a 📡] 1", "[b 📡] 2", "[c 📡] bad\x00", "[d 📡] 3"} {
 		w.appendLine(sid, l)
 	}
@@ -278,7 +278,7 @@ func TestRestartSkipsAckedLines(t *testing.T) {
 func TestMonitorEraAdoption(t *testing.T) {
 	w := newWorld(t)
 	sid := w.owned("busy")
-	files := inbox.FilesFor(w.fs.Paths.InboxDir, sid)
+	files := inboxv1.FilesFor(w.fs.Paths.InboxDir, sid)
 	w.appendLine(sid, "[a 📡] read by the monitor")
 	w.appendLine(sid, "[a 📡] "+strings.Repeat("long ", 30))
 	w.appendLine(sid, "[a 📡] new")
@@ -297,9 +297,9 @@ func TestTwoDoormenOneDelivers(t *testing.T) {
 	w := newWorld(t)
 	sid := w.owned("busy")
 	first, _, stopFirst := w.running(doorman.Options{})
-	waitState(t, first, inbox.StateFollowing)
+	waitState(t, first, inboxv1.StateFollowing)
 	second, _, stopSecond := w.running(doorman.Options{})
-	waitState(t, second, inbox.StateStandby)
+	waitState(t, second, inboxv1.StateStandby)
 	for i := range 5 {
 		w.appendLine(sid, "[a 📡] before "+string(rune('0'+i)))
 	}
@@ -352,7 +352,7 @@ func TestSilenced(t *testing.T) {
 	if err := dm.Run(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	if dm.Status().State != inbox.StateSilenced || len(w.door.Frames()) != 0 {
+	if dm.Status().State != inboxv1.StateSilenced || len(w.door.Frames()) != 0 {
 		t.Errorf("state %s, %d frames", dm.Status().State, len(w.door.Frames()))
 	}
 	if diff := cmp.Diff([]string{sid + ".inbox"}, w.inboxEntries()); diff != "" {
@@ -360,7 +360,7 @@ func TestSilenced(t *testing.T) {
 	}
 }
 
-func waitState(t *testing.T, dm *doorman.Doorman, s inbox.State) {
+func waitState(t *testing.T, dm *doorman.Doorman, s inboxv1.State) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for dm.Status().State != s {

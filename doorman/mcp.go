@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/oo-family/oo-claude/inboxv1"
 )
 
 // serverName is the MCP serverInfo name.
@@ -56,17 +57,17 @@ type Server struct {
 
 // Report is what claude_inbox_status returns.
 type Report struct {
-	Inbox        string     `json:"inbox"`
-	SessionID    string     `json:"session_id"`
-	State        State      `json:"state"`
-	Detail       string     `json:"detail,omitempty"`
-	Delivered    int        `json:"delivered"`
-	Refused      int        `json:"refused"`
-	Pending      int        `json:"pending"`
-	PendingBytes int64      `json:"pending_bytes"`
-	Heartbeat    *Heartbeat `json:"heartbeat"`
-	ThreadAlive  bool       `json:"thread_alive"`
-	LastError    string     `json:"last_error,omitempty"`
+	Inbox        string             `json:"inbox"`
+	SessionID    string             `json:"session_id"`
+	State        inboxv1.State      `json:"state"`
+	Detail       string             `json:"detail,omitempty"`
+	Delivered    int                `json:"delivered"`
+	Refused      int                `json:"refused"`
+	Pending      int                `json:"pending"`
+	PendingBytes int64              `json:"pending_bytes"`
+	Heartbeat    *inboxv1.Heartbeat `json:"heartbeat"`
+	ThreadAlive  bool               `json:"thread_alive"`
+	LastError    string             `json:"last_error,omitempty"`
 }
 
 // message is any JSON-RPC 2.0 object; which of request, notification and

@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/oo-family/oo-claude/doorman"
-	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/inboxv1"
 )
 
 const toolJSON = `{"name":"claude_inbox_status","title":"Claude inbox status","description":"Read-only: this session's inbox file, how many lines its doorman delivered, refused and has pending, the doorman's heartbeat and whether its follow loop runs.","inputSchema":{"type":"object","properties":{},"additionalProperties":false},"annotations":{"readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}}`
@@ -254,7 +254,7 @@ func TestMCPStdoutCleanWhileLoopLogs(t *testing.T) {
 	s := &doorman.Server{In: pr, Out: &out, Log: &log, Report: dm.Report}
 	sdone := make(chan error, 1)
 	go func() { sdone <- s.Serve(context.Background()) }()
-	waitState(t, dm, inbox.StateNotDescendant)
+	waitState(t, dm, inboxv1.StateNotDescendant)
 	io.WriteString(pw, initLine+"\n"+`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"claude_inbox_status"}}`+"\n")
 	pw.Close()
 	if err := <-sdone; err != nil {

@@ -3,7 +3,7 @@ package doorman
 import (
 	"time"
 
-	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/ingress"
 	"github.com/oo-family/oo-claude/internal/jsonrow"
 )
@@ -61,7 +61,7 @@ func (p *pacer) drain(from string, now time.Time) {
 // receiver has, not full ones. Acks older than the receiver's memory (the
 // duplicate window, or the time a bucket takes to refill) are left out. A
 // delivery without from was keyed by the pid of the doorman that made it.
-func (p *pacer) seed(acks []inbox.Ack, now time.Time) {
+func (p *pacer) seed(acks []inboxv1.Ack, now time.Time) {
 	if p.off {
 		return
 	}
@@ -74,8 +74,8 @@ func (p *pacer) seed(acks []inbox.Ack, now time.Time) {
 
 // recent reports whether a is a delivery the receiver still remembers at
 // now, and when it was.
-func (p *pacer) recent(a inbox.Ack, now time.Time) (time.Time, bool) {
-	if p.off || (a.Class != inbox.AckDeliveredSteer && a.Class != inbox.AckDeliveredStart) {
+func (p *pacer) recent(a inboxv1.Ack, now time.Time) (time.Time, bool) {
+	if p.off || (a.Class != inboxv1.AckDeliveredSteer && a.Class != inboxv1.AckDeliveredStart) {
 		return time.Time{}, false
 	}
 	at, err := jsonrow.ParseTime(a.TS)

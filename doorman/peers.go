@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/station"
 	"github.com/oo-family/oo-claude/transcript"
@@ -51,7 +52,7 @@ const (
 // peerTools is what the station tools need: the doorman's own session,
 // the station, the knobs, the clock and the model's send budget.
 type peerTools struct {
-	self    func() (sid string, state State) // the doorman's session; "" while unknown
+	self    func() (sid string, state inboxv1.State) // the doorman's session; "" while unknown
 	st      *station.Station
 	cfg     station.Config
 	now     func() time.Time
@@ -64,7 +65,7 @@ type peerTools struct {
 // peerTools returns d's station tools.
 func (d *Doorman) peerTools() *peerTools {
 	return &peerTools{
-		self: func() (string, State) {
+		self: func() (string, inboxv1.State) {
 			s := d.Status()
 			return s.SessionID, s.State
 		},
@@ -79,7 +80,7 @@ var errNoSelf = errors.New("the station tools need the doorman to know its sessi
 // (another doorman of the same session delivers).
 func (p *peerTools) me() (string, error) {
 	sid, state := p.self()
-	if sid == "" || (state != StateFollowing && state != StateStandby) {
+	if sid == "" || (state != inboxv1.StateFollowing && state != inboxv1.StateStandby) {
 		return "", fmt.Errorf("%w: the doorman is %s", errNoSelf, state)
 	}
 	return sid, nil
@@ -284,19 +285,19 @@ func (p *peerTools) send(ctx context.Context, a sendArgs) *mcp.CallToolResult {
 	if strings.TrimSpace(a.Line) == "" {
 		// Checked here: a structured line without text is no structured
 		// line, and would be sent as its JSON.
-		return refuse("", string(claudeinbox.ReasonEmpty), "empty line: there is nothing to send", 0)
+		return refuse("", string(inboxv1.ReasonEmpty), "empty line: there is nothing to send", 0)
 	}
 	if _, tagged := inbox.SenderTag(a.Line); tagged {
-		return refuse("", string(claudeinbox.ReasonTaggedLine), "the line starts with a sender tag; the sender is this session and is set by its doorman", 0)
+		return refuse("", string(inboxv1.ReasonTaggedLine), "the line starts with a sender tag; the sender is this session and is set by its doorman", 0)
 	}
 	if t, err := p.st.Resolve(a.Target); err == nil && t.SessionID == me {
-		return refuse(t.SessionID, string(claudeinbox.ReasonSelfSend), "a line to this session itself is refused", 0)
+		return refuse(t.SessionID, string(inboxv1.ReasonSelfSend), "a line to this session itself is refused", 0)
 	}
 	if retry, ok := p.spend(); !ok {
-		return refuse("", string(claudeinbox.ReasonModelSendBudget), fmt.Sprintf("this session's model may send %d lines a minute; retry in %.0f s", modelSendsPerMinute, math.Ceil(retry.Seconds())), retry)
+		return refuse("", string(inboxv1.ReasonModelSendBudget), fmt.Sprintf("this session's model may send %d lines a minute; retry in %.0f s", modelSendsPerMinute, math.Ceil(retry.Seconds())), retry)
 	}
 	from := p.fromName(me)
-	b, _ := json.Marshal(inbox.Structured{V: inbox.Version, From: from, Line: a.Line, Origin: me})
+	b, _ := json.Marshal(inbox.Structured{V: inboxv1.Version, From: from, Line: a.Line, Origin: me})
 	s := claudeinbox.NewSender(p.cfg)
 	s.Station, s.Now, s.ClientVersion = p.st, p.now, p.version
 	w := transcript.Witness{ProjectsDir: p.cfg.ProjectsDir}

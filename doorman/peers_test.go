@@ -15,6 +15,7 @@ import (
 	"github.com/oo-family/oo-claude/fakes/fakedoor"
 	"github.com/oo-family/oo-claude/fakes/fakedoorman"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/station"
 )
@@ -40,7 +41,7 @@ func newPeerWorld(t *testing.T) *peerWorld {
 	w.bravoScript = w.fs.AddTranscript(w.bravo.SessionID, w.bravo.CWD)
 	d := fakedoor.New(t, fakedoor.Options{SessionID: w.bravo.SessionID, Transcript: w.bravoScript})
 	fakedoorman.Start(t, w.fs.Paths.InboxDir, w.bravo.SessionID, fakedoorman.Options{Door: d.Path(), Transcript: w.bravoScript})
-	w.bravoInbox = inbox.FilesFor(w.fs.Paths.InboxDir, w.bravo.SessionID).Inbox
+	w.bravoInbox = inboxv1.FilesFor(w.fs.Paths.InboxDir, w.bravo.SessionID).Inbox
 	return w
 }
 
@@ -175,7 +176,7 @@ func TestStationSendSelf(t *testing.T) {
 			t.Errorf("call %d: %v (error %v)", id, v, isErr)
 		}
 	}
-	if l := inboxLines(t, inbox.FilesFor(w.fs.Paths.InboxDir, w.alpha.SessionID).Inbox); len(l) != 0 {
+	if l := inboxLines(t, inboxv1.FilesFor(w.fs.Paths.InboxDir, w.alpha.SessionID).Inbox); len(l) != 0 {
 		t.Errorf("alpha's inbox holds %q", l)
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/oo-family/oo-claude/doorman"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
+	"github.com/oo-family/oo-claude/inboxv1"
 )
 
 func TestInvokedAsDoorman(t *testing.T) {
@@ -96,8 +97,8 @@ func TestServeIfInvoked(t *testing.T) {
 			t.Errorf("initialize answer %s does not name %s", answers[0].Result, doorman.ServerName)
 		}
 		// Not a session's child: the loop says so and writes nothing.
-		if !strings.Contains(string(answers[1].Result), string(doorman.StateNotDescendant)) {
-			t.Errorf("tool answer %s, want state %s", answers[1].Result, doorman.StateNotDescendant)
+		if !strings.Contains(string(answers[1].Result), string(inboxv1.StateNotDescendant)) {
+			t.Errorf("tool answer %s, want state %s", answers[1].Result, inboxv1.StateNotDescendant)
 		}
 		if ents, _ := os.ReadDir(st.Paths.InboxDir); len(ents) != 0 {
 			t.Errorf("a doorman without a session wrote %d files into the inbox directory", len(ents))

@@ -14,7 +14,7 @@ import (
 	"github.com/oo-family/oo-claude/door"
 	"github.com/oo-family/oo-claude/doorman"
 	"github.com/oo-family/oo-claude/fakes/fakedoor"
-	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/station"
 )
 
@@ -28,12 +28,12 @@ func TestZeroInputsDoNotPanic(t *testing.T) {
 		name    string
 		o       doorman.Options
 		wantErr bool
-		state   inbox.State
+		state   inboxv1.State
 	}{
-		{"zero options: silenced", doorman.Options{Once: true}, false, inbox.StateSilenced},
-		{"no host: this process, no environment", doorman.Options{Config: enabled, Once: true, Mode: doorman.ModeMCP}, true, inbox.StateNotDescendant},
-		{"zero host", doorman.Options{Host: &doorman.Host{}, Config: enabled, Once: true}, true, inbox.StateNotDescendant},
-		{"host without station or door", doorman.Options{Host: &doorman.Host{Proc: w.tree.proc(), PID: selfPID}, Config: enabled, Once: true}, true, inbox.StateNotDescendant},
+		{"zero options: silenced", doorman.Options{Once: true}, false, inboxv1.StateSilenced},
+		{"no host: this process, no environment", doorman.Options{Config: enabled, Once: true, Mode: doorman.ModeMCP}, true, inboxv1.StateNotDescendant},
+		{"zero host", doorman.Options{Host: &doorman.Host{}, Config: enabled, Once: true}, true, inboxv1.StateNotDescendant},
+		{"host without station or door", doorman.Options{Host: &doorman.Host{Proc: w.tree.proc(), PID: selfPID}, Config: enabled, Once: true}, true, inboxv1.StateNotDescendant},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -66,7 +66,7 @@
 //     delivered, not queued. A run that ends first says so
 //     ([ErrNotSteerable]) with its outcome; a start without a doorman is
 //     refused ([ReasonBadDoorman]).
-//   - Refusals carry a [claudeinbox.Reason] (the Reason constants), which
+//   - Refusals carry a [inboxv1.Reason] (the Reason constants), which
 //     errors.Is matches on the error.
 //   - Results are parsed leniently (a field of an unexpected type loses
 //     only itself); receipts carry argv with the line replaced by "<line>",

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/inboxv1"
 )
 
 // runFlags are the claude flags a resume and a start share, and the
@@ -40,7 +40,7 @@ func (f runFlags) defaulted(model string, maxTurns int, timeout time.Duration) r
 // check applies the rules every run follows: a model and a tools list that
 // cannot be read as a flag, limits above 0 (a finite budget), and an
 // absolute claude binary. The reason is "" when f passes.
-func (r *Runner) check(f runFlags) (claudeinbox.Reason, error) {
+func (r *Runner) check(f runFlags) (inboxv1.Reason, error) {
 	if err := checkWord(f.model, errBadModel, false); err != nil {
 		return ReasonBadModel, err
 	}
@@ -57,7 +57,7 @@ func (r *Runner) check(f runFlags) (claudeinbox.Reason, error) {
 }
 
 // checkSelf is the rule of the Self path: absolute.
-func checkSelf(self string) (claudeinbox.Reason, error) {
+func checkSelf(self string) (inboxv1.Reason, error) {
 	if !filepath.IsAbs(self) {
 		return ReasonBadBinary, fmt.Errorf("the Self path %q: %w", self, errNotAbsolute)
 	}

@@ -6,8 +6,8 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/headless"
+	"github.com/oo-family/oo-claude/inboxv1"
 )
 
 // Every refusal's error matches its reason with errors.Is (and no other
@@ -18,7 +18,7 @@ func TestRefusalReasonsMatchErrorsIs(t *testing.T) {
 		name   string
 		resume *headless.ResumeRequest
 		start  *headless.StartRequest
-		want   claudeinbox.Reason
+		want   inboxv1.Reason
 		text   string
 	}{
 		{"resume bad id", &headless.ResumeRequest{SessionID: "x", Line: "hi"}, nil, headless.ReasonBadSessionID, "bad-session-id"},
@@ -49,7 +49,7 @@ func TestRefusalReasonsMatchErrorsIs(t *testing.T) {
 			if !errors.Is(err, tt.want) {
 				t.Fatalf("errors.Is(%v, %s) = false", err, tt.want)
 			}
-			for _, other := range []claudeinbox.Reason{headless.ReasonSessionInUse, headless.ReasonBadName, claudeinbox.ReasonEmpty} {
+			for _, other := range []inboxv1.Reason{headless.ReasonSessionInUse, headless.ReasonBadName, inboxv1.ReasonEmpty} {
 				if other != tt.want && errors.Is(err, other) {
 					t.Errorf("errors.Is(%v, %s) = true", err, other)
 				}

@@ -11,7 +11,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/claudeproc"
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/inbox"
@@ -158,7 +158,7 @@ func (r *Runner) resume(ctx context.Context, req ResumeRequest) (ResumeResult, e
 		SessionID: req.SessionID, Line: req.Line,
 		Model: fl.model, MaxTurns: fl.maxTurns, Budget: fl.budget, Tools: fl.tools, Timeout: fl.timeout,
 	}
-	refuse := func(reason claudeinbox.Reason, err error) (ResumeResult, error) {
+	refuse := func(reason inboxv1.Reason, err error) (ResumeResult, error) {
 		res.Class, res.Reason = Refused, string(reason)
 		return res, &RefusedError{Op: "resume", Reason: reason, Err: err}
 	}
@@ -166,7 +166,7 @@ func (r *Runner) resume(ctx context.Context, req ResumeRequest) (ResumeResult, e
 		return refuse(reason, err)
 	}
 	sid := req.SessionID
-	files := inbox.FilesFor(r.Config.InboxDir, sid)
+	files := inboxv1.FilesFor(r.Config.InboxDir, sid)
 	// An inbox the doorman would not trust (not a regular file, another
 	// user's, writable by others) is refused before the lock and before
 	// claude runs: the injected doorman would deliver nothing from it, and
@@ -208,7 +208,7 @@ func (r *Runner) resume(ctx context.Context, req ResumeRequest) (ResumeResult, e
 }
 
 // checkResume applies a resume request's rules, before anything is read.
-func (r *Runner) checkResume(req ResumeRequest, fl runFlags) (claudeinbox.Reason, error) {
+func (r *Runner) checkResume(req ResumeRequest, fl runFlags) (inboxv1.Reason, error) {
 	if !station.IsSessionID(req.SessionID) {
 		return ReasonBadSessionID, fmt.Errorf("%w: %q", errBadSessionID, req.SessionID)
 	}
@@ -226,7 +226,7 @@ func (r *Runner) checkResume(req ResumeRequest, fl runFlags) (claudeinbox.Reason
 // resumeCWD finds the session's transcript and the directory its turn runs
 // in: req.CWD, which must encode to the transcript's project directory, or
 // else the cwd the transcript recorded.
-func (r *Runner) resumeCWD(req ResumeRequest, res *ResumeResult) (claudeinbox.Reason, error) {
+func (r *Runner) resumeCWD(req ResumeRequest, res *ResumeResult) (inboxv1.Reason, error) {
 	path, err := transcript.Locate(r.Config.ProjectsDir, req.SessionID, "")
 	switch {
 	case errors.Is(err, transcript.ErrAmbiguous):
@@ -264,7 +264,7 @@ func (r *Runner) resumeCWD(req ResumeRequest, res *ResumeResult) (claudeinbox.Re
 
 // runResume runs the resumed process, its line on stdin, the doorman
 // injected, and records what it did.
-func (r *Runner) runResume(ctx context.Context, res *ResumeResult, self string, files inbox.Files) (ResumeResult, error) {
+func (r *Runner) runResume(ctx context.Context, res *ResumeResult, self string, files inboxv1.Files) (ResumeResult, error) {
 	sid := res.SessionID
 	argv := claudeproc.ResumeArgv(claudeproc.ResumeArgs{SessionID: sid, Model: res.Model, MaxTurns: res.MaxTurns,
 		Tools: res.Tools, MCPConfig: claudeproc.DoormanConfig(self), Budget: res.Budget})
@@ -367,7 +367,7 @@ func (c *stdinCloser) line(b []byte) {
 
 func (c *stdinCloser) closed() <-chan struct{} { return c.end }
 
-func (c *stdinCloser) run(r *Runner, sid string, files inbox.Files) {
+func (c *stdinCloser) run(r *Runner, sid string, files inboxv1.Files) {
 	defer close(c.end)
 	defer c.w.Close()
 	tick := time.NewTicker(100 * time.Millisecond)
@@ -491,7 +491,7 @@ func (r *Runner) heldBy(sid string, res *ResumeResult) (bool, error) {
 		res.Reason = fmt.Sprintf("the session runs (pid %d)", s.PID)
 		return true, nil
 	}
-	files := inbox.FilesFor(r.Config.InboxDir, sid)
+	files := inboxv1.FilesFor(r.Config.InboxDir, sid)
 	h, f := inbox.HeartbeatFreshness(files.Heartbeat, r.now(), sid, func(pid int) bool { return st.Proc.Alive(pid, "") })
 	if f.Fresh {
 		res.HeldBy, res.HeldPID = HeldByHeartbeat, h.PID

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/jsonrow"
 	"github.com/oo-family/oo-claude/receipt"
 	"github.com/oo-family/oo-claude/station"
@@ -123,7 +123,7 @@ type RefusedError struct {
 	// lock, bad-result-file, bad-parent, registry-unreadable,
 	// no-transcript, ambiguous-transcript, no-usable-cwd, cwd-mismatch,
 	// nothing-to-deliver, session-in-use.
-	Reason claudeinbox.Reason
+	Reason inboxv1.Reason
 	Err    error
 }
 
@@ -136,7 +136,7 @@ func (e *RefusedError) Unwrap() error { return e.Err }
 
 // Is reports whether target is the refusal's reason.
 func (e *RefusedError) Is(target error) bool {
-	r, ok := target.(claudeinbox.Reason)
+	r, ok := target.(inboxv1.Reason)
 	return ok && r == e.Reason
 }
 

@@ -12,7 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/claudeproc"
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/inbox"
@@ -237,7 +237,7 @@ func (r *Runner) start(ctx context.Context, req StartRequest, began func(StartFi
 		f.Name = jsonrow.Ptr(req.Name)
 	}
 	f.SessionID = req.SessionID
-	refuse := func(reason claudeinbox.Reason, err error) (StartResult, error) {
+	refuse := func(reason inboxv1.Reason, err error) (StartResult, error) {
 		res.Class, res.Reason = Refused, string(reason)
 		f.State, f.Reason = Refused, jsonrow.Ptr(string(reason)+": "+err.Error())
 		return res, &RefusedError{Op: "start", Reason: reason, Err: err}
@@ -278,7 +278,7 @@ func (r *Runner) start(ctx context.Context, req StartRequest, began func(StartFi
 }
 
 // checkStart applies a start request's rules, before anything is read.
-func (r *Runner) checkStart(req StartRequest, fl runFlags, mode DoormanMode) (claudeinbox.Reason, error) {
+func (r *Runner) checkStart(req StartRequest, fl runFlags, mode DoormanMode) (inboxv1.Reason, error) {
 	if err := checkPrompt(req.Prompt); err != nil {
 		return ReasonBadLine, err
 	}
@@ -321,7 +321,7 @@ func (r *Runner) checkStart(req StartRequest, fl runFlags, mode DoormanMode) (cl
 
 // checkNewSession refuses a session id that is in use: a session that
 // runs (or whose state cannot be read), or one with a transcript.
-func (r *Runner) checkNewSession(sid string) (claudeinbox.Reason, error) {
+func (r *Runner) checkNewSession(sid string) (inboxv1.Reason, error) {
 	var held ResumeResult
 	isHeld, err := r.heldBy(sid, &held)
 	if err != nil {
@@ -339,7 +339,7 @@ func (r *Runner) checkNewSession(sid string) (claudeinbox.Reason, error) {
 // startFiles fills in and checks where the start runs and what it writes:
 // the cwd, the result file (and a detached start's prompt file beside it),
 // the inbox, and the doorman's command.
-func (r *Runner) startFiles(req StartRequest, f *StartFile) (claudeinbox.Reason, error) {
+func (r *Runner) startFiles(req StartRequest, f *StartFile) (inboxv1.Reason, error) {
 	cwd, err := absDir(req.CWD)
 	if err != nil {
 		return ReasonNoUsableCWD, fmt.Errorf("%w: %w", ErrNoCWD, err)
@@ -360,7 +360,7 @@ func (r *Runner) startFiles(req StartRequest, f *StartFile) (claudeinbox.Reason,
 	if err := fsx.CheckReplaceable(claudeproc.PromptFile(f.ResultFile)); (req.Systemd || req.Detach) && err != nil {
 		return ReasonBadOut, fmt.Errorf("result file %q: %w", f.ResultFile, err)
 	}
-	files := inbox.FilesFor(r.Config.InboxDir, f.SessionID)
+	files := inboxv1.FilesFor(r.Config.InboxDir, f.SessionID)
 	if err := checkInbox(files); err != nil {
 		return ReasonBadInbox, err
 	}
@@ -408,7 +408,7 @@ func (r *Runner) launch(ctx context.Context, res *StartResult, req StartRequest,
 // empty and no doorman holds it, under the inbox's removal protocol (a line
 // a sender appends meanwhile keeps it).
 func (r *Runner) dropEmptyInbox(sid string) {
-	files := inbox.FilesFor(r.Config.InboxDir, sid)
+	files := inboxv1.FilesFor(r.Config.InboxDir, sid)
 	_, _ = inbox.RemoveInbox(files, func() (bool, error) {
 		fi, err := os.Lstat(files.Inbox)
 		if err != nil {
@@ -431,7 +431,7 @@ func (r *Runner) failEarly(res *StartResult, what string, err error) (StartResul
 // checkInbox is [inbox.CheckTrust] for the user, its error naming
 // the fix when a symlink or a file that is not regular sits at the inbox or
 // one of its files (a [inbox.ErrUntrusted] names its own).
-func checkInbox(files inbox.Files) error {
+func checkInbox(files inboxv1.Files) error {
 	err := inbox.CheckTrust(files, os.Geteuid())
 	if errors.Is(err, fsx.ErrSymlink) || errors.Is(err, fsx.ErrNotRegular) {
 		return fmt.Errorf("%w (fix: remove it; oo-claude creates the session's inbox files itself)", err)
@@ -593,14 +593,14 @@ func (r *Runner) killGrace() time.Duration {
 // readDoorman records the doorman's heartbeat after the run and how many
 // lines it delivered into this session.
 func (r *Runner) readDoorman(f *StartFile) {
-	files := inbox.FilesFor(r.Config.InboxDir, f.SessionID)
+	files := inboxv1.FilesFor(r.Config.InboxDir, f.SessionID)
 	if h, err := inbox.ReadHeartbeat(files.Heartbeat); err == nil {
 		f.DoormanHeartbeat, _ = json.Marshal(h)
 	}
 	n := 0
 	if fh, err := fsx.OpenRead(files.Ack); err == nil {
-		_ = inbox.ScanAcks(fh, 0, func(a inbox.Ack, _ int64) bool {
-			if (a.Class == inbox.AckDeliveredSteer || a.Class == inbox.AckDeliveredStart) &&
+		_ = inbox.ScanAcks(fh, 0, func(a inboxv1.Ack, _ int64) bool {
+			if (a.Class == inboxv1.AckDeliveredSteer || a.Class == inboxv1.AckDeliveredStart) &&
 				(a.SessionID == "" || a.SessionID == f.SessionID) {
 				n++
 			}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/inbox"
 )
 
@@ -24,7 +25,7 @@ const steerablePoll = 50 * time.Millisecond
 // session's, its pid alive).
 func (r *Runner) steerable(sid string) bool {
 	st := r.station()
-	files := inbox.FilesFor(r.Config.InboxDir, sid)
+	files := inboxv1.FilesFor(r.Config.InboxDir, sid)
 	_, f := inbox.HeartbeatFreshness(files.Heartbeat, r.now(), sid, func(pid int) bool { return st.Proc.Alive(pid, "") })
 	return f.Fresh
 }

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/oo-family/oo-claude/fakes/fakestation"
-	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/observatory"
 	"github.com/oo-family/oo-claude/station"
@@ -46,16 +46,16 @@ func bigStation(tb testing.TB, n, riders, recent int) *station.Station {
 			}
 			addRider(tb, dir, "", fmt.Sprintf("r%02d", j), kind, mtime)
 		}
-		f := inbox.FilesFor(fs.Paths.InboxDir, sid)
+		f := inboxv1.FilesFor(fs.Paths.InboxDir, sid)
 		lines := ""
 		for k := range 20 {
 			lines += fmt.Sprintf("[mama 📡] line %d of session %d\n", k, i)
 		}
 		writeFile(tb, f.Inbox, lines, time.Time{})
 		writeFile(tb, f.Offset, strconv.Itoa(len(lines)/2), time.Time{})
-		writeHeartbeat(tb, fs.Paths.InboxDir, sid, inbox.Heartbeat{
+		writeHeartbeat(tb, fs.Paths.InboxDir, sid, inboxv1.Heartbeat{
 			PID: pid, SessionID: sid, Since: "2026-11-30T11:00:00.000Z", LastSeen: "2026-11-30T11:59:59.000Z",
-			State: inbox.StateFollowing, Mode: "mcp", Offset: int64(len(lines) / 2),
+			State: inboxv1.StateFollowing, Mode: "mcp", Offset: int64(len(lines) / 2),
 		})
 		if i > 0 && i%10 == 0 {
 			ledger += fmt.Sprintf(`{"ts":"2026-11-30T11:00:00.000Z","child_host":null,"child_session":"%s","parent_host":null,"parent_session":"dddddddd-0000-4000-8000-000000000000","title":"","by":"parent"}`+"\n", sid)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/jsonrow"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
@@ -220,14 +221,14 @@ func (b *builder) session(s station.Session) (Session, []string) {
 		CWD:             s.CWD,
 		Version:         s.Version,
 		StartedMS:       s.StartedAt,
-		HostSession:     NullString(s.HostSessionID),
+		HostSession:     inboxv1.NullString(s.HostSessionID),
 		Children:        []string{},
 		Kind:            s.Kind,
 		Entrypoint:      s.Entrypoint,
 		StatusUpdatedMS: s.StatusUpdatedAt,
 	}
 	if s.StartedAt > 0 {
-		out.Since = NullString(formatTime(time.UnixMilli(s.StartedAt)))
+		out.Since = inboxv1.NullString(formatTime(time.UnixMilli(s.StartedAt)))
 	}
 	var warns []string
 	out.Riders, out.RidersRiding, out.RidersTotal, warns = b.riders(b.sessionDir(s.SessionID, s.CWD))
@@ -337,7 +338,7 @@ func joinLineage(sessions []Session, links []lineage.Row) {
 			s.ParentSession, s.ParentHost = deref(l.ParentSession), deref(l.ParentHost)
 			if hasParent {
 				if s.ParentSession == "" {
-					s.ParentSession = NullString(sessions[parent].Session)
+					s.ParentSession = inboxv1.NullString(sessions[parent].Session)
 				}
 				if s.ParentHost == "" {
 					s.ParentHost = sessions[parent].HostSession
@@ -350,11 +351,11 @@ func joinLineage(sessions []Session, links []lineage.Row) {
 	}
 }
 
-func deref(p *string) NullString {
+func deref(p *string) inboxv1.NullString {
 	if p == nil {
 		return ""
 	}
-	return NullString(*p)
+	return inboxv1.NullString(*p)
 }
 
 // formatTime renders t as the contract's files do: ISO 8601, UTC, ms.

@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
-	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/observatory"
 	"github.com/oo-family/oo-claude/station"
@@ -69,27 +69,27 @@ func synthetic(t *testing.T) (*fakestation.Station, *station.Station) {
 	addRider(t, dirA, "workflows/run1", "a4", riderWorking, testNow.Add(-5*time.Second))
 
 	in := fs.Paths.InboxDir
-	fa := inbox.FilesFor(in, sidA)
+	fa := inboxv1.FilesFor(in, sidA)
 	writeFile(t, fa.Inbox, "[mama 📡] one\n[mama 📡] two\n\n[luna 📡] three\n", time.Time{})
 	writeFile(t, fa.Offset, "16\n", time.Time{})
 	writeFile(t, fa.Ack, `{"ts":"2026-11-30T11:59:00.000Z","sha256":"x","session_id":"`+sidA+`","peer_status":"busy","class":"delivered-steer","msg_id":"m"}`+"\n", time.Time{})
-	writeHeartbeat(t, in, sidA, inbox.Heartbeat{
+	writeHeartbeat(t, in, sidA, inboxv1.Heartbeat{
 		PID: 2001, SessionID: sidA, Since: "2026-11-30T11:00:00.000Z", LastSeen: "2026-11-30T11:59:58.000Z",
-		Delivered: 1, Offset: 16, State: inbox.StateFollowing, Mode: "mcp", Version: "0.2.0-dev",
+		Delivered: 1, Offset: 16, State: inboxv1.StateFollowing, Mode: "mcp", Version: "0.2.0-dev",
 	})
 
-	fb := inbox.FilesFor(in, sidB)
+	fb := inboxv1.FilesFor(in, sidB)
 	writeFile(t, fb.Inbox, "[x 📡] a\n[x 📡] b\n[x 📡] c\n", time.Time{})
 	writeFile(t, fb.Ack, "2026-10-30T20:00:00 read: [x 📡] a\n2026-10-30T20:00:01 read: [x 📡] b\n", time.Time{})
 
-	fc := inbox.FilesFor(in, sidC)
+	fc := inboxv1.FilesFor(in, sidC)
 	writeFile(t, fc.Inbox, "[x 📡] first\n[x 📡] second\n", time.Time{})
-	writeHeartbeat(t, in, sidC, inbox.Heartbeat{
+	writeHeartbeat(t, in, sidC, inboxv1.Heartbeat{
 		PID: 2003, SessionID: sidC, Since: "2026-11-30T09:00:00.000Z", LastSeen: "2026-11-30T10:00:00.000Z",
-		Delivered: 1, Offset: 15, State: inbox.StateStopped, Mode: "mcp", Version: "0.2.0-dev",
+		Delivered: 1, Offset: 15, State: inboxv1.StateStopped, Mode: "mcp", Version: "0.2.0-dev",
 	})
 
-	fd := inbox.FilesFor(in, sidD)
+	fd := inboxv1.FilesFor(in, sidD)
 	writeFile(t, fd.Inbox, "[x 📡] done\n", time.Time{})
 	writeFile(t, fd.Offset, "14", time.Time{})
 
@@ -160,9 +160,9 @@ func TestBuild(t *testing.T) {
 					{
 						Session: sidA, Name: "work-e9", PID: 1001, Status: "busy", CWD: "/home/u/proj", Version: "2.1.332",
 						StartedMS: testNow.Add(-time.Hour).UnixMilli(),
-						Inbox: observatory.Inbox{
+						Inbox: inboxv1.Inbox{
 							Path: filepath.Join(in, sidA+".inbox"), Exists: true, Lines: 3, Acks: 1, Pending: 2,
-							Doorman: &observatory.Doorman{
+							Doorman: &inboxv1.Doorman{
 								PID: 2001, LastSeenS: ptr(2.0), Fresh: true, Delivered: 1, State: "following", PIDAlive: true,
 								Since: "2026-11-30T11:00:00.000Z", LastSeen: "2026-11-30T11:59:58.000Z", Mode: "mcp", Version: "0.2.0-dev",
 							},
@@ -175,7 +175,7 @@ func TestBuild(t *testing.T) {
 					{
 						Session: sidB, Name: "other-01", PID: 1002, Status: "idle", CWD: "/home/u/other", Version: "2.1.332",
 						StartedMS: testNow.Add(-30 * time.Minute).UnixMilli(),
-						Inbox: observatory.Inbox{
+						Inbox: inboxv1.Inbox{
 							Path: filepath.Join(in, sidB+".inbox"), Exists: true, Lines: 3, Acks: 2, Pending: 1,
 							LastLine: "[x 📡] c", PendingSource: "lines-acks",
 						},
@@ -186,7 +186,7 @@ func TestBuild(t *testing.T) {
 				},
 				OfflineInboxes: []observatory.OfflineInbox{{
 					Session: sidC, Pending: 1, Lines: 2, LastLine: "[x 📡] second", Path: filepath.Join(in, sidC+".inbox"),
-					Doorman: &observatory.Doorman{
+					Doorman: &inboxv1.Doorman{
 						PID: 2003, LastSeenS: ptr(7200.0), Delivered: 1, State: "stopped", Since: "2026-11-30T09:00:00.000Z",
 						LastSeen: "2026-11-30T10:00:00.000Z", Mode: "mcp", Version: "0.2.0-dev", NotFreshBecause: "stale",
 					},

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/jsonrow"
@@ -112,7 +113,7 @@ func GC(ctx context.Context, opts GCOptions) ([]GCItem, error) {
 			return items, fmt.Errorf("gc stopped before %s: %w", sid, err)
 		}
 		it := GCItem{Session: sid}
-		files := inbox.FilesFor(dir, sid)
+		files := inboxv1.FilesFor(dir, sid)
 		judge := func() (bool, error) {
 			t := now()
 			it.Why, it.Detail, it.Files = "", "", nil
@@ -216,7 +217,7 @@ func inboxSessions(dir string) ([]string, error) {
 
 // lastActivity is the doorman's last beat, or, when it has none (or the
 // files changed later), the newest modification of the session's files.
-func lastActivity(files inbox.Files) time.Time {
+func lastActivity(files inboxv1.Files) time.Time {
 	var last time.Time
 	if h, err := inbox.ReadHeartbeat(files.Heartbeat); err == nil {
 		if t, err := jsonrow.ParseTime(h.LastSeen); err == nil {
@@ -232,7 +233,7 @@ func lastActivity(files inbox.Files) time.Time {
 }
 
 // existing lists the session's inbox files that exist.
-func existing(files inbox.Files) []string {
+func existing(files inboxv1.Files) []string {
 	var out []string
 	for _, p := range []string{files.Offset, files.Ack, files.Attempt, files.Inbox, files.Heartbeat, files.Lock} {
 		if _, err := os.Lstat(p); err == nil {
@@ -246,7 +247,7 @@ func existing(files inbox.Files) []string {
 // [inbox.CheckTrust] for the user, and the heartbeat (which gc reads
 // for the last activity and removes) a regular file of the user too. Its
 // error names the file and the fix.
-func gcTrust(files inbox.Files) error {
+func gcTrust(files inboxv1.Files) error {
 	uid := os.Geteuid()
 	err := inbox.CheckTrust(files, uid)
 	if err == nil {

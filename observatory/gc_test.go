@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/hostile"
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/observatory"
@@ -210,7 +211,7 @@ func TestGCRacesSendersLosesNothing(t *testing.T) {
 	fs := fakestation.New(t)
 	sid := "9c0dffff-1111-4222-8333-444455556666"
 	fs.AddTranscript(sid, "") // a session that ran here: its lines are pending
-	files := inbox.FilesFor(filepath.Dir(fs.InboxPath(sid)), sid)
+	files := inboxv1.FilesFor(filepath.Dir(fs.InboxPath(sid)), sid)
 	if err := os.MkdirAll(filepath.Dir(files.Inbox), 0o700); err != nil {
 		t.Fatal(err)
 	}

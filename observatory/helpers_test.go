@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/riderwalk"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/station"
@@ -127,9 +127,9 @@ func addRider(tb testing.TB, sessionDir, sub, agent string, kind riderKind, mtim
 }
 
 // writeHeartbeat writes a doorman heartbeat for sid's inbox in dir.
-func writeHeartbeat(tb testing.TB, dir, sid string, hb inbox.Heartbeat) {
+func writeHeartbeat(tb testing.TB, dir, sid string, hb inboxv1.Heartbeat) {
 	tb.Helper()
-	writeFile(tb, inbox.FilesFor(dir, sid).Heartbeat, jsonLine(tb, hb), time.Time{})
+	writeFile(tb, inboxv1.FilesFor(dir, sid).Heartbeat, jsonLine(tb, hb), time.Time{})
 }
 
 // row is a registry row for a fake process.

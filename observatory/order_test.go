@@ -10,8 +10,8 @@ import (
 
 	"github.com/oo-family/oo-claude/fakes/fakedoorman"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/fsx"
-	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/riderwalk"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/observatory"
@@ -60,12 +60,12 @@ func TestWatchOrderLineDeliveredBeforeSeen(t *testing.T) {
 	tp := filepath.Join(fs.Paths.ProjectsDir, transcriptfile.EncodeProjectDir(cwd), sid+transcriptfile.Ext)
 	appendRow(t, tp, `{"type":"user","isSidechain":false,"message":{"role":"user","content":"[mama 📡] start"},"origin":{"kind":"peer","from":"mama","msg_id":"`+msgID+`"}}`)
 	appendRow(t, tp, finalAnswer)
-	ack, err := json.Marshal(inbox.Ack{TS: "2026-12-01T00:00:00.000Z", SHA256: strings.Repeat("ab", 32), SessionID: sid, PeerStatus: station.StatusIdle,
-		Class: inbox.AckDeliveredStart, MsgID: msgID, LineOffset: &off, Confirm: inbox.ConfirmTranscript})
+	ack, err := json.Marshal(inboxv1.Ack{TS: "2026-12-01T00:00:00.000Z", SHA256: strings.Repeat("ab", 32), SessionID: sid, PeerStatus: station.StatusIdle,
+		Class: inboxv1.AckDeliveredStart, MsgID: msgID, LineOffset: &off, Confirm: inboxv1.ConfirmTranscript})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := fsx.AppendLine(inbox.FilesFor(fs.Paths.InboxDir, sid).Ack, ack); err != nil {
+	if _, err := fsx.AppendLine(inboxv1.FilesFor(fs.Paths.InboxDir, sid).Ack, ack); err != nil {
 		t.Fatal(err)
 	}
 	ev.next("turn-ended", is(observatory.EventTurnEnded, sid))

@@ -1,6 +1,7 @@
 package observatory
 
 import (
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/transcript"
 )
 
@@ -53,18 +54,18 @@ type Session struct {
 	Version   string             `json:"version"`
 	StartedMS int64              `json:"started_ms"`
 	Riders    []transcript.Rider `json:"riders"` // riding ones; with IncludeFinished every one
-	Inbox     Inbox              `json:"inbox"`
+	Inbox     inboxv1.Inbox      `json:"inbox"`
 
-	HostSession     NullString `json:"host_session"`   // the registry's hostSessionId (local_…)
-	ParentHost      NullString `json:"parent_host"`    // from the lineage ledger
-	ParentSession   NullString `json:"parent_session"` // from the lineage ledger
-	Children        []string   `json:"children"`       // session ids of the children the ledger names
-	Since           NullString `json:"since"`          // started_ms as ISO 8601
-	Kind            string     `json:"kind"`
-	Entrypoint      string     `json:"entrypoint"`
-	RidersRiding    int        `json:"riders_riding"`
-	RidersTotal     int        `json:"riders_total"` // every rider, also when Riders lists only the riding ones
-	StatusUpdatedMS int64      `json:"status_updated_ms"`
+	HostSession     inboxv1.NullString `json:"host_session"`   // the registry's hostSessionId (local_…)
+	ParentHost      inboxv1.NullString `json:"parent_host"`    // from the lineage ledger
+	ParentSession   inboxv1.NullString `json:"parent_session"` // from the lineage ledger
+	Children        []string           `json:"children"`       // session ids of the children the ledger names
+	Since           inboxv1.NullString `json:"since"`          // started_ms as ISO 8601
+	Kind            string             `json:"kind"`
+	Entrypoint      string             `json:"entrypoint"`
+	RidersRiding    int                `json:"riders_riding"`
+	RidersTotal     int                `json:"riders_total"` // every rider, also when Riders lists only the riding ones
+	StatusUpdatedMS int64              `json:"status_updated_ms"`
 	// Station is the station the session runs on (the document's
 	// station; in a merged document of many stations, each its own).
 	Station string `json:"station,omitempty"`
@@ -73,10 +74,10 @@ type Session struct {
 // OfflineInbox is the inbox of a session that does not run and still holds
 // waiting lines (they wait for its next doorman).
 type OfflineInbox struct {
-	Session  string     `json:"session"`
-	Pending  int64      `json:"pending"`
-	Lines    int64      `json:"lines"`
-	LastLine NullString `json:"last_line"`
-	Doorman  *Doorman   `json:"doorman"`
-	Path     string     `json:"path"`
+	Session  string             `json:"session"`
+	Pending  int64              `json:"pending"`
+	Lines    int64              `json:"lines"`
+	LastLine inboxv1.NullString `json:"last_line"`
+	Doorman  *inboxv1.Doorman   `json:"doorman"`
+	Path     string             `json:"path"`
 }

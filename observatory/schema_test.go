@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/observatory"
 )
 
@@ -169,7 +170,7 @@ func TestSchemaFields(t *testing.T) {
 func TestNullString(t *testing.T) {
 	tests := []struct {
 		name string
-		in   observatory.NullString
+		in   inboxv1.NullString
 		json string
 	}{
 		{"empty is null", "", "null"},
@@ -181,7 +182,7 @@ func TestNullString(t *testing.T) {
 			if err != nil || string(b) != tt.json {
 				t.Fatalf("marshal: %s, %v; want %s", b, err, tt.json)
 			}
-			var back observatory.NullString
+			var back inboxv1.NullString
 			if err := json.Unmarshal(b, &back); err != nil || back != tt.in {
 				t.Errorf("round trip: %q, %v", back, err)
 			}

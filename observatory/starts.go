@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/claudeproc"
 )
 
@@ -24,15 +25,15 @@ const (
 // one with Options.IncludeFinished). A started file whose supervisor is
 // gone is listed as lost, and the reader finalizes it (see Build).
 type Start struct {
-	Session       string     `json:"session"`
-	State         string     `json:"state"` // started, lost; with IncludeFinished also completed, failed, timeout, refused
-	ResultFile    string     `json:"result_file"`
-	Unit          NullString `json:"unit"` // the systemd unit of a detached start
-	PID           *int       `json:"pid"`  // claude's
-	SupervisorPID *int       `json:"supervisor_pid"`
-	StartedAt     NullString `json:"started_at"`
-	EndedAt       NullString `json:"ended_at"`
-	Reason        NullString `json:"reason"`
+	Session       string             `json:"session"`
+	State         string             `json:"state"` // started, lost; with IncludeFinished also completed, failed, timeout, refused
+	ResultFile    string             `json:"result_file"`
+	Unit          inboxv1.NullString `json:"unit"` // the systemd unit of a detached start
+	PID           *int               `json:"pid"`  // claude's
+	SupervisorPID *int               `json:"supervisor_pid"`
+	StartedAt     inboxv1.NullString `json:"started_at"`
+	EndedAt       inboxv1.NullString `json:"ended_at"`
+	Reason        inboxv1.NullString `json:"reason"`
 	// Finalized: this read wrote the lost state into the result file.
 	Finalized bool `json:"finalized"`
 }
@@ -70,8 +71,8 @@ func (b *builder) starts(pid int) ([]Start, []string) {
 		if !b.all && f.State != StartStarted && f.State != StartLost {
 			continue
 		}
-		s := Start{Session: f.SessionID, State: f.State, ResultFile: path, Unit: NullString(f.Unit),
-			StartedAt: NullString(f.StartedAt), EndedAt: NullString(f.EndedAt), Reason: NullString(f.Reason), Finalized: f.Finalized}
+		s := Start{Session: f.SessionID, State: f.State, ResultFile: path, Unit: inboxv1.NullString(f.Unit),
+			StartedAt: inboxv1.NullString(f.StartedAt), EndedAt: inboxv1.NullString(f.EndedAt), Reason: inboxv1.NullString(f.Reason), Finalized: f.Finalized}
 		if f.PID > 0 {
 			s.PID = &f.PID
 		}

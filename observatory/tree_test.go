@@ -4,13 +4,14 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/observatory"
 )
 
 func TestDocumentTree(t *testing.T) {
 	t.Parallel()
 	s := func(id, parent string) observatory.Session {
-		return observatory.Session{Session: id, ParentSession: observatory.NullString(parent)}
+		return observatory.Session{Session: id, ParentSession: inboxv1.NullString(parent)}
 	}
 	tests := []struct {
 		name     string

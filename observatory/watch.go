@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/fsnotify/fsnotify"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/riderwalk"
@@ -1077,7 +1078,7 @@ func (w *watcher) scanInboxes() {
 		if !ok || !station.IsSessionID(sid) {
 			continue
 		}
-		f := inbox.FilesFor(w.st.Paths.InboxDir, sid)
+		f := inboxv1.FilesFor(w.st.Paths.InboxDir, sid)
 		w.inboxes[sid] = &winbox{inboxOff: fileSize(f.Inbox), ackOff: fileSize(f.Ack)}
 	}
 }
@@ -1107,13 +1108,13 @@ func (w *watcher) inboxFile(name string) {
 		in = &winbox{} // a new inbox: everything in it is new
 		w.inboxes[sid] = in
 	}
-	f := inbox.FilesFor(w.st.Paths.InboxDir, sid)
+	f := inboxv1.FilesFor(w.st.Paths.InboxDir, sid)
 	switch kind {
 	case ".inbox":
 		w.readLines(f.Inbox, in, func(line []byte, off int64) {
 			o := off
-			if len(line) > inbox.MaxLineBytes {
-				w.emit(Event{Event: EventWarning, Session: sid, Text: fmt.Sprintf("inbox %s: the line at offset %d is longer than the contract's %d bytes: skipped", f.Inbox, off, inbox.MaxLineBytes)})
+			if len(line) > inboxv1.MaxLineBytes {
+				w.emit(Event{Event: EventWarning, Session: sid, Text: fmt.Sprintf("inbox %s: the line at offset %d is longer than the contract's %d bytes: skipped", f.Inbox, off, inboxv1.MaxLineBytes)})
 				return
 			}
 			in.unacked++
@@ -1131,7 +1132,7 @@ func (w *watcher) inboxFile(name string) {
 		if _, err := fh.Seek(in.ackOff, io.SeekStart); err != nil {
 			return
 		}
-		inbox.ScanAcks(fh, in.ackOff, func(a inbox.Ack, end int64) bool {
+		inbox.ScanAcks(fh, in.ackOff, func(a inboxv1.Ack, end int64) bool {
 			in.ackOff = end
 			e := Event{Event: EventLineDelivered, Session: sid, MsgID: a.MsgID, Class: string(a.Class)}
 			if a.LineOffset != nil {
@@ -1164,14 +1165,14 @@ func (w *watcher) checkDoorman(sid string) {
 		return
 	}
 	now := w.now()
-	f := inbox.FilesFor(w.st.Paths.InboxDir, sid)
+	f := inboxv1.FilesFor(w.st.Paths.InboxDir, sid)
 	h, fr := inbox.HeartbeatFreshness(f.Heartbeat, now, sid, func(pid int) bool { return w.st.Proc.Alive(pid, "") })
 	state := DoormanNotFresh
 	switch {
 	case fr.Fresh:
 		state = DoormanUp
-		s.staleAt = now.Add(inbox.FreshFor - fr.Age + 10*time.Millisecond)
-	case h.State == inbox.StateStopped:
+		s.staleAt = now.Add(inboxv1.FreshFor - fr.Age + 10*time.Millisecond)
+	case h.State == inboxv1.StateStopped:
 		state = DoormanStopped
 	}
 	changed := state != s.doorman
@@ -1280,7 +1281,7 @@ func (w *watcher) readLines(path string, in *winbox, fn func(line []byte, off in
 			in.inboxOff += int64(i) + 1
 			chunk = chunk[i+1:]
 		}
-		if len(chunk) > inbox.MaxLineBytes+1 {
+		if len(chunk) > inboxv1.MaxLineBytes+1 {
 			// A line past the cap with no "\n" in sight: report it now
 			// and pass over the rest of it.
 			fn(chunk, in.inboxOff)

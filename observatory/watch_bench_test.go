@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/oo-family/oo-claude/fakes/fakestation"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/fsx"
-	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/observatory"
 	"github.com/oo-family/oo-claude/station"
@@ -46,7 +46,7 @@ func watchBig(tb testing.TB) (<-chan observatory.Event, func(i int) (inbox, tpat
 	paths := func(i int) (string, string) {
 		sid := fmt.Sprintf("dddddddd-0000-4000-8000-%012d", i)
 		cwd := fmt.Sprintf("/home/u/proj%03d", i)
-		return inbox.FilesFor(st.Paths.InboxDir, sid).Inbox, filepath.Join(st.Paths.ProjectsDir, transcriptfile.EncodeProjectDir(cwd), sid+transcriptfile.Ext)
+		return inboxv1.FilesFor(st.Paths.InboxDir, sid).Inbox, filepath.Join(st.Paths.ProjectsDir, transcriptfile.EncodeProjectDir(cwd), sid+transcriptfile.Ext)
 	}
 	return ch, paths
 }

@@ -13,8 +13,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/oo-family/oo-claude/fakes/fakedoorman"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/fsx"
-	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/riderwalk"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/observatory"
@@ -134,7 +134,7 @@ func TestWatchSessionLife(t *testing.T) {
 		t.Errorf("line-queued %+v, want line %q at %d", q, line, off)
 	}
 	del := ev.next("line-delivered", is(observatory.EventLineDelivered, sid))
-	if del.MsgID == "" || del.Class != string(inbox.AckDeliveredSteer) {
+	if del.MsgID == "" || del.Class != string(inboxv1.AckDeliveredSteer) {
 		t.Errorf("line-delivered %+v", del)
 	}
 	_ = d

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
+	"github.com/oo-family/oo-claude/receipt"
 	"github.com/oo-family/oo-claude/station"
 )
 
@@ -57,11 +58,11 @@ type ReplyOptions struct {
 // ErrReplyPending, returned with what was written so far. Both are wrapped
 // in an *Error, like a msgID that is not a UUID (ErrBadMsgID) and a
 // transcript that is missing or not a regular file.
-func ReadReply(path, msgID string, opts ReplyOptions) (Reply, error) {
+func ReadReply(path, msgID string, opts ReplyOptions) (receipt.Reply, error) {
 	if fi, err := os.Lstat(path); err != nil {
-		return Reply{}, &Error{Op: "reply", Path: path, Err: err}
+		return receipt.Reply{}, &Error{Op: "reply", Path: path, Err: err}
 	} else if !fi.Mode().IsRegular() {
-		return Reply{}, &Error{Op: "reply", Path: path, Err: ErrNotRegular}
+		return receipt.Reply{}, &Error{Op: "reply", Path: path, Err: ErrNotRegular}
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // a done context makes the follower read what is there, then stop
@@ -74,7 +75,7 @@ func ReadReply(path, msgID string, opts ReplyOptions) (Reply, error) {
 // rules of ReadReply. The transcript need not exist yet. When the wait ends
 // first the error is ErrNotSeen or ErrReplyPending (with the reply so far);
 // when ctx ends first it is ctx's error itself, with the reply so far.
-func WaitReply(ctx context.Context, path, msgID string, opts ReplyOptions) (Reply, error) {
+func WaitReply(ctx context.Context, path, msgID string, opts ReplyOptions) (receipt.Reply, error) {
 	wctx, cancel := context.WithTimeout(ctx, max(opts.Wait, 0))
 	defer cancel()
 	return waitReply(ctx, wctx, path, msgID, opts, false)
@@ -83,9 +84,9 @@ func WaitReply(ctx context.Context, path, msgID string, opts ReplyOptions) (Repl
 // waitReply follows path until the reply is complete or wctx ends; ctx is
 // the caller's (its end is returned as such unless once is set: ReadReply's
 // done context only means "what is there now").
-func waitReply(ctx, wctx context.Context, path, msgID string, opts ReplyOptions, once bool) (Reply, error) {
+func waitReply(ctx, wctx context.Context, path, msgID string, opts ReplyOptions, once bool) (receipt.Reply, error) {
 	if !station.IsSessionID(msgID) {
-		return Reply{}, &Error{Op: "reply", Path: path, Err: ErrBadMsgID}
+		return receipt.Reply{}, &Error{Op: "reply", Path: path, Err: ErrBadMsgID}
 	}
 	f := Follow(ctx, path, opts.From, FollowOptions{Poll: opts.Poll})
 	defer f.Close()
@@ -111,7 +112,7 @@ func waitReply(ctx, wctx context.Context, path, msgID string, opts ReplyOptions,
 		}
 		// The wait (or, for ReadReply, the file) ended.
 		if !sc.seen {
-			return Reply{}, &Error{Op: "reply", Path: path, Err: ErrNotSeen}
+			return receipt.Reply{}, &Error{Op: "reply", Path: path, Err: ErrNotSeen}
 		}
 		return sc.reply(), &Error{Op: "reply", Path: path, Err: ErrReplyPending}
 	}
@@ -184,12 +185,12 @@ func (s *replyScan) add(raw []byte) bool {
 }
 
 // reply returns the reply as fed so far.
-func (s *replyScan) reply() Reply {
+func (s *replyScan) reply() receipt.Reply {
 	tools := s.tools
 	if tools == nil {
 		tools = []string{}
 	}
-	return Reply{
+	return receipt.Reply{
 		Text:       strings.Join(s.text, "\n"),
 		Tools:      append([]string{}, tools...),
 		StopReason: s.stop,
@@ -203,7 +204,7 @@ func (s *replyScan) reply() Reply {
 // WaitReply). It returns nil when the line was not seen or its reply was
 // not complete in time, and ctx's error itself when ctx ended first. It
 // makes Witness a claudeinbox.ReplyWitness.
-func (w Witness) WaitReply(ctx context.Context, path string, from int64, msgID string, wait time.Duration) (*Reply, error) {
+func (w Witness) WaitReply(ctx context.Context, path string, from int64, msgID string, wait time.Duration) (*receipt.Reply, error) {
 	r, err := WaitReply(ctx, path, msgID, ReplyOptions{From: from, Wait: wait, Poll: w.Poll})
 	switch {
 	case err == nil:

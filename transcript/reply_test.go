@@ -11,6 +11,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
+	"github.com/oo-family/oo-claude/receipt"
 	"github.com/oo-family/oo-claude/transcript"
 )
 
@@ -26,18 +27,18 @@ func TestReadReplyReal(t *testing.T) {
 	}
 	tests := []struct {
 		file, msgID string
-		want        transcript.Reply
+		want        receipt.Reply
 	}{
 		// next, absorbed mid-turn: the answer after the tool round.
 		{"steer-next-and-later.jsonl", "58b50e71-3528-44fb-bc68-56348cb38765",
-			transcript.Reply{Text: "PEER-REPLY to the later line.", Tools: []string{}, StopReason: "end_turn", TurnEnded: true, At: at("2026-11-30T19:30:15.686Z")}},
+			receipt.Reply{Text: "PEER-REPLY to the later line.", Tools: []string{}, StopReason: "end_turn", TurnEnded: true, At: at("2026-11-30T19:30:15.686Z")}},
 		// later: its own turn's answer, not the first turn's.
 		{"steer-next-and-later.jsonl", "331f583e-67e7-4ba3-ae46-9d3bdcb7211c",
-			transcript.Reply{Text: "PEER-REPLY to the later line.", Tools: []string{}, StopReason: "end_turn", TurnEnded: true, At: at("2026-11-30T19:30:15.844Z")}},
+			receipt.Reply{Text: "PEER-REPLY to the later line.", Tools: []string{}, StopReason: "end_turn", TurnEnded: true, At: at("2026-11-30T19:30:15.844Z")}},
 		{"steer-now.jsonl", "21911b68-b13a-4191-bbb0-0388790eb8e8",
-			transcript.Reply{Text: "PEER-REPLY to the later line.", Tools: []string{}, StopReason: "end_turn", TurnEnded: true}},
+			receipt.Reply{Text: "PEER-REPLY to the later line.", Tools: []string{}, StopReason: "end_turn", TurnEnded: true}},
 		{"steered-turn.jsonl", "6c6c667d-dc66-465b-8e42-2811789dfb0b",
-			transcript.Reply{Text: "done", Tools: []string{}, StopReason: "end_turn", TurnEnded: true, At: at("2026-11-30T19:57:52.040Z")}},
+			receipt.Reply{Text: "done", Tools: []string{}, StopReason: "end_turn", TurnEnded: true, At: at("2026-11-30T19:57:52.040Z")}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.file+"/"+tt.msgID[:8], func(t *testing.T) {
@@ -87,32 +88,32 @@ func TestReadReplyRules(t *testing.T) {
 	tests := []struct {
 		name  string
 		rows  string
-		want  transcript.Reply
+		want  receipt.Reply
 		cause error
 	}{
 		{"mid-turn: text before the line is not the reply",
 			userPrompt("work") + assistant("tool_use", text("BEFORE the line"), toolUse("Bash")) + toolResult + absorbedRow(id) + assistant("end_turn", text("AFTER")),
-			transcript.Reply{Text: "AFTER", Tools: []string{}, StopReason: "end_turn", TurnEnded: true}, nil},
+			receipt.Reply{Text: "AFTER", Tools: []string{}, StopReason: "end_turn", TurnEnded: true}, nil},
 		{"started a turn: the turn's answer, tools listed, tool results not text",
 			startedRow(id) + assistant("tool_use", text("looking"), toolUse("Bash")) + toolResult + assistant("tool_use", toolUse("Read")) + toolResult + assistant("end_turn", text("found it")),
-			transcript.Reply{Text: "looking\nfound it", Tools: []string{"Bash", "Read"}, StopReason: "end_turn", TurnEnded: true}, nil},
+			receipt.Reply{Text: "looking\nfound it", Tools: []string{"Bash", "Read"}, StopReason: "end_turn", TurnEnded: true}, nil},
 		{"sidechain rows are not the reply",
 			startedRow(id) + assistant("tool_use", toolUse("Agent")) + sideAssistant("end_turn", text("RIDER TEXT")) + toolResult + assistant("end_turn", text("main")),
-			transcript.Reply{Text: "main", Tools: []string{"Agent"}, StopReason: "end_turn", TurnEnded: true}, nil},
+			receipt.Reply{Text: "main", Tools: []string{"Agent"}, StopReason: "end_turn", TurnEnded: true}, nil},
 		{"the next peer line absorbed after an answer cuts it",
 			absorbedRow(id) + assistant("tool_use", text("first answer"), toolUse("Bash")) + toolResult + absorbedRow(other) + assistant("end_turn", text("answer to the other")),
-			transcript.Reply{Text: "first answer", Tools: []string{"Bash"}, StopReason: "tool_use"}, nil},
+			receipt.Reply{Text: "first answer", Tools: []string{"Bash"}, StopReason: "tool_use"}, nil},
 		{"lines absorbed together share the answer",
 			absorbedRow(id) + absorbedRow(other) + assistant("end_turn", text("both")),
-			transcript.Reply{Text: "both", Tools: []string{}, StopReason: "end_turn", TurnEnded: true}, nil},
+			receipt.Reply{Text: "both", Tools: []string{}, StopReason: "end_turn", TurnEnded: true}, nil},
 		{"a new prompt cuts it",
 			startedRow(id) + assistant("tool_use", text("partial"), toolUse("Bash")) + userPrompt("stop that"),
-			transcript.Reply{Text: "partial", Tools: []string{"Bash"}, StopReason: "tool_use"}, nil},
+			receipt.Reply{Text: "partial", Tools: []string{"Bash"}, StopReason: "tool_use"}, nil},
 		{"pending: the turn goes on",
 			absorbedRow(id) + assistant("tool_use", text("so far"), toolUse("Bash")),
-			transcript.Reply{Text: "so far", Tools: []string{"Bash"}, StopReason: "tool_use"}, transcript.ErrReplyPending},
+			receipt.Reply{Text: "so far", Tools: []string{"Bash"}, StopReason: "tool_use"}, transcript.ErrReplyPending},
 		{"not seen", userPrompt("x") + assistant("end_turn", text("y")) + absorbedRow(other),
-			transcript.Reply{}, transcript.ErrNotSeen},
+			receipt.Reply{}, transcript.ErrNotSeen},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -165,7 +166,7 @@ func TestWaitReply(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "proj")
 	path := filepath.Join(dir, "s.jsonl")
 	type result struct {
-		r   transcript.Reply
+		r   receipt.Reply
 		err error
 	}
 	ch := make(chan result, 1)
@@ -192,7 +193,7 @@ func TestWaitReply(t *testing.T) {
 	select {
 	case r := <-ch:
 		r.r.At = time.Time{}
-		want := transcript.Reply{Text: "one\ntwo", Tools: []string{"Bash"}, StopReason: "end_turn", TurnEnded: true}
+		want := receipt.Reply{Text: "one\ntwo", Tools: []string{"Bash"}, StopReason: "end_turn", TurnEnded: true}
 		if r.err != nil || !cmp.Equal(want, r.r) {
 			t.Errorf("WaitReply = %+v, %v; want %+v", r.r, r.err, want)
 		}

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/oo-family/oo-claude/fakes/fakeowner"
-	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/inboxv1"
 )
 
 // TestDoormanOnceFailedDeliveryExits4: `doorman --allow-foreground --once`
@@ -35,10 +35,10 @@ func TestDoormanOnceFailedDeliveryExits4(t *testing.T) {
 		t.Errorf("stderr does not say the delivery failed:\n%s", c.Stderr())
 	}
 	var st struct {
-		State     inbox.State `json:"state"`
-		Offset    int64       `json:"offset"`
-		Delivered int         `json:"delivered"`
-		LastError string      `json:"last_error"`
+		State     inboxv1.State `json:"state"`
+		Offset    int64         `json:"offset"`
+		Delivered int           `json:"delivered"`
+		LastError string        `json:"last_error"`
 	}
 	if err := json.Unmarshal([]byte(c.Stdout()), &st); err != nil {
 		t.Fatalf("--json: %v: %q", err, c.Stdout())
@@ -56,7 +56,7 @@ func TestDoormanOnceFailedDeliveryExits4(t *testing.T) {
 		t.Fatalf("second run: exit %d (%v), want 0; stderr:\n%s", code, err, c.Stderr())
 	}
 	acks := o.Acks()
-	if len(acks) != 1 || acks[0].Class != inbox.AckDeliveredSteer || acks[0].LineOffset == nil || *acks[0].LineOffset != off {
+	if len(acks) != 1 || acks[0].Class != inboxv1.AckDeliveredSteer || acks[0].LineOffset == nil || *acks[0].LineOffset != off {
 		t.Errorf("acks %+v, want one delivered-steer for offset %d", acks, off)
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/oo-family/oo-claude/fakes/fakedoor"
 	"github.com/oo-family/oo-claude/fakes/fakeowner"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
 )
@@ -76,7 +77,7 @@ func TestDoormanRoundTrip(t *testing.T) {
 			ctx := ctxT(t, 30*time.Second)
 			c := o.Start(command(ctx, t, []string{"OO_CLAUDE_DOOR_SETTLE_S=0.05"}, "doorman", "--mcp"))
 			c.Stdin.Write([]byte(initialize))
-			if _, err := o.WaitHeartbeat(ctx, func(h inbox.Heartbeat) bool { return h.State == inbox.StateFollowing }); err != nil {
+			if _, err := o.WaitHeartbeat(ctx, func(h inboxv1.Heartbeat) bool { return h.State == inboxv1.StateFollowing }); err != nil {
 				t.Fatalf("no following heartbeat: %v; stderr:\n%s", err, c.Stderr())
 			}
 			off := o.Append("[chatgpt 📡] round trip")
@@ -85,9 +86,9 @@ func TestDoormanRoundTrip(t *testing.T) {
 				t.Fatalf("no ack: %v; stderr:\n%s", err, c.Stderr())
 			}
 			q := userFrames(o.Door)
-			want := inbox.AckDeliveredSteer
+			want := inboxv1.AckDeliveredSteer
 			if status == "idle" {
-				want = inbox.AckDeliveredStart
+				want = inboxv1.AckDeliveredStart
 			}
 			a := acks[0]
 			switch {
@@ -118,7 +119,7 @@ func TestDoormanRoundTrip(t *testing.T) {
 				t.Fatalf("exit %d %v", code, err)
 			}
 			h, _ := inbox.ReadHeartbeat(o.Files().Heartbeat)
-			if h.State != inbox.StateStopped || h.Delivered != 2 {
+			if h.State != inboxv1.StateStopped || h.Delivered != 2 {
 				t.Errorf("heartbeat %+v", h)
 			}
 			if !strings.HasPrefix(c.Stdout(), `{"jsonrpc":"2.0","id":1,"result":{`) || !strings.Contains(c.Stdout(), `"protocolVersion":"2025-11-25"`) || strings.Count(c.Stdout(), "\n") != 1 {
@@ -254,21 +255,21 @@ func BenchmarkDoormanSIGINT(b *testing.B) {
 // stopAfterSIGINT starts an MCP doorman, waits until it follows, sends it
 // SIGINT and returns how long the stopped heartbeat took to reach the disk,
 // and that heartbeat. The doorman must then exit 0.
-func stopAfterSIGINT(tb testing.TB) (time.Duration, inbox.Heartbeat) {
+func stopAfterSIGINT(tb testing.TB) (time.Duration, inboxv1.Heartbeat) {
 	tb.Helper()
 	o := fakeowner.New(tb, fakeowner.Options{})
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	c := o.Start(command(ctx, tb, nil, "doorman", "--mcp"))
 	c.Stdin.Write([]byte(initialize))
-	if _, err := o.WaitHeartbeat(ctx, func(h inbox.Heartbeat) bool { return h.State == inbox.StateFollowing }); err != nil {
+	if _, err := o.WaitHeartbeat(ctx, func(h inboxv1.Heartbeat) bool { return h.State == inboxv1.StateFollowing }); err != nil {
 		tb.Fatalf("%v; stderr %s", err, c.Stderr())
 	}
 	start := time.Now()
 	c.Signal(syscall.SIGINT)
 	wctx, wcancel := context.WithTimeout(ctx, 2*time.Second)
 	defer wcancel()
-	h, err := o.WaitHeartbeat(wctx, func(h inbox.Heartbeat) bool { return h.State == inbox.StateStopped })
+	h, err := o.WaitHeartbeat(wctx, func(h inboxv1.Heartbeat) bool { return h.State == inboxv1.StateStopped })
 	took := time.Since(start)
 	if err != nil {
 		tb.Fatalf("no stopped heartbeat: %v", err)
@@ -332,7 +333,7 @@ func TestDoormanKill9Replay(t *testing.T) {
 		if code == 0 {
 			break
 		}
-		if code != 4 || !strings.Contains(c.Stderr(), string(inbox.PendingNotQueued)) || ctx.Err() != nil {
+		if code != 4 || !strings.Contains(c.Stderr(), string(inboxv1.ReasonReceiverDidNotQueue)) || ctx.Err() != nil {
 			t.Fatalf("final run exit %d: %s", code, c.Stderr())
 		}
 		time.Sleep(time.Second)
@@ -358,13 +359,13 @@ func TestDoormanKill9Replay(t *testing.T) {
 		}
 	}
 	for _, a := range o.Acks() {
-		if (a.Class == inbox.AckDeliveredSteer || a.Class == inbox.AckDeliveredStart) && (a.Confirm != inbox.ConfirmTranscript || a.QueuedAt == nil) {
+		if (a.Class == inboxv1.AckDeliveredSteer || a.Class == inboxv1.AckDeliveredStart) && (a.Confirm != inboxv1.ConfirmTranscript || a.QueuedAt == nil) {
 			t.Errorf("delivered ack at %d: confirm %q queued_at %v, want transcript and its row's time", *a.LineOffset, a.Confirm, a.QueuedAt)
 		}
 	}
 	refusals := map[int64]int{}
 	for _, a := range o.Acks() {
-		if a.Class == inbox.AckRefused {
+		if a.Class == inboxv1.AckRefused {
 			refusals[*a.LineOffset]++
 		}
 	}
@@ -387,7 +388,7 @@ func BenchmarkDoormanLatency(b *testing.B) {
 	defer cancel()
 	c := o.Start(command(ctx, b, []string{"OO_CLAUDE_DOOR_SETTLE_S=0.25"}, "doorman", "--mcp"))
 	c.Stdin.Write([]byte(initialize))
-	if _, err := o.WaitHeartbeat(ctx, func(h inbox.Heartbeat) bool { return h.State == inbox.StateFollowing }); err != nil {
+	if _, err := o.WaitHeartbeat(ctx, func(h inboxv1.Heartbeat) bool { return h.State == inboxv1.StateFollowing }); err != nil {
 		b.Fatal(err)
 	}
 	r := rand.New(rand.NewPCG(2, 3))
@@ -416,7 +417,7 @@ func BenchmarkDoormanIdle(b *testing.B) {
 	defer cancel()
 	c := o.Start(command(ctx, b, nil, "doorman", "--mcp"))
 	c.Stdin.Write([]byte(initialize))
-	if _, err := o.WaitHeartbeat(ctx, func(h inbox.Heartbeat) bool { return h.State == inbox.StateFollowing }); err != nil {
+	if _, err := o.WaitHeartbeat(ctx, func(h inboxv1.Heartbeat) bool { return h.State == inboxv1.StateFollowing }); err != nil {
 		b.Fatal(err)
 	}
 	time.Sleep(2 * time.Second)

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/claudeproc"
 
 	"github.com/google/uuid"
@@ -257,11 +258,11 @@ func hostileCases() []hostileCase {
 		{verb: "sessions", file: "registry row", setup: obs(func(o *obsStation) string {
 			return filepath.Join(o.fs.Paths.SessionsDir, strconv.Itoa(os.Getpid())+".json")
 		}, "sessions", "--json"), want: all(0)},
-		{verb: "sessions", file: "inbox", setup: obs(func(o *obsStation) string { return inboxfile.FilesFor(o.fs.Paths.InboxDir, o.sidA).Inbox }, "sessions", "--json"), want: all(0)},
-		{verb: "sessions", file: ".ack", setup: obs(func(o *obsStation) string { return inboxfile.FilesFor(o.fs.Paths.InboxDir, o.sidA).Ack }, "sessions"), want: all(0)},
-		{verb: "sessions", file: ".offset", setup: obs(func(o *obsStation) string { return inboxfile.FilesFor(o.fs.Paths.InboxDir, o.sidA).Offset }, "sessions"), want: all(0)},
+		{verb: "sessions", file: "inbox", setup: obs(func(o *obsStation) string { return inboxv1.FilesFor(o.fs.Paths.InboxDir, o.sidA).Inbox }, "sessions", "--json"), want: all(0)},
+		{verb: "sessions", file: ".ack", setup: obs(func(o *obsStation) string { return inboxv1.FilesFor(o.fs.Paths.InboxDir, o.sidA).Ack }, "sessions"), want: all(0)},
+		{verb: "sessions", file: ".offset", setup: obs(func(o *obsStation) string { return inboxv1.FilesFor(o.fs.Paths.InboxDir, o.sidA).Offset }, "sessions"), want: all(0)},
 		{verb: "sessions", file: ".doorman.json", setup: obs(func(o *obsStation) string {
-			return inboxfile.FilesFor(o.fs.Paths.InboxDir, o.sidA).Heartbeat
+			return inboxv1.FilesFor(o.fs.Paths.InboxDir, o.sidA).Heartbeat
 		}, "sessions"), want: all(0)},
 		{verb: "sessions", file: "lineage.jsonl", setup: obs(func(o *obsStation) string { return o.fs.Paths.LineageFile() }, "sessions"), want: all(0)},
 		{verb: "sessions", file: "transcript", setup: obs(func(o *obsStation) string { return o.transcriptA }, "sessions"), want: all(0)},
@@ -690,7 +691,7 @@ func TestDoormanDeliversNothingFromUntrustedInbox(t *testing.T) {
 	ctx := ctxT(t, 30*time.Second)
 	c := o.Start(command(ctx, t, []string{"OO_CLAUDE_DOOR_SETTLE_S=0.05"}, "doorman", "--mcp"))
 	c.Stdin.Write([]byte(initialize))
-	h, err := o.WaitHeartbeat(ctx, func(h inboxfile.Heartbeat) bool { return h.State == inboxfile.StateUntrusted })
+	h, err := o.WaitHeartbeat(ctx, func(h inboxv1.Heartbeat) bool { return h.State == inboxv1.StateUntrusted })
 	if err != nil {
 		t.Fatalf("no untrusted heartbeat: %v; stderr:\n%s", err, c.Stderr())
 	}
@@ -731,7 +732,7 @@ func TestForegroundDoormanExitCodes(t *testing.T) {
 		want int
 	}{
 		{"ok", nil, 0},
-		{"not deliverable here", &doorman.IdentityError{State: inboxfile.StateUntrusted, Detail: "x"}, 3},
+		{"not deliverable here", &doorman.IdentityError{State: inboxv1.StateUntrusted, Detail: "x"}, 3},
 		{"delivery failed", &doorman.DeliveryError{Inbox: "i", Err: errors.New("door")}, 4},
 		{"offset unreadable", &fs.PathError{Op: "parse", Path: "x.inbox.offset", Err: errors.New("bad offset")}, 4},
 		{"ack unwritable", &fs.PathError{Op: "write", Path: "x.inbox.ack", Err: syscall.EIO}, 4},
@@ -753,7 +754,7 @@ func TestWatchHostileFiles(t *testing.T) {
 		t.Run(string(k), func(t *testing.T) {
 			t.Parallel()
 			o := newObsStation(t)
-			inbox := inboxfile.FilesFor(o.fs.Paths.InboxDir, o.sidA).Inbox
+			inbox := inboxv1.FilesFor(o.fs.Paths.InboxDir, o.sidA).Inbox
 			row := filepath.Join(o.fs.Paths.SessionsDir, "4242.json")
 			decoy := filepath.Join(t.TempDir(), "decoy")
 			paths := []string{inbox, o.transcriptA, row}
@@ -888,7 +889,7 @@ func TestTopHostileFiles(t *testing.T) {
 		t.Run(string(k), func(t *testing.T) {
 			t.Parallel()
 			o := newObsStation(t)
-			inbox := inboxfile.FilesFor(o.fs.Paths.InboxDir, o.sidA).Inbox
+			inbox := inboxv1.FilesFor(o.fs.Paths.InboxDir, o.sidA).Inbox
 			row := filepath.Join(o.fs.Paths.SessionsDir, "4242.json")
 			decoy := filepath.Join(t.TempDir(), "decoy")
 			paths := []string{inbox, o.transcriptA, row, o.fs.Paths.LineageFile()}

@@ -16,7 +16,7 @@ import (
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/doctor"
 	"github.com/oo-family/oo-claude/headless"
-	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/version"
 	"github.com/oo-family/oo-claude/lineage"
 	"github.com/oo-family/oo-claude/observatory"
@@ -28,7 +28,7 @@ import (
 // (no heartbeat), the heartbeat's state when it is fresh ("fresh" for a
 // contract-v1 doorman without one), else why it is not fresh (its state
 // when that is the reason: stopped, switched, ...).
-func doormanState(d *observatory.Doorman) string {
+func doormanState(d *inboxv1.Doorman) string {
 	switch {
 	case d == nil:
 		return "none"
@@ -299,9 +299,9 @@ func humanVerdict(v claudeinbox.Verdict) string {
 	case v.Class.Delivered():
 		fmt.Fprintf(&b, " msg_id=%s after %.1fs", v.MsgID, v.Waited.Seconds())
 		switch v.Confirm {
-		case inbox.ConfirmTranscript:
+		case inboxv1.ConfirmTranscript:
 			fmt.Fprintf(&b, ", queued at %s", v.QueuedAt)
-		case inbox.ConfirmSettle:
+		case inboxv1.ConfirmSettle:
 			b.WriteString(", unconfirmed (no transcript: acked after the settle)")
 		}
 		b.WriteString(waitPart(v))
@@ -333,9 +333,9 @@ func waitPart(v claudeinbox.Verdict) string {
 	}
 	var cut string
 	switch v.WaitEnd {
-	case claudeinbox.ReasonInterrupted:
+	case inboxv1.ReasonInterrupted:
 		cut = fmt.Sprintf(", interrupted (%s) after %.1fs", v.InterruptedBy, after.Seconds())
-	case claudeinbox.ReasonSessionEnded:
+	case inboxv1.ReasonSessionEnded:
 		cut = fmt.Sprintf(", session ended after %.1fs", after.Seconds())
 	}
 	switch {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/observatory"
 	"github.com/oo-family/oo-claude/transcript"
 )
@@ -18,10 +19,10 @@ func TestWriteTree(t *testing.T) {
 		Sessions: []observatory.Session{
 			{Session: "aaaaaaaa-0000-4000-8000-000000000002", Name: "other-01", PID: 1002, Status: "idle",
 				StartedMS:     time.Date(2026, 11, 30, 11, 30, 0, 0, time.UTC).UnixMilli(),
-				ParentSession: "aaaaaaaa-0000-4000-8000-000000000001", Inbox: observatory.Inbox{Pending: 1}},
+				ParentSession: "aaaaaaaa-0000-4000-8000-000000000001", Inbox: inboxv1.Inbox{Pending: 1}},
 			{Session: "aaaaaaaa-0000-4000-8000-000000000001", Name: "work-e9", PID: 1001, Status: "busy",
 				StartedMS: time.Date(2026, 11, 30, 11, 0, 0, 0, time.UTC).UnixMilli(), RidersRiding: 2, RidersTotal: 4,
-				Inbox: observatory.Inbox{Pending: 2, Doorman: &observatory.Doorman{Fresh: true, State: "following"}}},
+				Inbox: inboxv1.Inbox{Pending: 2, Doorman: &inboxv1.Doorman{Fresh: true, State: "following"}}},
 		},
 		OfflineInboxes: []observatory.OfflineInbox{{Session: "aaaaaaaa-0000-4000-8000-000000000003", Pending: 1, LastLine: "[x 📡] second"}},
 	}
@@ -83,14 +84,14 @@ func TestDoormanState(t *testing.T) {
 	t.Parallel()
 	tests := []struct {
 		name string
-		d    *observatory.Doorman
+		d    *inboxv1.Doorman
 		want string
 	}{
 		{"none", nil, "none"},
-		{"fresh following", &observatory.Doorman{Fresh: true, State: "following"}, "following"},
-		{"fresh v1", &observatory.Doorman{Fresh: true}, "fresh"},
-		{"stopped", &observatory.Doorman{State: "stopped", NotFreshBecause: "state"}, "stopped"},
-		{"stale", &observatory.Doorman{State: "following", NotFreshBecause: "stale"}, "stale"},
+		{"fresh following", &inboxv1.Doorman{Fresh: true, State: "following"}, "following"},
+		{"fresh v1", &inboxv1.Doorman{Fresh: true}, "fresh"},
+		{"stopped", &inboxv1.Doorman{State: "stopped", NotFreshBecause: "state"}, "stopped"},
+		{"stale", &inboxv1.Doorman{State: "following", NotFreshBecause: "stale"}, "stale"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/headless"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/lineage"
 	"github.com/oo-family/oo-claude/station"
 	"github.com/oo-family/oo-claude/transcript"
@@ -103,17 +104,17 @@ func sendNote(v claudeinbox.Verdict) string {
 	n := v.Note
 	switch {
 	case n == "":
-	case v.Reason == claudeinbox.ReasonUnknownTarget:
+	case v.Reason == inboxv1.ReasonUnknownTarget:
 		n += " (oo-claude sessions lists them; a session that is not running is addressed by its full id)"
-	case v.Reason == claudeinbox.ReasonUnknownSession:
+	case v.Reason == inboxv1.ReasonUnknownSession:
 		n = strings.Replace(n, "with Request.ExpectStart", "with --expect-start (oo-claude start --session-id)", 1) + "; oo-claude sessions lists the sessions"
-	case v.Reason == claudeinbox.ReasonInboxDirMismatch:
+	case v.Reason == inboxv1.ReasonInboxDirMismatch:
 		n += "; run the send where OO_CLAUDE_INBOX_DIR is the doorman's (or restart the session with this one)"
-	case v.Reason == claudeinbox.ReasonBadFrom:
+	case v.Reason == inboxv1.ReasonBadFrom:
 		if rest, ok := strings.CutPrefix(n, "From "); ok {
 			n = "--from " + rest
 		}
-	case v.WaitEnd == claudeinbox.ReasonSessionEnded:
+	case v.WaitEnd == inboxv1.ReasonSessionEnded:
 		n += fmt.Sprintf("; oo-claude read %s shows what it wrote before it ended", v.SessionID)
 	case v.Seen != nil && !*v.Seen && v.ReplyWait > 0:
 		n += fmt.Sprintf("; oo-claude read %s shows the answer once the model gives it", v.SessionID)

@@ -12,7 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
-	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/jsonrow"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/internal/version"
@@ -105,19 +105,19 @@ func newObsStation(t *testing.T) *obsStation {
 	rider("done2", "end_turn", map[string]any{"type": "text", "text": "finished"})
 
 	// A's inbox: one line delivered, a fresh doorman (this process).
-	fa := inbox.FilesFor(fs.Paths.InboxDir, o.sidA)
+	fa := inboxv1.FilesFor(fs.Paths.InboxDir, o.sidA)
 	writeT(t, fa.Inbox, "[mama 📡] also check vet\n")
 	writeT(t, fa.Offset, "27\n")
-	hb := func(pid int, sid string, state inbox.State, seen time.Time) string {
-		b, _ := json.Marshal(inbox.Heartbeat{PID: pid, SessionID: sid, Since: jsonrow.FormatTime(seen.Add(-time.Hour)),
+	hb := func(pid int, sid string, state inboxv1.State, seen time.Time) string {
+		b, _ := json.Marshal(inboxv1.Heartbeat{PID: pid, SessionID: sid, Since: jsonrow.FormatTime(seen.Add(-time.Hour)),
 			LastSeen: jsonrow.FormatTime(seen), Delivered: 1, State: state, Mode: "mcp", Version: "0.2.0-dev"})
 		return string(b)
 	}
-	writeT(t, fa.Heartbeat, hb(os.Getpid(), o.sidA, inbox.StateFollowing, now))
+	writeT(t, fa.Heartbeat, hb(os.Getpid(), o.sidA, inboxv1.StateFollowing, now))
 	// The offline inbox.
-	fo := inbox.FilesFor(fs.Paths.InboxDir, obsOffline)
+	fo := inboxv1.FilesFor(fs.Paths.InboxDir, obsOffline)
 	writeT(t, fo.Inbox, "[luna 📡] are you there?\n")
-	writeT(t, fo.Heartbeat, hb(999999, obsOffline, inbox.StateStopped, now.Add(-time.Hour)))
+	writeT(t, fo.Heartbeat, hb(999999, obsOffline, inboxv1.StateStopped, now.Add(-time.Hour)))
 	// Lineage: B is A's child (registered by A's host id only).
 	writeT(t, fs.Paths.LineageFile(), jsonl(t, map[string]any{"ts": "2026-11-30T11:00:00.000Z", "child_host": nil, "child_session": o.sidB,
 		"parent_host": "local_0a0a0a0a-2222", "parent_session": nil, "title": "helper", "by": "parent"}))

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/oo-family/oo-claude/headless"
-	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/version"
 	"github.com/oo-family/oo-claude/receipt"
 	"github.com/peterbourgon/ff/v3/ffcli"
@@ -58,7 +58,7 @@ func newResumeCmd(e *env) *ffcli.Command {
 				req.Line = pos[1]
 			}
 			if req.Line == "-" {
-				if req.Line, err = textFromStdin(e, "resume", "line", inbox.MaxLineBytes); err != nil {
+				if req.Line, err = textFromStdin(e, "resume", "line", inboxv1.MaxLineBytes); err != nil {
 					return err
 				}
 			}

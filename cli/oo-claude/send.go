@@ -11,7 +11,7 @@ import (
 
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/fleet"
-	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/version"
 	"github.com/oo-family/oo-claude/receipt"
 	"github.com/oo-family/oo-claude/transcript"
@@ -20,7 +20,7 @@ import (
 
 func newSendCmd(e *env) *ffcli.Command {
 	fs := flag.NewFlagSet("send", flag.ContinueOnError)
-	from := fs.String("from", inbox.DefaultFrom, "sender `NAME` for the tag (1–80 characters, no brackets)")
+	from := fs.String("from", inboxv1.DefaultFrom, "sender `NAME` for the tag (1–80 characters, no brackets)")
 	asJSON := fs.Bool("json", false, "print the receipt row as one JSON line")
 	noTag := fs.Bool("no-tag", false, "send the line as it is, without a [NAME 📡] tag")
 	expectStart := fs.Bool("expect-start", false, "queue the line for a full session id that no running session and no transcript here has yet: a session about to be started with that id (oo-claude start --session-id); without it such an id is refused as unknown-session, a mistyped id")
@@ -45,7 +45,7 @@ func newSendCmd(e *env) *ffcli.Command {
 			if len(pos) != 2 {
 				return usagef(`send needs a target and one line: oo-claude send <sessionId|name|pid> "<line>" (got %d arguments)`, len(pos))
 			}
-			if err := inbox.CheckPriority(*priority); err != nil {
+			if err := inboxv1.CheckPriority(*priority); err != nil {
 				return usagef("--priority %q: the priority is now, next or later", *priority)
 			}
 			cfg, err := e.config()
@@ -153,7 +153,7 @@ func (w *statusWitness) WaitSeen(ctx context.Context, path string, from int64, m
 	return w.Witness.WaitSeen(ctx, path, from, msgID, wait)
 }
 
-func (w *statusWitness) WaitReply(ctx context.Context, path string, from int64, msgID string, wait time.Duration) (*claudeinbox.Reply, error) {
+func (w *statusWitness) WaitReply(ctx context.Context, path string, from int64, msgID string, wait time.Duration) (*receipt.Reply, error) {
 	w.st.set(w.class + " · seen · waiting for the reply")
 	if !w.following && path != "" {
 		w.following = true
@@ -174,7 +174,7 @@ func quietRefusal(err error) bool {
 // newline removed, so a line needs no quoting for any shell (ssh's remote
 // one included). The read is bounded: a longer input is refused, never cut.
 func lineFromStdin(e *env) (string, error) {
-	return textFromStdin(e, "send", "line", inbox.MaxLineBytes)
+	return textFromStdin(e, "send", "line", inboxv1.MaxLineBytes)
 }
 
 // textFromStdin is a verb's "-" (send's and resume's line, start's

@@ -19,6 +19,7 @@ import (
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/fakes/fakedoorman"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/internal/version"
@@ -143,7 +144,7 @@ func TestSendBinary(t *testing.T) {
 		human   string
 	}{
 		{"newline", running(nil, "a\nb"), claudeinbox.Refused, 1, "newline", 0, `^refused "[0-9a-f-]{36}" \(newline\)$`},
-		{"16 KiB + 1", running(nil, strings.Repeat("x", inbox.MaxLineBytes+1), "--no-tag"), claudeinbox.Refused, 1, "too-long", 0, ``},
+		{"16 KiB + 1", running(nil, strings.Repeat("x", inboxv1.MaxLineBytes+1), "--no-tag"), claudeinbox.Refused, 1, "too-long", 0, ``},
 		{"empty", running(nil, ""), claudeinbox.Refused, 1, "empty", 0, ``},
 		{"invalid UTF-8", running(nil, "a\xffb"), claudeinbox.Refused, 1, "invalid-utf8", 0, ``},
 		{"bad from", running(nil, "hi", "--from", "a]b"), claudeinbox.Refused, 1, "bad-from", 0, ``},
@@ -175,12 +176,12 @@ func TestSendBinary(t *testing.T) {
 		{"running, no heartbeat", running(nil, "hi"), claudeinbox.QueuedNoDoorman, 3, "missing", 1, `^queued-no-doorman [0-9a-f]{8}… line_offset=0 \(missing\)$`},
 		{"stale heartbeat", running(&fakedoorman.Options{Stale: true}, "hi"), claudeinbox.QueuedNoDoorman, 3, "stale", 1, ``},
 		{"heartbeat of another session", running(&fakedoorman.Options{HeartbeatSession: uuid.NewString()}, "hi"), claudeinbox.QueuedNoDoorman, 3, "other-session", 1, ``},
-		{"stopped doorman", running(&fakedoorman.Options{State: inbox.StateStopped}, "hi"), claudeinbox.QueuedNoDoorman, 3, "state", 1, ``},
+		{"stopped doorman", running(&fakedoorman.Options{State: inboxv1.StateStopped}, "hi"), claudeinbox.QueuedNoDoorman, 3, "state", 1, ``},
 		{"dead doorman pid", running(&fakedoorman.Options{PID: fakedoorman.DeadPID()}, "hi"), claudeinbox.QueuedNoDoorman, 3, "pid-gone", 1, ``},
 		{"fresh heartbeat, no ack", running(&fakedoorman.Options{NoAck: true}, "hi", "--wait", "0.3"), claudeinbox.Timeout, 5, "", 1, `^timeout [0-9a-f]{8}… line_offset=0 no ack after 0\.\ds$`},
 		{"delivered-steer", running(&fakedoorman.Options{}, "hi"), claudeinbox.DeliveredSteer, 0, "", 1, `^delivered-steer [0-9a-f]{8}… msg_id=[0-9a-f-]{36} after \d+\.\ds$`},
 		{"delivered-start", running(&fakedoorman.Options{PeerStatus: station.StatusIdle}, "hi"), claudeinbox.DeliveredStart, 0, "", 1, `^delivered-start `},
-		{"doorman refuses", running(&fakedoorman.Options{Refuse: claudeinbox.ReasonNUL}, "hi"), claudeinbox.Refused, 1, "nul", 1, ``},
+		{"doorman refuses", running(&fakedoorman.Options{Refuse: inboxv1.ReasonNUL}, "hi"), claudeinbox.Refused, 1, "nul", 1, ``},
 		{"flags before the target", func(t *testing.T, fs *fakestation.Station) []string {
 			return []string{"--from", "luna", "--no-tag", offline(fs), "--", "-starts with a dash?"}
 		}, claudeinbox.QueuedOffline, 3, "", 1, ``},
@@ -532,7 +533,7 @@ func absorbRows(t *testing.T, d *fakedoorman.Doorman, transcript string, wrongID
 				continue
 			}
 			var ids []string
-			inbox.ScanAcks(f, 0, func(a inbox.Ack, _ int64) bool {
+			inbox.ScanAcks(f, 0, func(a inboxv1.Ack, _ int64) bool {
 				ids = append(ids, a.MsgID)
 				return true
 			})

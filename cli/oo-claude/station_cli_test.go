@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/oo-family/oo-claude/fakes/fakestation"
-	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/inboxv1"
 )
 
 // writeStationFile writes home's station file (~/.config/oo-claude/station.env).
@@ -138,7 +138,7 @@ func TestSendLineFromStdin(t *testing.T) {
 	if string(b) != line+"\n" {
 		t.Errorf("inbox %q, want %q", b, line+"\n")
 	}
-	r = runBinary(t, sendEnv(fs), strings.Repeat("x", inbox.MaxLineBytes+10), "send", "--expect-start", sid, "-")
+	r = runBinary(t, sendEnv(fs), strings.Repeat("x", inboxv1.MaxLineBytes+10), "send", "--expect-start", sid, "-")
 	if r.code != exitUsage || !strings.Contains(r.stderr, "longer than") {
 		t.Errorf("too long: exit %d %q", r.code, r.stderr)
 	}

@@ -14,7 +14,7 @@ import (
 	"github.com/charmbracelet/x/term"
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/fleet"
-	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/top"
 	"github.com/oo-family/oo-claude/internal/version"
 	"github.com/oo-family/oo-claude/observatory"
@@ -30,7 +30,7 @@ const topNowKnob = "OO_CLAUDE_TOP_NOW"
 
 func newTopCmd(e *env) *ffcli.Command {
 	fs := flag.NewFlagSet("top", flag.ContinueOnError)
-	from := fs.String("from", inbox.DefaultFrom, "sender `NAME` of the lines sent with s")
+	from := fs.String("from", inboxv1.DefaultFrom, "sender `NAME` of the lines sent with s")
 	hosts := registerHost(fs, true)
 	return &ffcli.Command{
 		Name:       "top",
@@ -190,7 +190,7 @@ func (s hostSender) Send(ctx context.Context, req claudeinbox.Request) (claudein
 	}
 	r := res.Verdict
 	v := claudeinbox.Verdict{Class: claudeinbox.Class(r.Class), Target: r.Target, SessionID: deref(r.SessionID),
-		MsgID: deref(r.MsgID), PeerStatus: deref(r.PeerStatus), Reason: claudeinbox.Reason(deref(r.Reason)), Note: deref(r.Note)}
+		MsgID: deref(r.MsgID), PeerStatus: deref(r.PeerStatus), Reason: inboxv1.Reason(deref(r.Reason)), Note: deref(r.Note)}
 	if r.LineOffset != nil {
 		v.Written, v.LineOffset = true, *r.LineOffset
 	}

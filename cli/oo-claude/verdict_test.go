@@ -5,7 +5,7 @@ import (
 	"time"
 
 	"github.com/oo-family/oo-claude/claudeinbox"
-	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/inboxv1"
 )
 
 // The human verdict says what a delivered line's ack rests on: the
@@ -17,9 +17,9 @@ func TestHumanVerdictConfirm(t *testing.T) {
 	tests := []struct {
 		name, confirm, queuedAt, want string
 	}{
-		{"transcript", inbox.ConfirmTranscript, "2026-12-01T09:00:00.112Z",
+		{"transcript", inboxv1.ConfirmTranscript, "2026-12-01T09:00:00.112Z",
 			"delivered-steer 017c3f59… msg_id=6c6c667d-dc66-465b-8e42-2811789dfb0b after 0.1s, queued at 2026-12-01T09:00:00.112Z"},
-		{"settle", inbox.ConfirmSettle, "",
+		{"settle", inboxv1.ConfirmSettle, "",
 			"delivered-steer 017c3f59… msg_id=6c6c667d-dc66-465b-8e42-2811789dfb0b after 0.1s, unconfirmed (no transcript: acked after the settle)"},
 		{"an older doorman's ack", "", "",
 			"delivered-steer 017c3f59… msg_id=6c6c667d-dc66-465b-8e42-2811789dfb0b after 0.1s"},

@@ -17,7 +17,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
-	inboxfile "github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
 )
 
@@ -217,7 +217,7 @@ func TestWatchMemoryBounded(t *testing.T) {
 		}},
 		{"128MiB flood of lines", func(t *testing.T, fs *fakestation.Station, _ string) string {
 			sid := uuid.NewString()
-			line := "[flood 📡] " + strings.Repeat("z", inboxfile.MaxLineBytes-20) + "\n"
+			line := "[flood 📡] " + strings.Repeat("z", inboxv1.MaxLineBytes-20) + "\n"
 			appendT(t, fs.InboxPath(sid), []byte(strings.Repeat(line, (128<<20)/len(line))))
 			return sid
 		}},

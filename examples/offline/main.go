@@ -44,6 +44,7 @@ import (
 	"github.com/oo-family/oo-claude/doorman"
 	"github.com/oo-family/oo-claude/fakes/fakemodel"
 	"github.com/oo-family/oo-claude/headless"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/station"
 	"github.com/oo-family/oo-claude/transcript"
 )
@@ -269,10 +270,10 @@ func run(ctx context.Context, bin string, out io.Writer) (err error) {
 
 	// 2. The doorman: Claude Code spawned it; it follows once it has
 	// found its session and checked the door.
-	var hb doorman.Heartbeat
+	var hb inboxv1.Heartbeat
 	if err := poll(ctx, started, func() bool {
 		hb, err = readHeartbeat(cfg.InboxDir, sid)
-		return err == nil && hb.SessionID == sid && hb.State == doorman.StateFollowing
+		return err == nil && hb.SessionID == sid && hb.State == inboxv1.StateFollowing
 	}); err != nil {
 		return fmt.Errorf("the injected doorman did not follow: %w (heartbeat: %+v)", err, hb)
 	}
@@ -372,8 +373,8 @@ func signalContext() (context.Context, context.CancelFunc) {
 
 // readHeartbeat reads session sid's heartbeat in the inbox dir,
 // <session id>.inbox.doorman.json.
-func readHeartbeat(inboxDir, sid string) (doorman.Heartbeat, error) {
-	var h doorman.Heartbeat
+func readHeartbeat(inboxDir, sid string) (inboxv1.Heartbeat, error) {
+	var h inboxv1.Heartbeat
 	b, err := os.ReadFile(filepath.Join(inboxDir, sid+".inbox.doorman.json"))
 	if err == nil {
 		err = json.Unmarshal(b, &h)

@@ -40,6 +40,7 @@ import (
 	"github.com/oo-family/oo-claude/fakes"
 	"github.com/oo-family/oo-claude/fakes/fakedoor"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/station"
 	"github.com/oo-family/oo-claude/transcript"
 )
@@ -133,8 +134,8 @@ func run(out io.Writer) error {
 		child.Process.Kill()
 		child.Wait()
 	}()
-	hb, err := waitHeartbeat(ctx, st.Paths.InboxDir, row.SessionID, func(h doorman.Heartbeat) bool {
-		return h.State == doorman.StateFollowing
+	hb, err := waitHeartbeat(ctx, st.Paths.InboxDir, row.SessionID, func(h inboxv1.Heartbeat) bool {
+		return h.State == inboxv1.StateFollowing
 	})
 	if err != nil {
 		return fmt.Errorf("doorman did not start: %w\n%s", err, childErr.String())
@@ -192,8 +193,8 @@ func run(out io.Writer) error {
 	// The stop: Claude Code ends its MCP servers with SIGINT.
 	start := time.Now()
 	child.Process.Signal(os.Interrupt)
-	hb, err = waitHeartbeat(ctx, st.Paths.InboxDir, row.SessionID, func(h doorman.Heartbeat) bool {
-		return h.State == doorman.StateStopped
+	hb, err = waitHeartbeat(ctx, st.Paths.InboxDir, row.SessionID, func(h inboxv1.Heartbeat) bool {
+		return h.State == inboxv1.StateStopped
 	})
 	if err != nil {
 		return fmt.Errorf("no stopped heartbeat: %w", err)
@@ -214,7 +215,7 @@ func run(out io.Writer) error {
 }
 
 // waitHeartbeat polls the heartbeat file (a demo may poll) until ok holds.
-func waitHeartbeat(ctx context.Context, inboxDir, sid string, ok func(doorman.Heartbeat) bool) (doorman.Heartbeat, error) {
+func waitHeartbeat(ctx context.Context, inboxDir, sid string, ok func(inboxv1.Heartbeat) bool) (inboxv1.Heartbeat, error) {
 	for {
 		h, err := readHeartbeat(inboxDir, sid)
 		if err == nil && h.SessionID == sid && ok(h) {
@@ -230,8 +231,8 @@ func waitHeartbeat(ctx context.Context, inboxDir, sid string, ok func(doorman.He
 
 // readHeartbeat reads session sid's heartbeat in the inbox dir,
 // <session id>.inbox.doorman.json.
-func readHeartbeat(inboxDir, sid string) (doorman.Heartbeat, error) {
-	var h doorman.Heartbeat
+func readHeartbeat(inboxDir, sid string) (inboxv1.Heartbeat, error) {
+	var h inboxv1.Heartbeat
 	b, err := os.ReadFile(filepath.Join(inboxDir, sid+".inbox.doorman.json"))
 	if err == nil {
 		err = json.Unmarshal(b, &h)

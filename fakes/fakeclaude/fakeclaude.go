@@ -46,6 +46,7 @@ import (
 
 	"github.com/oo-family/oo-claude/fakes"
 	"github.com/oo-family/oo-claude/fakes/internal/fakewait"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/jsonrow"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
@@ -397,14 +398,14 @@ func writeAcks(sid string, n int) {
 	if dir == "" || sid == "" {
 		return
 	}
-	files := inbox.FilesFor(dir, sid)
+	files := inboxv1.FilesFor(dir, sid)
 	now := jsonrow.FormatTime(time.Now())
 	for i := range n {
-		inbox.AppendAck(files.Ack, inbox.Ack{TS: now, SHA256: fmt.Sprintf("%064x", i+1), SessionID: sid,
-			PeerStatus: "busy", Class: inbox.AckDeliveredSteer, MsgID: fmt.Sprintf("00000000-0000-4000-8000-%012d", i+1)})
+		inbox.AppendAck(files.Ack, inboxv1.Ack{TS: now, SHA256: fmt.Sprintf("%064x", i+1), SessionID: sid,
+			PeerStatus: "busy", Class: inboxv1.AckDeliveredSteer, MsgID: fmt.Sprintf("00000000-0000-4000-8000-%012d", i+1)})
 	}
-	inbox.WriteHeartbeat(files.Heartbeat, inbox.Heartbeat{PID: os.Getpid(), SessionID: sid, Since: now, LastSeen: now,
-		Delivered: n, State: inbox.StateStopped, Mode: "mcp", StoppedAt: now})
+	inbox.WriteHeartbeat(files.Heartbeat, inboxv1.Heartbeat{PID: os.Getpid(), SessionID: sid, Since: now, LastSeen: now,
+		Delivered: n, State: inboxv1.StateStopped, Mode: "mcp", StoppedAt: now})
 }
 
 func runGrandchild() int {

@@ -14,6 +14,7 @@ import (
 	"github.com/oo-family/oo-claude/doorman"
 	"github.com/oo-family/oo-claude/fakes/fakeclaude"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/station"
 )
@@ -74,11 +75,11 @@ func TestSessionSteerable(t *testing.T) {
 
 	// Steerable: a send is delivered, the ack resting on the receiver's
 	// enqueue row. The doorman may still be starting: a generous wait.
-	files := inbox.FilesFor(st.Paths.InboxDir, sid)
+	files := inboxv1.FilesFor(st.Paths.InboxDir, sid)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	for {
-		if h, err := inbox.ReadHeartbeat(files.Heartbeat); err == nil && h.State == inbox.StateFollowing && h.SessionID == sid {
+		if h, err := inbox.ReadHeartbeat(files.Heartbeat); err == nil && h.State == inboxv1.StateFollowing && h.SessionID == sid {
 			break
 		}
 		select {
@@ -97,7 +98,7 @@ func TestSessionSteerable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !v.Class.Delivered() || v.Confirm != inbox.ConfirmTranscript {
+	if !v.Class.Delivered() || v.Confirm != inboxv1.ConfirmTranscript {
 		t.Fatalf("send: class %s confirm %q note %s; want delivered, confirmed on the transcript", v.Class, v.Confirm, v.Note)
 	}
 
@@ -113,7 +114,7 @@ func TestSessionSteerable(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(st.Paths.SessionsDir, strconv.Itoa(cmd.Process.Pid)+".json")); !os.IsNotExist(err) {
 		t.Errorf("the registry row is left after a clean exit: %v", err)
 	}
-	if h, err := inbox.ReadHeartbeat(files.Heartbeat); err != nil || h.State != inbox.StateStopped {
+	if h, err := inbox.ReadHeartbeat(files.Heartbeat); err != nil || h.State != inboxv1.StateStopped {
 		t.Errorf("the doorman's last heartbeat %+v (%v), want stopped", h, err)
 	}
 }

@@ -13,11 +13,11 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/doorman"
 	"github.com/oo-family/oo-claude/fakes/fakedoor"
 	"github.com/oo-family/oo-claude/fakes/fakedoorman"
 	"github.com/oo-family/oo-claude/fakes/fakeowner"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/station"
 )
@@ -57,7 +57,7 @@ type shape struct {
 	Acks      []map[string]any
 	Frames    []frame
 	Heartbeat []string
-	State     inbox.State
+	State     inboxv1.State
 	Delivered int
 }
 
@@ -148,7 +148,7 @@ func TestConformsToTheRealDoorman(t *testing.T) {
 			return fakedoorman.Options{PeerStatus: station.StatusIdle, Door: door}
 		}, false},
 		{"refused", station.StatusBusy, []string{"a NUL \x00 in the line"}, func(string) fakedoorman.Options {
-			return fakedoorman.Options{Refuse: claudeinbox.ReasonNUL}
+			return fakedoorman.Options{Refuse: inboxv1.ReasonNUL}
 		}, true},
 	}
 	for _, tt := range tests {

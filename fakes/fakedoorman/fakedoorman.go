@@ -26,12 +26,10 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/door"
-	"github.com/oo-family/oo-claude/doorman"
 	"github.com/oo-family/oo-claude/fakes"
-	"github.com/oo-family/oo-claude/fakes/fakeowner"
 	"github.com/oo-family/oo-claude/fakes/internal/fakewait"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/jsonrow"
@@ -52,14 +50,14 @@ type Options struct {
 	NoAck bool
 	// Refuse, when set, acks every line with class refused and this reason
 	// (a claudeinbox Reason, as the real doorman's acks carry one).
-	Refuse claudeinbox.Reason
+	Refuse inboxv1.Reason
 	// Stale writes last_seen a minute in the past.
 	Stale bool
 	// HeartbeatSession is the session id the heartbeat names; "" means the
 	// doorman's own (set another to fake a heartbeat of another session).
 	HeartbeatSession string
 	// State is the heartbeat's state; "" means following.
-	State doorman.State
+	State inboxv1.State
 	// PID is the heartbeat's doorman pid; 0 means this process. [DeadPID]
 	// gives one that does not run.
 	PID int
@@ -104,7 +102,7 @@ const confirmWait = 10 * time.Second
 // nothing (Stop does nothing, the counts are 0, Err is nil).
 type Doorman struct {
 	// Files are the inbox's files it reads and writes.
-	Files     fakeowner.Files
+	Files     inboxv1.Files
 	sessionID string
 	opts      Options
 	stop      chan struct{}
@@ -146,14 +144,14 @@ func Start(tb fakes.TB, dir, sessionID string, opts Options) *Doorman {
 		opts.HeartbeatEvery = time.Second
 	}
 	d := &Doorman{
-		Files: inbox.FilesFor(dir, sessionID), sessionID: sessionID, opts: opts,
+		Files: inboxv1.FilesFor(dir, sessionID), sessionID: sessionID, opts: opts,
 		stop: make(chan struct{}), done: make(chan struct{}),
 	}
 	d.ctx, d.cancel = context.WithCancel(context.Background())
 	d.since = d.now()
 	// Armed before the first read (loop's drain), so no append is missed.
 	w := fsx.NewWaker(50*time.Millisecond, d.Files.Inbox)
-	if err := d.heartbeat(inbox.StateFollowing); err != nil {
+	if err := d.heartbeat(inboxv1.StateFollowing); err != nil {
 		w.Close()
 		tb.Fatalf("fakedoorman: heartbeat: %v", err)
 	}
@@ -179,7 +177,7 @@ func (d *Doorman) Stop() {
 		d.cancel()
 		close(d.stop)
 		<-d.done
-		if err := d.heartbeat(inbox.StateStopped); err != nil {
+		if err := d.heartbeat(inboxv1.StateStopped); err != nil {
 			d.fail(err)
 		}
 	})
@@ -246,7 +244,7 @@ func (d *Doorman) loop(w *fsx.Waker) {
 		case <-w.C:
 			d.drain()
 		case <-hb.C:
-			if err := d.heartbeat(inbox.StateFollowing); err != nil {
+			if err := d.heartbeat(inboxv1.StateFollowing); err != nil {
 				d.fail(err)
 			}
 		}
@@ -331,9 +329,9 @@ func (d *Doorman) handle(line []byte, start int64) bool {
 		}
 		queuedAt = &ts
 	}
-	a := inbox.Ack{
+	a := inboxv1.Ack{
 		TS: jsonrow.FormatTime(d.now()), SHA256: inbox.SHA256(line), SessionID: d.sessionID,
-		PeerStatus: d.opts.PeerStatus, MsgID: msgID, DoormanPID: d.opts.PID, V: inbox.Version,
+		PeerStatus: d.opts.PeerStatus, MsgID: msgID, DoormanPID: d.opts.PID, V: inboxv1.Version,
 		PeerStatusRaw: d.opts.PeerStatus, Inode: d.inode.Load(),
 	}
 	if !d.opts.NoOffset {
@@ -343,19 +341,19 @@ func (d *Doorman) handle(line []byte, start int64) bool {
 	case d.opts.Refuse != "":
 		// As the real doorman refuses: no door frame (no msg_id) and no
 		// session status.
-		a.Class, a.Reason = inbox.AckRefused, string(d.opts.Refuse)
+		a.Class, a.Reason = inboxv1.AckRefused, string(d.opts.Refuse)
 		a.MsgID, a.PeerStatus, a.PeerStatusRaw = "", "", ""
 	case d.opts.PeerStatus == station.StatusIdle:
-		a.Class = inbox.AckDeliveredStart
+		a.Class = inboxv1.AckDeliveredStart
 	default:
-		a.Class = inbox.AckDeliveredSteer
+		a.Class = inboxv1.AckDeliveredSteer
 	}
-	if queuedAt != nil && a.Class != inbox.AckRefused {
-		a.Confirm, a.QueuedAt = inbox.ConfirmTranscript, queuedAt
+	if queuedAt != nil && a.Class != inboxv1.AckRefused {
+		a.Confirm, a.QueuedAt = inboxv1.ConfirmTranscript, queuedAt
 	}
 	if m, err := inbox.Decode(line); err == nil {
 		a.From = m.From
-		if a.Class != inbox.AckRefused {
+		if a.Class != inboxv1.AckRefused {
 			a.Priority = m.Priority
 		}
 	}
@@ -363,7 +361,7 @@ func (d *Doorman) handle(line []byte, start int64) bool {
 		d.fail(err)
 		return true
 	}
-	if a.Class != inbox.AckRefused {
+	if a.Class != inboxv1.AckRefused {
 		d.delivered.Add(1)
 	}
 	d.acked.Add(1)
@@ -400,7 +398,7 @@ func (d *Doorman) awaitEnqueue(text string, from int64) (string, bool) {
 	}
 }
 
-func (d *Doorman) heartbeat(state inbox.State) error {
+func (d *Doorman) heartbeat(state inboxv1.State) error {
 	if d.opts.NoHeartbeat {
 		return nil
 	}
@@ -413,16 +411,16 @@ func (d *Doorman) heartbeat(state inbox.State) error {
 	if sid == "" {
 		sid = d.sessionID
 	}
-	if d.opts.State != "" && state == inbox.StateFollowing {
+	if d.opts.State != "" && state == inboxv1.StateFollowing {
 		state = d.opts.State
 	}
-	h := inbox.Heartbeat{
+	h := inboxv1.Heartbeat{
 		PID: d.opts.PID, SessionID: sid, Since: jsonrow.FormatTime(d.since), LastSeen: jsonrow.FormatTime(seen),
 		Delivered: int(d.delivered.Load()), Offset: d.offset, State: state, Mode: "fake", OwnerPID: os.Getpid(),
 		LastError: d.opts.LastError, Inode: d.inode.Load(), PeerPID: int(d.peerPID.Load()), Socket: d.opts.Door,
 		Version: "fakedoorman",
 	}
-	if state == inbox.StateStopped {
+	if state == inboxv1.StateStopped {
 		h.StoppedAt = jsonrow.FormatTime(now)
 	}
 	return inbox.WriteHeartbeat(d.Files.Heartbeat, h)

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/fakes/fakedoorman"
 	"github.com/oo-family/oo-claude/fakes/fakeowner"
 	"github.com/oo-family/oo-claude/inboxv1"
@@ -56,7 +55,7 @@ func waitAcked(t *testing.T, d *fakedoorman.Doorman, n int) {
 // ctx ends first, and with an error once the doorman stopped short of n.
 func TestWaitAcked(t *testing.T) {
 	dir, sid := t.TempDir(), uuid.NewString()
-	files := inbox.FilesFor(dir, sid)
+	files := inboxv1.FilesFor(dir, sid)
 	d := fakedoorman.Start(t, dir, sid, fakedoorman.Options{})
 	done := make(chan error, 1)
 	go func() { done <- d.WaitAcked(context.Background(), 2) }()
@@ -88,17 +87,17 @@ func TestWaitAcked(t *testing.T) {
 	}
 }
 
-func acks(t *testing.T, path string) []inbox.Ack {
+func acks(t *testing.T, path string) []inboxv1.Ack {
 	t.Helper()
 	f, err := os.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	var out []inbox.Ack
+	var out []inboxv1.Ack
 	sc := bufio.NewScanner(f)
 	for sc.Scan() {
-		var a inbox.Ack
+		var a inboxv1.Ack
 		if err := json.Unmarshal(sc.Bytes(), &a); err != nil {
 			t.Fatal(err)
 		}
@@ -115,16 +114,16 @@ func TestContract(t *testing.T) {
 	tests := []struct {
 		name  string
 		opts  fakedoorman.Options
-		class inbox.AckClass
+		class inboxv1.AckClass
 	}{
-		{"busy", fakedoorman.Options{}, inbox.AckDeliveredSteer},
-		{"idle", fakedoorman.Options{PeerStatus: station.StatusIdle}, inbox.AckDeliveredStart},
-		{"refuse", fakedoorman.Options{Refuse: claudeinbox.ReasonTooLong}, inbox.AckRefused},
+		{"busy", fakedoorman.Options{}, inboxv1.AckDeliveredSteer},
+		{"idle", fakedoorman.Options{PeerStatus: station.StatusIdle}, inboxv1.AckDeliveredStart},
+		{"refuse", fakedoorman.Options{Refuse: inboxv1.ReasonTooLong}, inboxv1.AckRefused},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir, sid := t.TempDir(), uuid.NewString()
-			files := inbox.FilesFor(dir, sid)
+			files := inboxv1.FilesFor(dir, sid)
 			first, _ := fsx.AppendLine(files.Inbox, []byte("[a 📡] before the doorman"))
 			d := fakedoorman.Start(t, dir, sid, tt.opts)
 			h, fr := inbox.HeartbeatFreshness(files.Heartbeat, time.Now(), sid, func(pid int) bool { return (station.Proc{}).Alive(pid, "") })
@@ -141,10 +140,10 @@ func TestContract(t *testing.T) {
 				a := got[i]
 				// A refused line went through no door: no msg_id, as the
 				// real doorman's refusal has none.
-				if !a.Matches(inbox.SHA256([]byte(want.line)), want.off) || a.Class != tt.class || a.SessionID != sid || (a.MsgID == "") != (tt.class == inbox.AckRefused) {
+				if !a.Matches(inbox.SHA256([]byte(want.line)), want.off) || a.Class != tt.class || a.SessionID != sid || (a.MsgID == "") != (tt.class == inboxv1.AckRefused) {
 					t.Errorf("ack %d: %+v", i, a)
 				}
-				if tt.class == inbox.AckRefused && a.Reason != string(tt.opts.Refuse) {
+				if tt.class == inboxv1.AckRefused && a.Reason != string(tt.opts.Refuse) {
 					t.Errorf("refused without the reason: %+v", a)
 				}
 			}
@@ -154,7 +153,7 @@ func TestContract(t *testing.T) {
 				t.Fatal(d.Err())
 			}
 			h, fr = inbox.HeartbeatFreshness(files.Heartbeat, time.Now(), sid, nil)
-			if fr.Fresh || h.State != inbox.StateStopped {
+			if fr.Fresh || h.State != inboxv1.StateStopped {
 				t.Errorf("after Stop: %+v %+v", h, fr)
 			}
 		})
@@ -168,17 +167,17 @@ func TestScriptedHeartbeats(t *testing.T) {
 		opts   fakedoorman.Options
 		reason inboxv1.Reason
 	}{
-		{"stale", fakedoorman.Options{Stale: true}, inbox.NotFreshStale},
-		{"other session", fakedoorman.Options{HeartbeatSession: other}, inbox.NotFreshOtherSession},
-		{"stopped", fakedoorman.Options{State: inbox.StateStopped}, inbox.NotFreshState},
-		{"dead pid", fakedoorman.Options{PID: fakedoorman.DeadPID()}, inbox.NotFreshPIDGone},
-		{"none", fakedoorman.Options{NoHeartbeat: true}, inbox.NotFreshMissing},
+		{"stale", fakedoorman.Options{Stale: true}, inboxv1.ReasonHeartbeatStale},
+		{"other session", fakedoorman.Options{HeartbeatSession: other}, inboxv1.ReasonOtherSession},
+		{"stopped", fakedoorman.Options{State: inboxv1.StateStopped}, inboxv1.ReasonDoormanState},
+		{"dead pid", fakedoorman.Options{PID: fakedoorman.DeadPID()}, inboxv1.ReasonDoormanGone},
+		{"none", fakedoorman.Options{NoHeartbeat: true}, inboxv1.ReasonHeartbeatMissing},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir, sid := t.TempDir(), uuid.NewString()
 			fakedoorman.Start(t, dir, sid, tt.opts)
-			_, fr := inbox.HeartbeatFreshness(inbox.FilesFor(dir, sid).Heartbeat, time.Now(), sid, func(pid int) bool { return (station.Proc{}).Alive(pid, "") })
+			_, fr := inbox.HeartbeatFreshness(inboxv1.FilesFor(dir, sid).Heartbeat, time.Now(), sid, func(pid int) bool { return (station.Proc{}).Alive(pid, "") })
 			if fr.Fresh || fr.Reason != tt.reason {
 				t.Errorf("freshness %+v, want not fresh because %s", fr, tt.reason)
 			}
@@ -188,7 +187,7 @@ func TestScriptedHeartbeats(t *testing.T) {
 
 func TestNoAckAndDelay(t *testing.T) {
 	dir, sid := t.TempDir(), uuid.NewString()
-	files := inbox.FilesFor(dir, sid)
+	files := inboxv1.FilesFor(dir, sid)
 	d := fakedoorman.Start(t, dir, sid, fakedoorman.Options{NoAck: true})
 	fsx.AppendLine(files.Inbox, []byte("x"))
 	waitFor(t, "the line read", func() bool { return d.Read() == 1 })
@@ -198,7 +197,7 @@ func TestNoAckAndDelay(t *testing.T) {
 	}
 
 	dir, sid = t.TempDir(), uuid.NewString()
-	files = inbox.FilesFor(dir, sid)
+	files = inboxv1.FilesFor(dir, sid)
 	d = fakedoorman.Start(t, dir, sid, fakedoorman.Options{AckDelay: 150 * time.Millisecond})
 	start := time.Now()
 	fsx.AppendLine(files.Inbox, []byte("x"))
@@ -252,8 +251,8 @@ func TestAckWaitsForTheEnqueueRow(t *testing.T) {
 	if err != nil {
 		t.Fatalf("no ack after the enqueue row: %v (%v)", err, d.Err())
 	}
-	if a := got[0]; a.Confirm != inbox.ConfirmTranscript || a.QueuedAt == nil || *a.QueuedAt != ts {
-		t.Errorf("ack confirm %q queued_at %v, want %q %q (the row's)", a.Confirm, a.QueuedAt, inbox.ConfirmTranscript, ts)
+	if a := got[0]; a.Confirm != inboxv1.ConfirmTranscript || a.QueuedAt == nil || *a.QueuedAt != ts {
+		t.Errorf("ack confirm %q queued_at %v, want %q %q (the row's)", a.Confirm, a.QueuedAt, inboxv1.ConfirmTranscript, ts)
 	}
 	d.Stop()
 	if err := d.Err(); err != nil {

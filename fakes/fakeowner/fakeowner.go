@@ -29,6 +29,7 @@ import (
 	"github.com/oo-family/oo-claude/fakes/fakedoor"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
 	"github.com/oo-family/oo-claude/fakes/internal/fakewait"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
@@ -93,11 +94,11 @@ var errNoSession = errors.New("fakeowner: no session (an Owner not made by New)"
 func (o *Owner) made() bool { return o != nil && o.Station != nil }
 
 // Files are the session's inbox files.
-func (o *Owner) Files() Files {
+func (o *Owner) Files() inboxv1.Files {
 	if !o.made() {
-		return Files{}
+		return inboxv1.Files{}
 	}
-	return inbox.FilesFor(o.Station.Paths.InboxDir, o.Row.SessionID)
+	return inboxv1.FilesFor(o.Station.Paths.InboxDir, o.Row.SessionID)
 }
 
 // Env is what Claude Code adds to an MCP child's environment, plus the
@@ -256,7 +257,7 @@ func (o *Owner) Append(line string) int64 {
 }
 
 // Acks returns the JSON acks written so far.
-func (o *Owner) Acks() []Ack {
+func (o *Owner) Acks() []inboxv1.Ack {
 	if !o.made() {
 		return nil
 	}
@@ -265,8 +266,8 @@ func (o *Owner) Acks() []Ack {
 		return nil
 	}
 	defer f.Close()
-	var out []inbox.Ack
-	inbox.ScanAcks(f, 0, func(a inbox.Ack, _ int64) bool { out = append(out, a); return true })
+	var out []inboxv1.Ack
+	inbox.ScanAcks(f, 0, func(a inboxv1.Ack, _ int64) bool { out = append(out, a); return true })
 	return out
 }
 
@@ -276,11 +277,11 @@ const filePoll = 5 * time.Millisecond
 
 // WaitAcks waits until at least n acks are written, and returns the acks
 // written by then (with ctx.Err() when ctx ended first).
-func (o *Owner) WaitAcks(ctx context.Context, n int) ([]Ack, error) {
+func (o *Owner) WaitAcks(ctx context.Context, n int) ([]inboxv1.Ack, error) {
 	if !o.made() {
 		return nil, errNoSession
 	}
-	var a []Ack
+	var a []inboxv1.Ack
 	err := fakewait.Until(ctx, nil, filePoll, nil, nil, func() bool {
 		a = o.Acks()
 		return len(a) >= n
@@ -290,11 +291,11 @@ func (o *Owner) WaitAcks(ctx context.Context, n int) ([]Ack, error) {
 
 // WaitHeartbeat waits until the heartbeat satisfies ok (a nil ok: until
 // there is one).
-func (o *Owner) WaitHeartbeat(ctx context.Context, ok func(Heartbeat) bool) (Heartbeat, error) {
+func (o *Owner) WaitHeartbeat(ctx context.Context, ok func(inboxv1.Heartbeat) bool) (inboxv1.Heartbeat, error) {
 	if !o.made() {
-		return Heartbeat{}, errNoSession
+		return inboxv1.Heartbeat{}, errNoSession
 	}
-	var h Heartbeat
+	var h inboxv1.Heartbeat
 	err := fakewait.Until(ctx, nil, filePoll, nil, nil, func() bool {
 		var err error
 		h, err = inbox.ReadHeartbeat(o.Files().Heartbeat)

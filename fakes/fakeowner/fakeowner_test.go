@@ -9,6 +9,7 @@ import (
 
 	"github.com/oo-family/oo-claude/doorman"
 	"github.com/oo-family/oo-claude/fakes/fakeowner"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/station"
 	"go.uber.org/goleak"
@@ -56,7 +57,7 @@ func TestOwnerIsTheSession(t *testing.T) {
 		t.Fatalf("doorman exit %d, %v\n%s", code, err, child.Stderr())
 	}
 	acks := o.Acks()
-	if len(acks) != 1 || !acks[0].Matches(inbox.SHA256([]byte("[t 📡] hello owner")), off) || acks[0].Class != inbox.AckDeliveredStart {
+	if len(acks) != 1 || !acks[0].Matches(inbox.SHA256([]byte("[t 📡] hello owner")), off) || acks[0].Class != inboxv1.AckDeliveredStart {
 		t.Fatalf("acks = %+v, want one delivered-start for offset %d", acks, off)
 	}
 	var user, auth int
@@ -94,7 +95,7 @@ func TestOwnerNotFromNew(t *testing.T) {
 			if _, err := o.WaitHeartbeat(context.Background(), nil); err == nil {
 				t.Error("WaitHeartbeat: no error")
 			}
-			if off := o.Append("x\n"); off != 0 || o.Acks() != nil || o.Env() != nil || o.Files() != (fakeowner.Files{}) {
+			if off := o.Append("x\n"); off != 0 || o.Acks() != nil || o.Env() != nil || o.Files() != (inboxv1.Files{}) {
 				t.Errorf("Append %d, Acks %v, Env %v, Files %+v; want none", off, o.Acks(), o.Env(), o.Files())
 			}
 		})

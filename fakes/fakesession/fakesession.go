@@ -48,6 +48,7 @@ import (
 	"github.com/oo-family/oo-claude/fakes/fakedoor"
 	"github.com/oo-family/oo-claude/fakes/fakedoorman"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/riderwalk"
@@ -349,7 +350,7 @@ func (s *Session) waitAck(ctx context.Context, msgID string) {
 		n := s.Doorman.Acked()
 		found := false
 		if f, err := fsx.OpenRead(s.Doorman.Files.Ack); err == nil {
-			inbox.ScanAcks(f, 0, func(a inbox.Ack, _ int64) bool {
+			inbox.ScanAcks(f, 0, func(a inboxv1.Ack, _ int64) bool {
 				found = a.MsgID == msgID
 				return !found
 			})

@@ -14,8 +14,9 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/fakes/fakesession"
-	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/observatory"
+	"github.com/oo-family/oo-claude/receipt"
 	"github.com/oo-family/oo-claude/transcript"
 	"go.uber.org/goleak"
 )
@@ -49,12 +50,12 @@ func TestAskAndAnswer(t *testing.T) {
 			t.Fatalf("busy %v: class %s seen %v reply %v (note %s)", busy, v.Class, v.Seen, v.Reply, v.Note)
 		}
 		// The ack rests on the door's enqueue row, as the real doorman's.
-		if v.Confirm != inbox.ConfirmTranscript || v.QueuedAt == "" {
-			t.Errorf("busy %v: confirm %q queued_at %q, want %q and a time", busy, v.Confirm, v.QueuedAt, inbox.ConfirmTranscript)
+		if v.Confirm != inboxv1.ConfirmTranscript || v.QueuedAt == "" {
+			t.Errorf("busy %v: confirm %q queued_at %q, want %q and a time", busy, v.Confirm, v.QueuedAt, inboxv1.ConfirmTranscript)
 		}
 		got := *v.Reply
 		got.At = time.Time{}
-		if diff := cmp.Diff(claudeinbox.Reply{Text: "answer to: [mama 📡] what is the status?", Tools: []string{"Bash"}, StopReason: "end_turn", TurnEnded: true}, got); diff != "" {
+		if diff := cmp.Diff(receipt.Reply{Text: "answer to: [mama 📡] what is the status?", Tools: []string{"Bash"}, StopReason: "end_turn", TurnEnded: true}, got); diff != "" {
 			t.Errorf("busy %v: reply (-want +got):\n%s", busy, diff)
 		}
 		if err := s.Err(); err != nil {
@@ -243,7 +244,7 @@ func TestLaterIsItsOwnTurn(t *testing.T) {
 	s := fakesession.Start(t, fakesession.Options{Busy: true, Answer: func(line string) fakesession.Turn {
 		return fakesession.Turn{Text: "later answer"}
 	}})
-	v, err := sender(s, 10*time.Second).Send(context.Background(), claudeinbox.Request{Target: s.SessionID(), Line: "when you are done", Priority: inbox.PriorityLater})
+	v, err := sender(s, 10*time.Second).Send(context.Background(), claudeinbox.Request{Target: s.SessionID(), Line: "when you are done", Priority: inboxv1.PriorityLater})
 	if err != nil || v.Reply == nil || v.Reply.Text != "later answer" || v.Priority != "later" {
 		t.Fatalf("send: %v, priority %s reply %+v", err, v.Priority, v.Reply)
 	}

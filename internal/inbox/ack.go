@@ -2,6 +2,7 @@ package inbox
 
 import (
 	"encoding/json"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"io"
 	"strings"
 )
@@ -34,9 +35,9 @@ func ScanMonitorEraAcks(r io.Reader, fn func(text string) bool) error {
 // last line) are skipped, and so is a line longer than maxAckLine, without
 // being held in memory: a read of any ack file is bounded. fn returns false
 // to stop.
-func ScanAcks(r io.Reader, start int64, fn func(a Ack, end int64) bool) error {
+func ScanAcks(r io.Reader, start int64, fn func(a inboxv1.Ack, end int64) bool) error {
 	return scanLines(r, start, maxAckLine, func(line []byte, end int64) bool {
-		var a Ack
+		var a inboxv1.Ack
 		if json.Unmarshal(line, &a) == nil && a.SHA256 != "" {
 			return fn(a, end)
 		}

@@ -19,39 +19,39 @@ import (
 // err (an error of [CheckLine] or [Decode]) breaks, for the sender that
 // refuses such a line before writing it and the doorman that acks one it
 // reads as refused alike. An error that names none of the rules is
-// [LineReasonUndeliverable]: a line the doorman cannot carry.
+// [inboxv1.ReasonUndeliverable]: a line the doorman cannot carry.
 func LineReason(err error) inboxv1.Reason {
 	switch {
-	case errors.Is(err, ErrEmptyLine):
-		return LineReasonEmpty
-	case errors.Is(err, ErrNewline):
-		return LineReasonNewline
-	case errors.Is(err, ErrLineTooLong):
-		return LineReasonTooLong
-	case errors.Is(err, ErrInvalidUTF8):
-		return LineReasonInvalidUTF8
-	case errors.Is(err, ErrNUL):
-		return LineReasonNUL
+	case errors.Is(err, inboxv1.ErrEmptyLine):
+		return inboxv1.ReasonEmpty
+	case errors.Is(err, inboxv1.ErrNewline):
+		return inboxv1.ReasonNewline
+	case errors.Is(err, inboxv1.ErrLineTooLong):
+		return inboxv1.ReasonTooLong
+	case errors.Is(err, inboxv1.ErrInvalidUTF8):
+		return inboxv1.ReasonInvalidUTF8
+	case errors.Is(err, inboxv1.ErrNUL):
+		return inboxv1.ReasonNUL
 	}
-	return LineReasonUndeliverable
+	return inboxv1.ReasonUndeliverable
 }
 
 // CheckLine enforces the contract's line rules: not empty (nor only spaces),
 // no newline or carriage return, at most [MaxLineBytes] bytes, valid UTF-8,
 // no NUL.
 func CheckLine(line []byte) error {
-	fail := func(err error) error { return &LineError{Bytes: len(line), Err: err} }
+	fail := func(err error) error { return &inboxv1.LineError{Bytes: len(line), Err: err} }
 	switch {
 	case len(bytes.TrimSpace(line)) == 0 || tagOnly(line):
-		return fail(ErrEmptyLine)
+		return fail(inboxv1.ErrEmptyLine)
 	case bytes.ContainsAny(line, "\n\r"):
-		return fail(ErrNewline)
-	case len(line) > MaxLineBytes:
-		return fail(ErrLineTooLong)
+		return fail(inboxv1.ErrNewline)
+	case len(line) > inboxv1.MaxLineBytes:
+		return fail(inboxv1.ErrLineTooLong)
 	case !utf8.Valid(line):
-		return fail(ErrInvalidUTF8)
+		return fail(inboxv1.ErrInvalidUTF8)
 	case bytes.IndexByte(line, 0) >= 0:
-		return fail(ErrNUL)
+		return fail(inboxv1.ErrNUL)
 	}
 	return nil
 }
@@ -69,11 +69,11 @@ func tagOnly(line []byte) bool {
 func CheckFrom(from string) error {
 	n := utf8.RuneCountInString(from)
 	if n < 1 || n > 80 || !utf8.ValidString(from) || strings.TrimSpace(from) == "" {
-		return &LineError{Bytes: len(from), Err: ErrBadFrom}
+		return &inboxv1.LineError{Bytes: len(from), Err: inboxv1.ErrBadFrom}
 	}
 	for _, r := range from {
 		if r == '[' || r == ']' || unicode.IsControl(r) || unicode.Is(unicode.Cf, r) || r == utf8.RuneError {
-			return &LineError{Bytes: len(from), Err: ErrBadFrom}
+			return &inboxv1.LineError{Bytes: len(from), Err: inboxv1.ErrBadFrom}
 		}
 	}
 	return nil
@@ -104,7 +104,7 @@ func SanitizeFrom(s string) string {
 }
 
 var tagRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^\[([^\[\]]{1,80}?) ` + Antenna + `(?: [^\[\]]*)?\]`)
+	return regexp.MustCompile(`^\[([^\[\]]{1,80}?) ` + inboxv1.Antenna + `(?: [^\[\]]*)?\]`)
 })
 
 // SenderTag returns the sender named by a leading tag — "[x 📡] …", also
@@ -123,7 +123,7 @@ func Tagged(line, from string) string {
 	if _, ok := SenderTag(line); ok {
 		return line
 	}
-	return "[" + from + " " + Antenna + "] " + line
+	return "[" + from + " " + inboxv1.Antenna + "] " + line
 }
 
 // Structured is the contract's optional JSON form of a line.
@@ -155,16 +155,16 @@ func OriginTagged(line, from, origin string) string {
 	if len(short) > 8 {
 		short = short[:8]
 	}
-	return "[" + from + " " + Antenna + " session " + string(short) + "] " + line
+	return "[" + from + " " + inboxv1.Antenna + " session " + string(short) + "] " + line
 }
 
 // PriorityOf is the priority a line asking for p is shown with: now and
 // later as asked, anything else next.
 func PriorityOf(p string) string {
-	if p == PriorityNow || p == PriorityLater {
+	if p == inboxv1.PriorityNow || p == inboxv1.PriorityLater {
 		return p
 	}
-	return PriorityNext
+	return inboxv1.PriorityNext
 }
 
 // ParseStructured reports whether raw is a structured line (a JSON object
@@ -206,7 +206,7 @@ func Decode(raw []byte) (Message, error) {
 			}
 		}
 		if from == "" {
-			from = DefaultFrom
+			from = inboxv1.DefaultFrom
 		}
 		text := Tagged(s.Line, from)
 		if o := SanitizeFrom(s.Origin); o != "" {
@@ -218,13 +218,13 @@ func Decode(raw []byte) (Message, error) {
 		return Message{Text: text, From: from, Priority: PriorityOf(s.Priority)}, nil
 	}
 	line := string(raw)
-	from := DefaultFrom
+	from := inboxv1.DefaultFrom
 	if tf, ok := SenderTag(line); ok {
 		if f := SanitizeFrom(tf); f != "" {
 			from = f
 		}
 	}
-	return Message{Text: line, From: from, Priority: PriorityNext}, nil
+	return Message{Text: line, From: from, Priority: inboxv1.PriorityNext}, nil
 }
 
 // SHA256 is the hex sha256 of the exact line bytes without the newline: the

@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"strconv"
 
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/fsx"
 )
 
@@ -59,7 +60,7 @@ func WriteOffset(path string, off int64) error {
 
 // AppendAck appends a as one line to the ack file at path (one write with
 // O_APPEND, 0600, a symlink refused).
-func AppendAck(path string, a Ack) error {
+func AppendAck(path string, a inboxv1.Ack) error {
 	b, err := json.Marshal(a)
 	if err != nil {
 		return err
@@ -71,7 +72,7 @@ func AppendAck(path string, a Ack) error {
 // ReadAcks returns the JSON acks of the ack file at path from byte from on,
 // in order (see ScanAcks), and the offset after the last complete line. A
 // missing file is no acks.
-func ReadAcks(path string, from int64) ([]Ack, int64, error) {
+func ReadAcks(path string, from int64) ([]inboxv1.Ack, int64, error) {
 	f, err := fsx.OpenRead(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, from, nil
@@ -83,9 +84,9 @@ func ReadAcks(path string, from int64) ([]Ack, int64, error) {
 	if fi, err := f.Stat(); err == nil && fi.Size() < from {
 		from = 0 // truncated or replaced: read it again from the start
 	}
-	var out []Ack
+	var out []inboxv1.Ack
 	end := from
-	err = ScanAcks(io.NewSectionReader(f, from, 1<<62), from, func(a Ack, e int64) bool {
+	err = ScanAcks(io.NewSectionReader(f, from, 1<<62), from, func(a inboxv1.Ack, e int64) bool {
 		out = append(out, a)
 		end = e
 		return true
@@ -96,7 +97,7 @@ func ReadAcks(path string, from int64) ([]Ack, int64, error) {
 // WriteHeartbeat replaces the heartbeat file at path with h (atomically,
 // 0600). It is advisory state, rewritten every few seconds: not fsynced
 // (a crash leaves the last one, or none, and no live doorman either way).
-func WriteHeartbeat(path string, h Heartbeat) error {
+func WriteHeartbeat(path string, h inboxv1.Heartbeat) error {
 	b, err := json.Marshal(h)
 	if err != nil {
 		return err

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/inbox"
 )
 
@@ -63,7 +64,7 @@ func TestReadOffset(t *testing.T) {
 func TestReadAcksBounded(t *testing.T) {
 	p := filepath.Join(t.TempDir(), "x.ack")
 	o := int64(3)
-	a := inbox.Ack{TS: "2026-12-01T09:00:00.000Z", SHA256: strings.Repeat("a", 64), Class: inbox.AckDeliveredSteer, LineOffset: &o}
+	a := inboxv1.Ack{TS: "2026-12-01T09:00:00.000Z", SHA256: strings.Repeat("a", 64), Class: inboxv1.AckDeliveredSteer, LineOffset: &o}
 	big := strings.Repeat("x", 32<<20)
 	if err := os.WriteFile(p, []byte(big+"\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -79,7 +80,7 @@ func TestReadAcksBounded(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]inbox.Ack{a}, acks); diff != "" {
+	if diff := cmp.Diff([]inboxv1.Ack{a}, acks); diff != "" {
 		t.Errorf("acks (-want +got):\n%s", diff)
 	}
 	if fi, _ := os.Stat(p); end != fi.Size() {

@@ -16,12 +16,13 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/hostile"
 	"github.com/oo-family/oo-claude/internal/inbox"
 )
 
 // lineSeeds are the fuzz seeds of a line: hostile.Lines.
-var lineSeeds = hostile.Lines(inbox.MaxLineBytes)
+var lineSeeds = hostile.Lines(inboxv1.MaxLineBytes)
 
 func FuzzCheckLine(f *testing.F) {
 	for _, s := range lineSeeds {
@@ -30,7 +31,7 @@ func FuzzCheckLine(f *testing.F) {
 	f.Fuzz(func(t *testing.T, line []byte) {
 		err := inbox.CheckLine(line)
 		if err != nil {
-			var le *inbox.LineError
+			var le *inboxv1.LineError
 			if !errors.As(err, &le) || le.Bytes != len(line) {
 				t.Fatalf("error %v is not a *LineError for %d bytes", err, len(line))
 			}
@@ -41,7 +42,7 @@ func FuzzCheckLine(f *testing.F) {
 			t.Fatal("accepted an empty line")
 		case bytes.ContainsAny(line, "\n\r\x00"):
 			t.Fatal("accepted a newline, carriage return or NUL")
-		case len(line) > inbox.MaxLineBytes:
+		case len(line) > inboxv1.MaxLineBytes:
 			t.Fatal("accepted a line over 16 KiB")
 		case !utf8.Valid(line):
 			t.Fatal("accepted invalid UTF-8")
@@ -91,7 +92,7 @@ func FuzzSenderTag(f *testing.F) {
 			}
 			return
 		}
-		if inbox.CheckFrom(from) != nil || strings.Contains(from, inbox.Antenna) {
+		if inbox.CheckFrom(from) != nil || strings.Contains(from, inboxv1.Antenna) {
 			return
 		}
 		tagged := inbox.Tagged(line, from)
@@ -117,16 +118,16 @@ func FuzzScanAcks(f *testing.F) {
 		f.Add([]byte(s), int64(0))
 	}
 	off := int64(7)
-	last := inbox.Ack{TS: "t", SHA256: inbox.SHA256([]byte("x")), SessionID: "s", Class: inbox.AckRefused, LineOffset: &off, Reason: "nul"}
+	last := inboxv1.Ack{TS: "t", SHA256: inbox.SHA256([]byte("x")), SessionID: "s", Class: inboxv1.AckRefused, LineOffset: &off, Reason: "nul"}
 	lastLine, err := json.Marshal(last)
 	if err != nil {
 		f.Fatal(err)
 	}
 	f.Fuzz(func(t *testing.T, data []byte, start int64) {
 		start &= 1<<40 - 1 // any offset a file can have
-		var acks []inbox.Ack
+		var acks []inboxv1.Ack
 		prev := start
-		err := inbox.ScanAcks(bytes.NewReader(data), start, func(a inbox.Ack, end int64) bool {
+		err := inbox.ScanAcks(bytes.NewReader(data), start, func(a inboxv1.Ack, end int64) bool {
 			if a.SHA256 == "" {
 				t.Fatalf("ack without sha256: %+v", a)
 			}
@@ -142,14 +143,14 @@ func FuzzScanAcks(f *testing.F) {
 		}
 		// Stopping after the first ack hands over exactly one.
 		n := 0
-		inbox.ScanAcks(bytes.NewReader(data), start, func(inbox.Ack, int64) bool { n++; return false })
+		inbox.ScanAcks(bytes.NewReader(data), start, func(inboxv1.Ack, int64) bool { n++; return false })
 		if want := min(len(acks), 1); n != want {
 			t.Fatalf("fn returned false but was called %d times, want %d", n, want)
 		}
 		// A torn last line counts once the newline comes; whatever the
 		// bytes, the ack after them is read.
-		count := func(b []byte) (all []inbox.Ack) {
-			inbox.ScanAcks(bytes.NewReader(b), start, func(a inbox.Ack, _ int64) bool {
+		count := func(b []byte) (all []inboxv1.Ack) {
+			inbox.ScanAcks(bytes.NewReader(b), start, func(a inboxv1.Ack, _ int64) bool {
 				all = append(all, a)
 				return true
 			})
@@ -192,13 +193,13 @@ func FuzzReadHeartbeat(f *testing.F) {
 			if !errors.As(err, &pe) || pe.Path != path {
 				t.Fatalf("error %v is not a *fs.PathError for the file", err)
 			}
-			if _, fr := inbox.HeartbeatFreshness(path, now, "", nil); fr.Fresh || fr.Reason != inbox.NotFreshUnreadable {
+			if _, fr := inbox.HeartbeatFreshness(path, now, "", nil); fr.Fresh || fr.Reason != inboxv1.ReasonHeartbeatUnreadable {
 				t.Fatalf("unreadable heartbeat judged %+v", fr)
 			}
 			return
 		}
 		fr := inbox.CheckFreshness(h, now, "", func(int) bool { return true })
-		if fr.Fresh && (fr.Age > inbox.FreshFor || fr.Age < -inbox.FreshFor || h.State != "" && h.State != inbox.StateFollowing) {
+		if fr.Fresh && (fr.Age > inboxv1.FreshFor || fr.Age < -inboxv1.FreshFor || h.State != "" && h.State != inboxv1.StateFollowing) {
 			t.Fatalf("judged fresh: %+v for %+v", fr, h)
 		}
 		if !fr.Fresh && fr.Reason == "" {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"golang.org/x/sys/unix"
 )
@@ -93,7 +94,7 @@ func samePath(f *os.File, path string) (bool, error) {
 // appending to is [ErrInUse]; a file that is not there is skipped. When the
 // inbox itself does not exist, only the other files are removed (an inbox
 // created after the judgement is never removed unjudged).
-func RemoveInbox(files Files, judge func() (bool, error)) ([]string, error) {
+func RemoveInbox(files inboxv1.Files, judge func() (bool, error)) ([]string, error) {
 	_, lerr := os.Lstat(files.Lock)
 	hadLock := lerr == nil // else TryLock creates it: ours, not a doorman's file
 	dl, err := fsx.TryLock(files.Lock)

@@ -12,14 +12,14 @@ import (
 )
 
 // ReadHeartbeat reads a heartbeat file. A missing file is fs.ErrNotExist.
-func ReadHeartbeat(path string) (Heartbeat, error) {
+func ReadHeartbeat(path string) (inboxv1.Heartbeat, error) {
 	b, err := fsx.ReadFile(path)
 	if err != nil {
-		return Heartbeat{}, err
+		return inboxv1.Heartbeat{}, err
 	}
-	var h Heartbeat
+	var h inboxv1.Heartbeat
 	if err := json.Unmarshal(b, &h); err != nil {
-		return Heartbeat{}, &fs.PathError{Op: "parse", Path: path, Err: err}
+		return inboxv1.Heartbeat{}, &fs.PathError{Op: "parse", Path: path, Err: err}
 	}
 	return h, nil
 }
@@ -41,23 +41,23 @@ type Freshness struct {
 // younger than 15 s, and also state unset or following, the doorman's pid
 // alive (pidAlive may be nil to skip that check), and the heartbeat naming
 // sessionID (when sessionID is not empty).
-func CheckFreshness(h Heartbeat, now time.Time, sessionID string, pidAlive func(int) bool) Freshness {
+func CheckFreshness(h inboxv1.Heartbeat, now time.Time, sessionID string, pidAlive func(int) bool) Freshness {
 	var f Freshness
 	seen, err := jsonrow.ParseTime(h.LastSeen)
 	if err == nil {
 		f.Age = now.Sub(seen)
 	}
 	switch {
-	case err != nil || f.Age > FreshFor || f.Age < -FreshFor:
+	case err != nil || f.Age > inboxv1.FreshFor || f.Age < -inboxv1.FreshFor:
 		// A last_seen far in the future is no proof of life either (a
 		// clock set wrong, or a forged file).
-		f.Reason = NotFreshStale
-	case h.State != "" && h.State != StateFollowing:
-		f.Reason, f.Detail = NotFreshState, string(h.State)
+		f.Reason = inboxv1.ReasonHeartbeatStale
+	case h.State != "" && h.State != inboxv1.StateFollowing:
+		f.Reason, f.Detail = inboxv1.ReasonDoormanState, string(h.State)
 	case sessionID != "" && h.SessionID != sessionID:
-		f.Reason, f.Detail = NotFreshOtherSession, h.SessionID
+		f.Reason, f.Detail = inboxv1.ReasonOtherSession, h.SessionID
 	case pidAlive != nil && !pidAlive(h.PID):
-		f.Reason = NotFreshPIDGone
+		f.Reason = inboxv1.ReasonDoormanGone
 	default:
 		f.Fresh = true
 	}
@@ -65,13 +65,13 @@ func CheckFreshness(h Heartbeat, now time.Time, sessionID string, pidAlive func(
 }
 
 // HeartbeatFreshness reads the heartbeat at path and checks it.
-func HeartbeatFreshness(path string, now time.Time, sessionID string, pidAlive func(int) bool) (Heartbeat, Freshness) {
+func HeartbeatFreshness(path string, now time.Time, sessionID string, pidAlive func(int) bool) (inboxv1.Heartbeat, Freshness) {
 	h, err := ReadHeartbeat(path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return h, Freshness{Reason: NotFreshMissing}
+		return h, Freshness{Reason: inboxv1.ReasonHeartbeatMissing}
 	case err != nil:
-		return h, Freshness{Reason: NotFreshUnreadable, Detail: err.Error()}
+		return h, Freshness{Reason: inboxv1.ReasonHeartbeatUnreadable, Detail: err.Error()}
 	}
 	return h, CheckFreshness(h, now, sessionID, pidAlive)
 }

@@ -16,20 +16,20 @@ func TestCheckFreshness(t *testing.T) {
 	alive := func(pid int) bool { return pid == 42 }
 	tests := []struct {
 		name   string
-		hb     inbox.Heartbeat
+		hb     inboxv1.Heartbeat
 		fresh  bool
 		reason inboxv1.Reason
 	}{
-		{"fresh, v1 without state", inbox.Heartbeat{PID: 42, SessionID: sid, LastSeen: at(-2 * time.Second)}, true, ""},
-		{"fresh, following", inbox.Heartbeat{PID: 42, SessionID: sid, LastSeen: at(-14 * time.Second), State: inbox.StateFollowing}, true, ""},
-		{"stale", inbox.Heartbeat{PID: 42, SessionID: sid, LastSeen: at(-16 * time.Second)}, false, inbox.NotFreshStale},
-		{"slightly ahead (clock jitter)", inbox.Heartbeat{PID: 42, SessionID: sid, LastSeen: at(3 * time.Second)}, true, ""},
-		{"far in the future", inbox.Heartbeat{PID: 42, SessionID: sid, LastSeen: at(time.Hour)}, false, inbox.NotFreshStale},
-		{"unparseable last_seen", inbox.Heartbeat{PID: 42, SessionID: sid, LastSeen: "yesterday"}, false, inbox.NotFreshStale},
-		{"stopped", inbox.Heartbeat{PID: 42, SessionID: sid, LastSeen: at(0), State: inbox.StateStopped}, false, inbox.NotFreshState},
-		{"standby", inbox.Heartbeat{PID: 42, SessionID: sid, LastSeen: at(0), State: inbox.StateStandby}, false, inbox.NotFreshState},
-		{"other session", inbox.Heartbeat{PID: 42, SessionID: "aaaaaaaa-43cc-4dc8-bfb6-5e9a5625a864", LastSeen: at(0)}, false, inbox.NotFreshOtherSession},
-		{"pid gone", inbox.Heartbeat{PID: 7, SessionID: sid, LastSeen: at(0)}, false, inbox.NotFreshPIDGone},
+		{"fresh, v1 without state", inboxv1.Heartbeat{PID: 42, SessionID: sid, LastSeen: at(-2 * time.Second)}, true, ""},
+		{"fresh, following", inboxv1.Heartbeat{PID: 42, SessionID: sid, LastSeen: at(-14 * time.Second), State: inboxv1.StateFollowing}, true, ""},
+		{"stale", inboxv1.Heartbeat{PID: 42, SessionID: sid, LastSeen: at(-16 * time.Second)}, false, inboxv1.ReasonHeartbeatStale},
+		{"slightly ahead (clock jitter)", inboxv1.Heartbeat{PID: 42, SessionID: sid, LastSeen: at(3 * time.Second)}, true, ""},
+		{"far in the future", inboxv1.Heartbeat{PID: 42, SessionID: sid, LastSeen: at(time.Hour)}, false, inboxv1.ReasonHeartbeatStale},
+		{"unparseable last_seen", inboxv1.Heartbeat{PID: 42, SessionID: sid, LastSeen: "yesterday"}, false, inboxv1.ReasonHeartbeatStale},
+		{"stopped", inboxv1.Heartbeat{PID: 42, SessionID: sid, LastSeen: at(0), State: inboxv1.StateStopped}, false, inboxv1.ReasonDoormanState},
+		{"standby", inboxv1.Heartbeat{PID: 42, SessionID: sid, LastSeen: at(0), State: inboxv1.StateStandby}, false, inboxv1.ReasonDoormanState},
+		{"other session", inboxv1.Heartbeat{PID: 42, SessionID: "aaaaaaaa-43cc-4dc8-bfb6-5e9a5625a864", LastSeen: at(0)}, false, inboxv1.ReasonOtherSession},
+		{"pid gone", inboxv1.Heartbeat{PID: 7, SessionID: sid, LastSeen: at(0)}, false, inboxv1.ReasonDoormanGone},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -19,13 +19,13 @@ func TestLineReason(t *testing.T) {
 		line string
 		want inboxv1.Reason
 	}{
-		{"empty", "   ", inbox.LineReasonEmpty},
-		{"tag only", "[a 📡] ", inbox.LineReasonEmpty},
-		{"carriage return", "a\rb", inbox.LineReasonNewline},
-		{"structured text with a newline", `{"v":1,"from":"a","line":"x\ny"}`, inbox.LineReasonNewline},
-		{"too long", strings.Repeat("a", inbox.MaxLineBytes+1), inbox.LineReasonTooLong},
-		{"invalid utf-8", "a\xffb", inbox.LineReasonInvalidUTF8},
-		{"nul", "a\x00b", inbox.LineReasonNUL},
+		{"empty", "   ", inboxv1.ReasonEmpty},
+		{"tag only", "[a 📡] ", inboxv1.ReasonEmpty},
+		{"carriage return", "a\rb", inboxv1.ReasonNewline},
+		{"structured text with a newline", `{"v":1,"from":"a","line":"x\ny"}`, inboxv1.ReasonNewline},
+		{"too long", strings.Repeat("a", inboxv1.MaxLineBytes+1), inboxv1.ReasonTooLong},
+		{"invalid utf-8", "a\xffb", inboxv1.ReasonInvalidUTF8},
+		{"nul", "a\x00b", inboxv1.ReasonNUL},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -39,9 +39,9 @@ func TestLineReason(t *testing.T) {
 			}
 		})
 	}
-	for _, err := range []error{nil, errors.New("other"), fmt.Errorf("wrapped: %w", errors.New("x")), inbox.ErrBadFrom} {
-		if got := inbox.LineReason(err); got != inbox.LineReasonUndeliverable {
-			t.Errorf("LineReason(%v) = %q, want %q", err, got, inbox.LineReasonUndeliverable)
+	for _, err := range []error{nil, errors.New("other"), fmt.Errorf("wrapped: %w", errors.New("x")), inboxv1.ErrBadFrom} {
+		if got := inbox.LineReason(err); got != inboxv1.ReasonUndeliverable {
+			t.Errorf("LineReason(%v) = %q, want %q", err, got, inboxv1.ReasonUndeliverable)
 		}
 	}
 }

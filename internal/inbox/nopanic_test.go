@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/hostile"
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/jsonrow"
@@ -41,11 +42,11 @@ func TestNoPanic(t *testing.T) {
 			inbox.ThrottleFor(empty, d, time.Now).Do(ctx(), s, s, func() error { return io.EOF })
 		})
 		call("CheckFreshness, CheckLine, CheckFrom, Tagged", func() {
-			inbox.FilesFor(empty, s)
-			inbox.CheckFreshness(inbox.Heartbeat{SessionID: s, PID: -1, LastSeen: s, State: inbox.State(s)}, time.Unix(math.MaxInt32, 0), s, alive)
+			inboxv1.FilesFor(empty, s)
+			inbox.CheckFreshness(inboxv1.Heartbeat{SessionID: s, PID: -1, LastSeen: s, State: inboxv1.State(s)}, time.Unix(math.MaxInt32, 0), s, alive)
 			inbox.CheckLine([]byte(s))
 			inbox.CheckFrom(s)
-			inbox.CheckPriority(s)
+			inboxv1.CheckPriority(s)
 			inbox.SanitizeFrom(s)
 			inbox.SenderTag(s)
 			inbox.Tagged(s, s)
@@ -55,7 +56,7 @@ func TestNoPanic(t *testing.T) {
 	}
 	for _, p := range paths {
 		call("readers("+p+")", func() {
-			inbox.FilesFor(p, p)
+			inboxv1.FilesFor(p, p)
 			inbox.ReadAcks(p, -1)
 			inbox.ReadAcks(p, math.MaxInt64)
 			inbox.ReadAttempt(p)
@@ -65,8 +66,8 @@ func TestNoPanic(t *testing.T) {
 			hb, _ := inbox.ReadHeartbeat(p)
 			inbox.HeartbeatFreshness(p, time.Time{}, p, alive)
 			inbox.CheckFreshness(hb, time.Time{}, p, alive)
-			inbox.CheckTrust(inbox.FilesFor(p, p), -1)
-			inbox.CheckTrust(inbox.Files{}, 0)
+			inbox.CheckTrust(inboxv1.FilesFor(p, p), -1)
+			inbox.CheckTrust(inboxv1.Files{}, 0)
 			inbox.ScanState(p, nil, time.Time{}, nil)
 			inbox.ScanState(p, func(string) bool { return true }, time.Time{}, nil)
 			for _, s := range strs[:4] {
@@ -78,11 +79,11 @@ func TestNoPanic(t *testing.T) {
 		call("Decode", func() {
 			inbox.Decode(b)
 			inbox.ParseStructured(b)
-			inbox.ScanAcks(strings.NewReader(string(b)), 0, func(inbox.Ack, int64) bool { return true })
+			inbox.ScanAcks(strings.NewReader(string(b)), 0, func(inboxv1.Ack, int64) bool { return true })
 			inbox.ScanMonitorEraAcks(strings.NewReader(string(b)), func(string) bool { return true })
 		})
 	}
 	call("RemoveInbox(zero)", func() {
-		inbox.RemoveInbox(inbox.Files{}, func() (bool, error) { return false, nil })
+		inbox.RemoveInbox(inboxv1.Files{}, func() (bool, error) { return false, nil })
 	})
 }

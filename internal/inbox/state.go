@@ -12,6 +12,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/jsonrow"
 )
@@ -29,10 +30,10 @@ const maxLastLine = 200
 // lines − acks (never below 0). An offset beyond the file's end (the inbox
 // was replaced) is not used. A missing inbox is Exists false with nothing
 // pending; an inbox that cannot be read is an error.
-func ReadState(dir, sid string, now time.Time, pidAlive func(int) bool) (Inbox, error) {
-	files := FilesFor(dir, sid)
-	in := Inbox{Path: files.Inbox, PendingSource: PendingNoInbox}
-	var hb *Heartbeat
+func ReadState(dir, sid string, now time.Time, pidAlive func(int) bool) (inboxv1.Inbox, error) {
+	files := inboxv1.FilesFor(dir, sid)
+	in := inboxv1.Inbox{Path: files.Inbox, PendingSource: inboxv1.PendingNoInbox}
+	var hb *inboxv1.Heartbeat
 	in.Doorman, hb = readDoorman(files.Heartbeat, sid, now, pidAlive)
 
 	f, err := fsx.OpenRead(files.Inbox)
@@ -70,16 +71,16 @@ func ReadState(dir, sid string, now time.Time, pidAlive func(int) bool) (Inbox, 
 	}
 	in.Lines = st.lines
 	if st.lastStart >= 0 {
-		in.LastLine = NullString(readLine(f, st.lastStart, st.lastEnd))
+		in.LastLine = inboxv1.NullString(readLine(f, st.lastStart, st.lastEnd))
 	}
 	if known {
 		in.Offset = &offset
 		pb := size - offset
 		in.PendingBytes = &pb
 		in.Pending = st.after
-		in.PendingSource = PendingFromOffset
+		in.PendingSource = inboxv1.PendingFromOffset
 	} else {
-		in.PendingSource = PendingFromAcks
+		in.PendingSource = inboxv1.PendingFromAcks
 	}
 	// The reference counts acks in every case; the count is cheap.
 	if af, err := fsx.OpenRead(files.Ack); err == nil {
@@ -98,26 +99,26 @@ func ReadState(dir, sid string, now time.Time, pidAlive func(int) bool) (Inbox, 
 
 // readDoorman reads and judges the heartbeat at path; nil when there is no
 // heartbeat file. The heartbeat itself is returned when it parsed.
-func readDoorman(path, sid string, now time.Time, pidAlive func(int) bool) (*Doorman, *Heartbeat) {
+func readDoorman(path, sid string, now time.Time, pidAlive func(int) bool) (*inboxv1.Doorman, *inboxv1.Heartbeat) {
 	hb, fr := HeartbeatFreshness(path, now, sid, pidAlive)
 	switch fr.Reason {
-	case NotFreshMissing:
+	case inboxv1.ReasonHeartbeatMissing:
 		return nil, nil
-	case NotFreshUnreadable:
-		return &Doorman{NotFreshBecause: NullString(fr.Reason)}, nil
+	case inboxv1.ReasonHeartbeatUnreadable:
+		return &inboxv1.Doorman{NotFreshBecause: inboxv1.NullString(fr.Reason)}, nil
 	}
-	d := &Doorman{
+	d := &inboxv1.Doorman{
 		PID:       hb.PID,
 		Fresh:     fr.Fresh,
 		Delivered: hb.Delivered,
-		State:     NullString(hb.State),
-		Since:     NullString(hb.Since),
-		LastSeen:  NullString(hb.LastSeen),
-		Mode:      NullString(hb.Mode),
-		Version:   NullString(hb.Version),
+		State:     inboxv1.NullString(hb.State),
+		Since:     inboxv1.NullString(hb.Since),
+		LastSeen:  inboxv1.NullString(hb.LastSeen),
+		Mode:      inboxv1.NullString(hb.Mode),
+		Version:   inboxv1.NullString(hb.Version),
 	}
 	if !fr.Fresh {
-		d.NotFreshBecause = NullString(fr.Reason)
+		d.NotFreshBecause = inboxv1.NullString(fr.Reason)
 	}
 	if seen, err := jsonrow.ParseTime(hb.LastSeen); err == nil {
 		s := math.Round(now.Sub(seen).Seconds()*10) / 10
@@ -203,7 +204,7 @@ func readLine(r io.ReaderAt, start, end int64) string {
 // Entry is one inbox found by [ScanState].
 type Entry struct {
 	Session string
-	Inbox   Inbox
+	Inbox   inboxv1.Inbox
 }
 
 // ScanState reads every inbox in dir (<sid>.inbox, regular files only)

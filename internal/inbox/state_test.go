@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/inbox"
 )
 
@@ -17,20 +18,20 @@ func TestInboxState(t *testing.T) {
 	long := strings.Repeat("é", 300)
 	type files struct {
 		inbox, ack, offset string
-		hb                 *inbox.Heartbeat
+		hb                 *inboxv1.Heartbeat
 		noInbox            bool
 	}
 	type want struct {
 		exists            bool
 		lines, acks, pend int64
-		source            inbox.PendingSource
+		source            inboxv1.PendingSource
 		offset, pendBytes *int64
-		lastLine          inbox.NullString
+		lastLine          inboxv1.NullString
 		doorman, fresh    bool
-		notFresh          inbox.NullString
+		notFresh          inboxv1.NullString
 	}
-	hb := func(offset int64, inode uint64) *inbox.Heartbeat {
-		return &inbox.Heartbeat{PID: 7, SessionID: sid, LastSeen: "2026-11-30T11:59:59.000Z", Offset: offset, Inode: inode, State: inbox.StateFollowing}
+	hb := func(offset int64, inode uint64) *inboxv1.Heartbeat {
+		return &inboxv1.Heartbeat{PID: 7, SessionID: sid, LastSeen: "2026-11-30T11:59:59.000Z", Offset: offset, Inode: inode, State: inboxv1.StateFollowing}
 	}
 	tests := []struct {
 		name string
@@ -58,7 +59,7 @@ func TestInboxState(t *testing.T) {
 		{"heartbeat of another inode is not used", files{inbox: "a\nb\n", hb: hb(2, 1)},
 			want{exists: true, lines: 2, pend: 2, source: "lines-acks", lastLine: "b", doorman: true, fresh: true}},
 		{"long last line is cut to 200 characters", files{inbox: "a\n" + long + "\n"},
-			want{exists: true, lines: 2, pend: 2, source: "lines-acks", lastLine: inbox.NullString(strings.Repeat("é", 199) + "…")}},
+			want{exists: true, lines: 2, pend: 2, source: "lines-acks", lastLine: inboxv1.NullString(strings.Repeat("é", 199) + "…")}},
 		{"invalid UTF-8 in the last line is replaced", files{inbox: "a\xff\n"},
 			want{exists: true, lines: 1, pend: 1, source: "lines-acks", lastLine: "a\uFFFD"}},
 	}
@@ -66,7 +67,7 @@ func TestInboxState(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
-			f := inbox.FilesFor(dir, sid)
+			f := inboxv1.FilesFor(dir, sid)
 			if !tt.in.noInbox {
 				writeFile(t, f.Inbox, tt.in.inbox, time.Time{})
 			}
@@ -107,34 +108,34 @@ func TestInboxStateDoorman(t *testing.T) {
 	tests := []struct {
 		name string
 		hb   string // the heartbeat file; "" for none
-		want *inbox.Doorman
+		want *inboxv1.Doorman
 	}{
 		{"no heartbeat", "", nil},
-		{"unreadable", "{not json", &inbox.Doorman{NotFreshBecause: "unreadable"}},
+		{"unreadable", "{not json", &inboxv1.Doorman{NotFreshBecause: "unreadable"}},
 		{"fresh contract-v1 doorman (no state)",
 			`{"pid":7,"session_id":"` + sid + `","since":"2026-11-30T11:00:00Z","last_seen":"2026-11-30T11:59:55.04Z","delivered":3,"offset":0}`,
-			&inbox.Doorman{PID: 7, LastSeenS: ptr(5.0), Fresh: true, Delivered: 3, PIDAlive: true, Since: "2026-11-30T11:00:00Z", LastSeen: "2026-11-30T11:59:55.04Z"}},
+			&inboxv1.Doorman{PID: 7, LastSeenS: ptr(5.0), Fresh: true, Delivered: 3, PIDAlive: true, Since: "2026-11-30T11:00:00Z", LastSeen: "2026-11-30T11:59:55.04Z"}},
 		{"stale",
 			`{"pid":7,"session_id":"` + sid + `","last_seen":"2026-11-30T11:59:00Z","state":"following"}`,
-			&inbox.Doorman{PID: 7, LastSeenS: ptr(60.0), State: "following", PIDAlive: true, LastSeen: "2026-11-30T11:59:00Z", NotFreshBecause: "stale"}},
+			&inboxv1.Doorman{PID: 7, LastSeenS: ptr(60.0), State: "following", PIDAlive: true, LastSeen: "2026-11-30T11:59:00Z", NotFreshBecause: "stale"}},
 		{"switched",
 			`{"pid":7,"session_id":"` + sid + `","last_seen":"2026-11-30T11:59:59Z","state":"switched"}`,
-			&inbox.Doorman{PID: 7, LastSeenS: ptr(1.0), State: "switched", PIDAlive: true, LastSeen: "2026-11-30T11:59:59Z", NotFreshBecause: "state"}},
+			&inboxv1.Doorman{PID: 7, LastSeenS: ptr(1.0), State: "switched", PIDAlive: true, LastSeen: "2026-11-30T11:59:59Z", NotFreshBecause: "state"}},
 		{"pid gone",
 			`{"pid":8,"session_id":"` + sid + `","last_seen":"2026-11-30T11:59:59Z","state":"following"}`,
-			&inbox.Doorman{PID: 8, LastSeenS: ptr(1.0), State: "following", LastSeen: "2026-11-30T11:59:59Z", NotFreshBecause: "pid-gone"}},
+			&inboxv1.Doorman{PID: 8, LastSeenS: ptr(1.0), State: "following", LastSeen: "2026-11-30T11:59:59Z", NotFreshBecause: "pid-gone"}},
 		{"another session",
 			`{"pid":7,"session_id":"other","last_seen":"2026-11-30T11:59:59Z","state":"following"}`,
-			&inbox.Doorman{PID: 7, LastSeenS: ptr(1.0), State: "following", PIDAlive: true, LastSeen: "2026-11-30T11:59:59Z", NotFreshBecause: "other-session"}},
+			&inboxv1.Doorman{PID: 7, LastSeenS: ptr(1.0), State: "following", PIDAlive: true, LastSeen: "2026-11-30T11:59:59Z", NotFreshBecause: "other-session"}},
 		{"unparseable last_seen",
 			`{"pid":7,"session_id":"` + sid + `","last_seen":"yesterday"}`,
-			&inbox.Doorman{PID: 7, PIDAlive: true, LastSeen: "yesterday", NotFreshBecause: "stale"}},
+			&inboxv1.Doorman{PID: 7, PIDAlive: true, LastSeen: "yesterday", NotFreshBecause: "stale"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			if tt.hb != "" {
-				writeFile(t, inbox.FilesFor(dir, sid).Heartbeat, tt.hb, time.Time{})
+				writeFile(t, inboxv1.FilesFor(dir, sid).Heartbeat, tt.hb, time.Time{})
 			}
 			in, err := inbox.ReadState(dir, sid, now, alive)
 			if err != nil {
@@ -151,7 +152,7 @@ func TestInboxStateRefusesSymlink(t *testing.T) {
 	const sid = "cccccccc-0000-4000-8000-000000000003"
 	dir := t.TempDir()
 	writeFile(t, dir+"/target", "a\n", time.Time{})
-	if err := os.Symlink(dir+"/target", inbox.FilesFor(dir, sid).Inbox); err != nil {
+	if err := os.Symlink(dir+"/target", inboxv1.FilesFor(dir, sid).Inbox); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := inbox.ReadState(dir, sid, time.Now(), nil); err == nil {
@@ -167,7 +168,7 @@ func FuzzInboxCount(f *testing.F) {
 	const sid = "cccccccc-0000-4000-8000-000000000004"
 	f.Fuzz(func(t *testing.T, content string, offset int64) {
 		dir := t.TempDir()
-		fl := inbox.FilesFor(dir, sid)
+		fl := inboxv1.FilesFor(dir, sid)
 		writeFile(t, fl.Inbox, content, time.Time{})
 		useOffset := offset >= 0 && offset <= int64(len(content))
 		if useOffset {
@@ -214,11 +215,11 @@ func writeFile(tb testing.TB, path, content string, _ time.Time) {
 	}
 }
 
-func writeHeartbeat(tb testing.TB, dir, sid string, hb inbox.Heartbeat) {
+func writeHeartbeat(tb testing.TB, dir, sid string, hb inboxv1.Heartbeat) {
 	tb.Helper()
 	b, err := json.Marshal(hb)
 	if err != nil {
 		tb.Fatal(err)
 	}
-	writeFile(tb, inbox.FilesFor(dir, sid).Heartbeat, string(b), time.Time{})
+	writeFile(tb, inboxv1.FilesFor(dir, sid).Heartbeat, string(b), time.Time{})
 }

@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"path/filepath"
 
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/fsx"
 )
 
@@ -22,7 +23,7 @@ var ErrUntrusted = fsx.ErrUntrusted
 // by others. What does not exist yet is trusted (oo-claude creates it
 // 0700/0600). The error matches [ErrUntrusted], or fsx's sentinels for a
 // symlink or a file that is not regular; its text names the fix.
-func CheckTrust(files Files, uid int) error {
+func CheckTrust(files inboxv1.Files, uid int) error {
 	dir := filepath.Dir(files.Inbox)
 	if err := fsx.CheckDirTrust(dir, uid); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return err

@@ -31,8 +31,8 @@ import (
 	"github.com/oo-family/oo-claude/fakes/fakestation"
 	"github.com/oo-family/oo-claude/fleet"
 	"github.com/oo-family/oo-claude/headless"
+	"github.com/oo-family/oo-claude/inboxv1"
 	badin "github.com/oo-family/oo-claude/internal/hostile"
-	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/lineage"
 	"github.com/oo-family/oo-claude/observatory"
 	"github.com/oo-family/oo-claude/receipt"
@@ -552,7 +552,7 @@ var noPanicCases = []noPanicCase{
 	{names: []string{"fakes/fakedoorman.Start"}, run: func(h *hostile) {
 		for _, p := range h.paths {
 			for _, s := range h.strs[:4] {
-				o := fakedoorman.Options{PeerStatus: s, AckDelay: -1, Refuse: claudeinbox.Reason(s), HeartbeatSession: s, State: inbox.State(s), PID: -1, Door: s}
+				o := fakedoorman.Options{PeerStatus: s, AckDelay: -1, Refuse: inboxv1.Reason(s), HeartbeatSession: s, State: inboxv1.State(s), PID: -1, Door: s}
 				h.call("fakedoorman.Start("+q(p)+", "+q(s)+")", func() { fakedoorman.Start(tb{h.t}, p, s, o) })
 			}
 		}

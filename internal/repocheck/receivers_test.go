@@ -25,6 +25,7 @@ import (
 	"github.com/oo-family/oo-claude/fakes/fakestation"
 	"github.com/oo-family/oo-claude/fleet"
 	"github.com/oo-family/oo-claude/headless"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/lineage"
 	"github.com/oo-family/oo-claude/observatory"
 	"github.com/oo-family/oo-claude/receipt"
@@ -39,7 +40,7 @@ import (
 var receiverTypes = []reflect.Type{
 	reflect.TypeFor[claudeinbox.Class](),
 	reflect.TypeFor[claudeinbox.Next](),
-	reflect.TypeFor[claudeinbox.Reason](),
+	reflect.TypeFor[inboxv1.Reason](),
 	reflect.TypeFor[claudeinbox.RefusedError](),
 	reflect.TypeFor[claudeinbox.SendError](),
 	reflect.TypeFor[claudeinbox.Sender](),
@@ -115,18 +116,18 @@ var receiverTypes = []reflect.Type{
 // package's too. TestZeroReceivers sweeps those that have any, as it
 // sweeps receiverTypes; TestReceiversComplete holds the map to the source.
 var receiverAliases = map[string]reflect.Type{
-	"claudeinbox.Reply":         reflect.TypeFor[claudeinbox.Reply](),
-	"doorman.State":             reflect.TypeFor[doorman.State](),
-	"doorman.Heartbeat":         reflect.TypeFor[doorman.Heartbeat](),
-	"observatory.PendingSource": reflect.TypeFor[observatory.PendingSource](),
-	"observatory.Inbox":         reflect.TypeFor[observatory.Inbox](),
-	"observatory.Doorman":       reflect.TypeFor[observatory.Doorman](),
-	"observatory.NullString":    reflect.TypeFor[observatory.NullString](),
-	"transcript.Reply":          reflect.TypeFor[transcript.Reply](),
-	"fakes/fakeowner.Files":     reflect.TypeFor[fakeowner.Files](),
-	"fakes/fakeowner.Ack":       reflect.TypeFor[fakeowner.Ack](),
-	"fakes/fakeowner.AckClass":  reflect.TypeFor[fakeowner.AckClass](),
-	"fakes/fakeowner.Heartbeat": reflect.TypeFor[fakeowner.Heartbeat](),
+	"claudeinbox.Reply":         reflect.TypeFor[receipt.Reply](),
+	"doorman.State":             reflect.TypeFor[inboxv1.State](),
+	"doorman.Heartbeat":         reflect.TypeFor[inboxv1.Heartbeat](),
+	"observatory.PendingSource": reflect.TypeFor[inboxv1.PendingSource](),
+	"observatory.Inbox":         reflect.TypeFor[inboxv1.Inbox](),
+	"observatory.Doorman":       reflect.TypeFor[inboxv1.Doorman](),
+	"observatory.NullString":    reflect.TypeFor[inboxv1.NullString](),
+	"transcript.Reply":          reflect.TypeFor[receipt.Reply](),
+	"fakes/fakeowner.Files":     reflect.TypeFor[inboxv1.Files](),
+	"fakes/fakeowner.Ack":       reflect.TypeFor[inboxv1.Ack](),
+	"fakes/fakeowner.AckClass":  reflect.TypeFor[inboxv1.AckClass](),
+	"fakes/fakeowner.Heartbeat": reflect.TypeFor[inboxv1.Heartbeat](),
 }
 
 // receiverExempt are methods TestZeroReceivers does not call, by funcName

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	tea "github.com/charmbracelet/bubbletea"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/observatory"
 	"github.com/oo-family/oo-claude/transcript"
 )
@@ -25,9 +26,9 @@ func station200x10() ([]observatory.Event, *observatory.Document) {
 			observatory.Event{Event: observatory.EventSessionStarted, TS: ts(0), Session: id, Initial: true, Name: fmt.Sprintf("work-%03d", i), PID: 1000 + i, Status: "busy"},
 			observatory.Event{Event: observatory.EventDoorman, TS: ts(0), Session: id, Initial: true, Doorman: "up"})
 		s := observatory.Session{Session: id, Name: fmt.Sprintf("work-%03d", i), StartedMS: clock.Add(-time.Hour).UnixMilli(),
-			Inbox: observatory.Inbox{Pending: 3, LastLine: "[ops 📡] a line of some length to cut to the width of the screen"}}
+			Inbox: inboxv1.Inbox{Pending: 3, LastLine: "[ops 📡] a line of some length to cut to the width of the screen"}}
 		if i%4 != 0 {
-			s.ParentSession = observatory.NullString(fmt.Sprintf("%08x-0000-4000-8000-%012x", i-1, i-1))
+			s.ParentSession = inboxv1.NullString(fmt.Sprintf("%08x-0000-4000-8000-%012x", i-1, i-1))
 		}
 		for r := range 10 {
 			agent := fmt.Sprintf("%016x", i*10+r)

@@ -11,6 +11,7 @@ import (
 	tea "github.com/charmbracelet/bubbletea"
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/observatory"
+	"github.com/oo-family/oo-claude/receipt"
 )
 
 // A Sender sends one line and returns its verdict: *claudeinbox.Sender,
@@ -126,7 +127,7 @@ type sendState struct {
 	seen    bool
 	asked   bool // `a` asked for the reply
 	replied bool // the reply wait ended
-	reply   *claudeinbox.Reply
+	reply   *receipt.Reply
 	replyE  error
 	// late is the class of the doorman's ack that the stream showed after
 	// the sender stopped waiting (a timeout or queued verdict), and
@@ -222,7 +223,7 @@ type (
 	}
 	replyMsg struct {
 		sid, msgID string
-		reply      *claudeinbox.Reply
+		reply      *receipt.Reply
 		err        error
 	}
 	readMsg struct {

@@ -13,8 +13,9 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
-	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/observatory"
+	"github.com/oo-family/oo-claude/receipt"
 	"github.com/oo-family/oo-claude/station"
 	"github.com/oo-family/oo-claude/transcript"
 	"go.uber.org/goleak"
@@ -57,7 +58,7 @@ func station3(m *Model) {
 		{Event: observatory.EventDoorman, TS: ts(0), Session: idC, Initial: true, Doorman: "up"},
 	}})
 	m.Update(docMsg{doc: &observatory.Document{Sessions: []observatory.Session{
-		{Session: idA, Name: "alpha", StartedMS: clock.Add(-90 * time.Minute).UnixMilli(), Inbox: observatory.Inbox{Pending: 2, LastLine: "[ops 📡] check the build"},
+		{Session: idA, Name: "alpha", StartedMS: clock.Add(-90 * time.Minute).UnixMilli(), Inbox: inboxv1.Inbox{Pending: 2, LastLine: "[ops 📡] check the build"},
 			Riders: []transcript.Rider{{Agent: "a1b2c3d4e5f60718", Description: "run the tests", LastStep: "Bash: go test ./..."}}},
 		{Session: idB, Name: "beta", StartedMS: clock.Add(-3 * 24 * time.Hour).UnixMilli()},
 		{Session: idC, Name: "gamma", StartedMS: clock.Add(-45 * time.Second).UnixMilli(), ParentSession: idA},
@@ -289,7 +290,7 @@ func (f *fakeSender) Send(_ context.Context, req claudeinbox.Request) (claudeinb
 // fakeWitness marks and replies as a transcript would.
 type fakeWitness struct {
 	marked string
-	reply  *claudeinbox.Reply
+	reply  *receipt.Reply
 }
 
 func (f *fakeWitness) Mark(sid, cwd string) (string, int64, error) {
@@ -301,7 +302,7 @@ func (f *fakeWitness) WaitSeen(context.Context, string, int64, string, time.Dura
 	return true, nil
 }
 
-func (f *fakeWitness) WaitReply(_ context.Context, path string, from int64, msgID string, _ time.Duration) (*claudeinbox.Reply, error) {
+func (f *fakeWitness) WaitReply(_ context.Context, path string, from int64, msgID string, _ time.Duration) (*receipt.Reply, error) {
 	if path != "/t/"+idC+".jsonl" || from != 42 || msgID != msg {
 		return nil, fmt.Errorf("WaitReply(%s, %d, %s): not the mark", path, from, msgID)
 	}
@@ -309,8 +310,8 @@ func (f *fakeWitness) WaitReply(_ context.Context, path string, from int64, msgI
 }
 
 func TestSendShowsTheVerdictInPlace(t *testing.T) {
-	snd := &fakeSender{v: claudeinbox.Verdict{Class: claudeinbox.DeliveredStart, SessionID: idC, MsgID: msg, Confirm: inbox.ConfirmTranscript}}
-	wit := &fakeWitness{reply: &claudeinbox.Reply{Text: "Done: the build is green."}}
+	snd := &fakeSender{v: claudeinbox.Verdict{Class: claudeinbox.DeliveredStart, SessionID: idC, MsgID: msg, Confirm: inboxv1.ConfirmTranscript}}
+	wit := &fakeWitness{reply: &receipt.Reply{Text: "Done: the build is green."}}
 	m := newModel(t, Options{UTF8: true, Sender: snd, From: "ops", Witness: wit}, 120, 24)
 	station3(m)
 	m.Update(key("j")) // gamma
@@ -366,7 +367,7 @@ func TestSendRefusedAndSeenFirst(t *testing.T) {
 		t.Errorf("a on an undelivered line: note %q", m.note)
 	}
 	// The stream may see the line before the sender returns.
-	snd.v = claudeinbox.Verdict{Class: claudeinbox.DeliveredSteer, MsgID: msg, Confirm: inbox.ConfirmTranscript}
+	snd.v = claudeinbox.Verdict{Class: claudeinbox.DeliveredSteer, MsgID: msg, Confirm: inboxv1.ConfirmTranscript}
 	m.Update(key("s"))
 	m.Update(key("y"))
 	_, cmd = m.Update(key("enter"))
@@ -509,7 +510,7 @@ func TestOnAFakeStation(t *testing.T) {
 func TestDocumentBeforeTheStream(t *testing.T) {
 	m := newModel(t, Options{UTF8: true}, 100, 24)
 	m.Update(docMsg{doc: &observatory.Document{Sessions: []observatory.Session{
-		{Session: idA, Name: "alpha", StartedMS: clock.Add(-3 * time.Hour).UnixMilli(), Inbox: observatory.Inbox{Pending: 4}},
+		{Session: idA, Name: "alpha", StartedMS: clock.Add(-3 * time.Hour).UnixMilli(), Inbox: inboxv1.Inbox{Pending: 4}},
 		{Session: idC, Name: "gamma", ParentSession: idA},
 	}}})
 	if len(m.sessions) != 0 {
@@ -533,7 +534,7 @@ func TestDocumentBeforeTheStream(t *testing.T) {
 // and can then be asked for its reply.
 func TestLateAck(t *testing.T) {
 	snd := &fakeSender{v: claudeinbox.Verdict{Class: claudeinbox.Timeout, Written: true, LineOffset: 120}}
-	wit := &fakeWitness{reply: &claudeinbox.Reply{Text: "late but here"}}
+	wit := &fakeWitness{reply: &receipt.Reply{Text: "late but here"}}
 	m := newModel(t, Options{UTF8: true, Sender: snd, Witness: wit}, 160, 24)
 	station3(m)
 	m.Update(key("j")) // gamma

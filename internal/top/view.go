@@ -12,7 +12,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 	"github.com/muesli/termenv"
 	"github.com/oo-family/oo-claude/claudeinbox"
-	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/termsafe"
 	"github.com/oo-family/oo-claude/observatory"
 	"github.com/oo-family/oo-claude/station"
@@ -423,9 +423,9 @@ func (m *Model) sendLine(st *sendState) string {
 	switch {
 	case st.delivered():
 		switch v.Confirm {
-		case inbox.ConfirmTranscript:
+		case inboxv1.ConfirmTranscript:
 			parts = append(parts, "confirmed")
-		case inbox.ConfirmSettle:
+		case inboxv1.ConfirmSettle:
 			parts = append(parts, "unconfirmed (no transcript)")
 		}
 		if st.seen {
