@@ -8,32 +8,35 @@
 // line through the door and acks it once the receiver's transcript shows
 // it queued.
 //
-// The packages, by floor (each imports only packages on lower floors; the
-// test internal/repocheck.TestFloors holds the graph to it):
+// The packages, by floor (each imports only packages on lower floors, or
+// on its own floor in the documented order within it; the test
+// internal/repocheck.TestFloors holds the graph to it):
 //
-//	floor 5  cli/oo-claude    the oo-claude command: flags, calling the
+//	floor 4  cli/oo-claude    the oo-claude command: flags, calling the
 //	                          library, printing, verdicts to exit codes
-//	floor 4  fleet            verbs on other stations over OpenSSH, merged
-//	                          documents and event streams
-//	floor 3  doorman          the receiver: identity, the follow loop, the
+//	floor 3  fleet            verbs on other stations over OpenSSH, merged
+//	                          documents and event streams (above observatory)
+//	         doorman          the receiver: identity, the follow loop, the
 //	                          MCP stdio server and its claude_inbox_status tool
 //	         headless         resume and start a session without a terminal
 //	         observatory      the oo-claude/sessions/v0 document and Watch
 //	         doctor           readiness checks, each a typed finding
 //	floor 2  claudeinbox      the sender: Send a line to a session's inbox,
-//	                          its Verdict, Class and Reason
+//	                          its Verdict and Class
 //	         door             Dial with the peer check, one frame's write
 //	         transcript       locate, read and follow transcripts; riders
 //	         lineage          the append-only ledger of who started whom
 //	floor 1  station          paths from the knobs, registry rows, process
 //	                          facts, liveness, resolving a target
 //	         receipt          receipts.jsonl rows; never a token
-//	         internal/inbox   the inbox files' one reader and writer each
-//	                          (lines, acks, heartbeat, offset, throttle,
-//	                          the inbox state) for the module's packages
-//	floor 0  internal/...     plumbing: checked opens, appends, atomic files
-//	                          (and, a floor or two up, the transcript file
-//	                          layer and the claude process runner)
+//	         inboxv1          the inbox contract v1's types and constants:
+//	                          files, ack, heartbeat, doorman states, the
+//	                          inbox state, the one Reason vocabulary
+//	         internal/...     the contract's I/O (internal/inbox: each
+//	                          file's one reader and writer), the transcript
+//	                          file layer and the claude process runner
+//	floor 0  internal/...     plumbing: checked opens, appends, atomic files,
+//	                          locks, process exits as events
 //
 // Beside the floors: fakes/... (test doubles other projects' tests import:
 // a station, a door, a claude binary, a model server, a session, a doorman),

@@ -1,7 +1,7 @@
-// Package inbox is the Claude inbox file contract v1 as the module's own
-// packages share it: the line rules (CheckLine, CheckFrom, SenderTag,
-// Tagged, the structured form and Decode), the inbox's files (FilesFor) and
-// their one reader and one writer each (the inbox under its removal
+// Package inbox is the I/O of the Claude inbox file contract v1, whose
+// types and constants are package inboxv1's: the line rules (CheckLine,
+// CheckFrom, SenderTag, Tagged, the structured form and Decode), the
+// inbox's files' one reader and one writer each (the inbox under its removal
 // protocol, the ack file, the offset, the doorman's heartbeat and its
 // attempt record), the trust check of an inbox, the per-(target, sender)
 // throttle ledger, and the inbox state that the observatory, the doctor and

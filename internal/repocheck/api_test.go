@@ -137,53 +137,11 @@ func (p publicPackage) exportedFuncs() []*ast.FuncDecl {
 	return fns
 }
 
-// funcName is "pkg.F" for a function and "pkg.T.M" for a method.
-func funcName(pkg string, fd *ast.FuncDecl) string {
-	if fd.Recv == nil {
-		return pkg + "." + fd.Name.Name
-	}
-	return pkg + "." + recvType(fd) + "." + fd.Name.Name
-}
-
 // typeString prints an expression as the source spells it, on one line.
 func typeString(fset *token.FileSet, e ast.Expr) string {
 	var b bytes.Buffer
 	printer.Fprint(&b, fset, e)
 	return strings.Join(strings.Fields(b.String()), " ")
-}
-
-// isEntry reports whether fd is a function TestNoPanic must call: every
-// exported function of a public package (its constructors, New, Listen,
-// Dial, Build, and its helpers alike), and every exported method that
-// takes a context.Context (what starts work: Send, Run, Resume, Wait...).
-func isEntry(fd *ast.FuncDecl) bool {
-	if fd.Recv == nil {
-		return true
-	}
-	if ps := fd.Type.Params.List; len(ps) > 0 {
-		if sel, ok := ps[0].Type.(*ast.SelectorExpr); ok && sel.Sel.Name == "Context" {
-			if x, ok := sel.X.(*ast.Ident); ok && x.Name == "context" {
-				return true
-			}
-		}
-	}
-	return false
-}
-
-// entryFuncs lists the functions of the public packages TestNoPanic must
-// call (isEntry), by funcName, sorted.
-func entryFuncs(t *testing.T, root string) []string {
-	t.Helper()
-	var names []string
-	for _, p := range publicPackages(t, root) {
-		for _, fd := range p.exportedFuncs() {
-			if isEntry(fd) {
-				names = append(names, funcName(p.path, fd))
-			}
-		}
-	}
-	slices.Sort(names)
-	return slices.Compact(names)
 }
 
 // TestNoExportedState: the only exported variables of the public packages
@@ -443,4 +401,12 @@ func genSpecs(files []*ast.File, toks ...token.Token) iter.Seq2[*ast.GenDecl, as
 			}
 		}
 	}
+}
+
+// funcName is "pkg.F" for a function and "pkg.T.M" for a method.
+func funcName(pkg string, fd *ast.FuncDecl) string {
+	if fd.Recv == nil {
+		return pkg + "." + fd.Name.Name
+	}
+	return pkg + "." + recvType(fd) + "." + fd.Name.Name
 }

@@ -16,24 +16,19 @@ import (
 )
 
 // The floors of ARCHITECTURE.md: a package imports only module packages on
-// lower floors. Floor 0 is the internal plumbing, which imports nothing of
-// the module (the design puts it on floor 1 beside station and receipt,
-// but station and receipt import it, so it is below them). The side
-// packages (the fakes, the examples, the end-to-end suite, the repository's
-// own test tooling) may import any floor and one another, and no floor
-// imports them. Paths are relative to the module; a package missing here
-// fails the test until it is given a place.
+// lower floors, or on its own floor along floorOrder. Floor 0 is the
+// internal plumbing, which imports nothing of the module but plumbing
+// below it in floorOrder. The side packages (the fakes, the examples, the
+// end-to-end suite, the repository's own test tooling) may import any
+// floor and one another, and no floor imports them. Paths are relative to
+// the module; a package missing here fails the test until it is given a
+// place.
 var floors = map[string]int{
-	"cli/oo-claude": 5,
-
-	// The view of `oo-claude top`: above observatory and claudeinbox,
-	// whose results it shows, below the binary that runs it.
+	"cli/oo-claude": 4,
+	// The view of `oo-claude top`: the binary's own, beside it.
 	"internal/top": 4,
-	// The fleet returns the observatory's own document and events and
-	// claudeinbox's rows (the same typed results as the local calls), so
-	// it stands above them.
-	"fleet": 4,
 
+	"fleet":       3,
 	"doorman":     3,
 	"headless":    3,
 	"observatory": 3,
@@ -43,34 +38,49 @@ var floors = map[string]int{
 	"door":        2,
 	"transcript":  2,
 	"lineage":     2,
-	// How headless runs the claude binary: argv, environment, process
-	// groups; above station, whose process table it reads.
-	"internal/claudeproc": 2,
 
-	"station":                 1,
-	"internal/transcriptfile": 1, // the transcript file layer: below transcript, above fsx
-	"receipt":                 1, // a leaf: only plumbing below it
-	// The inbox file contract and the inbox state: claudeinbox's sender,
-	// the doorman, the observatory, the doctor and headless share its
-	// one reader and writer per file; only plumbing below it.
-	"internal/inbox": 1,
-	// The live status line of the long verbs: above termsafe, whose
-	// escapes it uses.
-	"internal/progress": 1,
+	"station": 1,
+	"receipt": 1,
+	"inboxv1": 1, // the inbox contract's types and constants
+	// The contract's I/O, the transcript file layer and the claude
+	// process runner: below the public packages that use them.
+	"internal/inbox":          1,
+	"internal/transcriptfile": 1,
+	"internal/claudeproc":     1,
 
 	"internal/fsx":       0,
 	"internal/hangup":    0,
 	"internal/ingress":   0,
 	"internal/jsonrow":   0,
 	"internal/jsonscan":  0,
+	"internal/progress":  0,
 	"internal/riderwalk": 0,
 	"internal/seconds":   0,
 	"internal/termsafe":  0,
 	"internal/version":   0,
 }
 
+// floorOrder is the order within a floor, as go/build's deps_test orders
+// the standard library: the arrows allowed between two packages on one
+// floor, each with why it points that way. Any other arrow on one floor is
+// sideways and fails. (The language forbids an import cycle, so the
+// arrows stay a partial order.)
+var floorOrder = map[[2]string]string{
+	// Floor 4: the binary runs the top view.
+	{"cli/oo-claude", "internal/top"}: "top is the binary's view of the observatory and the sender",
+	// Floor 3: the fleet returns the observatory's own document and
+	// events (the same typed results as the local calls).
+	{"fleet", "observatory"}: "the fleet merges the observatory's documents and event streams",
+	// Floor 1: the contract's I/O reads and writes the contract's types;
+	// the claude process runner reads the station's process table.
+	{"internal/inbox", "inboxv1"}:      "internal/inbox reads and writes the contract's types",
+	{"internal/claudeproc", "station"}: "the claude process runner reads the station's process table",
+	// Floor 0: the live status line uses termsafe's escapes.
+	{"internal/progress", "internal/termsafe"}: "the status line writes through termsafe",
+}
+
 // binaryFloor is the floor of the binary, cli/oo-claude.
-const binaryFloor = 5
+const binaryFloor = 4
 
 // sidePrefixes are the side packages, by path prefix.
 var sidePrefixes = []string{"fakes/", "examples/", "e2e", "internal/hostile", "internal/repocheck", "internal/cmd/"}
@@ -81,19 +91,13 @@ var sidePrefixes = []string{"fakes/", "examples/", "e2e", "internal/hostile", "i
 // they hold from their caller.
 var binaryOnly = []string{"internal/version"}
 
-// floorExceptions are the arrows known to break a rule, each with the
-// reason it is kept for now. An exception that no longer occurs fails the
-// test, so the list only shrinks.
-var floorExceptions = map[[2]string]string{}
-
 // checkFloors returns the rules graph breaks, one line per offending arrow
-// ("a → b: why"), sorted, plus a line per exception that matched nothing.
-// graph maps each module package to the module packages it imports.
-func checkFloors(graph map[string][]string, floors map[string]int, side, binaryOnly []string, exceptions map[[2]string]string) []string {
+// ("a → b: why"), sorted. graph maps each module package to the module
+// packages it imports; order holds the arrows allowed within a floor.
+func checkFloors(graph map[string][]string, floors map[string]int, side, binaryOnly []string, order map[[2]string]string) []string {
 	isSide := func(p string) bool {
 		return slices.ContainsFunc(side, func(pre string) bool { return p == strings.TrimSuffix(pre, "/") || strings.HasPrefix(p, pre) })
 	}
-	used := map[[2]string]bool{}
 	var bad []string
 	for from, imports := range graph {
 		ff, placed := floors[from]
@@ -115,22 +119,16 @@ func checkFloors(graph map[string][]string, floors map[string]int, side, binaryO
 			case !toPlaced:
 				continue // reported as on no floor
 			case tf == ff:
-				why = fmt.Sprintf("sideways: both on floor %d", ff)
+				if _, ok := order[arrow]; ok {
+					continue
+				}
+				why = fmt.Sprintf("sideways: both on floor %d, and not in floorOrder", ff)
 			case tf > ff:
 				why = fmt.Sprintf("upwards: floor %d imports floor %d", ff, tf)
 			default:
 				continue
 			}
-			if _, ok := exceptions[arrow]; ok {
-				used[arrow] = true
-				continue
-			}
 			bad = append(bad, fmt.Sprintf("%s → %s: %s", from, to, why))
-		}
-	}
-	for arrow, reason := range exceptions {
-		if !used[arrow] {
-			bad = append(bad, fmt.Sprintf("%s → %s: a known exception (%s) that no longer occurs; remove it", arrow[0], arrow[1], reason))
 		}
 	}
 	slices.Sort(bad)
@@ -188,12 +186,12 @@ func TestFloors(t *testing.T) {
 	floors := maps.Clone(floors)
 	if imps, ok := graph["."]; ok {
 		// The root package is the package map: documentation only.
-		floors["."] = 5
+		floors["."] = binaryFloor
 		if len(imps) > 0 {
 			t.Errorf("the root package imports %q; it holds only the package map", imps)
 		}
 	}
-	for _, bad := range checkFloors(graph, floors, sidePrefixes, binaryOnly, floorExceptions) {
+	for _, bad := range checkFloors(graph, floors, sidePrefixes, binaryOnly, floorOrder) {
 		t.Error(bad)
 	}
 }
@@ -205,10 +203,10 @@ func TestCheckFloors(t *testing.T) {
 	side := []string{"fakes/", "e2e", "internal/repocheck"}
 	smallBinaryOnly := []string{"internal/version"}
 	tests := []struct {
-		name       string
-		graph      map[string][]string
-		exceptions map[[2]string]string
-		want       []string
+		name  string
+		graph map[string][]string
+		order map[[2]string]string
+		want  []string
 	}{
 		{"downwards only", map[string][]string{
 			"cli": {"doorman", "station", "internal/version"}, "doorman": {"door", "station", "internal/fsx"},
@@ -216,9 +214,9 @@ func TestCheckFloors(t *testing.T) {
 			"e2e": {"fakes/fakedoor", "cli"},
 		}, nil, nil},
 		{"sideways", map[string][]string{"door": {"transcript"}, "transcript": {}},
-			nil, []string{"door → transcript: sideways: both on floor 2"}},
+			nil, []string{"door → transcript: sideways: both on floor 2, and not in floorOrder"}},
 		{"sideways on floor 3", map[string][]string{"doorman": {"headless"}, "headless": {}},
-			nil, []string{"doorman → headless: sideways: both on floor 3"}},
+			nil, []string{"doorman → headless: sideways: both on floor 3, and not in floorOrder"}},
 		{"upwards", map[string][]string{"station": {"doorman"}, "doorman": {}},
 			nil, []string{"station → doorman: upwards: floor 1 imports floor 3"}},
 		{"plumbing imports the module", map[string][]string{"internal/fsx": {"station"}},
@@ -234,21 +232,24 @@ func TestCheckFloors(t *testing.T) {
 		{"the repository's tooling imports the binary's version", map[string][]string{"internal/repocheck": {"internal/version"}}, nil, nil},
 		{"a package on no floor", map[string][]string{"newpkg": {"station"}},
 			nil, []string{"newpkg: on no floor; give it one in floors_test.go"}},
-		{"a known exception", map[string][]string{"door": {"transcript"}},
+		{"ordered within the floor", map[string][]string{"door": {"transcript"}},
 			map[[2]string]string{{"door", "transcript"}: "why"}, nil},
-		{"a stale exception", map[string][]string{"door": {"station"}},
-			map[[2]string]string{{"door", "transcript"}: "why"}, []string{"door → transcript: a known exception (why) that no longer occurs; remove it"}},
+		{"the order has a direction", map[string][]string{"transcript": {"door"}},
+			map[[2]string]string{{"door", "transcript"}: "why"}, []string{"transcript → door: sideways: both on floor 2, and not in floorOrder"}},
 	}
-	// The real table (floors, sidePrefixes, binaryOnly): the issue's own
-	// sideways example, and the inbox contract leaking the binary's
-	// version into claudeinbox.
+	// The real table (floors, floorOrder, sidePrefixes, binaryOnly): the
+	// issue's own sideways example, the order within floors 1 and 3 and
+	// its direction, and the binary's version kept out of the library.
 	realTests := []struct {
 		name  string
 		graph map[string][]string
 		want  []string
 	}{
 		{"real floors: doctor reads the observatory", map[string][]string{"doctor": {"observatory"}},
-			[]string{"doctor → observatory: sideways: both on floor 3"}},
+			[]string{"doctor → observatory: sideways: both on floor 3, and not in floorOrder"}},
+		{"real floors: the contract's I/O uses the contract", map[string][]string{"internal/inbox": {"inboxv1"}, "fleet": {"observatory"}}, nil},
+		{"real floors: the contract imports nothing of floor 1", map[string][]string{"inboxv1": {"internal/inbox"}},
+			[]string{"inboxv1 → internal/inbox: sideways: both on floor 1, and not in floorOrder"}},
 		{"real floors: the inbox contract imports the binary's version", map[string][]string{"internal/inbox": {"internal/version"}},
 			[]string{"internal/inbox → internal/version: internal/version is the binary's; the library takes it from its caller"}},
 		{"real floors: the repository's tooling may", map[string][]string{"internal/repocheck": {"internal/version", "doctor"}, "internal/cmd/x": {"internal/version"}},
@@ -258,7 +259,7 @@ func TestCheckFloors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := checkFloors(tt.graph, small, side, smallBinaryOnly, tt.exceptions)
+			got := checkFloors(tt.graph, small, side, smallBinaryOnly, tt.order)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("checkFloors (-want +got):\n%s", diff)
 			}
@@ -266,7 +267,7 @@ func TestCheckFloors(t *testing.T) {
 	}
 	for _, tt := range realTests {
 		t.Run(tt.name, func(t *testing.T) {
-			got := checkFloors(tt.graph, floors, sidePrefixes, binaryOnly, floorExceptions)
+			got := checkFloors(tt.graph, floors, sidePrefixes, binaryOnly, floorOrder)
 			if diff := cmp.Diff(tt.want, got); diff != "" {
 				t.Errorf("checkFloors (-want +got):\n%s", diff)
 			}

@@ -15,7 +15,6 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
-	"reflect"
 	"regexp"
 	"slices"
 	"strconv"
@@ -34,26 +33,16 @@ func isInternalPath(p string) bool {
 // An internalTypes check walks what the public packages show a user: the
 // types of their exported constants and variables, the signatures of their
 // exported functions and of the exported methods of their exported types,
-// the exported fields of their exported structs, and, through a public
-// alias of an internal type (type Heartbeat = inbox.Heartbeat), that
-// type's exported fields and methods too.
+// and the exported fields of their exported structs.
 type internalTypes struct {
 	fset *token.FileSet
-	// public holds, for each internal type a public alias names, those
-	// aliases ("doorman.Heartbeat"): the names a user writes for it.
-	public map[*types.TypeName][]string
-	walked map[*types.TypeName]bool
-	bad    []string
+	bad  []string
 }
 
 // apiCheck is the declaration being walked, for the failure: "doorman.Status.State".
 type apiCheck struct {
 	ident string
 	pos   token.Pos
-	// inside: the declaration is an internal type's own, reached through a
-	// public alias; there its field types are spelled with internal names
-	// and pass when a public alias names them.
-	inside bool
 	// option: the declaration is an exported func type's own signature,
 	// the functional-option idiom (type Option func(*config)), whose
 	// unexported parameter a caller never names.
@@ -88,16 +77,7 @@ func (c *internalTypes) typ(at apiCheck, t types.Type) {
 			}
 			return
 		}
-		aliases := c.public[obj]
-		switch {
-		case len(aliases) == 0:
-			c.fail(at, t, "an internal type no public name stands for; declare a public alias (type X = ...) or a public type")
-			return
-		case !at.inside:
-			c.fail(at, t, "spelled with its internal name; write "+strings.Join(aliases, " or "))
-			return
-		}
-		c.internal(obj, aliases[0])
+		c.fail(at, t, "an internal type: a caller outside the module cannot name it; show a public type (the inbox contract's are inboxv1's)")
 	case *types.Pointer:
 		c.typ(at, t.Elem())
 	case *types.Slice:
@@ -120,7 +100,7 @@ func (c *internalTypes) typ(at apiCheck, t types.Type) {
 	case *types.Interface:
 		for i := range t.NumMethods() {
 			if m := t.Method(i); m.Exported() {
-				c.typ(apiCheck{at.ident + "." + m.Name(), m.Pos(), at.inside, false}, m.Type())
+				c.typ(apiCheck{at.ident + "." + m.Name(), m.Pos(), false}, m.Type())
 			}
 		}
 	}
@@ -129,34 +109,25 @@ func (c *internalTypes) typ(at apiCheck, t types.Type) {
 func (c *internalTypes) fields(at apiCheck, s *types.Struct) {
 	for i := range s.NumFields() {
 		if f := s.Field(i); f.Exported() {
-			c.typ(apiCheck{at.ident + "." + f.Name(), f.Pos(), at.inside, false}, f.Type())
+			c.typ(apiCheck{at.ident + "." + f.Name(), f.Pos(), false}, f.Type())
 		}
 	}
 }
 
 // named walks a named type's exported fields (or interface methods) and
 // its exported methods, under the name a user knows it by.
-func (c *internalTypes) named(obj *types.TypeName, ident string, inside bool) {
+func (c *internalTypes) named(obj *types.TypeName, ident string) {
 	n, ok := types.Unalias(obj.Type()).(*types.Named)
 	if !ok {
 		return
 	}
 	_, option := n.Underlying().(*types.Signature)
-	c.typ(apiCheck{ident, obj.Pos(), inside, option}, n.Underlying())
+	c.typ(apiCheck{ident, obj.Pos(), option}, n.Underlying())
 	for i := range n.NumMethods() {
 		if m := n.Method(i); m.Exported() {
-			c.typ(apiCheck{ident + "." + m.Name(), m.Pos(), inside, false}, m.Type())
+			c.typ(apiCheck{ident + "." + m.Name(), m.Pos(), false}, m.Type())
 		}
 	}
-}
-
-// internal walks an internal type once, through its public alias.
-func (c *internalTypes) internal(obj *types.TypeName, alias string) {
-	if c.walked[obj] {
-		return
-	}
-	c.walked[obj] = true
-	c.named(obj, alias, true)
 }
 
 // checkInternalTypes type-checks the public packages (module-relative
@@ -218,18 +189,7 @@ func checkInternalTypes(t *testing.T, root string, rels []string) []string {
 		}
 		pkgs = append(pkgs, p)
 	}
-	c := &internalTypes{fset: fset, public: map[*types.TypeName][]string{}, walked: map[*types.TypeName]bool{}}
-	for _, p := range pkgs {
-		for _, name := range p.Scope().Names() {
-			obj, ok := p.Scope().Lookup(name).(*types.TypeName)
-			if !ok || !obj.Exported() || !obj.IsAlias() {
-				continue
-			}
-			if n, ok := types.Unalias(obj.Type()).(*types.Named); ok && n.Obj().Pkg() != nil && isInternalPath(n.Obj().Pkg().Path()) {
-				c.public[n.Obj()] = append(c.public[n.Obj()], p.Name()+"."+name)
-			}
-		}
-	}
+	c := &internalTypes{fset: fset}
 	for _, p := range pkgs {
 		for _, name := range p.Scope().Names() {
 			obj := p.Scope().Lookup(name)
@@ -240,14 +200,15 @@ func checkInternalTypes(t *testing.T, root string, rels []string) []string {
 			switch obj := obj.(type) {
 			case *types.TypeName:
 				if !obj.IsAlias() {
-					c.named(obj, ident, false)
+					c.named(obj, ident)
 					continue
 				}
 				if n, ok := types.Unalias(obj.Type()).(*types.Named); ok && n.Obj().Pkg() != nil && isInternalPath(n.Obj().Pkg().Path()) {
-					c.internal(n.Obj(), ident)
+					c.fail(apiCheck{ident, obj.Pos(), false}, n, "a public alias of an internal type, whose fields go doc does not show; declare the type in a public package")
 				}
+				// An alias of a public type: walked where it is declared.
 			default:
-				c.typ(apiCheck{ident, obj.Pos(), false, false}, obj.Type())
+				c.typ(apiCheck{ident, obj.Pos(), false}, obj.Type())
 			}
 		}
 	}
@@ -257,14 +218,11 @@ func checkInternalTypes(t *testing.T, root string, rels []string) []string {
 
 // TestNoInternalTypes: no exported constant, variable, function, method or
 // struct field of a public package has a type a program outside the
-// module cannot name. An internal type may be shown only under a public
-// alias (type Heartbeat = inbox.Heartbeat, its fields listed in the
-// alias's doc), and a public declaration spells it with that alias, so
-// go doc never prints an internal package's name. Fields of an aliased
-// internal type are held to the same rule: each of their types has a
-// public name. Nor is a type shown that is unexported in its public
-// package, except as the parameter of a functional option's func type
-// (an option type such as func(*config)).
+// module cannot name, and no public package declares an alias of an
+// internal type (go doc would show the alias without the type's fields).
+// Nor is a type shown that is unexported in its public package, except as
+// the parameter of a functional option's func type (an option type such
+// as func(*config)).
 func TestNoInternalTypes(t *testing.T) {
 	root := moduleRoot(t)
 	var rels []string
@@ -310,29 +268,6 @@ func declaredIn(node ast.Node, names map[string]bool) {
 		}
 		return true
 	})
-}
-
-// typeMembers are the exported fields and methods of the type name the
-// files declare.
-func typeMembers(files []*ast.File, name string) map[string]bool {
-	out := map[string]bool{}
-	for _, f := range files {
-		for _, d := range f.Decls {
-			switch d := d.(type) {
-			case *ast.FuncDecl:
-				if d.Recv != nil && recvType(d) == name && d.Name.IsExported() {
-					out[d.Name.Name] = true
-				}
-			case *ast.GenDecl:
-				for _, sp := range d.Specs {
-					if ts, ok := sp.(*ast.TypeSpec); ok && ts.Name.Name == name {
-						declaredIn(ts.Type, out)
-					}
-				}
-			}
-		}
-	}
-	return out
 }
 
 // internalPackages parses the non-test files of every internal package
@@ -392,20 +327,6 @@ func TestDocsNameNoInternals(t *testing.T) {
 	publicNames := map[string]bool{}
 	for _, p := range public {
 		declaredNames(p.files, publicNames)
-		// A public alias of an internal type (type Heartbeat =
-		// inbox.Heartbeat) makes that type's fields and methods public.
-		for _, sp := range genSpecs(p.files, token.TYPE) {
-			ts := sp.(*ast.TypeSpec)
-			sel, ok := ts.Type.(*ast.SelectorExpr)
-			if !ts.Assign.IsValid() || !ok {
-				continue
-			}
-			if x, ok := sel.X.(*ast.Ident); ok {
-				for n := range typeMembers(internals[x.Name], sel.Sel.Name) {
-					publicNames[n] = true
-				}
-			}
-		}
 	}
 	qualified := regexp.MustCompile(`\b(?:` + strings.Join(pkgNames, "|") + `)\.[A-Z]\w*`)
 	word := regexp.MustCompile(`\b[A-Z][A-Za-z0-9]*[a-z][A-Z][A-Za-z0-9]*\b`) // a Go-style compound name: CheckTrust, not Linux
@@ -435,85 +356,10 @@ func TestDocsNameNoInternals(t *testing.T) {
 	}
 }
 
-// TestAliasDocsListTheFields: go doc shows a public alias of an internal
-// struct (type Heartbeat = inbox.Heartbeat) without the struct's fields,
-// so the alias's doc comment lists every field with its JSON key, one
-// per line ("Name  Type  key: meaning"), and this holds the list to the
-// struct so it cannot drift.
-func TestAliasDocsListTheFields(t *testing.T) {
-	root := moduleRoot(t)
-	internals := internalPackages(t, root)
-	checked := 0
-	for _, p := range publicPackages(t, root) {
-		for g, sp := range genSpecs(p.files, token.TYPE) {
-			ts := sp.(*ast.TypeSpec)
-			sel, ok := ts.Type.(*ast.SelectorExpr)
-			if !ts.Assign.IsValid() || !ok || !ts.Name.IsExported() {
-				continue
-			}
-			x, _ := sel.X.(*ast.Ident)
-			if x == nil || internals[x.Name] == nil {
-				continue
-			}
-			doc := ts.Doc.Text()
-			if len(g.Specs) == 1 {
-				doc = g.Doc.Text() + doc
-			}
-			for _, fl := range jsonFields(internals[x.Name], sel.Sel.Name) {
-				checked++
-				if !listsField(doc, fl[0], fl[1]) {
-					t.Errorf("%s.%s (= %s.%s): its doc comment does not list field %s (json %q)", p.path, ts.Name.Name, x.Name, sel.Sel.Name, fl[0], fl[1])
-				}
-			}
-		}
-	}
-	if checked < 20 {
-		t.Errorf("checked only %d fields of aliased structs", checked)
-	}
-}
-
-// jsonFields are the exported fields of the struct type name the files
-// declare that carry a JSON key, as {name, key}.
-func jsonFields(files []*ast.File, name string) [][2]string {
-	var out [][2]string
-	for _, sp := range genSpecs(files, token.TYPE) {
-		ts := sp.(*ast.TypeSpec)
-		st, ok := ts.Type.(*ast.StructType)
-		if ts.Name.Name != name || !ok {
-			continue
-		}
-		for _, fl := range st.Fields.List {
-			if fl.Tag == nil {
-				continue
-			}
-			tag, _ := strconv.Unquote(fl.Tag.Value)
-			key, _, _ := strings.Cut(reflect.StructTag(tag).Get("json"), ",")
-			for _, id := range fl.Names {
-				if id.IsExported() && key != "" && key != "-" {
-					out = append(out, [2]string{id.Name, key})
-				}
-			}
-		}
-	}
-	return out
-}
-
-// listsField reports whether doc has a line "name  type  key[:] ...".
-func listsField(doc, name, key string) bool {
-	for _, line := range strings.Split(doc, "\n") {
-		fields := strings.Fields(line)
-		if len(fields) >= 3 && fields[0] == name && strings.TrimSuffix(fields[2], ":") == key {
-			return true
-		}
-	}
-	return false
-}
-
 // TestValuesNameNoInternals: go doc prints an exported constant's or
 // variable's value as written, so a public one is not spelled with an
-// internal package's name (PriorityNow = inbox.PriorityNow): it is a
-// literal, and a test beside it pins it to the internal one where both
-// must agree.
+// internal package's name (const X = inbox.X): a value both share is
+// declared once, in the public package, and the internal one uses it.
 func TestValuesNameNoInternals(t *testing.T) {
 	for _, p := range publicPackages(t, moduleRoot(t)) {
 		for _, f := range p.files {
