@@ -15,7 +15,8 @@
 //	floor 4  cli/oo-claude    the oo-claude command: flags, calling the
 //	                          library, printing, verdicts to exit codes
 //	floor 3  fleet            verbs on other stations over OpenSSH, merged
-//	                          documents and event streams (above observatory)
+//	                          documents and event streams (above observatory
+//	                          and headless)
 //	         doorman          the receiver: identity, the follow loop, the
 //	                          MCP stdio server and its claude_inbox_status tool
 //	         headless         resume and start a session without a terminal

@@ -68,9 +68,10 @@ var floors = map[string]int{
 var floorOrder = map[[2]string]string{
 	// Floor 4: the binary runs the top view.
 	{"cli/oo-claude", "internal/top"}: "top is the binary's view of the observatory and the sender",
-	// Floor 3: the fleet returns the observatory's own document and
-	// events (the same typed results as the local calls).
+	// Floor 3: the fleet returns the local calls' own typed results
+	// from other stations.
 	{"fleet", "observatory"}: "the fleet merges the observatory's documents and event streams",
+	{"fleet", "headless"}:    "the fleet's resume and start return headless's results",
 	// Floor 1: the contract's I/O reads and writes the contract's types;
 	// the claude process runner reads the station's process table.
 	{"internal/inbox", "inboxv1"}:      "internal/inbox reads and writes the contract's types",
