@@ -91,9 +91,6 @@ type Waits struct {
 // Waits returns the Sender's waits, to change for one call
 // (Request.Waits).
 func (s *Sender) Waits() Waits {
-	if s == nil {
-		return Waits{}
-	}
 	return Waits{Ack: s.Wait, Seen: s.SeenWait, Reply: s.ReplyWait}
 }
 

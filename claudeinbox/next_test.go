@@ -70,9 +70,6 @@ func TestWaitsPerCall(t *testing.T) {
 			t.Errorf("waits %+v without a Witness: %s %s %v, want refused bad-option", bad, v.Class, v.Reason, err)
 		}
 	}
-	if got := (*claudeinbox.Sender)(nil).Waits(); got != (claudeinbox.Waits{}) {
-		t.Errorf("nil Sender's waits %+v", got)
-	}
 }
 
 // TestTimeoutSaysThePendingReason: the doorman's last error is a typed

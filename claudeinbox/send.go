@@ -324,8 +324,8 @@ type Verdict struct {
 //     [ErrRefused]) whose Reason says why ([inboxv1.ReasonNewline],
 //     [inboxv1.ReasonSymlink], ...) and which wraps the cause: a bad target
 //     matches station.ErrUnknownTarget or ErrAmbiguousTarget, and so on;
-//     a nil ctx is refused with [ErrBadOption] and a nil *Sender with
-//     [ErrNoStation], before anything is written;
+//     a nil ctx is refused with [ErrBadOption] and a Sender without a
+//     Station with [ErrNoStation], before anything is written;
 //   - a ctx that has ended before Send starts writes nothing at all (no
 //     line, no throttle entry, no receipt) and returns ctx's error itself
 //     (err == context.Canceled) with a Refused verdict of reason
@@ -351,9 +351,6 @@ type Verdict struct {
 // A receipt that cannot be written sets Verdict.ReceiptWriteError and never
 // changes the verdict or the error.
 func (s *Sender) Send(ctx context.Context, req Request) (Verdict, error) {
-	if s == nil {
-		s = &Sender{} // no station: refused with ErrNoStation
-	}
 	s = s.forCall(req.Waits)
 	if ctx == nil {
 		err := &RefusedError{Reason: inboxv1.ReasonBadOption, Err: fmt.Errorf("%w: nil context", ErrBadOption)}

@@ -801,8 +801,8 @@ func TestSendPriority(t *testing.T) {
 	}
 }
 
-// TestSendBadCaller: a nil context or a nil *Sender is a refusal naming
-// the misuse, never a panic, and nothing is written.
+// TestSendBadCaller: a nil context or a Sender without a station is a
+// refusal naming the misuse, never a panic, and nothing is written.
 func TestSendBadCaller(t *testing.T) {
 	w := newWorld(t)
 	sid := uuid.NewString()
@@ -812,10 +812,10 @@ func TestSendBadCaller(t *testing.T) {
 	if !errors.Is(err, claudeinbox.ErrBadOption) || !errors.As(err, &re) || re.Reason != inboxv1.ReasonBadOption || v.Class != claudeinbox.Refused || v.Written {
 		t.Errorf("nil ctx: %v, %+v; want a bad-option refusal", err, v)
 	}
-	var nilSender *claudeinbox.Sender
-	v, err = nilSender.Send(context.Background(), claudeinbox.Request{Target: sid, Line: "hi"})
+	var zero claudeinbox.Sender
+	v, err = zero.Send(context.Background(), claudeinbox.Request{Target: sid, Line: "hi"})
 	if !errors.Is(err, claudeinbox.ErrNoStation) || !errors.Is(err, claudeinbox.ErrRefused) || v.Class != claudeinbox.Refused || v.Reason != inboxv1.ReasonBadOption {
-		t.Errorf("nil Sender: %v, %+v; want a no-station refusal", err, v)
+		t.Errorf("zero Sender: %v, %+v; want a no-station refusal", err, v)
 	}
 	if _, err := os.Stat(w.fs.InboxPath(sid)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("an inbox was written: %v", err)

@@ -23,8 +23,7 @@ const defaultTimeout = 5 * time.Second
 
 // Dialer connects to doors. The zero value dials with net.Dialer, accepts
 // only a listener that runs as the caller's user (SO_PEERCRED uid equal to
-// the effective uid), and settles [DefaultSettle] per delivery. A nil
-// *Dialer dials as the zero one.
+// the effective uid), and settles [DefaultSettle] per delivery.
 type Dialer struct {
 	// ExpectPID, when not zero, is the pid the listener must have as well
 	// (SO_PEERCRED): the session's claude process. Any other listener gets
@@ -73,26 +72,20 @@ func Dial(ctx context.Context, socket string) (*Conn, error) {
 // Peer returns the listener's credentials as read at dial time (zero for
 // a Conn not from Dial).
 func (c *Conn) Peer() Cred {
-	if c == nil {
-		return Cred{}
-	}
 	return c.peer
 }
 
 // Socket returns the path the connection was dialled to ("" for a Conn
 // not from Dial).
 func (c *Conn) Socket() string {
-	if c == nil {
-		return ""
-	}
 	return c.socket
 }
 
-// Close closes the connection. A Conn not from Dial (nil, or the zero
+// Close closes the connection. A Conn not from Dial (the zero
 // value) is closed already: Close returns an [OpError] wrapping
 // [net.ErrClosed].
 func (c *Conn) Close() error {
-	if c == nil || c.nc == nil {
+	if c.nc == nil {
 		return &OpError{Op: "close", Err: net.ErrClosed}
 	}
 	if err := c.nc.Close(); err != nil {

@@ -17,9 +17,6 @@ import (
 // its connection closed before a byte is written, and Dial returns a
 // [*PeerMismatchError].
 func (d *Dialer) Dial(ctx context.Context, socket string) (*Conn, error) {
-	if d == nil {
-		d = new(Dialer) // a nil Dialer dials as the zero one
-	}
 	nc, err := d.dial(ctx, socket)
 	if err != nil {
 		return nil, &OpError{Op: "dial", Socket: socket, Err: err}
@@ -75,12 +72,9 @@ func peerCred(nc any) (Cred, error) {
 // or any byte within the settle is [ErrRefused]; a quiet settle is success.
 // Cancelling ctx ends the write or the settle early with ctx.Err().
 // After any error but an invalid message the Conn only closes ([ErrBroken]).
-// A Conn not from Dial (nil, or the zero value) returns an [OpError]
+// A Conn not from Dial (the zero value) returns an [OpError]
 // wrapping [net.ErrClosed].
 func (c *Conn) Deliver(ctx context.Context, m Message) error {
-	if c == nil {
-		return &OpError{Op: "write", Err: net.ErrClosed}
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	buf, err := m.appendFrames(nil, !c.written)

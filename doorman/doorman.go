@@ -135,12 +135,8 @@ func New(o Options) *Doorman {
 	return d
 }
 
-// Status returns a snapshot of the doorman's state (zero for a nil
-// Doorman).
+// Status returns a snapshot of the doorman's state.
 func (d *Doorman) Status() Status {
-	if d == nil {
-		return Status{}
-	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return d.st
@@ -192,9 +188,9 @@ var errSwitch = errors.New("identity changed")
 // normal stop, an [*IdentityError] when this process may not deliver here
 // (at once in the foreground; an MCP doorman keeps re-checking), and a
 // [*DeliveryError] when Once met a line that could not be delivered. A
-// Doorman not made by [New] (nil, or the zero value) returns an error.
+// Doorman not made by [New] (the zero value) returns an error.
 func (d *Doorman) Run(ctx context.Context) error {
-	if d == nil || d.o.Host == nil {
+	if d.o.Host == nil {
 		return errNotNew
 	}
 	d.update(func(s *Status) { s.ThreadAlive = true })

@@ -91,7 +91,7 @@ var errNoStdio = errors.New("doorman: mcp server needs In and Out")
 // without In or Out answers nothing and returns an error. When ctx
 // ends first, the goroutine reading In stays blocked until In is closed.
 func (s *Server) Serve(ctx context.Context) error {
-	if s == nil || s.In == nil || s.Out == nil {
+	if s.In == nil || s.Out == nil {
 		return errNoStdio
 	}
 	t := &stdioTransport{in: s.In, out: s.Out, logf: s.logf}
@@ -232,7 +232,7 @@ func parseInitialize(params json.RawMessage) (p struct {
 // srv's, nil on EOF or ctx's end; a nil srv, or one without In or Out, is
 // an error and runs nothing, and so is a Doorman not made by [New].
 func (d *Doorman) ServeMCP(ctx context.Context, srv *Server) error {
-	if d == nil || d.o.Host == nil {
+	if d.o.Host == nil {
 		return errNotNew
 	}
 	if srv == nil || srv.In == nil || srv.Out == nil {

@@ -35,8 +35,7 @@ type TB interface {
 // Program is a TB for a program that uses the fakes outside a test, such
 // as a demo. Its zero value is ready to use; Close runs what the fakes
 // registered with Cleanup and removes the temporary directories, as the
-// end of a test does. A nil *Program keeps nothing: Close does nothing,
-// and Cleanup and TempDir stop the program through Fatalf.
+// end of a test does.
 type Program struct {
 	mu       sync.Mutex
 	cleanups []func()
@@ -59,9 +58,6 @@ func (p *Program) Fatalf(format string, args ...any) {
 // Cleanup registers f to run when p is closed, after the functions
 // registered later (last in, first out, as testing.T runs them).
 func (p *Program) Cleanup(f func()) {
-	if p == nil {
-		p.Fatalf("fakes: Cleanup on a nil *Program")
-	}
 	if f == nil {
 		return
 	}
@@ -73,9 +69,6 @@ func (p *Program) Cleanup(f func()) {
 // TempDir makes a new directory (0700) that Close removes. A directory that
 // cannot be made stops the program through Fatalf.
 func (p *Program) TempDir() string {
-	if p == nil {
-		p.Fatalf("fakes: TempDir on a nil *Program")
-	}
 	d, err := os.MkdirTemp("", "oo-claude-fakes-")
 	if err != nil {
 		p.Fatalf("fakes: %v", err)
@@ -90,9 +83,6 @@ func (p *Program) TempDir() string {
 // temporary directories. It is safe to call more than once; each cleanup
 // runs once.
 func (p *Program) Close() {
-	if p == nil {
-		return
-	}
 	for {
 		p.mu.Lock()
 		n := len(p.cleanups)

@@ -141,9 +141,6 @@ func checkWord(v string, sentinel error, allowEmpty bool) error {
 // is non-nil exactly when the class is Refused (a *RefusedError) or when the
 // run failed on our side (class Errored); the result is always filled.
 func (r *Runner) Resume(ctx context.Context, req ResumeRequest) (ResumeResult, error) {
-	if r == nil {
-		r = new(Runner)
-	}
 	res, err := r.resume(ctx, req)
 	res.At = r.now()
 	row := res.Row(r.ClientVersion)

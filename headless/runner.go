@@ -141,7 +141,7 @@ func (e *RefusedError) Is(target error) bool {
 }
 
 // Runner runs resumes and starts on one station. Fields left zero take the
-// documented defaults; a nil *Runner runs as the zero Runner.
+// documented defaults.
 type Runner struct {
 	// Config holds the paths, the binaries (ClaudeBin, SystemdRun: absolute)
 	// and the resume/start defaults.

@@ -197,9 +197,6 @@ func checkPrompt(p string) error {
 // failed. [Runner.StartSteerable] runs the start in this process and
 // returns when it is steerable.
 func (r *Runner) Start(ctx context.Context, req StartRequest) (StartResult, error) {
-	if r == nil {
-		r = new(Runner)
-	}
 	return r.startReporting(ctx, req, nil)
 }
 
@@ -705,9 +702,6 @@ func claimPrompt(path string) (string, error) { return claudeproc.ClaimPrompt(pa
 // foreground and records the outcome in the same file, keeping the unit and
 // the lineage block.
 func (r *Runner) RunUnit(ctx context.Context, resultFile string) (StartResult, error) {
-	if r == nil {
-		r = new(Runner)
-	}
 	res, err := r.runUnit(ctx, resultFile)
 	res.At = r.now()
 	res.ReceiptWriteError = r.appendReceipt(res.Row(r.ClientVersion))
@@ -866,9 +860,6 @@ func nilIfEmpty(s string) *string {
 // readers at once write it once. An error means the file could not be
 // read or is not a result file.
 func (r *Runner) ReadStartFile(path string) (StartFile, error) {
-	if r == nil {
-		r = new(Runner)
-	}
 	rr := claudeproc.ResultReader{Proc: r.station().Proc, Paths: r.Config.Paths, Now: r.Now, PID: r.PID}
 	got, err := rr.Read(path)
 	if err != nil {

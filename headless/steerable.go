@@ -68,7 +68,7 @@ func deref(p *string) string {
 
 // Run is a start handed back by [Runner.StartSteerable] once its session
 // is steerable. Its methods are safe for concurrent use. A Run not made by
-// StartSteerable (nil, or the zero value) has no run: its session id is
+// StartSteerable (the zero value) has no run: its session id is
 // "", and Wait returns an error matching [ErrNotSteerable] at once.
 type Run struct {
 	file     StartFile
@@ -85,9 +85,6 @@ func (h *Run) SessionID() string { return h.File().SessionID }
 // File is the result file as it was when the session became steerable
 // (state started), or the run's outcome when it ended first.
 func (h *Run) File() StartFile {
-	if h == nil {
-		return StartFile{}
-	}
 	return h.file
 }
 
@@ -97,7 +94,7 @@ func (h *Run) File() StartFile {
 // one with its supervisor, whose outcome Wait reads from the result file
 // (lost included).
 func (h *Run) Wait(ctx context.Context) (StartResult, error) {
-	if h == nil || h.done == nil || h.r == nil {
+	if h.done == nil || h.r == nil {
 		return StartResult{}, fmt.Errorf("%w: no run (a Run not made by StartSteerable)", ErrNotSteerable)
 	}
 	if ctx == nil {
@@ -143,9 +140,6 @@ func (h *Run) waitFile(ctx context.Context) (StartResult, error) {
 // finished before its doorman followed) the error matches
 // [ErrNotSteerable] and Run.Wait returns the outcome at once.
 func (r *Runner) StartSteerable(ctx context.Context, req StartRequest) (*Run, error) {
-	if r == nil {
-		r = new(Runner)
-	}
 	h := &Run{r: r, done: make(chan struct{})}
 	if req.Systemd || req.Detach {
 		req.Detach = true

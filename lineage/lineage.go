@@ -115,8 +115,8 @@ type Sessions interface {
 	Live() ([]station.Session, error)
 }
 
-// Ledger is the lineage ledger at Path. A nil *Ledger is the zero Ledger:
-// with no Path it registers nothing (an error) and reads no rows.
+// Ledger is the lineage ledger at Path. The zero Ledger, with no Path,
+// registers nothing (an error) and reads no rows.
 type Ledger struct {
 	Path string // <observatory dir>/lineage.jsonl (station.Paths.LineageFile); required
 	// Sessions fills missing ids from the live registry; nil fills nothing.
@@ -160,9 +160,6 @@ const maxTitle = 200
 // Register records that link.Child descends from link.Parent, unless the
 // child's newest link already says so.
 func (l *Ledger) Register(ctx context.Context, link Link) (Result, error) {
-	if l == nil {
-		l = new(Ledger)
-	}
 	fail := func(err error) (Result, error) { return Result{}, &Error{Op: "register", Path: l.Path, Err: err} }
 	if l.Path == "" {
 		return fail(errNoPath) // never a lock or a line beside whatever "" resolves to
@@ -306,9 +303,6 @@ func sameParent(a, b Row) bool {
 // no rows; lines that are not rows are skipped. A read stops when ctx
 // ends (the error wraps ctx.Err()).
 func (l *Ledger) Rows(ctx context.Context) ([]Row, error) {
-	if l == nil {
-		l = new(Ledger)
-	}
 	var out []Row
 	if err := l.scan(ctx, func(r Row) { out = append(out, r) }); err != nil {
 		return nil, &Error{Op: "read", Path: l.Path, Err: err}
@@ -391,9 +385,6 @@ func parseRow(line []byte) (Row, bool) {
 // grows with the number of children, not with the ledger's size. A read
 // stops when ctx ends (the error wraps ctx.Err()).
 func (l *Ledger) Links(ctx context.Context) ([]Row, error) {
-	if l == nil {
-		l = new(Ledger)
-	}
 	type at struct {
 		i int
 		r Row
@@ -422,9 +413,6 @@ func (l *Ledger) Links(ctx context.Context) ([]Row, error) {
 // Parent returns the child's current link. A read stops when ctx ends (the
 // error wraps ctx.Err()).
 func (l *Ledger) Parent(ctx context.Context, child string) (Row, bool, error) {
-	if l == nil {
-		l = new(Ledger)
-	}
 	var cur Row
 	var ok bool
 	err := l.scan(ctx, func(r Row) {

@@ -315,10 +315,10 @@ func ExampleLedger_Register() {
 	// 11111111 <- 22222222-2222-4222-8222-222222222222 parent worker
 }
 
-// TestNilLedger: a nil *Ledger is the zero Ledger: with no Path it
-// registers nothing (an error) and reads no rows.
-func TestNilLedger(t *testing.T) {
-	for name, l := range map[string]*lineage.Ledger{"zero": {}, "nil": nil} {
+// TestZeroLedger: the zero Ledger, with no Path, registers nothing (an
+// error) and reads no rows.
+func TestZeroLedger(t *testing.T) {
+	for name, l := range map[string]*lineage.Ledger{"zero": {}} {
 		t.Run(name, func(t *testing.T) {
 			link := lineage.Link{Child: "6c2b1c1e-4b7a-4f7e-9d2a-1a2b3c4d5e6f", Parent: "0b0e3c1a-2d4f-4a6b-8c9d-0e1f2a3b4c5d", By: lineage.ByParent}
 			var le *lineage.Error

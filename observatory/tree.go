@@ -13,11 +13,8 @@ type TreeNode struct {
 // each of those by its own. A session that is its own parent is a root; a
 // cycle in the ledger is cut where it closes, and sessions caught in a
 // cycle without a root are listed flat after the rest. Every session is
-// listed once. A nil Document has no sessions.
+// listed once.
 func (d *Document) Tree() []TreeNode {
-	if d == nil {
-		return nil
-	}
 	sessions := d.Sessions
 	idx := make(map[string]int, len(sessions))
 	for i, s := range sessions {

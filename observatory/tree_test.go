@@ -39,8 +39,4 @@ func TestDocumentTree(t *testing.T) {
 			}
 		})
 	}
-	var nilDoc *observatory.Document
-	if got := nilDoc.Tree(); got != nil {
-		t.Errorf("nil document: %v", got)
-	}
 }

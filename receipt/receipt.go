@@ -2,7 +2,6 @@ package receipt
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
@@ -40,9 +39,6 @@ type Error struct {
 func (e *Error) Error() string { return fmt.Sprintf("receipt %s %s: %v", e.Op, e.Path, e.Err) }
 func (e *Error) Unwrap() error { return e.Err }
 
-// errNilWriter is the error of Append on a nil *Writer.
-var errNilWriter = errors.New("no receipts file (nil Writer)")
-
 // stamper is a row that fills its ts and ts_ms when they are unset.
 type stamper interface {
 	stamped(t time.Time) any
@@ -52,9 +48,6 @@ type stamper interface {
 // [StartRow] (or a pointer to one) whose TS is empty is stamped with Now
 // first; any other value is written as it marshals.
 func (w *Writer) Append(row any) error {
-	if w == nil {
-		return &Error{Op: "append", Err: errNilWriter}
-	}
 	if s, ok := row.(stamper); ok {
 		now := time.Now
 		if w.Now != nil {

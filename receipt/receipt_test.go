@@ -217,10 +217,6 @@ func TestAppendHostile(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var nilWriter *receipt.Writer
-	if err := nilWriter.Append(receipt.SendRow{}); err == nil {
-		t.Errorf("Append on a nil Writer = nil, want an error")
-	}
 	file := filepath.Join(dir, "file")
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)

@@ -59,35 +59,3 @@ func TestNoPanicOnZeroValues(t *testing.T) {
 	_ = (&station.KnobError{}).Error()
 	_ = (&station.TargetError{}).Error()
 }
-
-// TestNilStation: a nil *Station has no registry: lookups find nothing,
-// reads return an error, the clock is time.Now, and CallingSession falls
-// back to the environment's session id.
-func TestNilStation(t *testing.T) {
-	var st *station.Station
-	if _, err := st.Live(); err == nil {
-		t.Error("Live: no error")
-	}
-	if _, ok := st.LiveByPID(1); ok {
-		t.Error("LiveByPID: found a session")
-	}
-	if _, ok, err := st.LiveBySessionID("6c2b1c1e-4b7a-4f7e-9d2a-1a2b3c4d5e6f"); ok || err == nil {
-		t.Errorf("LiveBySessionID: ok %v, err %v; want false and an error", ok, err)
-	}
-	if _, err := st.Resolve("6c2b1c1e"); err == nil {
-		t.Error("Resolve: no error")
-	}
-	if _, err := st.PeerToken(station.Row{PID: 1}); err == nil {
-		t.Error("PeerToken: no error")
-	}
-	if got := st.KeyFile(station.Row{PID: 1}); got != "" {
-		t.Errorf("KeyFile = %q, want \"\"", got)
-	}
-	if st.Clock()().IsZero() {
-		t.Error("Clock: zero time")
-	}
-	const sid = "6c2b1c1e-4b7a-4f7e-9d2a-1a2b3c4d5e6f"
-	if got, _, by := st.CallingSession(1, sid); got != sid || by != "env" {
-		t.Errorf("CallingSession = %q by %q, want %q by env", got, by, sid)
-	}
-}

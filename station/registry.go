@@ -62,8 +62,6 @@ type Session struct {
 }
 
 // Station is a view of one machine: its paths, its process table and a clock.
-// A nil *Station has no registry: its lookups find nothing, its reads
-// return an error, and its clock is time.Now.
 type Station struct {
 	Paths Paths
 	Proc  Proc
@@ -80,7 +78,7 @@ func New(p Paths) *Station { return &Station{Paths: p} }
 
 // Clock returns the station's clock, time.Now when none was given.
 func (s *Station) Clock() func() time.Time {
-	if s != nil && s.Now != nil {
+	if s.Now != nil {
 		return s.Now
 	}
 	return time.Now
@@ -258,9 +256,6 @@ func (s *Station) sessions() ([]Session, error) {
 // Live returns the live sessions: rows whose pid runs with their procStart.
 // When two live rows name the same session id, the newer one is kept.
 func (s *Station) Live() ([]Session, error) {
-	if s == nil {
-		return nil, errNilStation
-	}
 	all, err := s.sessions()
 	if err != nil {
 		return nil, err
@@ -389,9 +384,6 @@ func toLowerASCII(c byte) byte {
 
 // LiveByPID returns the live row of pid, if any.
 func (s *Station) LiveByPID(pid int) (Session, bool) {
-	if s == nil {
-		return Session{}, false
-	}
 	path := filepath.Join(s.Paths.SessionsDir, strconv.Itoa(pid)+".json")
 	if s.decoded != nil {
 		s.decoded(path)
@@ -441,15 +433,9 @@ func (s *Station) LiveBySessionID(id string) (Session, bool, error) {
 // KeyFile returns the path of a session's key file:
 // <sessions>/<pid>.<sha256 hex of the socket path>.key.
 func (s *Station) KeyFile(r Row) string {
-	if s == nil {
-		return ""
-	}
 	sum := sha256.Sum256([]byte(r.MessagingSocketPath))
 	return filepath.Join(s.Paths.SessionsDir, strconv.Itoa(r.PID)+"."+hex.EncodeToString(sum[:])+".key")
 }
-
-// errNilStation is the answer of a nil *Station's reads.
-var errNilStation = errors.New("station: no station (a nil *Station)")
 
 // errNoToken reports a session whose key file holds no usable token.
 var errNoToken = errors.New("no messaging token")
@@ -458,9 +444,6 @@ var errNoToken = errors.New("no messaging token")
 // must name the row's procStart, so a stale key of a recycled pid is not
 // used. Errors never carry the token.
 func (s *Station) PeerToken(r Row) (Token, error) {
-	if s == nil {
-		return "", errNilStation
-	}
 	path := s.KeyFile(r)
 	b, err := fsx.ReadFile(path)
 	if err != nil {

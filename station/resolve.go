@@ -78,9 +78,6 @@ func (e *TargetError) Unwrap() error { return e.Err }
 // process: its row is the answer even when a newer process's row names the
 // same session id.
 func (s *Station) Resolve(target string) (Target, error) {
-	if s == nil {
-		return Target{}, errNilStation
-	}
 	target = strings.TrimSpace(target)
 	if target == "" || strings.ContainsAny(target, "/\x00\n") {
 		return Target{}, &TargetError{Target: target, Err: ErrBadTarget}

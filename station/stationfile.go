@@ -175,9 +175,6 @@ func LoadEnviron(getenv func(string) string) (*Environ, error) {
 // Getenv returns key's value: the environment's when set there, else the
 // station file's, else "".
 func (e *Environ) Getenv(key string) string {
-	if e == nil {
-		return ""
-	}
 	if e.getenv != nil {
 		if v := e.getenv(key); v != "" {
 			return v

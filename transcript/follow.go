@@ -116,9 +116,6 @@ func Follow(ctx context.Context, path string, from int64, opts FollowOptions) *F
 // the last Line returned (or from, before the first). Rows before it were
 // read.
 func (f *Follower) Offset() int64 {
-	if f == nil {
-		return 0
-	}
 	return f.off
 }
 
@@ -137,7 +134,7 @@ func (f *Follower) Next(ctx context.Context) (Line, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if f == nil || f.ctx == nil { // a zero (or nil) Follower, not made by Follow: it follows nothing
+	if f.ctx == nil { // a zero Follower, not made by Follow: it follows nothing
 		return Line{}, &Error{Op: "follow", Err: errZeroFollower}
 	}
 	for {
@@ -318,7 +315,7 @@ func (f *Follower) fail(op string, err error) error {
 // Close releases the Follower's file and watch. It is safe to call more
 // than once; Next after Close returns an error matching os.ErrClosed.
 func (f *Follower) Close() error {
-	if f == nil || f.closed {
+	if f.closed {
 		return nil
 	}
 	f.closed = true

@@ -127,7 +127,7 @@ type Call struct {
 }
 
 // Fakes is a directory holding the fakes. Make one with [Install]: a
-// Fakes not made by it (nil, or the zero value) holds none (Script does
+// Fakes not made by it (the zero value) holds none (Script does
 // nothing, Calls returns nil and WaitCalls an error).
 type Fakes struct {
 	Dir        string

@@ -171,7 +171,7 @@ type config struct {
 }
 
 // Door is a running fake door. Make one with [New] or [Listen]: a Door
-// not made by them (nil, or the zero value) is a closed door with no
+// not made by them (the zero value) is a closed door with no
 // frames (Close does nothing, the waits return [ErrClosed]).
 type Door struct {
 	cfg     config
@@ -282,9 +282,6 @@ func (d *Door) removeTemp() {
 
 // Path returns the socket's path.
 func (d *Door) Path() string {
-	if d == nil {
-		return ""
-	}
 	return d.path
 }
 
@@ -324,9 +321,6 @@ func (d *Door) Close() error {
 
 // Frames returns a copy of every recorded frame, in arrival order.
 func (d *Door) Frames() []Frame {
-	if d == nil {
-		return nil
-	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return append([]Frame(nil), d.frames...)
@@ -345,9 +339,6 @@ func (d *Door) Queued() []Frame {
 
 // Conns returns every accepted connection so far.
 func (d *Door) Conns() []ConnInfo {
-	if d == nil {
-		return nil
-	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	return append([]ConnInfo(nil), d.conns...)

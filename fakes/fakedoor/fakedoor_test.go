@@ -407,11 +407,11 @@ func TestZeroOptionsAreDefaults(t *testing.T) {
 	}
 }
 
-// TestDoorNotStarted: a Door not made by New or Listen (nil, or the zero
+// TestDoorNotStarted: a Door not made by New or Listen (the zero
 // value) is a closed door: Close does nothing, the waits return ErrClosed
 // at once (the zero value's Close closed a nil channel).
 func TestDoorNotStarted(t *testing.T) {
-	for name, d := range map[string]*fakedoor.Door{"zero": {}, "nil": nil} {
+	for name, d := range map[string]*fakedoor.Door{"zero": {}} {
 		t.Run(name, func(t *testing.T) {
 			if err := d.Close(); err != nil {
 				t.Errorf("Close: %v", err)

@@ -98,7 +98,7 @@ type Options struct {
 const confirmWait = 10 * time.Second
 
 // Doorman is a running fake doorman. Make one with [Start]: a Doorman not
-// made by it (nil, or the zero value) runs nothing and has read and acked
+// made by it (the zero value) runs nothing and has read and acked
 // nothing (Stop does nothing, the counts are 0, Err is nil).
 type Doorman struct {
 	// Files are the inbox's files it reads and writes.
@@ -170,7 +170,7 @@ func (d *Doorman) now() time.Time {
 // Stop ends the doorman, writes a stopped heartbeat (unless scripted to
 // write none) and waits for its goroutine. It is safe to call twice.
 func (d *Doorman) Stop() {
-	if d == nil || d.stop == nil {
+	if d.stop == nil {
 		return
 	}
 	d.once.Do(func() {
@@ -185,9 +185,6 @@ func (d *Doorman) Stop() {
 
 // Acked is how many acks it wrote.
 func (d *Doorman) Acked() int {
-	if d == nil {
-		return 0
-	}
 	return int(d.acked.Load())
 }
 
@@ -199,7 +196,7 @@ var errStopped = errors.New("fakedoorman: stopped")
 // and an error once the doorman has stopped with fewer (also for a Doorman
 // not made by [Start]).
 func (d *Doorman) WaitAcked(ctx context.Context, n int) error {
-	if d == nil || d.done == nil {
+	if d.done == nil {
 		return errStopped
 	}
 	return fakewait.Until(ctx, &d.ackSignal, 0, d.done, errStopped, func() bool { return d.Acked() >= n })
@@ -207,17 +204,11 @@ func (d *Doorman) WaitAcked(ctx context.Context, n int) error {
 
 // Read is how many lines it read.
 func (d *Doorman) Read() int {
-	if d == nil {
-		return 0
-	}
 	return int(d.read.Load())
 }
 
 // Err is the first error the doorman met, if any.
 func (d *Doorman) Err() error {
-	if d == nil {
-		return nil
-	}
 	d.errMu.Lock()
 	defer d.errMu.Unlock()
 	return d.err

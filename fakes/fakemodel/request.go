@@ -140,9 +140,6 @@ func (r *Request) parseBody() {
 // the system prompt, then each message's text blocks, tool_use inputs (as
 // JSON) and tool_result contents, in order.
 func (r *Request) Text() string {
-	if r == nil {
-		return ""
-	}
 	var sb strings.Builder
 	for _, b := range r.System {
 		writeBlockText(&sb, b)
@@ -173,18 +170,12 @@ func writeBlockText(sb *strings.Builder, b Block) {
 // [Request.Text]): system prompt, messages of every role, tool inputs and
 // tool results.
 func (r *Request) Contains(text string) bool {
-	if r == nil {
-		return false
-	}
 	return strings.Contains(r.Text(), text)
 }
 
 // MessagesContain reports whether text occurs in the messages alone, leaving
 // out the system prompt.
 func (r *Request) MessagesContain(text string) bool {
-	if r == nil {
-		return false
-	}
 	var sb strings.Builder
 	for _, m := range r.Messages {
 		for _, b := range m.Content {
@@ -196,9 +187,6 @@ func (r *Request) MessagesContain(text string) bool {
 
 // ToolResults returns the tool_result blocks of all messages, in order.
 func (r *Request) ToolResults() []Block {
-	if r == nil {
-		return nil
-	}
 	var out []Block
 	for _, m := range r.Messages {
 		for _, b := range m.Content {
@@ -212,9 +200,6 @@ func (r *Request) ToolResults() []Block {
 
 // ToolNames returns the names of the offered tools, in order.
 func (r *Request) ToolNames() []string {
-	if r == nil {
-		return nil
-	}
 	out := make([]string, 0, len(r.Tools))
 	for _, t := range r.Tools {
 		out = append(out, t.Name)
@@ -225,9 +210,6 @@ func (r *Request) ToolNames() []string {
 // String summarises the request for test logs: sequence, model, counts.
 // It never includes the headers (they carry the API key).
 func (r *Request) String() string {
-	if r == nil {
-		return "request <nil>"
-	}
 	side := ""
 	if r.Side {
 		side = " side"

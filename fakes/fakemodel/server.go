@@ -129,7 +129,7 @@ func NewServer(o Options) *Server {
 // Close returns once every handler has returned. It is safe to call more
 // than once.
 func (s *Server) Close() {
-	if s == nil || s.srv == nil {
+	if s.srv == nil {
 		return
 	}
 	s.mu.Lock()
@@ -146,9 +146,6 @@ func (s *Server) Close() {
 
 // Enqueue appends replies to the conversation queue.
 func (s *Server) Enqueue(r ...Reply) {
-	if s == nil {
-		return
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.queue = append(s.queue, r...)
@@ -156,9 +153,6 @@ func (s *Server) Enqueue(r ...Reply) {
 
 // Pending returns how many queued replies are not yet taken.
 func (s *Server) Pending() int {
-	if s == nil {
-		return 0
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.queue)
@@ -167,9 +161,6 @@ func (s *Server) Pending() int {
 // Requests returns every recorded POST /v1/messages request in arrival
 // order, side requests included.
 func (s *Server) Requests() []Request {
-	if s == nil {
-		return nil
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	out := make([]Request, len(s.requests))
@@ -181,9 +172,6 @@ func (s *Server) Requests() []Request {
 
 // Len returns how many POST /v1/messages requests were recorded.
 func (s *Server) Len() int {
-	if s == nil {
-		return 0
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return len(s.requests)
@@ -192,9 +180,6 @@ func (s *Server) Len() int {
 // Calls returns every HTTP request that reached the server, of any method
 // and path, in arrival order.
 func (s *Server) Calls() []Call {
-	if s == nil {
-		return nil
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return append([]Call(nil), s.calls...)
@@ -206,7 +191,7 @@ func (s *Server) Calls() []Call {
 // To wait for a request after a known point, match on [Request.Seq].
 // The returned request must not be modified.
 func (s *Server) WaitRequest(ctx context.Context, match func(*Request) bool) (*Request, error) {
-	if s == nil || s.srv == nil {
+	if s.srv == nil {
 		return nil, ErrClosed
 	}
 	next := 0

@@ -49,7 +49,7 @@ type Options struct {
 }
 
 // Owner is this test process acting as a running session. Make one with
-// [New]: an Owner not made by it (nil, or the zero value) is no session:
+// [New]: an Owner not made by it (the zero value) is no session:
 // it writes nothing, its reads are empty, Start starts nothing (a nil
 // *Child) and its waits return an error.
 type Owner struct {
@@ -81,9 +81,6 @@ func New(tb fakes.TB, o Options) *Owner {
 
 // SessionID is the session's id.
 func (o *Owner) SessionID() string {
-	if o == nil {
-		return ""
-	}
 	return o.Row.SessionID
 }
 
@@ -123,7 +120,7 @@ func (o *Owner) SetStatus(status string) {
 }
 
 // Child is a process the owner started. A Child not started by
-// [Owner.Start] (nil, or the zero value) has no process: PID is 0, Done is
+// [Owner.Start] (the zero value) has no process: PID is 0, Done is
 // closed, Signal and Wait return an error.
 type Child struct {
 	Cmd   *exec.Cmd
@@ -191,15 +188,9 @@ var errNoChild = errors.New("fakeowner: no child process (a Child not started by
 
 // Stdout and Stderr return what the child wrote so far.
 func (c *Child) Stdout() string {
-	if c == nil {
-		return ""
-	}
 	return c.stdout.String()
 }
 func (c *Child) Stderr() string {
-	if c == nil {
-		return ""
-	}
 	return c.stderr.String()
 }
 

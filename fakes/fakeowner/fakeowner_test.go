@@ -80,11 +80,11 @@ func TestOwnerIsTheSession(t *testing.T) {
 	}
 }
 
-// TestOwnerNotFromNew: an Owner not made by New (nil, or the zero value)
+// TestOwnerNotFromNew: an Owner not made by New (the zero value)
 // is no session: Start starts nothing, the waits return an error at once,
 // writes do nothing; a Child not from Start has no process.
 func TestOwnerNotFromNew(t *testing.T) {
-	for name, o := range map[string]*fakeowner.Owner{"zero": {}, "nil": nil} {
+	for name, o := range map[string]*fakeowner.Owner{"zero": {}} {
 		t.Run(name, func(t *testing.T) {
 			if c := o.Start(exec.Command("true")); c != nil {
 				t.Errorf("Start = %v, want nil", c)
@@ -100,7 +100,7 @@ func TestOwnerNotFromNew(t *testing.T) {
 			}
 		})
 	}
-	for name, c := range map[string]*fakeowner.Child{"zero": {}, "nil": nil} {
+	for name, c := range map[string]*fakeowner.Child{"zero": {}} {
 		t.Run("child "+name, func(t *testing.T) {
 			if _, err := c.Wait(context.Background()); err == nil {
 				t.Error("Wait: no error")

@@ -105,7 +105,7 @@ type Options struct {
 }
 
 // Session is a running fake session. Make one with [Start]: a Session
-// not made by it (nil, or the zero value) runs nothing (Stop does nothing,
+// not made by it (the zero value) runs nothing (Stop does nothing,
 // Handled is 0, Err nil).
 type Session struct {
 	Station *fakestation.Station
@@ -165,17 +165,11 @@ func Start(tb fakes.TB, o Options) *Session {
 
 // SessionID is the session's id.
 func (s *Session) SessionID() string {
-	if s == nil {
-		return ""
-	}
 	return s.Row.SessionID
 }
 
 // Handled is how many lines the session has answered so far.
 func (s *Session) Handled() int {
-	if s == nil {
-		return 0
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.handled
@@ -183,9 +177,6 @@ func (s *Session) Handled() int {
 
 // Err is the first error the session met writing its files, if any.
 func (s *Session) Err() error {
-	if s == nil {
-		return nil
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.err
@@ -195,7 +186,7 @@ func (s *Session) Err() error {
 // writes its stopped heartbeat, the registry row goes and the session's
 // process with it. It is safe to call more than once.
 func (s *Session) Stop() {
-	if s == nil || s.cancel == nil {
+	if s.cancel == nil {
 		return
 	}
 	s.once.Do(func() {

@@ -194,8 +194,8 @@ var noPanicCases = []noPanicCase{
 		}
 		h.call("station.LoadEnviron(nil)", func() { station.LoadEnviron(nil) })
 		h.call("station.Knobs()", func() { station.Knobs() })
-		var e *station.Environ
-		h.call("nil Environ", func() { e.Getenv("HOME"); e.Origin("HOME") })
+		var e station.Environ
+		h.call("zero Environ", func() { e.Getenv("HOME"); e.Origin("HOME") })
 	}},
 	{names: []string{"station.IsSessionID"}, run: func(h *hostile) {
 		for _, s := range h.strs {
@@ -222,7 +222,6 @@ var noPanicCases = []noPanicCase{
 	}},
 	{names: []string{"claudeinbox.Sender.SendRetry"}, run: func(h *hostile) {
 		h.call("Sender{}.SendRetry(zero)", func() { (&claudeinbox.Sender{}).SendRetry(h.ctx(), claudeinbox.Request{}) })
-		h.call("nil.SendRetry(zero)", func() { (*claudeinbox.Sender)(nil).SendRetry(h.ctx(), claudeinbox.Request{}) })
 		for _, s := range h.strs {
 			req := claudeinbox.Request{Target: s, Line: s, From: s, Priority: s, Waits: &claudeinbox.Waits{Ack: -1, Seen: 1, Reply: 1}}
 			h.call("Sender.SendRetry("+q(s)+")", func() { claudeinbox.NewSender(h.cfg).SendRetry(h.ctx(), req) })
@@ -386,7 +385,7 @@ var noPanicCases = []noPanicCase{
 			run, _ := (&headless.Runner{}).StartSteerable(h.ctx(), headless.StartRequest{})
 			run.Wait(h.ctx())
 		})
-		h.call("Run{}.Wait", func() { (&headless.Run{}).Wait(h.ctx()); (*headless.Run)(nil).Wait(h.ctx()) })
+		h.call("Run{}.Wait", func() { (&headless.Run{}).Wait(h.ctx()) })
 		h.call("Runner{}.Resume(zero)", func() { (&headless.Runner{}).Resume(h.ctx(), headless.ResumeRequest{}) })
 		h.call("Runner{}.Start(zero)", func() { (&headless.Runner{}).Start(h.ctx(), headless.StartRequest{}) })
 		h.call("Runner{}.RunUnit(\"\")", func() { (&headless.Runner{}).RunUnit(h.ctx(), "") })
