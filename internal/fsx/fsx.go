@@ -17,6 +17,7 @@
 package fsx
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -219,10 +220,18 @@ func flockBounded(f *os.File, path string) error {
 // FlockUntil takes the exclusive flock(2) lock on f (opened on path, which
 // only names it in errors), retrying while another open file description
 // holds it, until deadline. Past the deadline the error matches
-// [ErrLocked]. It is the module's one bounded lock loop: every holder of
-// these locks holds them for one write or one ledger update, so the retry
-// starts at 200 µs and backs off to 2 ms.
+// [ErrLocked].
 func FlockUntil(f *os.File, path string, deadline time.Time) error {
+	return flockLoop(context.Background(), f, path, deadline)
+}
+
+// flockLoop is the module's one bounded lock loop, under FlockUntil and
+// LockContext: it retries the non-blocking flock(2) while another open
+// file description holds the lock, until deadline (none when zero) or
+// until ctx ends (an error wrapping ctx.Err()). Every holder of these
+// locks holds them for one write or one ledger update, so the retry
+// starts at 200 µs and backs off to 2 ms.
+func flockLoop(ctx context.Context, f *os.File, path string, deadline time.Time) error {
 	wait := 200 * time.Microsecond
 	for {
 		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
@@ -233,10 +242,16 @@ func FlockUntil(f *os.File, path string, deadline time.Time) error {
 			continue
 		case !errors.Is(err, unix.EWOULDBLOCK):
 			return &fs.PathError{Op: "flock", Path: path, Err: err}
-		case time.Now().After(deadline):
+		case !deadline.IsZero() && time.Now().After(deadline):
 			return &fs.PathError{Op: "flock", Path: path, Err: ErrLocked}
 		}
-		time.Sleep(wait)
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return &fs.PathError{Op: "flock", Path: path, Err: ctx.Err()}
+		case <-t.C:
+		}
 		wait = min(2*wait, 2*time.Millisecond)
 	}
 }

@@ -48,23 +48,19 @@ func TryLock(path string) (*Lock, error) {
 	return &Lock{f: f, path: path}, nil
 }
 
-// LockContext takes an exclusive lock on path, retrying until ctx ends.
-// Contention on oo-claude's locks lasts microseconds (a ledger update), so the
-// retry interval is short.
+// LockContext takes an exclusive lock on path, retrying until ctx ends
+// (an error wrapping ctx.Err()). Contention on oo-claude's locks lasts
+// microseconds (a ledger update), so the retry interval is short.
 func LockContext(ctx context.Context, path string) (*Lock, error) {
-	for {
-		l, err := TryLock(path)
-		if err == nil || !errors.Is(err, ErrLocked) {
-			return l, err
-		}
-		t := time.NewTimer(2 * time.Millisecond)
-		select {
-		case <-ctx.Done():
-			t.Stop()
-			return nil, &fs.PathError{Op: "flock", Path: path, Err: ctx.Err()}
-		case <-t.C:
-		}
+	f, err := openLockFile(path)
+	if err != nil {
+		return nil, err
 	}
+	if err := flockLoop(ctx, f, path, time.Time{}); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return &Lock{f: f, path: path}, nil
 }
 
 // File returns the locked file, for holders that keep state in it.
