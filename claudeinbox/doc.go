@@ -15,7 +15,8 @@
 // that the model saw a delivered line (a [Witness] reading the session's
 // transcript), which fills Verdict.Seen and never changes the class; with
 // [Sender.ReplyWait] it also waits for the session's answer to the line (a
-// [ReplyWitness]), which fills Verdict.Reply. Either wait ends as soon as
+// [ReplyWitness]), which fills Verdict.Reply. [NewSender] sets the real
+// witness (transcript.Witness), so either wait needs no set-up. Either wait ends as soon as
 // the session does (its claude process's exit is an event, a pidfd; its
 // registry row going, or naming another session, too), and a ctx that ends
 // returns what the wait had found with ctx's error; Verdict.WaitEnd says

@@ -16,7 +16,7 @@ import (
 // A Witness proves that the model saw a delivered line: the session's
 // transcript shows a row whose origin.msg_id is the ack's msg_id.
 // claudeinbox reads no transcripts itself; transcript.Witness is the real
-// one.
+// one, the one [NewSender] sets.
 type Witness interface {
 	// Mark returns the session's transcript and its size now. Send calls
 	// it once the target resolved to a running session, before the line

@@ -18,6 +18,7 @@ import (
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/receipt"
 	"github.com/oo-family/oo-claude/station"
+	"github.com/oo-family/oo-claude/transcript"
 )
 
 // ackPoll is the ack wait's timer where no file watch could be set up (it
@@ -100,7 +101,7 @@ type Sender struct {
 	// way.
 	SeenWait time.Duration
 	// Witness reads the transcript for SeenWait and ReplyWait;
-	// transcript.Witness is the real one.
+	// transcript.Witness is the real one, which [NewSender] sets.
 	Witness Witness
 	// ReplyWait is how long Send waits, after a delivered-* verdict, for
 	// the model to take the line and answer it (Verdict.Reply): the seen
@@ -120,8 +121,10 @@ type Sender struct {
 }
 
 // NewSender returns a Sender for the station the config describes, with
-// the config's wait, throttle and receipts file. The receipts carry no
-// client version until the caller sets ClientVersion.
+// the config's wait, throttle and receipts file, and the station's
+// transcript witness (transcript.Witness over its projects directory), so
+// a SeenWait, ReplyWait or Request.Waits needs no further set-up. The
+// receipts carry no client version until the caller sets ClientVersion.
 func NewSender(c station.Config) *Sender {
 	return &Sender{
 		Station:     station.New(c.Paths),
@@ -130,6 +133,7 @@ func NewSender(c station.Config) *Sender {
 		Wait:        c.Wait,
 		MinInterval: c.MinInterval,
 		Receipts:    &receipt.Writer{Path: c.ReceiptsFile()},
+		Witness:     transcript.Witness{ProjectsDir: c.Paths.ProjectsDir},
 	}
 }
 

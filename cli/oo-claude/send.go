@@ -88,10 +88,10 @@ func newSendCmd(e *env) *ffcli.Command {
 				s.MinInterval = minIntervalD
 			}
 			if seen.set {
-				s.SeenWait, s.Witness = seenD, transcript.Witness{ProjectsDir: cfg.ProjectsDir}
+				s.SeenWait = seenD
 			}
 			if reply.set {
-				s.ReplyWait, s.Witness = replyD, transcript.Witness{ProjectsDir: cfg.ProjectsDir}
+				s.ReplyWait = replyD
 			}
 			var ackErr error
 			if *asJSON {

@@ -13,7 +13,6 @@ import (
 
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/station"
-	"github.com/oo-family/oo-claude/transcript"
 )
 
 func main() {
@@ -27,8 +26,7 @@ func main() {
 		os.Exit(2)
 	}
 	sender := claudeinbox.NewSender(cfg)
-	sender.ReplyWait = 5 * time.Minute // the budget for the model's answer
-	sender.Witness = transcript.Witness{ProjectsDir: cfg.Paths.ProjectsDir}
+	sender.ReplyWait = 5 * time.Minute // the budget for the model's answer (NewSender set the witness)
 
 	v, err := sender.Send(context.Background(), claudeinbox.Request{
 		Target: os.Args[1], Line: os.Args[2], From: "example-ask",

@@ -46,7 +46,6 @@ import (
 	"github.com/oo-family/oo-claude/headless"
 	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/station"
-	"github.com/oo-family/oo-claude/transcript"
 )
 
 // installCommand installs the pinned Claude Code and prints its path.
@@ -281,7 +280,7 @@ func run(ctx context.Context, bin string, out io.Writer) (err error) {
 
 	// 3. steer: a line into the running turn, and the proof the model got it.
 	sender := claudeinbox.NewSender(cfg)
-	sender.SeenWait, sender.Witness = 30*time.Second, transcript.Witness{ProjectsDir: cfg.ProjectsDir}
+	sender.SeenWait = 30 * time.Second // NewSender set the transcript witness
 	sent := time.Now()
 	v, err := sender.Send(ctx, claudeinbox.Request{Target: sid, Line: steer, From: "steerer"})
 	if err != nil {

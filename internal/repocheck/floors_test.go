@@ -72,6 +72,8 @@ var floorOrder = map[[2]string]string{
 	// from other stations.
 	{"fleet", "observatory"}: "the fleet merges the observatory's documents and event streams",
 	{"fleet", "headless"}:    "the fleet's resume and start return headless's results",
+	// Floor 2: the sender's default witness reads transcripts.
+	{"claudeinbox", "transcript"}: "NewSender sets transcript.Witness, the real witness of the seen and reply waits",
 	// Floor 1: the contract's I/O reads and writes the contract's types;
 	// the claude process runner reads the station's process table.
 	{"internal/inbox", "inboxv1"}:      "internal/inbox reads and writes the contract's types",
