@@ -55,13 +55,14 @@ func TestExamplesOutsideTheModule(t *testing.T) {
 				goCmd(t, dir, "build", "-o", bin, ".")
 				bins[name] = bin
 			}
-			if name == "dispatcher" {
+			if name == "dispatcher" || name == "glue" {
 				goCmd(t, dir, "test", "-count=1", "./...")
 			}
 		})
 	}
 	// The recipes stay short enough to copy whole; roundtrip and offline
-	// are the README's demos, whole programs.
+	// are the README's demos, whole programs, and glue is a test of the
+	// glue rows, each row short on its own (checkGlue).
 	for _, recipe := range []string{"ask", "dispatcher", "send", "watch"} {
 		files, _ := filepath.Glob(filepath.Join(root, "examples", recipe, "*.go"))
 		if len(files) == 0 {
@@ -73,6 +74,7 @@ func TestExamplesOutsideTheModule(t *testing.T) {
 			}
 		}
 	}
+	checkGlue(t, filepath.Join(root, "examples", "glue"))
 	if t.Failed() {
 		return
 	}
@@ -142,6 +144,57 @@ func TestExamplesOutsideTheModule(t *testing.T) {
 
 // maxRecipeLines is the most lines of a recipe's file.
 const maxRecipeLines = 60
+
+// glueRows are the glue rows examples/glue shows, each between the marker
+// comments "// glue(x) {" and "// }"; maxGlueLines is the most lines of
+// code a row takes between its markers.
+const (
+	glueRows     = "abcdef"
+	maxGlueLines = 3
+)
+
+// checkGlue checks that the .go files of dir show every glue row once, in
+// at most maxGlueLines non-blank lines each.
+func checkGlue(t *testing.T, dir string) {
+	t.Helper()
+	files, _ := filepath.Glob(filepath.Join(dir, "*.go"))
+	rows := map[string]int{}
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		row, start, lines := "", 0, 0
+		for i, l := range strings.Split(string(b), "\n") {
+			l = strings.TrimSpace(l)
+			switch {
+			case row == "" && strings.HasPrefix(l, "// glue(") && strings.HasSuffix(l, ") {"):
+				row, start, lines = strings.TrimSuffix(strings.TrimPrefix(l, "// glue("), ") {"), i+1, 0
+				rows[row]++
+			case row != "" && l == "// }":
+				if lines > maxGlueLines {
+					t.Errorf("%s:%d: glue(%s) takes %d lines, want at most %d", f, start, row, lines, maxGlueLines)
+				}
+				row = ""
+			case row != "" && l != "":
+				lines++
+			}
+		}
+		if row != "" {
+			t.Errorf("%s:%d: glue(%s) has no closing // }", f, start, row)
+		}
+	}
+	for _, r := range glueRows {
+		if rows[string(r)] != 1 {
+			t.Errorf("examples/glue shows glue(%c) %d times, want once", r, rows[string(r)])
+		}
+	}
+	for r := range rows {
+		if len(r) != 1 || !strings.Contains(glueRows, r) {
+			t.Errorf("examples/glue shows glue(%s), a row not among %s", r, glueRows)
+		}
+	}
+}
 
 // goDirective is the go line of the go.mod at path.
 func goDirective(t *testing.T, path string) string {
