@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"strings"
 
 	"github.com/oo-family/oo-claude/inboxv1"
@@ -206,7 +205,7 @@ func (d *delivery) markTranscript(context.Context) (bool, error) {
 // checkTrust refuses an inbox another user could have written: it is not
 // ours to add to.
 func (d *delivery) checkTrust(context.Context) (bool, error) {
-	if err := inbox.CheckTrust(d.files, os.Geteuid()); err != nil {
+	if err := inbox.CheckTrust(d.files, d.s.Station.UID()); err != nil {
 		return true, d.s.refuseFile(&d.v, d.files.Inbox, err)
 	}
 	return false, nil

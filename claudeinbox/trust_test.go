@@ -3,6 +3,7 @@ package claudeinbox_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -80,5 +81,34 @@ func TestSendRefusesHostileInbox(t *testing.T) {
 				t.Errorf("the inbox changed: %v -> %v", before, after)
 			}
 		})
+	}
+}
+
+// TestSendTrustsTheStationsUID: the trust check demands the station's uid
+// (station.Station.EUID), not the process's: a Sender whose station is
+// another user's refuses an inbox this process owns, as untrusted, and
+// writes nothing. Before, the check read os.Geteuid() and took the inbox.
+func TestSendTrustsTheStationsUID(t *testing.T) {
+	w := newWorld(t)
+	w.sender.Wait = 0
+	other := os.Geteuid() + 1
+	w.sender.Station.EUID = func() int { return other }
+	sid := w.offline(t)
+	in := w.fs.InboxPath(sid)
+	if err := os.WriteFile(in, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	v, err := w.sender.Send(context.Background(), claudeinbox.Request{Target: sid, Line: "hello", From: "t"})
+	if v.Class != claudeinbox.Refused || v.Reason != inboxv1.ReasonUntrusted || err == nil {
+		t.Fatalf("verdict %s (%s) err %v, want refused (untrusted) with an error", v.Class, v.Reason, err)
+	}
+	if want := fmt.Sprintf("owned by uid %d", os.Geteuid()); !strings.Contains(v.Note, want) {
+		t.Errorf("note %q does not name %q", v.Note, want)
+	}
+	if v.Written {
+		t.Error("the line was written")
+	}
+	if fi, err := os.Stat(in); err != nil || fi.Size() != 0 {
+		t.Errorf("the inbox changed: %v %v", fi, err)
 	}
 }

@@ -154,6 +154,9 @@ type Options struct {
 	Proc station.Proc
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// EUID is the uid the trust checks demand of the inbox, state and
+	// registry files; nil means os.Geteuid (as [station.Station.EUID]).
+	EUID func() int
 	// Self is the absolute path of this oo-claude binary, which the MCP
 	// registration must name; "" skips that comparison.
 	Self string
@@ -197,7 +200,8 @@ func Run(ctx context.Context, o Options) Report {
 	if d.o.Timeout <= 0 {
 		d.o.Timeout = 30 * time.Second
 	}
-	st := &station.Station{Paths: o.Config.Paths, Proc: o.Proc, Now: d.o.Now}
+	st := &station.Station{Paths: o.Config.Paths, Proc: o.Proc, Now: d.o.Now, EUID: o.EUID}
+	d.uid = st.UID()
 	binOK := d.binary(ctx)
 	live := d.registry(st)
 	d.privateDir(CheckInboxDir, o.Config.InboxDir, true, KindInboxDirMissing, KindInboxDirUnusable, KindInboxDirMode)
@@ -211,8 +215,9 @@ func Run(ctx context.Context, o Options) Report {
 }
 
 type doc struct {
-	o Options
-	r Report
+	o   Options
+	r   Report
+	uid int // the station's user: the owner every trust check demands
 }
 
 func (d *doc) check(name string, findings []Finding, detail string) {
@@ -325,7 +330,7 @@ func (d *doc) registry(st *station.Station) []station.Session {
 		why := ""
 		if !fi.Mode().IsRegular() {
 			why = "a " + fileKind(fi) + ", not a regular file"
-		} else if err := fsx.CheckTrust(p, fi, os.Geteuid()); err != nil {
+		} else if err := fsx.CheckTrust(p, fi, d.uid); err != nil {
 			var te *fsx.TrustError
 			if errors.As(err, &te) {
 				why = te.Problem
@@ -376,9 +381,9 @@ func (d *doc) privateDir(name, dir string, required bool, missing, unusable, mod
 		d.check(name, []Finding{{Kind: unusable, Path: dir,
 			Message: fmt.Sprintf("%s is not a directory (%v); oo-claude never follows a symlink there", dir, fi.Mode().Type()),
 			Fix:     fmt.Sprintf("replace it with a real directory: mkdir -m 0700 %s", dir)}}, "")
-	case fsx.CheckTrust(dir, fi, os.Geteuid()) != nil:
+	case fsx.CheckTrust(dir, fi, d.uid) != nil:
 		var te *fsx.TrustError
-		errors.As(fsx.CheckTrust(dir, fi, os.Geteuid()), &te)
+		errors.As(fsx.CheckTrust(dir, fi, d.uid), &te)
 		d.check(name, []Finding{{Kind: mode, Path: dir,
 			Message: fmt.Sprintf("%s is %s: another user could plant or move its files, so oo-claude does not trust them", dir, te.Problem),
 			Fix:     te.Fix}}, "")
@@ -484,7 +489,7 @@ func (d *doc) doorman(st *station.Station, live []station.Session) {
 	d.r.Session = sid
 	files := inboxv1.FilesFor(d.o.Config.InboxDir, sid)
 	// The directory has its own check (inbox-dir); here, its files.
-	if err := inbox.CheckTrust(files, os.Geteuid()); err != nil && fsx.CheckDirTrust(filepath.Dir(files.Inbox), os.Geteuid()) == nil {
+	if err := inbox.CheckTrust(files, d.uid); err != nil && fsx.CheckDirTrust(filepath.Dir(files.Inbox), d.uid) == nil {
 		fix := "remove what another user or a non-regular file put there; oo-claude recreates the inbox files 0600"
 		var te *fsx.TrustError
 		if errors.As(err, &te) {

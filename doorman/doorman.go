@@ -256,7 +256,7 @@ func (d *Doorman) serve(ctx context.Context, id identity) error {
 	d.update(func(s *Status) {
 		s.SessionID, s.Inbox, s.OwnerPID, s.PeerPID, s.Socket = id.SessionID, files.Inbox, id.OwnerPID, id.PeerPID, id.Socket
 	})
-	if err := inbox.CheckTrust(files, os.Geteuid()); err != nil {
+	if err := inbox.CheckTrust(files, d.o.Host.Station.UID()); err != nil {
 		return d.untrusted(ctx, files, err)
 	}
 	if err := ensureInbox(files.Inbox); err != nil {

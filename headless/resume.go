@@ -168,7 +168,7 @@ func (r *Runner) resume(ctx context.Context, req ResumeRequest) (ResumeResult, e
 	// user's, writable by others) is refused before the lock and before
 	// claude runs: the injected doorman would deliver nothing from it, and
 	// "none waits" would be a guess.
-	if err := checkInbox(files); err != nil {
+	if err := r.checkInbox(files); err != nil {
 		return refuse(ReasonBadInbox, err)
 	}
 

@@ -358,7 +358,7 @@ func (r *Runner) startFiles(req StartRequest, f *StartFile) (inboxv1.Reason, err
 		return ReasonBadOut, fmt.Errorf("result file %q: %w", f.ResultFile, err)
 	}
 	files := inboxv1.FilesFor(r.Config.InboxDir, f.SessionID)
-	if err := checkInbox(files); err != nil {
+	if err := r.checkInbox(files); err != nil {
 		return ReasonBadInbox, err
 	}
 	if f.Doorman == DoormanInjected {
@@ -425,11 +425,11 @@ func (r *Runner) failEarly(res *StartResult, what string, err error) (StartResul
 	return *res, err
 }
 
-// checkInbox is [inbox.CheckTrust] for the user, its error naming
+// checkInbox is [inbox.CheckTrust] for the station's user, its error naming
 // the fix when a symlink or a file that is not regular sits at the inbox or
 // one of its files (a [inbox.ErrUntrusted] names its own).
-func checkInbox(files inboxv1.Files) error {
-	err := inbox.CheckTrust(files, os.Geteuid())
+func (r *Runner) checkInbox(files inboxv1.Files) error {
+	err := inbox.CheckTrust(files, r.station().UID())
 	if errors.Is(err, fsx.ErrSymlink) || errors.Is(err, fsx.ErrNotRegular) {
 		return fmt.Errorf("%w (fix: remove it; oo-claude creates the session's inbox files itself)", err)
 	}

@@ -121,7 +121,7 @@ func GC(ctx context.Context, opts GCOptions) ([]GCItem, error) {
 				it.Why = GCRunning
 				return false, nil
 			}
-			if err := gcTrust(files); err != nil {
+			if err := gcTrust(files, st.UID()); err != nil {
 				it.Why, it.Detail = GCUnread, err.Error()
 				return false, nil
 			}
@@ -244,11 +244,10 @@ func existing(files inboxv1.Files) []string {
 }
 
 // gcTrust reports whether gc may judge and remove the inbox of files:
-// [inbox.CheckTrust] for the user, and the heartbeat (which gc reads
+// [inbox.CheckTrust] for uid (the station's user), and the heartbeat (which gc reads
 // for the last activity and removes) a regular file of the user too. Its
 // error names the file and the fix.
-func gcTrust(files inboxv1.Files) error {
-	uid := os.Geteuid()
+func gcTrust(files inboxv1.Files, uid int) error {
 	err := inbox.CheckTrust(files, uid)
 	if err == nil {
 		err = fsx.CheckFileAt(files.Heartbeat, uid)

@@ -67,6 +67,10 @@ type Station struct {
 	Proc  Proc
 	// Now is the clock; nil means time.Now.
 	Now func() time.Time
+	// EUID is the uid whose files and directories the trust checks accept
+	// (owner of an inbox, a heartbeat, a registry row); nil means
+	// os.Geteuid. Every package that checks ownership asks [Station.UID].
+	EUID func() int
 
 	// decoded, when set, is told of each registry row decoded and checked
 	// for liveness (a test hook: see export_test.go).
@@ -82,6 +86,15 @@ func (s *Station) Clock() func() time.Time {
 		return s.Now
 	}
 	return time.Now
+}
+
+// UID returns the uid the station's trust checks demand: EUID's, else
+// os.Geteuid().
+func (s *Station) UID() int {
+	if s != nil && s.EUID != nil {
+		return s.EUID()
+	}
+	return os.Geteuid()
 }
 
 // IsSessionID reports whether s has the shape of a session id: a UUID in
