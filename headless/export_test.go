@@ -12,3 +12,7 @@ var (
 	ErrBadSessionID = errBadSessionID
 	ErrBadLimits    = errBadLimits
 )
+
+// SteerablePoll is the fallback poll of the steerable waits, for a test
+// that sets it out of reach to show the waits wake on file events.
+var SteerablePoll = &steerablePoll

@@ -678,17 +678,25 @@ func durationOr(d, def time.Duration) time.Duration {
 	return def
 }
 
-// waitGone polls until path does not exist, up to wait.
+// waitGone waits until path does not exist, up to wait, woken by its
+// directory's events ([fsx.Waker]: armed before the first look).
 func waitGone(ctx context.Context, path string, wait time.Duration) bool {
-	end := time.Now().Add(wait)
+	k := fsx.NewWaker(50*time.Millisecond, path)
+	defer k.Close()
+	limit := time.NewTimer(wait)
+	defer limit.Stop()
 	for {
 		if _, err := os.Lstat(path); errors.Is(err, fs.ErrNotExist) {
 			return true
 		}
-		if time.Now().After(end) || ctx.Err() != nil {
+		select {
+		case <-ctx.Done():
 			return false
+		case <-limit.C:
+			_, err := os.Lstat(path)
+			return errors.Is(err, fs.ErrNotExist)
+		case <-k.C:
 		}
-		time.Sleep(50 * time.Millisecond)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/oo-family/oo-claude/inboxv1"
+	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/inbox"
 )
 
@@ -16,8 +17,14 @@ import (
 var ErrNotSteerable = errors.New("the run ended before its session was steerable")
 
 // steerablePoll is how often a start waiting to be steerable looks at the
-// doorman's heartbeat and the run.
-const steerablePoll = 50 * time.Millisecond
+// doorman's heartbeat and the run where no file events can be set up (the
+// waits wake on the files' events, through one [fsx.Waker]).
+var steerablePoll = 50 * time.Millisecond // a var for a test (export_test.go)
+
+// heartbeatFile is the heartbeat of session sid's doorman.
+func (r *Runner) heartbeatFile(sid string) string {
+	return inboxv1.FilesFor(r.Config.InboxDir, sid).Heartbeat
+}
 
 // steerable reports whether a line sent to session sid now would be
 // delivered: its doorman's heartbeat is fresh by the contract's stricter
@@ -25,8 +32,7 @@ const steerablePoll = 50 * time.Millisecond
 // session's, its pid alive).
 func (r *Runner) steerable(sid string) bool {
 	st := r.station()
-	files := inboxv1.FilesFor(r.Config.InboxDir, sid)
-	_, f := inbox.HeartbeatFreshness(files.Heartbeat, r.now(), sid, func(pid int) bool { return st.Proc.Alive(pid, "") })
+	_, f := inbox.HeartbeatFreshness(r.heartbeatFile(sid), r.now(), sid, func(pid int) bool { return st.Proc.Alive(pid, "") })
 	return f.Fresh
 }
 
@@ -34,8 +40,10 @@ func (r *Runner) steerable(sid string) bool {
 // run ends (its result file leaves started, or is lost), or ctx ends (the
 // run goes on under its supervisor).
 func (r *Runner) awaitSteerable(ctx context.Context, res StartResult) (StartResult, error) {
-	t := time.NewTicker(steerablePoll)
-	defer t.Stop()
+	// Armed before the first read: a heartbeat or result written after
+	// it wakes the wait.
+	k := fsx.NewWaker(steerablePoll, r.heartbeatFile(res.File.SessionID), res.File.ResultFile)
+	defer k.Close()
 	for {
 		// The heartbeat first, then the file: the file returned is as
 		// new as the steerable doorman (claude's pid in it).
@@ -54,7 +62,7 @@ func (r *Runner) awaitSteerable(ctx context.Context, res StartResult) (StartResu
 		select {
 		case <-ctx.Done():
 			return res, fmt.Errorf("interrupted before the session was steerable (the run goes on under its supervisor): %w", ctx.Err())
-		case <-t.C:
+		case <-k.C:
 		}
 	}
 }
@@ -112,8 +120,8 @@ func (h *Run) Wait(ctx context.Context) (StartResult, error) {
 }
 
 func (h *Run) waitFile(ctx context.Context) (StartResult, error) {
-	t := time.NewTicker(4 * steerablePoll)
-	defer t.Stop()
+	k := fsx.NewWaker(4*steerablePoll, h.file.ResultFile)
+	defer k.Close()
 	res := StartResult{File: h.file, Systemd: h.file.Unit != nil}
 	for {
 		if f, err := h.r.ReadStartFile(h.file.ResultFile); err == nil && f.State != Started {
@@ -123,7 +131,7 @@ func (h *Run) waitFile(ctx context.Context) (StartResult, error) {
 		select {
 		case <-ctx.Done():
 			return res, ctx.Err()
-		case <-t.C:
+		case <-k.C:
 		}
 	}
 }
@@ -175,13 +183,13 @@ func (h *Run) awaitInProcess(began <-chan StartFile) error {
 	case <-h.done:
 		return h.ended()
 	}
-	t := time.NewTicker(steerablePoll)
-	defer t.Stop()
+	k := fsx.NewWaker(steerablePoll, h.r.heartbeatFile(h.file.SessionID))
+	defer k.Close()
 	for !h.r.steerable(h.file.SessionID) {
 		select {
 		case <-h.done:
 			return h.ended()
-		case <-t.C:
+		case <-k.C:
 		}
 	}
 	return nil

@@ -14,13 +14,25 @@ import (
 	"github.com/oo-family/oo-claude/fakes/fakedoorman"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
 	"github.com/oo-family/oo-claude/headless"
+	"github.com/oo-family/oo-claude/internal/fsx"
 )
 
 // StartSteerable returns once the started session's doorman follows its
 // inbox (not before: the fake doorman starts only after claude runs), a
 // line sent then is delivered, and Wait gives the run's completed result
 // once claude ends.
+//
+// The wait wakes on the heartbeat's file event: the fallback poll is put
+// out of reach (an hour) here, so a wait that polled would not return.
 func TestStartSteerable(t *testing.T) {
+	if k := fsx.NewWaker(time.Second, filepath.Join(t.TempDir(), "f")); k.Polling() {
+		k.Close()
+		t.Skip("no file events here: the waits poll")
+	} else {
+		k.Close()
+	}
+	defer func(d time.Duration) { *headless.SteerablePoll = d }(*headless.SteerablePoll)
+	*headless.SteerablePoll = time.Hour
 	r, fs, fk := newRunner(t)
 	release := filepath.Join(t.TempDir(), "release")
 	fk.Script(fakeclaude.Script{HoldUntil: release, Result: "DONE"})
