@@ -236,12 +236,12 @@ func (d *delivery) throttleAndAppend(ctx context.Context) (bool, error) {
 		return true, ctx.Err()
 	case err != nil && !adm.Admitted:
 		v.refuse(inboxv1.ReasonIO, "throttle ledger: "+err.Error())
-		return true, &SendError{Op: "throttle", Path: th.Dir, Err: err}
+		return true, pathError("throttle", th.Dir, err)
 	case err != nil && !v.Written && (errors.Is(err, fsx.ErrSymlink) || errors.Is(err, fsx.ErrNotRegular) || errors.Is(err, fsx.ErrUntrusted)):
 		return true, s.refuseFile(v, d.files.Inbox, err)
 	case err != nil && !v.Written:
 		v.refuse(inboxv1.ReasonIO, err.Error())
-		return true, &SendError{Op: "append", Path: d.files.Inbox, Err: err}
+		return true, pathError("append", d.files.Inbox, err)
 	case !adm.Admitted:
 		secs := int(math.Ceil(adm.RetryAfter.Seconds()))
 		v.Class, v.Reason, v.RetryAfter = Dropped, inboxv1.ReasonThrottled, adm.RetryAfter
@@ -249,7 +249,7 @@ func (d *delivery) throttleAndAppend(ctx context.Context) (bool, error) {
 		return true, nil
 	case err != nil:
 		// The line is in the file and only the ledger update failed.
-		d.ledgerErr = &SendError{Op: "throttle", Path: th.Dir, Err: err}
+		d.ledgerErr = pathError("throttle", th.Dir, err)
 	}
 	return false, nil
 }

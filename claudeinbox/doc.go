@@ -37,8 +37,8 @@
 //
 // A refused send returns a *[RefusedError] (errors.Is [ErrRefused]) whose
 // Reason is the verdict's and which wraps its cause for errors.Is and
-// errors.As: a target's *station.TargetError, a *[SendError] for a file
-// that could not be written.
+// errors.As: a target's *station.TargetError, an *fs.PathError (Op
+// "send append") for a file that could not be written.
 //
 // Send refuses, before it writes anything, a line the doorman would refuse
 // ([inboxv1.ReasonEmpty], [inboxv1.ReasonNewline], [inboxv1.ReasonTooLong], [inboxv1.ReasonInvalidUTF8],

@@ -109,7 +109,7 @@ func (s *Sender) awaitProof(ctx context.Context, v *Verdict, m transcriptMark, s
 	} else {
 		v.Note = fmt.Sprintf("no reply: the model took the line (seen after %.1fs), but the transcript could not be read (%v)", v.SeenAfter.Seconds(), err)
 	}
-	return &SendError{Op: op, Path: m.path, Err: err}
+	return pathError(op, m.path, err)
 }
 
 // witness runs the seen wait and then, for a reply, the reply wait, all

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io/fs"
 	"os"
 	"strings"
 	"sync"
@@ -100,9 +101,9 @@ func TestSendSeen(t *testing.T) {
 			if !errors.Is(err, tt.err) {
 				t.Fatalf("Send error %v, want %v", err, tt.err)
 			}
-			var se *claudeinbox.SendError
-			if tt.err != nil && (!errors.As(err, &se) || se.Op != "seen") {
-				t.Errorf("error %v is not a SendError of op seen", err)
+			var se *fs.PathError
+			if tt.err != nil && (!errors.As(err, &se) || se.Op != "send seen") {
+				t.Errorf("error %v is not an *fs.PathError of op send seen", err)
 			}
 			if v.Class != tt.class {
 				t.Fatalf("class %s, want %s (note: %s)", v.Class, tt.class, v.Note)
@@ -230,8 +231,8 @@ func TestSendReply(t *testing.T) {
 			r := w.fs.AddSession(fakestation.Session{Name: "work-e9", CWD: "/home/u/proj"})
 			w.doorman(t, r.SessionID, fakedoorman.Options{})
 			v, err := w.sender.Send(context.Background(), claudeinbox.Request{Target: r.SessionID, Line: "ping"})
-			var se *claudeinbox.SendError
-			if tt.err != nil && (!errors.As(err, &se) || se.Op != "reply") || tt.err == nil && err != nil {
+			var se *fs.PathError
+			if tt.err != nil && (!errors.As(err, &se) || se.Op != "send reply") || tt.err == nil && err != nil {
 				t.Fatalf("Send error %v, want %v", err, tt.err)
 			}
 			if v.Class != claudeinbox.DeliveredSteer {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"path/filepath"
 	"strings"
 	"time"
@@ -42,8 +43,8 @@ var ErrRefused = errors.New("refused")
 // breaks a line rule, a bad sender name or priority, an untrusted inbox, a
 // line the doorman refused). Err is the cause where there is one to match:
 // the target's *station.TargetError (matching station.ErrUnknownTarget,
-// ErrAmbiguousTarget or ErrBadTarget), a *[SendError] for a file that
-// could not be written, [ErrBadOption], [ErrNoStation], the error of the
+// ErrAmbiguousTarget or ErrBadTarget), an *fs.PathError (Op "send append")
+// for a file that could not be written, [ErrBadOption], [ErrNoStation], the error of the
 // line rule it breaks (its text names the rule), or nil for a line the
 // doorman refused (Reason is then the ack's reason).
 type RefusedError struct {
@@ -345,10 +346,10 @@ type Verdict struct {
 //     exits, its registry row goes, it switches to another id) ends the
 //     wait within moments, with Verdict.WaitEnd [inboxv1.ReasonSessionEnded] and
 //     a nil error; the class stays delivered;
-//   - a Witness that fails during the seen or reply wait is a *SendError
-//     of Op "seen" or "reply", and the class stays delivered;
-//   - a line written whose throttle ledger could not be updated returns a
-//     *SendError of Op "throttle" next to the line's verdict;
+//   - a Witness that fails during the seen or reply wait is an *fs.PathError
+//     of Op "send seen" or "send reply", and the class stays delivered;
+//   - a line written whose throttle ledger could not be updated returns an
+//     *fs.PathError of Op "send throttle" next to the line's verdict;
 //   - [Dropped], the queued classes and a plain Timeout are nil: the class
 //     says it all (a Dropped verdict's RetryAfter says when to resend).
 //
@@ -599,18 +600,15 @@ func (s *Sender) refuseFile(v *Verdict, inbox string, err error) error {
 	default:
 		v.refuse(inboxv1.ReasonIO, err.Error())
 	}
-	return &SendError{Op: "append", Path: inbox, Err: err}
+	return pathError("append", inbox, err)
 }
 
-// SendError is a send that failed on a file: the op, the file and why.
-type SendError struct {
-	Op   string // append | throttle | seen
-	Path string
-	Err  error
+// pathError is a send that failed on a file: an *fs.PathError whose Op
+// names the step ("send append", "send throttle", "send seen", "send
+// reply"), the file and why.
+func pathError(op, path string, err error) error {
+	return &fs.PathError{Op: "send " + op, Path: path, Err: err}
 }
-
-func (e *SendError) Error() string { return fmt.Sprintf("send: %s %s: %v", e.Op, e.Path, e.Err) }
-func (e *SendError) Unwrap() error { return e.Err }
 
 // lineReason is the reason of the line rule err breaks (the one table,
 // inbox.LineReason).

@@ -525,8 +525,8 @@ func TestSymlinkAtInbox(t *testing.T) {
 	if !errors.Is(err, fsx.ErrSymlink) {
 		t.Fatalf("error %v, want one wrapping ErrSymlink", err)
 	}
-	var se *claudeinbox.SendError
-	if !errors.As(err, &se) || se.Op != "append" || se.Path != w.fs.InboxPath(r.SessionID) {
+	var se *fs.PathError
+	if !errors.As(err, &se) || se.Op != "send append" || se.Path != w.fs.InboxPath(r.SessionID) {
 		t.Errorf("error %#v does not name the append and the inbox", err)
 	}
 	if v.Class != claudeinbox.Refused || v.Reason != inboxv1.ReasonSymlink || v.Written || !strings.Contains(v.Note, "symlink") {

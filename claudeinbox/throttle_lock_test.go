@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"strings"
 	"testing"
@@ -31,9 +32,9 @@ func TestSendThrottleLockHeld(t *testing.T) {
 	if ctx.Err() != nil {
 		t.Fatalf("the send waited for the lock until its context ended: %+v", v)
 	}
-	var se *claudeinbox.SendError
+	var se *fs.PathError
 	if !errors.As(err, &se) || !errors.Is(err, inbox.ErrThrottleLocked) {
-		t.Errorf("err %v, want a SendError wrapping ErrThrottleLocked", err)
+		t.Errorf("err %v, want an *fs.PathError wrapping ErrThrottleLocked", err)
 	}
 	if v.Class != claudeinbox.Refused || v.Class.ExitCode() != 1 || v.Reason != inboxv1.ReasonIO || v.Written {
 		t.Errorf("verdict %s/%s written %v, want refused io-error, nothing written", v.Class, v.Reason, v.Written)

@@ -3,6 +3,7 @@ package lineage_test
 import (
 	"context"
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -92,9 +93,9 @@ func TestRegisterWithoutPathWritesNothing(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
 	_, err := (&lineage.Ledger{}).Register(context.Background(), lineage.Link{Child: child, Parent: p1})
-	var le *lineage.Error
+	var le *fs.PathError
 	if !errors.As(err, &le) {
-		t.Fatalf("err = %v, want a *lineage.Error", err)
+		t.Fatalf("err = %v, want an *fs.PathError", err)
 	}
 	if ents, _ := os.ReadDir(dir); len(ents) != 0 {
 		t.Errorf("Register without a path wrote %v", ents)

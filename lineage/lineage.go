@@ -78,7 +78,8 @@ type Link struct {
 	By         By // default ByChild
 }
 
-// Sentinel errors callers branch on; they arrive wrapped in an *Error.
+// Sentinel errors callers branch on; they arrive wrapped in an
+// *fs.PathError (Op "lineage register" or "lineage read").
 var (
 	ErrNoChild   = errors.New("no child session id")
 	ErrNoParent  = errors.New("no parent id")
@@ -88,17 +89,12 @@ var (
 	ErrBadTitle  = errors.New("title holds a control character or is longer than 200 characters")
 )
 
-// Error is a failed ledger operation.
-type Error struct {
-	Op   string // "register", "read"
-	Path string // the ledger
-	Err  error
+// pathError is a failed ledger operation: an *fs.PathError whose Op
+// names the package ("lineage register", "lineage read") and whose Path
+// is the ledger.
+func pathError(op, path string, err error) error {
+	return &fs.PathError{Op: "lineage " + op, Path: path, Err: err}
 }
-
-func (e *Error) Error() string { return "lineage: " + e.Op + " " + e.Path + ": " + fmt.Sprint(e.Err) }
-
-// Unwrap returns the cause.
-func (e *Error) Unwrap() error { return e.Err }
 
 var hostRE = sync.OnceValue(func() *regexp.Regexp {
 	return regexp.MustCompile(`^local_[0-9a-f-]{8,72}$`)
@@ -160,7 +156,7 @@ const maxTitle = 200
 // Register records that link.Child descends from link.Parent, unless the
 // child's newest link already says so.
 func (l *Ledger) Register(ctx context.Context, link Link) (Result, error) {
-	fail := func(err error) (Result, error) { return Result{}, &Error{Op: "register", Path: l.Path, Err: err} }
+	fail := func(err error) (Result, error) { return Result{}, pathError("register", l.Path, err) }
 	if l.Path == "" {
 		return fail(errNoPath) // never a lock or a line beside whatever "" resolves to
 	}
@@ -305,7 +301,7 @@ func sameParent(a, b Row) bool {
 func (l *Ledger) Rows(ctx context.Context) ([]Row, error) {
 	var out []Row
 	if err := l.scan(ctx, func(r Row) { out = append(out, r) }); err != nil {
-		return nil, &Error{Op: "read", Path: l.Path, Err: err}
+		return nil, pathError("read", l.Path, err)
 	}
 	return out, nil
 }
@@ -396,7 +392,7 @@ func (l *Ledger) Links(ctx context.Context) ([]Row, error) {
 		i++
 	})
 	if err != nil {
-		return nil, &Error{Op: "read", Path: l.Path, Err: err}
+		return nil, pathError("read", l.Path, err)
 	}
 	list := make([]at, 0, len(last))
 	for _, a := range last {
@@ -421,7 +417,7 @@ func (l *Ledger) Parent(ctx context.Context, child string) (Row, bool, error) {
 		}
 	})
 	if err != nil {
-		return Row{}, false, &Error{Op: "read", Path: l.Path, Err: err}
+		return Row{}, false, pathError("read", l.Path, err)
 	}
 	return cur, ok, nil
 }

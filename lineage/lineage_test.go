@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -106,9 +107,9 @@ func TestRegisterSequence(t *testing.T) {
 				if !errors.Is(err, st.err) {
 					t.Fatalf("step %d: err %v, want %v", i, err, st.err)
 				}
-				var le *lineage.Error
+				var le *fs.PathError
 				if err != nil && !errors.As(err, &le) {
-					t.Fatalf("step %d: err %T is not *lineage.Error", i, err)
+					t.Fatalf("step %d: err %T is not *fs.PathError", i, err)
 				}
 				if res.Appended != st.appended {
 					t.Errorf("step %d: appended %v, want %v", i, res.Appended, st.appended)
@@ -321,9 +322,9 @@ func TestZeroLedger(t *testing.T) {
 	for name, l := range map[string]*lineage.Ledger{"zero": {}} {
 		t.Run(name, func(t *testing.T) {
 			link := lineage.Link{Child: "6c2b1c1e-4b7a-4f7e-9d2a-1a2b3c4d5e6f", Parent: "0b0e3c1a-2d4f-4a6b-8c9d-0e1f2a3b4c5d", By: lineage.ByParent}
-			var le *lineage.Error
+			var le *fs.PathError
 			if _, err := l.Register(context.Background(), link); !errors.As(err, &le) {
-				t.Errorf("Register: %v, want a *lineage.Error", err)
+				t.Errorf("Register: %v, want an *fs.PathError", err)
 			}
 			if rows, err := l.Rows(context.Background()); len(rows) != 0 || err != nil {
 				t.Errorf("Rows = %v, %v; want none", rows, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -54,20 +55,12 @@ type Options struct {
 	PID int
 }
 
-// Error is a failure to read a part of the station that the document cannot
-// do without (the registry).
-type Error struct {
-	Op   string
-	Path string
-	Err  error
+// pathError is a failure to read a part of the station that the document
+// cannot do without (the registry): an *fs.PathError whose Op names the
+// package ("observatory read registry").
+func pathError(op, path string, err error) error {
+	return &fs.PathError{Op: "observatory " + op, Path: path, Err: err}
 }
-
-func (e *Error) Error() string {
-	return "observatory: " + e.Op + " " + e.Path + ": " + fmt.Sprint(e.Err)
-}
-
-// Unwrap returns the cause.
-func (e *Error) Unwrap() error { return e.Err }
 
 // errNoStation is claudeinbox.ErrNoStation, said by the observatory: the
 // options lack a Station.
@@ -126,7 +119,7 @@ func Build(ctx context.Context, opts Options) (*Document, error) {
 
 	live, err := st.Live()
 	if err != nil {
-		return nil, &Error{Op: "read registry", Path: st.Paths.SessionsDir, Err: err}
+		return nil, pathError("read registry", st.Paths.SessionsDir, err)
 	}
 	if opts.Only != "" {
 		var keep []station.Session

@@ -247,9 +247,9 @@ func TestBuildErrors(t *testing.T) {
 	p.SessionsDir = filepath.Join(fs.Root, "registry-file")
 	writeFile(t, p.SessionsDir, "x", time.Time{})
 	_, err := observatory.Build(context.Background(), observatory.Options{Station: station.New(p)})
-	var oe *observatory.Error
-	if !errors.As(err, &oe) || oe.Path != p.SessionsDir {
-		t.Errorf("unreadable registry: %v, want *observatory.Error for %s", err, p.SessionsDir)
+	var oe *os.PathError // fs.PathError
+	if !errors.As(err, &oe) || oe.Op != "observatory read registry" || oe.Path != p.SessionsDir {
+		t.Errorf("unreadable registry: %v, want an *fs.PathError observatory read registry %s", err, p.SessionsDir)
 	}
 	// A missing registry is an empty station.
 	p.SessionsDir = filepath.Join(fs.Root, "none")

@@ -96,7 +96,7 @@ func GC(ctx context.Context, opts GCOptions) ([]GCItem, error) {
 	dir := st.Paths.InboxDir
 	live, err := st.Live()
 	if err != nil {
-		return nil, &Error{Op: "read registry", Path: st.Paths.SessionsDir, Err: err}
+		return nil, pathError("read registry", st.Paths.SessionsDir, err)
 	}
 	running := map[string]bool{}
 	for _, s := range live {
@@ -104,7 +104,7 @@ func GC(ctx context.Context, opts GCOptions) ([]GCItem, error) {
 	}
 	sids, err := inboxSessions(dir)
 	if err != nil {
-		return nil, &Error{Op: "read", Path: dir, Err: err}
+		return nil, pathError("read", dir, err)
 	}
 	alive := func(pid int) bool { return st.Proc.Alive(pid, "") }
 	var items []GCItem

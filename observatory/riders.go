@@ -34,7 +34,7 @@ func (b *builder) riders(dir string) (list []transcript.Rider, riding, total int
 		paths = append(paths, p)
 	}, func(err error) { warns = append(warns, err.Error()) })
 	if err != nil {
-		warns = append(warns, (&transcript.Error{Op: "riders", Path: filepath.Join(dir, riderwalk.Dir), Err: err}).Error())
+		warns = append(warns, (&fs.PathError{Op: "transcript riders", Path: filepath.Join(dir, riderwalk.Dir), Err: err}).Error())
 		return list, 0, 0, warns
 	}
 	for _, p := range paths {

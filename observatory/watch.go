@@ -213,7 +213,7 @@ func Watch(ctx context.Context, opts WatchOptions) (<-chan Event, error) {
 	}
 	dw, err := fsx.NewDirWatch()
 	if err != nil {
-		return nil, &Error{Op: "watch", Path: st.Paths.SessionsDir, Err: err}
+		return nil, pathError("watch", st.Paths.SessionsDir, err)
 	}
 	done, cancel := context.WithCancel(context.Background())
 	cancel() // a done context: a Follower's Next reads what is there, never waits
@@ -245,7 +245,7 @@ func Watch(ctx context.Context, opts WatchOptions) (<-chan Event, error) {
 		if err := w.addTop(d); err != nil {
 			dw.Close()
 			stop()
-			return nil, &Error{Op: "watch", Path: d, Err: err}
+			return nil, pathError("watch", d, err)
 		}
 	}
 	var initial []Event
@@ -254,7 +254,7 @@ func Watch(ctx context.Context, opts WatchOptions) (<-chan Event, error) {
 	if err := w.scanRegistry(); err != nil {
 		dw.Close()
 		stop()
-		return nil, &Error{Op: "read registry", Path: st.Paths.SessionsDir, Err: err}
+		return nil, pathError("read registry", st.Paths.SessionsDir, err)
 	}
 	go w.run(initial)
 	return w.out, nil

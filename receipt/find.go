@@ -33,12 +33,12 @@ func Find(path, msgID string) (json.RawMessage, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, fmt.Errorf("receipt find %s: %w", path, ErrNotFound)
 		}
-		return nil, &Error{Op: "find", Path: path, Err: err}
+		return nil, pathError("find", path, err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, &Error{Op: "find", Path: path, Err: err}
+		return nil, pathError("find", path, err)
 	}
 	const chunk = 64 << 10
 	end := fi.Size()
@@ -50,7 +50,7 @@ func Find(path, msgID string) (json.RawMessage, error) {
 		start := max(end-chunk, floor)
 		n, err := f.ReadAt(buf[:end-start], start)
 		if err != nil && !errors.Is(err, io.EOF) {
-			return nil, &Error{Op: "find", Path: path, Err: err}
+			return nil, pathError("find", path, err)
 		}
 		block := append(append([]byte(nil), buf[:n]...), carry...)
 		end = start

@@ -2,7 +2,7 @@ package receipt
 
 import (
 	"encoding/json"
-	"fmt"
+	"io/fs"
 	"time"
 
 	"github.com/oo-family/oo-claude/internal/fsx"
@@ -29,15 +29,12 @@ type Writer struct {
 	Now func() time.Time
 }
 
-// Error is a receipt that could not be written.
-type Error struct {
-	Op   string // marshal | append
-	Path string
-	Err  error
+// pathError is a receipt that could not be written or read: an
+// *fs.PathError whose Op names the package ("receipt append", "receipt
+// marshal", "receipt find").
+func pathError(op, path string, err error) error {
+	return &fs.PathError{Op: "receipt " + op, Path: path, Err: err}
 }
-
-func (e *Error) Error() string { return fmt.Sprintf("receipt %s %s: %v", e.Op, e.Path, e.Err) }
-func (e *Error) Unwrap() error { return e.Err }
 
 // stamper is a row that fills its ts and ts_ms when they are unset.
 type stamper interface {
@@ -57,10 +54,10 @@ func (w *Writer) Append(row any) error {
 	}
 	b, err := json.Marshal(row)
 	if err != nil {
-		return &Error{Op: "marshal", Path: w.Path, Err: err}
+		return pathError("marshal", w.Path, err)
 	}
 	if _, err := fsx.AppendLine(w.Path, b); err != nil {
-		return &Error{Op: "append", Path: w.Path, Err: err}
+		return pathError("append", w.Path, err)
 	}
 	return nil
 }

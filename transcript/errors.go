@@ -2,11 +2,13 @@ package transcript
 
 import (
 	"errors"
-	"fmt"
+	"io/fs"
+	"strings"
 )
 
 // Sentinel errors callers branch on. They are returned wrapped, usually in
-// an *Error; test for them with errors.Is.
+// an *fs.PathError whose Op begins "transcript "; test for them with
+// errors.Is.
 var (
 	// ErrNotFound: no transcript for the session id.
 	ErrNotFound = errors.New("transcript: not found")
@@ -21,19 +23,20 @@ var (
 	ErrNotRegular = errors.New("transcript: not a regular file")
 )
 
-// Error records an operation on a path that failed.
-type Error struct {
-	Op   string // "locate", "open", "read", "riders", ...
-	Path string // the file or directory involved
-	Err  error  // the cause; often one of the sentinels or an *fs.PathError
+// opPrefix begins the Op of every *fs.PathError the package returns.
+const opPrefix = "transcript "
+
+// pathError records an operation on a path that failed: an *fs.PathError
+// whose Op names the package and the operation ("transcript locate",
+// "transcript open", "transcript read", "transcript riders", ...), Path
+// the file or directory involved, Err the cause (often one of the
+// sentinels, or the os error).
+func pathError(op, path string, err error) error {
+	return &fs.PathError{Op: opPrefix + op, Path: path, Err: err}
 }
 
-func (e *Error) Error() string {
-	if e.Path == "" {
-		return "transcript: " + e.Op + ": " + fmt.Sprint(e.Err)
-	}
-	return "transcript: " + e.Op + " " + e.Path + ": " + fmt.Sprint(e.Err)
+// ours reports whether err is already a path error of this package.
+func ours(err error) bool {
+	var pe *fs.PathError
+	return errors.As(err, &pe) && strings.HasPrefix(pe.Op, opPrefix)
 }
-
-// Unwrap returns the cause.
-func (e *Error) Unwrap() error { return e.Err }

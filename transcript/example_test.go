@@ -21,7 +21,7 @@ func ExampleLocate() {
 	fmt.Println(err)
 	// Output:
 	// testdata/projects/-home-u-proj/22222222-3333-4444-8555-666666666666.jsonl
-	// transcript: locate testdata/projects: transcript: session id is not a UUID
+	// transcript locate testdata/projects: transcript: session id is not a UUID
 }
 
 // A transcript recorded from the real Claude Code: a turn steered by a peer

@@ -93,7 +93,7 @@ func Exchanges(path string, n int) ([]Exchange, error) {
 	defer f.Close()
 	ex, _, err := exchangesFrom(f, size, n)
 	if err != nil {
-		return nil, &Error{Op: "read", Path: path, Err: err}
+		return nil, pathError("read", path, err)
 	}
 	return ex, nil
 }

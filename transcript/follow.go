@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,7 +14,7 @@ import (
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
 )
 
-// Errors a Follower reports. Each comes wrapped in an *Error whose Path is
+// Errors a Follower reports. Each comes wrapped in an *fs.PathError (Op "transcript follow") whose Path is
 // the transcript; the Follower goes on after it (see Follower.Next).
 var (
 	// ErrTruncated: the transcript is now shorter than the offset the
@@ -135,14 +136,14 @@ func (f *Follower) Next(ctx context.Context) (Line, error) {
 		ctx = context.Background()
 	}
 	if f.ctx == nil { // a zero Follower, not made by Follow: it follows nothing
-		return Line{}, &Error{Op: "follow", Err: errZeroFollower}
+		return Line{}, fmt.Errorf("transcript follow: %w", errZeroFollower)
 	}
 	for {
 		if f.err != nil {
 			return Line{}, f.err
 		}
 		if f.closed {
-			return Line{}, &Error{Op: "follow", Path: f.path, Err: os.ErrClosed}
+			return Line{}, pathError("follow", f.path, os.ErrClosed)
 		}
 		if l, ok := f.line(); ok {
 			return l, nil
@@ -216,7 +217,7 @@ func (f *Follower) read() (bool, error) {
 	size := fi.Size()
 	if size < end {
 		f.restart(0)
-		return false, &Error{Op: "follow", Path: f.path, Err: ErrTruncated}
+		return false, pathError("follow", f.path, ErrTruncated)
 	}
 	if size == end {
 		return false, nil
@@ -243,7 +244,7 @@ func (f *Follower) read() (bool, error) {
 		wasSkipping := f.skip
 		f.skip = true
 		if !wasSkipping {
-			return false, &Error{Op: "follow", Path: f.path, Err: ErrRowTooLong}
+			return false, pathError("follow", f.path, ErrRowTooLong)
 		}
 	}
 	return m > 0, nil
@@ -267,7 +268,7 @@ func (f *Follower) open() (bool, error) {
 	f.started = true
 	if fi.Size() < f.off {
 		f.restart(0)
-		return false, &Error{Op: "follow", Path: f.path, Err: ErrTruncated}
+		return false, pathError("follow", f.path, ErrTruncated)
 	}
 	if f.off > 0 {
 		// A row that straddles from is left out.
@@ -291,7 +292,7 @@ func (f *Follower) checkReplaced() error {
 		return nil
 	}
 	f.restart(0)
-	return &Error{Op: "follow", Path: f.path, Err: ErrReplaced}
+	return pathError("follow", f.path, ErrReplaced)
 }
 
 // restart drops the open file and what is held, to go on at off.
@@ -304,9 +305,8 @@ func (f *Follower) restart(off int64) {
 }
 
 func (f *Follower) fail(op string, err error) error {
-	var te *Error
-	if !errors.As(err, &te) {
-		err = &Error{Op: op, Path: f.path, Err: err}
+	if !ours(err) {
+		err = pathError(op, f.path, err)
 	}
 	f.err = err
 	return err

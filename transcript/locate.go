@@ -24,7 +24,7 @@ import (
 // A sessionID that is not a UUID is ErrBadSessionID.
 func Locate(projectsDir, sessionID, cwd string) (string, error) {
 	if !station.IsSessionID(sessionID) {
-		return "", &Error{Op: "locate", Path: projectsDir, Err: ErrBadSessionID}
+		return "", pathError("locate", projectsDir, ErrBadSessionID)
 	}
 	name := sessionID + transcriptfile.Ext
 	c, err := transcriptfile.Find(projectsDir, sessionID, cwd)
@@ -32,19 +32,19 @@ func Locate(projectsDir, sessionID, cwd string) (string, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			err = errors.Join(ErrNotFound, err)
 		}
-		return "", &Error{Op: "locate", Path: projectsDir, Err: err}
+		return "", pathError("locate", projectsDir, err)
 	}
 	found := c.Found
 	switch {
 	case len(found) == 0 && c.Hostile != "":
-		return "", &Error{Op: "locate", Path: c.Hostile, Err: ErrNotRegular}
+		return "", pathError("locate", c.Hostile, ErrNotRegular)
 	case len(found) == 0:
-		return "", &Error{Op: "locate", Path: filepath.Join(projectsDir, "*", name), Err: ErrNotFound}
+		return "", pathError("locate", filepath.Join(projectsDir, "*", name), ErrNotFound)
 	case len(found) == 1:
 		return found[0], nil
 	}
 	sort.Strings(found)
-	return "", &Error{Op: "locate", Path: filepath.Join(projectsDir, "*", name), Err: ErrAmbiguous}
+	return "", pathError("locate", filepath.Join(projectsDir, "*", name), ErrAmbiguous)
 }
 
 // openTranscript opens a transcript with the checked open (no symlink
@@ -66,7 +66,7 @@ func openRegular(path string) (*os.File, fs.FileInfo, error) {
 		if errors.Is(err, transcriptfile.ErrNotRegular) {
 			err = ErrNotRegular
 		}
-		return nil, nil, &Error{Op: "open", Path: path, Err: err}
+		return nil, nil, pathError("open", path, err)
 	}
 	return f, fi, nil
 }

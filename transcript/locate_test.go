@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"syscall"
@@ -73,9 +74,9 @@ func TestLocate(t *testing.T) {
 				if !errors.Is(err, tt.wantErr) {
 					t.Fatalf("err = %v, want %v", err, tt.wantErr)
 				}
-				var e *Error
-				if !errors.As(err, &e) || e.Op != "locate" {
-					t.Errorf("err = %#v, want an *Error with Op locate", err)
+				var e *fs.PathError
+				if !errors.As(err, &e) || e.Op != "transcript locate" {
+					t.Errorf("err = %#v, want an *fs.PathError with Op transcript locate", err)
 				}
 				if errors.Is(tt.wantErr, ErrNotRegular) && (errors.Is(err, ErrNotFound) || filepath.Base(e.Path) != tt.sid+transcriptfile.Ext) {
 					t.Errorf("err = %v, want one naming the file and not matching ErrNotFound", err)

@@ -13,7 +13,7 @@ import (
 	"github.com/oo-family/oo-claude/station"
 )
 
-// Errors of ReadReply and WaitReply, wrapped in an *Error.
+// Errors of ReadReply and WaitReply, wrapped in an *fs.PathError (Op "transcript reply").
 var (
 	// ErrNotSeen: no row after the offset carries the msg_id: the model
 	// has not taken the line (yet).
@@ -56,13 +56,13 @@ type ReplyOptions struct {
 //
 // A line not seen is ErrNotSeen; a reply not complete yet is
 // ErrReplyPending, returned with what was written so far. Both are wrapped
-// in an *Error, like a msgID that is not a UUID (ErrBadMsgID) and a
+// in an *fs.PathError, like a msgID that is not a UUID (ErrBadMsgID) and a
 // transcript that is missing or not a regular file.
 func ReadReply(path, msgID string, opts ReplyOptions) (receipt.Reply, error) {
 	if fi, err := os.Lstat(path); err != nil {
-		return receipt.Reply{}, &Error{Op: "reply", Path: path, Err: err}
+		return receipt.Reply{}, pathError("reply", path, err)
 	} else if !fi.Mode().IsRegular() {
-		return receipt.Reply{}, &Error{Op: "reply", Path: path, Err: ErrNotRegular}
+		return receipt.Reply{}, pathError("reply", path, ErrNotRegular)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel() // a done context makes the follower read what is there, then stop
@@ -86,7 +86,7 @@ func WaitReply(ctx context.Context, path, msgID string, opts ReplyOptions) (rece
 // done context only means "what is there now").
 func waitReply(ctx, wctx context.Context, path, msgID string, opts ReplyOptions, once bool) (receipt.Reply, error) {
 	if !station.IsSessionID(msgID) {
-		return receipt.Reply{}, &Error{Op: "reply", Path: path, Err: ErrBadMsgID}
+		return receipt.Reply{}, pathError("reply", path, ErrBadMsgID)
 	}
 	f := Follow(ctx, path, opts.From, FollowOptions{Poll: opts.Poll})
 	defer f.Close()
@@ -112,9 +112,9 @@ func waitReply(ctx, wctx context.Context, path, msgID string, opts ReplyOptions,
 		}
 		// The wait (or, for ReadReply, the file) ended.
 		if !sc.seen {
-			return receipt.Reply{}, &Error{Op: "reply", Path: path, Err: ErrNotSeen}
+			return receipt.Reply{}, pathError("reply", path, ErrNotSeen)
 		}
-		return sc.reply(), &Error{Op: "reply", Path: path, Err: ErrReplyPending}
+		return sc.reply(), pathError("reply", path, ErrReplyPending)
 	}
 }
 

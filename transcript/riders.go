@@ -81,7 +81,7 @@ func Riders(sessionDir string, now time.Time, window time.Duration) ([]Rider, er
 	}
 	var paths []string
 	if err := riderwalk.Walk(sessionDir, func(p string, _ fs.DirEntry) { paths = append(paths, p) }, nil); err != nil {
-		return nil, &Error{Op: "riders", Path: filepath.Join(sessionDir, riderwalk.Dir), Err: err}
+		return nil, pathError("riders", filepath.Join(sessionDir, riderwalk.Dir), err)
 	}
 	var riders []Rider
 	var errs []error
@@ -137,7 +137,7 @@ func ReadRider(path string, now time.Time, window time.Duration) (Rider, error) 
 	}
 	facts, err := read(f, size)
 	if err != nil {
-		return Rider{}, &Error{Op: "read", Path: path, Err: err}
+		return Rider{}, pathError("read", path, err)
 	}
 	r.Rows, r.Started = facts.rows, facts.started
 	r.LastStep, r.LastText = facts.tail.lastStep, facts.tail.lastText

@@ -45,7 +45,7 @@ type SeenOptions struct {
 // ErrNotRegular (it is never followed).
 func WaitSeen(ctx context.Context, path, msgID string, opts SeenOptions) (bool, error) {
 	if !station.IsSessionID(msgID) {
-		return false, &Error{Op: "seen", Path: path, Err: ErrBadMsgID}
+		return false, pathError("seen", path, ErrBadMsgID)
 	}
 	want := []byte(msgID)
 	wctx, cancel := context.WithTimeout(ctx, max(opts.Wait, 0))
@@ -107,7 +107,7 @@ func (w Witness) Mark(sessionID, cwd string) (path string, size int64, err error
 	}
 	fi, err := os.Lstat(p)
 	if err != nil {
-		return "", 0, &Error{Op: "mark", Path: p, Err: err}
+		return "", 0, pathError("mark", p, err)
 	}
 	return p, fi.Size(), nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -275,9 +276,9 @@ func TestWaitSeenErrors(t *testing.T) {
 			if ok || !errors.Is(err, tt.want) {
 				t.Errorf("WaitSeen = %v, %v; want false, %v", ok, err, tt.want)
 			}
-			var te *transcript.Error
+			var te *fs.PathError
 			if !errors.As(err, &te) || te.Path != tt.path {
-				t.Errorf("error %v is not a *transcript.Error for %s", err, tt.path)
+				t.Errorf("error %v is not an *fs.PathError for %s", err, tt.path)
 			}
 		})
 	}

@@ -31,7 +31,7 @@ func ReadSession(st *station.Station, projectsDir, target string, n int) (Readin
 		n = DefaultExchanges
 	}
 	if st == nil {
-		return Reading{}, &Error{Op: "read", Path: projectsDir, Err: errors.New("no station")}
+		return Reading{}, pathError("read", projectsDir, errors.New("no station"))
 	}
 	t, err := st.Resolve(target)
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"os"
+	"strings"
 
 	"github.com/oo-family/oo-claude/lineage"
 	"github.com/oo-family/oo-claude/station"
@@ -62,8 +64,8 @@ func newLineageRegisterCmd(e *env) *ffcli.Command {
 			led := &lineage.Ledger{Path: cfg.LineageFile(), Sessions: st}
 			res, err := led.Register(ctx, link)
 			if err != nil {
-				var le *lineage.Error
-				if errors.As(err, &le) {
+				var le *os.PathError // the ledger's, Op "lineage register"
+				if errors.As(err, &le) && strings.HasPrefix(le.Op, "lineage ") {
 					fmt.Fprintf(e.stderr, "oo-claude: %s\n", lineageMessage(le.Err))
 					return exitWith(exitFail)
 				}

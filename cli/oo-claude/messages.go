@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
 
 	"github.com/oo-family/oo-claude/claudeinbox"
@@ -43,7 +44,7 @@ func noTranscriptMessage(sessionID, projectsDir string) string {
 // transcript path holds something that is not a regular file; "" when err
 // is not that.
 func notRegularTranscriptMessage(err error, sessionID string) string {
-	var te *transcript.Error
+	var te *fs.PathError
 	if !errors.Is(err, transcript.ErrNotRegular) || !errors.As(err, &te) || sessionID == "" {
 		return ""
 	}

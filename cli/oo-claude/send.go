@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"strings"
 	"time"
 
@@ -166,8 +167,8 @@ func (w *statusWitness) WaitReply(ctx context.Context, path string, from int64, 
 // already said: a refusal of the line or the target, not a file that failed.
 func quietRefusal(err error) bool {
 	var re *claudeinbox.RefusedError
-	var se *claudeinbox.SendError
-	return errors.As(err, &re) && !errors.As(err, &se) && !errors.Is(err, claudeinbox.ErrBadOption) && !errors.Is(err, claudeinbox.ErrNoStation)
+	var pe *fs.PathError // the send's own, Op "send …": a file that failed
+	return errors.As(err, &re) && !(errors.As(err, &pe) && strings.HasPrefix(pe.Op, "send ")) && !errors.Is(err, claudeinbox.ErrBadOption) && !errors.Is(err, claudeinbox.ErrNoStation)
 }
 
 // lineFromStdin is send's "-": the line read from stdin, one trailing

@@ -37,7 +37,6 @@ var receiverTypes = []reflect.Type{
 	reflect.TypeFor[claudeinbox.Next](),
 	reflect.TypeFor[inboxv1.Reason](),
 	reflect.TypeFor[claudeinbox.RefusedError](),
-	reflect.TypeFor[claudeinbox.SendError](),
 	reflect.TypeFor[claudeinbox.Sender](),
 	reflect.TypeFor[claudeinbox.Verdict](),
 
@@ -68,13 +67,10 @@ var receiverTypes = []reflect.Type{
 	reflect.TypeFor[inboxv1.NullString](),
 
 	reflect.TypeFor[lineage.By](),
-	reflect.TypeFor[lineage.Error](),
 	reflect.TypeFor[lineage.Ledger](),
 
-	reflect.TypeFor[observatory.Error](),
 	reflect.TypeFor[observatory.Document](),
 
-	reflect.TypeFor[receipt.Error](),
 	reflect.TypeFor[receipt.Writer](),
 
 	reflect.TypeFor[station.KnobError](),
@@ -90,7 +86,6 @@ var receiverTypes = []reflect.Type{
 	reflect.TypeFor[station.TargetError](),
 	reflect.TypeFor[station.Token](),
 
-	reflect.TypeFor[transcript.Error](),
 	reflect.TypeFor[transcript.Follower](),
 	reflect.TypeFor[transcript.Rider](),
 	reflect.TypeFor[transcript.Witness](),
