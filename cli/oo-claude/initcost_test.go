@@ -39,15 +39,15 @@ func parseInitTrace(t *testing.T, stderr string) []initRow {
 // TestInitCost runs `oo-claude version` with GODEBUG=inittrace=1 and holds
 // the package init of this module's own library packages (fakes and this
 // test binary's main package aside) to nothing costly: no regexp compiled, no table
-// or map built before first use (sync.OnceValue instead). Allocations are
-// the bound that does not move with the machine's load; the clock bound is
-// generous (CI is a loaded 2-core machine) and the figures are logged.
+// or map built before first use (sync.OnceValue instead). Allocations and
+// bytes are the bounds, as they do not move with the machine's load; the
+// clock time is only logged (under load a descheduled init reads tens of
+// milliseconds however little it does).
 func TestInitCost(t *testing.T) {
 	t.Parallel()
 	const (
-		maxAllocs  = 64
-		maxBytes   = 8 << 10
-		maxClockMS = 5.0
+		maxAllocs = 64
+		maxBytes  = 8 << 10
 	)
 	r := runBinary(t, []string{"GODEBUG=inittrace=1"}, "", "version")
 	if r.code != 0 {
@@ -77,8 +77,5 @@ func TestInitCost(t *testing.T) {
 	t.Logf("init: this module's packages %.3f ms, %d bytes, %d allocs; every package %.3f ms", own.clockMS, own.bytes, own.allocs, allMS)
 	if own.allocs > maxAllocs || own.bytes > maxBytes {
 		t.Errorf("this module's package init: %d allocs, %d bytes; want ≤ %d allocs, ≤ %d bytes", own.allocs, own.bytes, maxAllocs, maxBytes)
-	}
-	if own.clockMS > maxClockMS {
-		t.Errorf("this module's package init took %.3f ms; want ≤ %.1f ms", own.clockMS, maxClockMS)
 	}
 }
