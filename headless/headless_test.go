@@ -183,7 +183,11 @@ func TestResumeTimeoutStopsProcessGroup(t *testing.T) {
 	cwd := t.TempDir()
 	addTranscript(t, fs, sid, cwd)
 	fk.Script(fakeclaude.Script{DelayMS: 60_000, Grandchild: true, IgnoreTERM: true})
-	res, err := r.Resume(context.Background(), headless.ResumeRequest{Self: "/opt/oo/oo-claude", SessionID: sid, Line: "hi", Timeout: 500 * time.Millisecond})
+	// The timeout must fire after the fake claude has recorded its call
+	// and started its grandchild; on a loaded machine a re-executed race
+	// binary takes more than half a second for that, so the bound is
+	// generous (the fake waits 60 s, so the run times out either way).
+	res, err := r.Resume(context.Background(), headless.ResumeRequest{Self: "/opt/oo/oo-claude", SessionID: sid, Line: "hi", Timeout: 10 * time.Second})
 	if err != nil || res.Class != headless.Timeout || res.Class.ExitCode() != 5 {
 		t.Fatalf("class %s (%v), want timeout", res.Class, err)
 	}
