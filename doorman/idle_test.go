@@ -140,24 +140,7 @@ func TestIdleDoormanWakesOncePerHeartbeat(t *testing.T) {
 	if every != 5*time.Second || cfg.DoormanPoll != every {
 		t.Fatalf("default heartbeat %v and poll %v, want both 5 s (the contract's interval)", every, cfg.DoormanPoll)
 	}
-	dm := doorman.New(doorman.Options{Host: o.host(clk), Config: cfg, Mode: doorman.ModeMCP, After: clk.After, Version: "test"})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- dm.Run(ctx) }()
-	defer func() {
-		cancel()
-		<-done
-	}()
-	wait := func(what string, ok func() bool) {
-		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for !ok() {
-			if time.Now().After(deadline) {
-				t.Fatalf("waiting for %s; status %+v", what, dm.Status())
-			}
-			time.Sleep(2 * time.Millisecond)
-		}
-	}
+	dm, wait := runIdleDoorman(t, o, clk, cfg)
 	heartbeat := func() inboxv1.Heartbeat {
 		h, _ := inbox.ReadHeartbeat(o.files.Heartbeat)
 		return h
@@ -239,24 +222,7 @@ func TestIdentityOnChange(t *testing.T) {
 	clk := newDeadlineClock()
 	cfg := station.DefaultConfig(o.fs.Paths)
 	cfg.DoorConfirm = 0 // acks on the settle: no transcript follow in real time
-	dm := doorman.New(doorman.Options{Host: o.host(clk), Config: cfg, Mode: doorman.ModeMCP, After: clk.After, Version: "test"})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- dm.Run(ctx) }()
-	defer func() {
-		cancel()
-		<-done
-	}()
-	wait := func(what string, ok func() bool) {
-		t.Helper()
-		deadline := time.Now().Add(30 * time.Second)
-		for !ok() {
-			if time.Now().After(deadline) {
-				t.Fatalf("waiting for %s; status %+v", what, dm.Status())
-			}
-			time.Sleep(2 * time.Millisecond)
-		}
-	}
+	_, wait := runIdleDoorman(t, o, clk, cfg)
 	heartbeat := func(files inboxv1.Files) inboxv1.Heartbeat {
 		h, _ := inbox.ReadHeartbeat(files.Heartbeat)
 		return h
@@ -293,4 +259,30 @@ func TestIdentityOnChange(t *testing.T) {
 	if clk.Now() != now {
 		t.Errorf("a timer fired (the clock moved %v): the identity was re-checked on a timer, not on the change", clk.Now().Sub(now))
 	}
+}
+
+// runIdleDoorman runs an MCP doorman for o on clk's timers until the test
+// ends, and returns it with a wait for a condition another process or
+// goroutine makes true (polled, with a 30 s backstop).
+func runIdleDoorman(t *testing.T, o *realOwner, clk *deadlineClock, cfg station.Config) (*doorman.Doorman, func(what string, ok func() bool)) {
+	t.Helper()
+	dm := doorman.New(doorman.Options{Host: o.host(clk), Config: cfg, Mode: doorman.ModeMCP, After: clk.After, Version: "test"})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- dm.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		<-done
+	})
+	wait := func(what string, ok func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(30 * time.Second)
+		for !ok() {
+			if time.Now().After(deadline) {
+				t.Fatalf("waiting for %s; status %+v", what, dm.Status())
+			}
+			time.Sleep(2 * time.Millisecond)
+		}
+	}
+	return dm, wait
 }
