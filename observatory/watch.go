@@ -132,8 +132,8 @@ type WatchOptions struct {
 	MaxQueued int
 	// Liveness is how often the watcher checks, while it holds a live
 	// session whose exit it cannot wait for (no pidfd), that its process is
-	// still there; 0 means two seconds (the doorman's default heartbeat
-	// period), below 0 never (and no pidfds either).
+	// still there; 0 means two seconds, below 0 never (and no pidfds
+	// either).
 	Liveness time.Duration
 }
 
