@@ -126,7 +126,7 @@ func (s *status) follow(path string, from int64) {
 // usage), a tool_use block starts a tool, a tool_result ends it.
 type activity struct {
 	progress.Activity
-	lastID string
+	tally transcriptfile.TokenTally
 }
 
 // add takes one row and says whether the activity changed.
@@ -138,10 +138,9 @@ func (a *activity) add(raw []byte) bool {
 	before := a.Activity
 	switch row.Type {
 	case transcriptfile.RowAssistant:
-		if id := row.Message.ID; id == "" || id != a.lastID {
-			a.lastID = id
+		if a.tally.Add(&row) {
 			a.Turn++
-			a.Tokens += row.Message.Usage.Total()
+			a.Tokens = a.tally.Tokens
 			a.Tool = ""
 		}
 		for _, b := range row.Message.Blocks() {

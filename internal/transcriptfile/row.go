@@ -17,6 +17,10 @@ const (
 	RowAssistant      RowType = "assistant"
 	RowAttachment     RowType = "attachment"
 	RowQueueOperation RowType = "queue-operation"
+	// RowCostState is the row a claude process writes when it exits: the
+	// session's cost so far (a resumed process's counts the earlier
+	// processes', measured with 2.1.332: e2e TestCostState).
+	RowCostState RowType = "cost-state"
 )
 
 // Attachment types the module interprets.
@@ -63,6 +67,11 @@ type Row struct {
 	Operation string          `json:"operation"`
 	Reason    string          `json:"reason"`
 	Content   json.RawMessage `json:"content"`
+
+	// cost-state rows: Claude Code's own figure of the session's cost, and
+	// whether a model it used had no price (the figure leaves it out).
+	TotalCostUSD        *float64 `json:"totalCostUSD"`
+	HasUnknownModelCost bool     `json:"hasUnknownModelCost"`
 
 	// IsCompactSummary marks the summary Claude Code injects after compacting.
 	IsCompactSummary bool `json:"isCompactSummary"`
@@ -122,6 +131,31 @@ func (u *Usage) Total() int64 {
 		return 0
 	}
 	return u.InputTokens + u.OutputTokens + u.CacheCreationInputTokens + u.CacheReadInputTokens
+}
+
+// A TokenTally counts the tokens of a transcript's own model requests,
+// each once: the rows of one assistant message (one per content block)
+// share its id and repeat its usage. Rows fed newest first count as rows
+// fed oldest first. Its zero value is an empty tally.
+type TokenTally struct {
+	// Tokens is the tokens (input, cache and output) counted so far.
+	Tokens int64
+	lastID string
+}
+
+// Add counts r and reports whether it begins an assistant message of the
+// session's own (a model request answered); a rider's rows (sidechain)
+// and other rows count nothing.
+func (t *TokenTally) Add(r *Row) bool {
+	if r.Type != RowAssistant || r.Message == nil || r.IsSidechain {
+		return false
+	}
+	if id := r.Message.ID; id != "" && id == t.lastID {
+		return false
+	}
+	t.lastID = r.Message.ID
+	t.Tokens += r.Message.Usage.Total()
+	return true
 }
 
 // Block is one content block of a message.
