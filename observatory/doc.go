@@ -26,7 +26,7 @@
 //     host name); nothing is read from the environment.
 //   - [Watch] streams the station's events (sessions starting and ending,
 //     status, doorman, lines queued, delivered and seen, turns ended, riders
-//     starting and finishing) from file events alone: each change re-reads
+//     starting and finishing, the cost a session's transcript tells) from file events alone: each change re-reads
 //     only the file that changed, from where the last look ended, and an
 //     idle station wakes the watcher for nothing (process exits are pidfd
 //     events where the kernel has them). Within one session events come

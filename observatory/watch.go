@@ -41,6 +41,7 @@ const (
 	EventTurnEnded      EventKind = "turn-ended"      // a main-chain final answer (text: its first 200 characters)
 	EventRiderStarted   EventKind = "rider-started"   // a sub-agent transcript appeared (agent, description)
 	EventRiderFinished  EventKind = "rider-finished"  // a sub-agent gave its final answer or its meta says finished
+	EventCost           EventKind = "cost"            // what the session's transcript tells of its cost changed (cost)
 	EventWarning        EventKind = "warning"         // something could not be read (text); the stream goes on
 	EventOverflow       EventKind = "overflow"        // the reader fell behind: dropped events were left out; Initial events of the station as it is follow
 )
@@ -111,10 +112,43 @@ type Event struct {
 	// Dropped is how many events an overflow event stands for.
 	Dropped int `json:"dropped,omitempty"`
 
+	// Cost is what a cost event says of the session's cost.
+	Cost *Cost `json:"cost,omitempty"`
+
 	// Station names the station the event comes from; Watch leaves it
 	// empty, the CLI and a merged watch of many stations set it.
 	Station string `json:"station,omitempty"`
 }
+
+// Cost is what a session's transcript tells of its cost: Claude Code's
+// own figure as of the session's last process exit, and the tokens of its
+// requests since. It is never an estimate: the transcript holds no price,
+// only the cost-state row a claude process writes when it exits.
+type Cost struct {
+	// USD is the totalCostUSD of the transcript's last cost-state row:
+	// the session's cost over its processes up to the last one that
+	// exited (a resumed process's row counts the earlier processes',
+	// riders included). Nil when no cost-state row was found.
+	USD *float64 `json:"usd"`
+	// UnknownModelCost is that row's hasUnknownModelCost: a model the
+	// session used had no price, so USD leaves its requests out.
+	UnknownModelCost bool `json:"unknown_model_cost,omitempty"`
+	// Tokens is the tokens (input, cache and output) of the session's own
+	// model requests after that row, all of them when there is none (its
+	// riders' requests are counted in the next row's USD only).
+	Tokens int64 `json:"tokens"`
+	// Bounded says that the look back from the transcript's end, when the
+	// watch took the session, stopped at its bound (CostLookBack bytes)
+	// before it found a cost-state row: USD may lie further back, and
+	// Tokens counts only the requests within the bound (at least).
+	Bounded bool `json:"bounded,omitempty"`
+}
+
+// CostLookBack is how far back from a transcript's end [Watch] looks for
+// the session's last cost-state row when it takes a session: 4 MiB
+// (tens of turns of Claude Code 2.1.332, whose rows of a turn weigh some
+// 100 KiB), whatever the transcript's size.
+const CostLookBack = 4 << 20
 
 // WatchOptions are the inputs of [Watch]. Station is required.
 type WatchOptions struct {
@@ -163,6 +197,14 @@ type WatchOptions struct {
 //     later, before the turn-ended of the turn that reads its result.
 //
 // Across sessions events come in the order the watcher learns of them.
+//
+// A cost event tells what the session's own transcript says of its cost
+// (see [Cost]): when the watch takes a session whose transcript tells any
+// (read back from its end, at most CostLookBack bytes, never the whole
+// file), then each time a read of its appended rows moves it: a
+// cost-state row (a claude process of the session exited) or a model
+// request answered (its assistant message). It carries Claude Code's own
+// dollar figure, never one worked out from tokens.
 //
 // The watch is event-driven: one inotify instance on the registry
 // directory, the inbox directory, the projects directory and, for each live
@@ -312,6 +354,10 @@ type wsession struct {
 	held      []heldEvent
 	acked     map[string]bool // msg_ids whose ack the watcher read
 	turnRider map[string]bool // riders started since the last turn-ended
+
+	cost      Cost                      // what the transcript tells of the cost, as read so far
+	costKnown bool                      // cost tells anything: a cost-state row, a request or a bound hit
+	tally     transcriptfile.TokenTally // the requests since the last cost-state row the follower read
 }
 
 // heldEvent is an event held back until what precedes it is known, at
@@ -447,6 +493,9 @@ func (w *watcher) snapshot() []Event {
 		out = append(out,
 			Event{Event: EventSessionStarted, TS: ts, Session: r.SessionID, Initial: true, Name: r.Name, PID: r.PID, Status: r.Status},
 			Event{Event: EventDoorman, TS: ts, Session: r.SessionID, Initial: true, Doorman: s.doorman})
+		if s.costKnown {
+			out = append(out, Event{Event: EventCost, TS: ts, Session: r.SessionID, Initial: true, Cost: s.costCopy()})
+		}
 		for _, id := range slices.Sorted(maps.Keys(s.riders)) {
 			if rd := s.riders[id]; rd.started && !rd.finished {
 				out = append(out, Event{Event: EventRiderStarted, TS: ts, Session: r.SessionID, Initial: true, Agent: id, Description: rd.meta.Description})
@@ -770,6 +819,21 @@ func (w *watcher) watchProject(s *wsession) {
 	if fi, err := os.Lstat(s.tpath); err == nil {
 		from = fi.Size()
 	}
+	if s.follower == nil && !s.costKnown {
+		// The session's first project: what its transcript tells of
+		// its cost up to now (a session that moves to another cwd keeps
+		// the cost read so far).
+		var last string
+		s.cost, s.costKnown, last = lookBackCost(s.tpath, from)
+		s.tally = transcriptfile.TokenTally{}
+		if last != "" {
+			// Its rows after from belong to a request counted already.
+			s.tally.Add(&transcriptfile.Row{Type: transcriptfile.RowAssistant, Message: &transcriptfile.Message{ID: last}})
+		}
+		if s.costKnown {
+			w.sessEmit(s, Event{Event: EventCost, Session: s.row.SessionID, Cost: s.costCopy()})
+		}
+	}
 	s.follower = transcript.Follow(w.ctx, s.tpath, from, transcript.FollowOptions{MaxRow: maxWatchRow})
 	if w.add(s.projDir) == nil {
 		w.watchSessionDir(s, true)
@@ -1035,6 +1099,12 @@ func (w *watcher) transcriptChanged(s *wsession) {
 	if s.follower == nil {
 		return
 	}
+	costMoved := false
+	defer func() {
+		if costMoved {
+			w.sessEmit(s, Event{Event: EventCost, Session: s.row.SessionID, Cost: s.costCopy()})
+		}
+	}()
 	for {
 		l, err := s.follower.Next(w.done)
 		if err != nil {
@@ -1047,12 +1117,15 @@ func (w *watcher) transcriptChanged(s *wsession) {
 			}
 			return
 		}
-		if !bytes.Contains(l.Raw, []byte(`"msg_id"`)) && !bytes.Contains(l.Raw, []byte(`"assistant"`)) {
-			continue // neither a peer line's row nor an answer: skip the parse
+		if !bytes.Contains(l.Raw, []byte(`"msg_id"`)) && !bytes.Contains(l.Raw, []byte(`"assistant"`)) && !bytes.Contains(l.Raw, []byte(costStateMark)) {
+			continue // neither a peer line's row nor an answer nor a cost: skip the parse
 		}
 		row, err := transcriptfile.ParseRow(l.Raw)
 		if err != nil || row.IsSidechain {
 			continue
+		}
+		if s.addCost(&row) {
+			costMoved = true
 		}
 		switch id := row.PeerLineMsgID(); {
 		case id != "":
@@ -1067,6 +1140,89 @@ func (w *watcher) transcriptChanged(s *wsession) {
 			w.sessEmit(s, Event{Event: EventTurnEnded, Session: s.row.SessionID, Text: clip(strings.Join(texts, "\n"))})
 		}
 	}
+}
+
+// costStateMark is in every cost-state row: a row without it is not
+// parsed for its cost.
+const costStateMark = `"cost-state"`
+
+// addCost folds a row of the session's own transcript into its cost and
+// reports whether the cost moved: a cost-state row replaces it (its
+// figure counts every request before it), a request adds its tokens.
+func (s *wsession) addCost(row *transcriptfile.Row) bool {
+	if c, ok := stateCost(row); ok {
+		s.cost, s.costKnown = c, true
+		s.tally = transcriptfile.TokenTally{}
+		return true
+	}
+	before := s.tally.Tokens
+	if !s.tally.Add(row) || s.tally.Tokens == before {
+		return false
+	}
+	s.cost.Tokens += s.tally.Tokens - before
+	s.costKnown = true
+	return true
+}
+
+// stateCost is the cost a cost-state row tells; false for any other row
+// (and for a cost-state row without its figure).
+func stateCost(row *transcriptfile.Row) (Cost, bool) {
+	if row.Type != transcriptfile.RowCostState || row.TotalCostUSD == nil {
+		return Cost{}, false
+	}
+	usd := *row.TotalCostUSD
+	return Cost{USD: &usd, UnknownModelCost: row.HasUnknownModelCost}, true
+}
+
+// costCopy is the session's cost for an event, which holds its own copy.
+func (s *wsession) costCopy() *Cost {
+	c := s.cost
+	if c.USD != nil {
+		usd := *c.USD
+		c.USD = &usd
+	}
+	return &c
+}
+
+// lookBackCost reads what the transcript at path, up to size, tells of
+// the session's cost: its last cost-state row and the requests after it,
+// read back from size at most CostLookBack bytes (whatever the file's
+// size). known is false when it tells nothing (no transcript, no cost-state
+// row and no request). lastMsg is the id of the last request's message
+// before size, whose rows after size are not to count again.
+func lookBackCost(path string, size int64) (c Cost, known bool, lastMsg string) {
+	f, fi, err := transcriptfile.OpenRegular(path)
+	if err != nil {
+		return Cost{}, false, ""
+	}
+	defer f.Close()
+	rd := transcriptfile.NewReader(f, min(size, fi.Size()), CostLookBack)
+	var tally transcriptfile.TokenTally
+	newest := true
+	for {
+		line, _, err := rd.Prev()
+		if err != nil {
+			// A read error tells as much as the bound: not all of it.
+			c.Bounded = rd.Bounded() || !errors.Is(err, io.EOF)
+			break
+		}
+		if !bytes.Contains(line, []byte(costStateMark)) && !bytes.Contains(line, []byte(`"assistant"`)) {
+			continue
+		}
+		row, err := transcriptfile.ParseRow(line)
+		if err != nil {
+			continue
+		}
+		if sc, ok := stateCost(&row); ok {
+			c = sc
+			break
+		}
+		if tally.Add(&row) && newest {
+			newest, lastMsg = false, row.Message.ID
+		}
+	}
+	c.Tokens = tally.Tokens
+	return c, c.USD != nil || c.Tokens > 0 || c.Bounded, lastMsg
 }
 
 // scanInboxes notes where every inbox and ack file ends at the start: only

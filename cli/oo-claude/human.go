@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"runtime"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -272,6 +273,18 @@ func humanEvent(ev observatory.Event) string {
 	}
 	if ev.Dropped > 0 {
 		kv("dropped", fmt.Sprint(ev.Dropped))
+	}
+	if c := ev.Cost; c != nil {
+		if c.USD != nil {
+			kv("usd", strconv.FormatFloat(*c.USD, 'f', -1, 64))
+		}
+		kv("tokens", fmt.Sprint(c.Tokens))
+		if c.UnknownModelCost {
+			kv("unknown_model_cost", "true")
+		}
+		if c.Bounded {
+			kv("bounded", "true")
+		}
 	}
 	for _, x := range []struct{ k, v string }{{"description", ev.Description}, {"line", ev.Line}, {"text", ev.Text}} {
 		if x.v != "" {

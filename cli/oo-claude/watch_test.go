@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/oo-family/oo-claude/fakes/fakestation"
+	"github.com/oo-family/oo-claude/observatory"
 )
 
 // syncBuffer is a bytes.Buffer safe for one writer and one reader.
@@ -90,5 +91,24 @@ func TestWatchVerb(t *testing.T) {
 	}
 	if r := runInProcess(t, fakestation.New(t).Getenv, "", "watch", "a", "b"); r.code != exitUsage {
 		t.Errorf("watch a b: exit %d, want usage", r.code)
+	}
+}
+
+// TestHumanCostEvent: watch's readable line of a cost event carries the
+// dollars exactly as Claude Code wrote them, the tokens since and the marks.
+func TestHumanCostEvent(t *testing.T) {
+	usd := 0.0026253
+	for _, c := range []struct {
+		cost observatory.Cost
+		want string
+	}{
+		{observatory.Cost{USD: &usd, Tokens: 1234}, " usd=0.0026253 tokens=1234"},
+		{observatory.Cost{USD: &usd, UnknownModelCost: true}, " usd=0.0026253 tokens=0 unknown_model_cost=true"},
+		{observatory.Cost{Tokens: 4100, Bounded: true}, " tokens=4100 bounded=true"},
+	} {
+		ev := observatory.Event{Event: observatory.EventCost, TS: "2026-12-01T20:30:00.000Z", Session: "aaaaaaaa-1111-4111-8111-111111111111", Cost: &c.cost}
+		if got := humanEvent(ev); !strings.HasSuffix(got, c.want) {
+			t.Errorf("humanEvent = %q, want it to end %q", got, c.want)
+		}
 	}
 }
