@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/oo-family/oo-claude/fakes/fakestation"
+	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/lineage"
 	"github.com/oo-family/oo-claude/station"
 )
@@ -107,7 +108,9 @@ func (p *tmuxPane) waitFor(what string, ok func(string) bool) string {
 
 // topStation is the station of the golden screens: a parent and its child
 // (the lineage ledger says so), a third session waiting, with fixed ids,
-// names and start times.
+// names and start times. The parent's transcript holds the cost-state row
+// of an earlier process and a request since, the child's a request of its
+// first process; the third has none.
 func topStation(t *testing.T) *fakestation.Station {
 	fs := fakestation.New(t)
 	add := func(id, name, status string, age time.Duration) station.Row {
@@ -122,6 +125,24 @@ func topStation(t *testing.T) *fakestation.Station {
 	}
 	if err := os.WriteFile(fs.InboxPath(lead.SessionID), []byte("[ops 📡] check the build before the release\n"), 0o600); err != nil {
 		t.Fatal(err)
+	}
+	request := func(tokens int) string {
+		return fmt.Sprintf(`{"type":"assistant","isSidechain":false,"message":{"id":"msg_%d","role":"assistant","content":[{"type":"tool_use","id":"t","name":"Bash","input":{}}],"stop_reason":"tool_use","usage":{"input_tokens":%d,"output_tokens":4}}}`+"\n", tokens, tokens-4)
+	}
+	for _, tr := range []struct {
+		row  station.Row
+		rows string
+	}{
+		{lead, `{"type":"cost-state","totalCostUSD":0.0026253,"hasUnknownModelCost":false}` + "\n" + request(1234)},
+		{helper, request(12345)},
+	} {
+		dir := filepath.Join(fs.Paths.ProjectsDir, transcriptfile.EncodeProjectDir(tr.row.CWD))
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, tr.row.SessionID+transcriptfile.Ext), []byte(tr.rows), 0o600); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return fs
 }
@@ -162,9 +183,10 @@ func TestTopGolden(t *testing.T) {
 			p := newPane(t, tc.w, tc.h, env)
 			p.keys("oo-claude top", "Enter")
 			// The tree is complete once the document came: the child under
-			// its parent and the inbox's line.
+			// its parent and the inbox's pending line; and the costs.
 			got := normalized(p.waitFor("the three sessions, by lineage", func(s string) bool {
-				return strings.Contains(s, "reviewer") && strings.Contains(s, "helper") && strings.Contains(s, "[ops") && strings.Contains(s, " 3d") &&
+				return strings.Contains(s, "reviewer") && strings.Contains(s, "helper") && strings.Contains(s, "pend 1") && strings.Contains(s, " 3d") &&
+					strings.Contains(s, "$0.0026+1.2k") && strings.Contains(s, "12m 12.3k tok") &&
 					(strings.Contains(s, "└─ helper") || strings.Contains(s, "`- helper"))
 			}))
 			golden := filepath.Join("testdata", "top", tc.name+".golden")

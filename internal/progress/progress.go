@@ -157,13 +157,13 @@ func (a Activity) text(sep string) string {
 		parts = append(parts, "running "+termsafe.Escape(a.Tool))
 	}
 	if a.Tokens > 0 {
-		parts = append(parts, tokens(a.Tokens)+" tokens")
+		parts = append(parts, Tokens(a.Tokens)+" tokens")
 	}
 	return strings.Join(parts, sep)
 }
 
-// tokens is n for a person: 950, 12.3k, 4.1M.
-func tokens(n int64) string {
+// Tokens is a count of tokens for a person: 950, 12.3k, 4.1M.
+func Tokens(n int64) string {
 	switch {
 	case n < 1000:
 		return fmt.Sprint(n)

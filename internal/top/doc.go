@@ -17,6 +17,10 @@
 //     session, as the sender and the stream report it: the class, whether
 //     the receiver's transcript confirmed it, whether the model saw it
 //     (the stream's line-seen), then, when asked, the reply.
+//   - A session's cost is what the stream's cost events tell: Claude
+//     Code's own dollars as of the session's last process exit and the
+//     tokens of its requests since, "≥" where that is a lower bound, "-"
+//     when nothing is known; never a dollar figure worked out from tokens.
 //   - What the view shows of a transcript, a name or a line is escaped
 //     (internal/termsafe) and cut to the width; without UTF-8 the tree and
 //     the marks are ASCII.

@@ -104,6 +104,7 @@ type session struct {
 	started                   time.Time
 	pending                   int64
 	lastIn, lastOut           string
+	cost                      *observatory.Cost // the stream's last cost event; nil: none came
 	riders                    []rider
 	seen                      []string // msg_ids the stream saw, newest last (a few)
 	send                      *sendState
@@ -448,6 +449,8 @@ func (m *Model) apply(ev observatory.Event) tea.Cmd {
 		}
 	case observatory.EventTurnEnded:
 		s.lastOut = ev.Text
+	case observatory.EventCost:
+		s.cost = ev.Cost
 	case observatory.EventRiderStarted:
 		if i := s.rider(ev.Agent); i >= 0 {
 			s.riders[i].description = ev.Description

@@ -13,6 +13,7 @@ import (
 	"github.com/muesli/termenv"
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/inboxv1"
+	"github.com/oo-family/oo-claude/internal/progress"
 	"github.com/oo-family/oo-claude/internal/termsafe"
 	"github.com/oo-family/oo-claude/observatory"
 	"github.com/oo-family/oo-claude/station"
@@ -394,7 +395,7 @@ func (m *Model) sessionLine(n node, nameW int, now time.Time) string {
 	if s.reason != "" && s.doorman != observatory.DoormanUp {
 		door += "(" + m.clean(s.reason) + ")"
 	}
-	t := fmt.Sprintf("%s%s %s %s door %-9s pend %-3d %4s", cursor, name, shortID(s.id), status, door, s.pending, age(now, s.started))
+	t := fmt.Sprintf("%s%s %s %s door %-9s pend %-3d %4s %-9s", cursor, name, shortID(s.id), status, door, s.pending, age(now, s.started), m.costText(s.cost))
 	if s.lastIn != "" {
 		t += "  in " + m.quote(s.lastIn)
 	}
@@ -406,6 +407,50 @@ func (m *Model) sessionLine(n node, nameW int, now time.Time) string {
 		t = m.st.sel.Render(t)
 	}
 	return t
+}
+
+// costText is a session's cost as its transcript tells it, never an
+// estimate: Claude Code's dollars as of its last process exit ("$0.0026";
+// "≥" when a model had no price), then the tokens of its requests since
+// ("$0.0026+1.2k tok", "12.3k tok" with no exit yet; "≥" when the watch's
+// look back hit its bound); "-" when nothing is known.
+func (m *Model) costText(c *observatory.Cost) string {
+	if c == nil {
+		return "-"
+	}
+	atLeast := "≥"
+	if !m.st.utf8 {
+		atLeast = ">="
+	}
+	var t string
+	if c.USD != nil {
+		if c.UnknownModelCost {
+			t = atLeast
+		}
+		t += dollars(*c.USD)
+		if c.Tokens > 0 {
+			t += "+" + progress.Tokens(c.Tokens) + " tok"
+		}
+		return t
+	}
+	if c.Bounded {
+		t = atLeast
+	}
+	return t + progress.Tokens(c.Tokens) + " tok"
+}
+
+// dollars is a cost for a person: $0.0026, $1.23, $123; a cost below
+// $0.0001 (but not none) is "<$0.0001", never a rounded $0.
+func dollars(v float64) string {
+	switch {
+	case v > 0 && v < 0.0001:
+		return "<$0.0001"
+	case v < 1:
+		return fmt.Sprintf("$%.4f", v)
+	case v < 100:
+		return fmt.Sprintf("$%.2f", v)
+	}
+	return fmt.Sprintf("$%.0f", v)
 }
 
 // sendLine is the verdict of a line sent from the view, as far as it is
@@ -501,6 +546,9 @@ func (m *Model) eventLine(ev observatory.Event) string {
 	}
 	if ev.Dropped > 0 {
 		b = append(b, fmt.Sprintf("dropped %d", ev.Dropped))
+	}
+	if ev.Cost != nil {
+		b = append(b, m.costText(ev.Cost))
 	}
 	return strings.Join(b, " ")
 }
