@@ -91,6 +91,16 @@ func TestTopSteersARealSession(t *testing.T) {
 	})
 	p.keys("a")
 	p.waitFor("the model's answer in place", func(s string) bool { return strings.Contains(s, `reply "TOP-ANSWER-`) })
+	// The cost column: the busy session's requests before the view opened
+	// (read back from its transcript's end) and the idle one's since, in
+	// tokens (neither process has exited: no cost-state row yet).
+	scr = p.waitFor("the sessions' tokens", func(s string) bool {
+		return strings.Contains(sessionLine(s, busy.SessionID), " tok") && strings.Contains(sessionLine(s, idle.SessionID), " tok")
+	})
+	if strings.Contains(scr, "$") {
+		t.Errorf("a dollar figure before any process of the sessions exited:\n%s", scr)
+	}
+	t.Logf("the screen:\n%s", scr)
 	p.keys("q")
 	p.waitFor("the shell's prompt again, without the view", func(s string) bool {
 		return strings.Count(s, "prompt$") >= 2 && !strings.Contains(s, "oo-claude top ·")
