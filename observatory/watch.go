@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -199,12 +200,15 @@ type WatchOptions struct {
 // Across sessions events come in the order the watcher learns of them.
 //
 // A cost event tells what the session's own transcript says of its cost
-// (see [Cost]): when the watch takes a session whose transcript tells any
-// (read back from its end, at most CostLookBack bytes, never the whole
-// file), then each time a read of its appended rows moves it: a
-// cost-state row (a claude process of the session exited) or a model
-// request answered (its assistant message). It carries Claude Code's own
-// dollar figure, never one worked out from tokens.
+// (see [Cost]): soon after the watch takes a session whose transcript
+// tells any (read back from its end, at most CostLookBack bytes, never the
+// whole file, by one goroutine of the watch's, one session at a time, so
+// neither the start nor the other events wait for it), then each time a
+// read of its appended rows moves it: a cost-state row (a claude process
+// of the session exited) or a model request answered (its assistant
+// message). It carries Claude Code's own dollar figure, never one worked
+// out from tokens. It is not Initial, but in an overflow's station as it
+// is.
 //
 // The watch is event-driven: one inotify instance on the registry
 // directory, the inbox directory, the projects directory and, for each live
@@ -282,6 +286,9 @@ func Watch(ctx context.Context, opts WatchOptions) (<-chan Event, error) {
 		sessDirs:  map[string]*wsession{},
 		riderDirs: map[string]*wsession{},
 		tops:      map[string]bool{},
+		lookWake:  make(chan struct{}, 1),
+		looked:    make(chan costLook),
+		lookDone:  make(chan struct{}),
 	}
 	for _, d := range []string{st.Paths.SessionsDir, st.Paths.InboxDir, st.Paths.ProjectsDir} {
 		if err := w.addTop(d); err != nil {
@@ -292,10 +299,12 @@ func Watch(ctx context.Context, opts WatchOptions) (<-chan Event, error) {
 	}
 	var initial []Event
 	w.emitTo = func(e Event) { e.Initial = true; initial = append(initial, e) }
+	go w.lookBacks()
 	w.scanInboxes()
 	if err := w.scanRegistry(); err != nil {
 		dw.Close()
 		stop()
+		<-w.lookDone
 		return nil, pathError("read registry", st.Paths.SessionsDir, err)
 	}
 	go w.run(initial)
@@ -331,6 +340,14 @@ type watcher struct {
 	hold  *time.Timer // the next held event's bound, while one is held
 
 	buf []byte // the inbox read buffer, readChunk bytes once used
+
+	// The sessions' cost look backs: queued by the loop, run one at a
+	// time by lookBacks, their results back on looked.
+	lookMu   sync.Mutex
+	looks    []costLook
+	lookWake chan struct{} // one pending wake-up
+	looked   chan costLook
+	lookDone chan struct{} // closed when lookBacks returned
 }
 
 // wsession is one live session the watcher follows.
@@ -358,6 +375,24 @@ type wsession struct {
 	cost      Cost                      // what the transcript tells of the cost, as read so far
 	costKnown bool                      // cost tells anything: a cost-state row, a request or a bound hit
 	tally     transcriptfile.TokenTally // the requests since the last cost-state row the follower read
+	// While the look back runs (costLooking), cost holds what the
+	// follower read since where it began, and firstMsg and firstTokens
+	// its first request's, which the look back may have counted too.
+	costLooking bool
+	firstMsg    string
+	firstTokens int64
+}
+
+// costLook is one session's look back for its cost, run by the watch's
+// look-back goroutine (a 4 MiB read back is too long for the loop);
+// done is its result.
+type costLook struct {
+	s       *wsession
+	path    string
+	from    int64
+	c       Cost
+	known   bool
+	lastMsg string
 }
 
 // heldEvent is an event held back until what precedes it is known, at
@@ -394,6 +429,7 @@ type winbox struct {
 
 func (w *watcher) run(initial []Event) {
 	defer close(w.out)
+	defer func() { <-w.lookDone }()
 	defer w.dw.Close()
 	defer w.closeAll()
 	defer w.stop()
@@ -445,6 +481,8 @@ func (w *watcher) run(initial []Event) {
 			w.handle(ev)
 		case x := <-w.exits:
 			w.exited(x)
+		case l := <-w.looked:
+			w.costLooked(l)
 		case <-holdC:
 			w.hold = nil
 			for _, pid := range slices.Sorted(maps.Keys(w.byPID)) {
@@ -493,7 +531,7 @@ func (w *watcher) snapshot() []Event {
 		out = append(out,
 			Event{Event: EventSessionStarted, TS: ts, Session: r.SessionID, Initial: true, Name: r.Name, PID: r.PID, Status: r.Status},
 			Event{Event: EventDoorman, TS: ts, Session: r.SessionID, Initial: true, Doorman: s.doorman})
-		if s.costKnown {
+		if s.costKnown && !s.costLooking {
 			out = append(out, Event{Event: EventCost, TS: ts, Session: r.SessionID, Initial: true, Cost: s.costCopy()})
 		}
 		for _, id := range slices.Sorted(maps.Keys(s.riders)) {
@@ -819,19 +857,17 @@ func (w *watcher) watchProject(s *wsession) {
 	if fi, err := os.Lstat(s.tpath); err == nil {
 		from = fi.Size()
 	}
-	if s.follower == nil && !s.costKnown {
-		// The session's first project: what its transcript tells of
-		// its cost up to now (a session that moves to another cwd keeps
+	if !s.costKnown && !s.costLooking && from > 0 {
+		// What its transcript tells of its cost up to from, looked back
+		// for off the loop (a session that moves to another cwd keeps
 		// the cost read so far).
-		var last string
-		s.cost, s.costKnown, last = lookBackCost(s.tpath, from)
-		s.tally = transcriptfile.TokenTally{}
-		if last != "" {
-			// Its rows after from belong to a request counted already.
-			s.tally.Add(&transcriptfile.Row{Type: transcriptfile.RowAssistant, Message: &transcriptfile.Message{ID: last}})
-		}
-		if s.costKnown {
-			w.sessEmit(s, Event{Event: EventCost, Session: s.row.SessionID, Cost: s.costCopy()})
+		s.costLooking, s.firstMsg, s.firstTokens = true, "", 0
+		w.lookMu.Lock()
+		w.looks = append(w.looks, costLook{s: s, path: s.tpath, from: from})
+		w.lookMu.Unlock()
+		select {
+		case w.lookWake <- struct{}{}:
+		default:
 		}
 	}
 	s.follower = transcript.Follow(w.ctx, s.tpath, from, transcript.FollowOptions{MaxRow: maxWatchRow})
@@ -1101,7 +1137,7 @@ func (w *watcher) transcriptChanged(s *wsession) {
 	}
 	costMoved := false
 	defer func() {
-		if costMoved {
+		if costMoved && !s.costLooking {
 			w.sessEmit(s, Event{Event: EventCost, Session: s.row.SessionID, Cost: s.costCopy()})
 		}
 	}()
@@ -1151,7 +1187,8 @@ const costStateMark = `"cost-state"`
 // figure counts every request before it), a request adds its tokens.
 func (s *wsession) addCost(row *transcriptfile.Row) bool {
 	if c, ok := stateCost(row); ok {
-		s.cost, s.costKnown = c, true
+		// It counts all before it: what a look back finds is moot.
+		s.cost, s.costKnown, s.costLooking = c, true, false
 		s.tally = transcriptfile.TokenTally{}
 		return true
 	}
@@ -1159,9 +1196,68 @@ func (s *wsession) addCost(row *transcriptfile.Row) bool {
 	if !s.tally.Add(row) || s.tally.Tokens == before {
 		return false
 	}
+	if s.costLooking && s.firstMsg == "" {
+		s.firstMsg, s.firstTokens = row.Message.ID, s.tally.Tokens-before
+	}
 	s.cost.Tokens += s.tally.Tokens - before
 	s.costKnown = true
 	return true
+}
+
+// lookBacks runs the queued look backs, one at a time, until the watch
+// ends.
+func (w *watcher) lookBacks() {
+	defer close(w.lookDone)
+	for {
+		select {
+		case <-w.ctx.Done():
+			return
+		case <-w.lookWake:
+		}
+		for {
+			w.lookMu.Lock()
+			if len(w.looks) == 0 {
+				w.looks = nil
+				w.lookMu.Unlock()
+				break
+			}
+			l := w.looks[0]
+			w.looks = w.looks[1:]
+			w.lookMu.Unlock()
+			l.c, l.known, l.lastMsg = lookBackCost(l.path, l.from)
+			select {
+			case w.looked <- l:
+			case <-w.ctx.Done():
+				return
+			}
+		}
+	}
+}
+
+// costLooked folds a look back's result into its session's cost, unless
+// the session ended or a cost-state row read since made it moot: the
+// requests it found before where the follower began, then the follower's
+// since (a request whose rows straddle that point counted once).
+func (w *watcher) costLooked(l costLook) {
+	s := l.s
+	if w.byPID[s.row.PID] != s || !s.costLooking {
+		return
+	}
+	s.costLooking = false
+	live := s.cost.Tokens
+	if l.lastMsg != "" && l.lastMsg == s.firstMsg {
+		live -= s.firstTokens
+	}
+	c := l.c
+	c.Tokens += live
+	s.cost, s.costKnown = c, l.known || live > 0
+	if s.firstMsg == "" && l.lastMsg != "" {
+		// The follower's next rows may be the last request's still.
+		s.tally.Add(&transcriptfile.Row{Type: transcriptfile.RowAssistant, Message: &transcriptfile.Message{ID: l.lastMsg}})
+	}
+	if s.costKnown {
+		w.sessEmit(s, Event{Event: EventCost, Session: s.row.SessionID, Cost: s.costCopy()})
+	}
 }
 
 // stateCost is the cost a cost-state row tells; false for any other row

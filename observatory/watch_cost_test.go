@@ -1,10 +1,14 @@
 package observatory_test
 
 import (
+	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"testing"
+	"time"
 
 	"github.com/oo-family/oo-claude/fakes/fakestation"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
@@ -82,7 +86,7 @@ func TestWatchCost(t *testing.T) {
 // TestWatchCostBounded: in a 2 GiB transcript (sparse) whose only
 // cost-state row is at its start, the watch looks back CostLookBack bytes
 // only: the session's cost is its last requests' tokens, marked bounded
-// (at least), with no dollar figure, and the stream comes at once.
+// (at least), with no dollar figure.
 func TestWatchCostBounded(t *testing.T) {
 	fs := fakestation.New(t)
 	cwd := "/home/u/big"
@@ -100,7 +104,83 @@ func TestWatchCostBounded(t *testing.T) {
 	if got, want := costString(e.Cost), "usd nil unknown false tokens 4100 bounded true"; got != want {
 		t.Errorf("cost %s, want %s", got, want)
 	}
-	if !e.Initial {
-		t.Errorf("the cost at the start is not Initial: %+v", e)
+}
+
+// BenchmarkWatchStartCost is the start of a watch on a station of 200
+// sessions (initial-ms: until every session-started came; costs-ms: until
+// every session's cost event came too) whose
+// transcripts are 5 MiB of Claude Code 2.1.332's own rows (the recorded
+// steered turn, repeated; hard links of one file, so the disk holds it
+// once) with no cost-state row within CostLookBack: the worst case, each
+// session's look back reads its 4 MiB bound; "at-rest" ends each with a
+// cost-state row, found at once.
+func BenchmarkWatchStartCost(b *testing.B) {
+	raw, err := os.ReadFile(filepath.Join("..", "transcript", "testdata", "real", "steered-turn.jsonl"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	var turn []byte
+	for _, l := range bytes.SplitAfter(raw, []byte("\n")) {
+		if !bytes.Contains(l, []byte(`"cost-state"`)) {
+			turn = append(turn, l...)
+		}
+	}
+	for _, bc := range []struct {
+		name string
+		tail string
+	}{{"worst", ""}, {"at-rest", costStateRow(0.0026, 105) + "\n"}} {
+		b.Run(bc.name, func(b *testing.B) {
+			dir := b.TempDir()
+			one := filepath.Join(dir, "one.jsonl")
+			content := bytes.Repeat(turn, 5<<20/len(turn)+1)
+			if err := os.WriteFile(one, append(content, bc.tail...), 0o600); err != nil {
+				b.Fatal(err)
+			}
+			fs := fakestation.New(b)
+			proc := newFakeProc(b)
+			for i := range 200 {
+				pid := 20000 + i
+				proc.run(b, pid, strconv.Itoa(pid))
+				sid := fmt.Sprintf("eeeeeeee-0000-4000-8000-%012d", i)
+				cwd := fmt.Sprintf("/home/u/cost%03d", i)
+				r := row(pid, sid, fmt.Sprintf("cost%03d", i), cwd, testNow)
+				r.ProcStart = strconv.Itoa(pid)
+				fs.WriteRow(r)
+				tp := filepath.Join(fs.Paths.ProjectsDir, transcriptfile.EncodeProjectDir(cwd), sid+transcriptfile.Ext)
+				if err := os.MkdirAll(filepath.Dir(tp), 0o700); err != nil {
+					b.Fatal(err)
+				}
+				if err := os.Link(one, tp); err != nil {
+					b.Fatal(err)
+				}
+			}
+			st := &station.Station{Paths: fs.Paths, Proc: station.Proc{Root: proc.root}, Now: func() time.Time { return testNow }}
+			var initial, costs time.Duration
+			for b.Loop() {
+				t0 := time.Now()
+				ctx, cancel := context.WithCancel(context.Background())
+				ch, err := observatory.Watch(ctx, observatory.WatchOptions{Station: st, Liveness: -1})
+				if err != nil {
+					b.Fatal(err)
+				}
+				started, costed := 0, 0
+				for started < 200 || costed < 200 {
+					switch e := <-ch; e.Event {
+					case observatory.EventSessionStarted:
+						if started++; started == 200 {
+							initial += time.Since(t0)
+						}
+					case observatory.EventCost:
+						costed++
+					}
+				}
+				costs += time.Since(t0)
+				cancel()
+				for range ch {
+				}
+			}
+			b.ReportMetric(float64(initial.Milliseconds())/float64(b.N), "initial-ms")
+			b.ReportMetric(float64(costs.Milliseconds())/float64(b.N), "costs-ms")
+		})
 	}
 }
