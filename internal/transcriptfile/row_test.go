@@ -106,3 +106,41 @@ func TestPeerLineMsgID(t *testing.T) {
 		}
 	}
 }
+
+// TestTokenTally: each request's tokens are counted once, its rows (one a
+// content block) fed oldest or newest first; a rider's rows and other rows
+// count nothing; a cost-state row carries Claude Code's figure.
+func TestTokenTally(t *testing.T) {
+	rows := []string{
+		`{"type":"assistant","message":{"id":"m1","usage":{"input_tokens":100,"output_tokens":5,"cache_creation_input_tokens":10,"cache_read_input_tokens":1000}}}`,
+		`{"type":"assistant","message":{"id":"m2","usage":{"input_tokens":7,"output_tokens":3}}}`,
+		`{"type":"assistant","message":{"id":"m2","usage":{"input_tokens":7,"output_tokens":3}}}`,
+		`{"type":"assistant","isSidechain":true,"message":{"id":"r1","usage":{"input_tokens":9000}}}`,
+		`{"type":"user","message":{"role":"user","content":"hi"}}`,
+		`{"type":"assistant","message":{"id":"m3","usage":{"input_tokens":1}}}`,
+	}
+	for _, newestFirst := range []bool{false, true} {
+		var tally TokenTally
+		requests := 0
+		for i := range rows {
+			j := i
+			if newestFirst {
+				j = len(rows) - 1 - i
+			}
+			r, err := ParseRow([]byte(rows[j]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if tally.Add(&r) {
+				requests++
+			}
+		}
+		if tally.Tokens != 1115+10+1 || requests != 3 {
+			t.Errorf("newest first %t: %d tokens in %d requests, want 1126 in 3", newestFirst, tally.Tokens, requests)
+		}
+	}
+	r, err := ParseRow([]byte(`{"type":"cost-state","totalCostUSD":0.0026253,"hasUnknownModelCost":true}`))
+	if err != nil || r.Type != RowCostState || r.TotalCostUSD == nil || *r.TotalCostUSD != 0.0026253 || !r.HasUnknownModelCost {
+		t.Errorf("cost-state row %+v, %v", r, err)
+	}
+}
