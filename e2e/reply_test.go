@@ -183,7 +183,9 @@ func (w *world) watch() *watchProc {
 // TestWatchSteer: `oo-claude watch --json` running through a session's
 // life shows, for one steered line, line-queued, line-delivered and
 // line-seen with the receipt's msg_id, then turn-ended and session-ended,
-// in that order.
+// in that order; its cost events count its requests' tokens (no dollars:
+// claude writes its cost-state row as it exits, after its registry row is
+// gone, so the watch has ended the session then).
 func TestWatchSteer(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, fakemodel.Options{Replies: []fakemodel.Reply{fakemodel.Bash("sleep 4"), fakemodel.Text("watched answer")}})
@@ -198,16 +200,23 @@ func TestWatchSteer(t *testing.T) {
 		s.fatalf("send --seen 30: %s", r)
 	}
 	msgID := str(rc, "msg_id")
-	s.mustSucceed(60 * time.Second)
+	res := s.mustSucceed(60 * time.Second)
 	wp.waitEvent(t, 15*time.Second, "session-ended", func(e map[string]any) bool {
 		return e["event"] == "session-ended" && e["session"] == sid
 	})
 	var order []string
+	var tokens float64
+	var last map[string]any // the last cost event's cost
 	for _, e := range wp.events(t) {
 		if e["session"] != sid {
 			continue
 		}
 		switch ev := e["event"].(string); ev {
+		case "cost":
+			last, _ = e["cost"].(map[string]any)
+			if n, _ := last["tokens"].(float64); n > tokens {
+				tokens = n
+			}
 		case "line-delivered", "line-seen":
 			if e["msg_id"] != msgID {
 				t.Errorf("%s with msg_id %v, want the receipt's %s", ev, e["msg_id"], msgID)
@@ -220,6 +229,9 @@ func TestWatchSteer(t *testing.T) {
 	want := "session-started line-queued line-delivered line-seen turn-ended session-ended"
 	if got := strings.Join(order, " "); got != want {
 		t.Errorf("watch events of the session:\n got %s\nwant %s", got, want)
+	}
+	if tokens <= 0 || last == nil || last["usd"] != nil {
+		t.Errorf("the session's cost events: tokens up to %v, the last %v; want its requests' tokens, no dollars (the result's total_cost_usd %v)", tokens, last, res["total_cost_usd"])
 	}
 }
 
