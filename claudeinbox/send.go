@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -635,15 +636,12 @@ func notFreshNote(f inbox.Freshness) string {
 	return "no fresh doorman heartbeat"
 }
 
-// fileSize is the size of path, 0 when it is absent or unreadable.
+// fileSize is the size of the regular file at path (one lstat), 0 when
+// it is absent or not a regular file. The ack wait reads from there; what
+// it reads is opened through fsx's checks.
 func fileSize(path string) int64 {
-	f, err := fsx.OpenRead(path)
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() {
 		return 0
 	}
 	return fi.Size()
@@ -679,10 +677,12 @@ func (s *Sender) awaitAck(ctx context.Context, files inboxv1.Files, from int64, 
 		return found
 	}
 
-	if s.Wait == 0 {
-		return scan(), nil
+	// A receiver that acks at once has acked by the first look: no file
+	// watch is set up for it.
+	if a := scan(); a != nil || s.Wait == 0 {
+		return a, nil
 	}
-	// Armed before the first scan, so no ack between them is missed.
+	// Armed before the second look, so no ack between them is missed.
 	wake := fsx.NewWaker(ackPoll/10, files.Ack)
 	defer wake.Close()
 	if a := scan(); a != nil {
