@@ -168,43 +168,53 @@ func parseRow(path string, b []byte) (Row, error) {
 
 // rawRow is the undecoded content of one registry file.
 type rawRow struct {
-	path string
-	stem string // the pid the file is named by
+	dir  string // the registry directory
+	stem string // the pid the file is named by: <stem>.json
 	b    []byte
 }
 
+// path is the registry file's path (built when a row is decoded, not for
+// every row listed).
+func (r rawRow) path() string { return filepath.Join(r.dir, r.stem+".json") }
+
 // rawRows reads the content of every registry file, <pid>.json, into one
 // buffer, decoding none of them. Files that are not rows (keys, temporary
-// files) and files that cannot be read are skipped.
+// files) and files that cannot be read are skipped. The directory is
+// opened once and each row read relative to it (fsx.Dir): a name is looked
+// for in every row, so what a row costs is what a send by name at many
+// rows pays for each.
 func (s *Station) rawRows() ([]rawRow, error) {
-	ents, err := os.ReadDir(s.Paths.SessionsDir)
+	d, err := fsx.OpenDir(s.Paths.SessionsDir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, nil
 		}
 		return nil, err
 	}
+	defer d.Close()
+	ents, err := d.Entries()
+	if err != nil {
+		return nil, err
+	}
 	var (
-		out []rawRow
+		out = make([]rawRow, 0, len(ents))
 		buf = make([]byte, 0, 1024*len(ents))
 	)
 	for _, e := range ents {
-		name := e.Name()
-		stem, ok := strings.CutSuffix(name, ".json")
+		stem, ok := strings.CutSuffix(e.Name(), ".json")
 		if !ok || !isPIDText(stem) {
 			continue
 		}
-		path := filepath.Join(s.Paths.SessionsDir, name)
 		start := len(buf)
 		// The listing's entry type stands for the lstat before the open.
-		buf, err = rowBytes(path, buf, func() ([]byte, error) { return fsx.AppendDirEntry(buf, s.Paths.SessionsDir, e, maxRowBytes) })
-		if err != nil {
+		// A file that cannot be read, or is larger than a row, is skipped.
+		if buf, err = d.AppendEntry(buf, e, maxRowBytes); err != nil {
 			continue
 		}
 		// Full slice expressions: a later read that grows buf must not
 		// write into this row's bytes, and appending to one never reaches
 		// the next.
-		out = append(out, rawRow{path: path, stem: stem, b: buf[start:len(buf):len(buf)]})
+		out = append(out, rawRow{dir: s.Paths.SessionsDir, stem: stem, b: buf[start:len(buf):len(buf)]})
 	}
 	return out, nil
 }
@@ -228,13 +238,14 @@ func isPIDText(s string) bool {
 // pid is not the number its file is named by is not a row.
 func (s *Station) session(raw rawRow) (Session, bool) {
 	if s.decoded != nil {
-		s.decoded(raw.path)
+		s.decoded(raw.path())
 	}
-	r, err := parseRow(raw.path, raw.b)
+	path := raw.path()
+	r, err := parseRow(path, raw.b)
 	if err != nil || strconv.Itoa(r.PID) != raw.stem {
 		return Session{}, false
 	}
-	return Session{Row: r, File: raw.path, Live: s.Proc.Alive(r.PID, r.ProcStart)}, true
+	return Session{Row: r, File: path, Live: s.Proc.Alive(r.PID, r.ProcStart)}, true
 }
 
 // sortSessions orders sessions by start time, oldest first, then by pid.
@@ -327,8 +338,12 @@ func (s *Station) liveWhere(may func(raw []byte) bool) ([]Session, error) {
 	// Past a few ids, decoding the other rows is cheaper than looking for
 	// every id in each.
 	if len(ids) > 0 {
+		idb := make([][]byte, len(ids))
+		for i, id := range ids {
+			idb[i] = []byte(id)
+		}
 		for i, raw := range raws {
-			if picked[i] || len(ids) <= maxIDScan && !mayName(raw.b, ids) {
+			if picked[i] || len(ids) <= maxIDScan && !mayName(raw.b, idb) {
 				continue
 			}
 			if x, ok := s.session(raw); ok && x.Live && slices.Contains(ids, x.SessionID) {
@@ -353,12 +368,12 @@ func plainJSON(b []byte) bool {
 }
 
 // mayName reports whether the raw row b may name one of ids exactly.
-func mayName(b []byte, ids []string) bool {
+func mayName(b []byte, ids [][]byte) bool {
 	if !plainJSON(b) {
 		return true
 	}
 	for _, id := range ids {
-		if bytes.Contains(b, []byte(id)) {
+		if bytes.Contains(b, id) {
 			return true
 		}
 	}

@@ -33,13 +33,27 @@ func TestAppendDirEntry(t *testing.T) {
 	must(os.Remove(filepath.Join(dir, "later")))
 	must(os.Symlink(filepath.Join(dir, "row"), filepath.Join(dir, "later")))
 	want := map[string]error{"row": nil, "link": fsx.ErrSymlink, "fifo": fsx.ErrNotRegular, "sub": fsx.ErrNotRegular, "later": fsx.ErrSymlink}
+	d, err := fsx.OpenDir(dir)
+	must(err)
+	defer d.Close()
 	for _, e := range ents {
-		b, err := fsx.AppendDirEntry([]byte("x:"), dir, e, 1<<10)
-		switch w := want[e.Name()]; {
-		case w == nil && (err != nil || string(b) != "x:content"):
-			t.Errorf("%s: %q %v, want x:content", e.Name(), b, err)
-		case w != nil && (!errors.Is(err, w) || string(b) != "x:"):
-			t.Errorf("%s: %q %v, want %v and the buffer as it was", e.Name(), b, err, w)
+		// By path, and relative to the open directory (fsx.Dir): the
+		// same checks.
+		for how, read := range map[string]func() ([]byte, error){
+			"AppendDirEntry":  func() ([]byte, error) { return fsx.AppendDirEntry([]byte("x:"), dir, e, 1<<10) },
+			"Dir.AppendEntry": func() ([]byte, error) { return d.AppendEntry([]byte("x:"), e, 1<<10) },
+		} {
+			b, err := read()
+			switch w := want[e.Name()]; {
+			case w == nil && (err != nil || string(b) != "x:content"):
+				t.Errorf("%s %s: %q %v, want x:content", how, e.Name(), b, err)
+			case w != nil && (!errors.Is(err, w) || string(b) != "x:"):
+				t.Errorf("%s %s: %q %v, want %v and the buffer as it was", how, e.Name(), b, err, w)
+			}
 		}
+	}
+	listed, err := d.Entries()
+	if err != nil || len(listed) != len(ents) {
+		t.Errorf("Dir.Entries: %d entries, %v; want %d", len(listed), err, len(ents))
 	}
 }

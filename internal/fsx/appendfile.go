@@ -57,33 +57,95 @@ func AppendDirEntry(buf []byte, dir string, e fs.DirEntry, max int) ([]byte, err
 	return appendChecked(buf, path, max, os.Geteuid())
 }
 
+// Dir is a directory opened once for a reader of many of its small files
+// (the registry's rows): [Dir.AppendEntry] opens each by its name
+// relative to the open directory (openat), so the directory's path is
+// resolved once, and the effective uid is asked once.
+type Dir struct {
+	f    *os.File
+	fd   int
+	path string
+	uid  int
+}
+
+// OpenDir opens the directory at path (a symlink to it is followed, as
+// [os.ReadDir] does) for [Dir.Entries] and [Dir.AppendEntry]. Close it.
+func OpenDir(path string) (*Dir, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	return &Dir{f: f, fd: int(f.Fd()), path: path, uid: os.Geteuid()}, nil
+}
+
+// Entries lists the directory, in the order the file system gives (not
+// sorted).
+func (d *Dir) Entries() ([]fs.DirEntry, error) { return d.f.ReadDir(-1) }
+
+// Close closes the directory.
+func (d *Dir) Close() error { return d.f.Close() }
+
+// AppendEntry is [AppendDirEntry] for the entry e of d, opened relative
+// to d: the same checks (the entry's listed type before the open, no
+// symlink followed, no blocking, the fstat's type and owner after it), in
+// the same system calls but the lstat and the uid's.
+func (d *Dir) AppendEntry(buf []byte, e fs.DirEntry, max int) ([]byte, error) {
+	name := e.Name()
+	switch t := e.Type(); {
+	case t&fs.ModeSymlink != 0:
+		return buf, &fs.PathError{Op: "open", Path: filepath.Join(d.path, name), Err: ErrSymlink}
+	case !t.IsRegular():
+		return buf, &fs.PathError{Op: "open", Path: filepath.Join(d.path, name), Err: ErrNotRegular}
+	}
+	return appendOpened(buf, d.fd, d.path, name, max, d.uid)
+}
+
 // appendChecked is AppendFile after the check before the open.
 func appendChecked(buf []byte, path string, max, uid int) ([]byte, error) {
+	return appendOpened(buf, unix.AT_FDCWD, "", path, max, uid)
+}
+
+// appendOpened is appendChecked for the file name relative to the open
+// directory dirfd (named dir; unix.AT_FDCWD and "" for a path): the path
+// its errors name is built only for them.
+func appendOpened(buf []byte, dirfd int, dir, name string, max, uid int) ([]byte, error) {
 	const op = "open"
+	pathOf := func() string {
+		if dir == "" {
+			return name
+		}
+		return filepath.Join(dir, name)
+	}
 	var fd int
 	var err error
 	for {
-		fd, err = unix.Open(path, os.O_RDONLY|openFlags, 0)
+		fd, err = unix.Openat(dirfd, name, os.O_RDONLY|openFlags, 0)
 		if !errors.Is(err, unix.EINTR) {
 			break
 		}
 	}
 	if err != nil {
+		path := pathOf()
 		return buf, wrapOpenErr(op, path, &fs.PathError{Op: op, Path: path, Err: err})
 	}
 	defer unix.Close(fd)
 	var st syscall.Stat_t
 	if err := syscall.Fstat(fd, &st); err != nil {
-		return buf, &fs.PathError{Op: "stat", Path: path, Err: err}
+		return buf, &fs.PathError{Op: "stat", Path: pathOf(), Err: err}
 	}
 	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
-		return buf, &fs.PathError{Op: op, Path: path, Err: ErrNotRegular}
+		return buf, &fs.PathError{Op: op, Path: pathOf(), Err: ErrNotRegular}
 	}
-	if err := CheckTrust(path, statInfo{st: &st, name: path}, uid); err != nil {
-		return buf, err
+	// The common case, owned by uid and not writable by others, is
+	// CheckTrust's nil, said without building the path it names.
+	if int(st.Uid) != uid || st.Mode&0o002 != 0 {
+		path, own := pathOf(), st // a copy escapes, on this path alone
+		if err := CheckTrust(path, statInfo{st: &own, name: path}, uid); err != nil {
+			return buf, err
+		}
 	}
 	if st.Size > int64(max) {
-		return buf, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: %d bytes, at most %d", ErrTooLarge, st.Size, max)}
+		return buf, &fs.PathError{Op: "read", Path: pathOf(), Err: fmt.Errorf("%w: %d bytes, at most %d", ErrTooLarge, st.Size, max)}
 	}
 	// Room for what fstat counted and one byte more, so that a file that
 	// grew since is seen to; past max it is refused.
@@ -99,7 +161,7 @@ func appendChecked(buf []byte, path string, max, uid int) ([]byte, error) {
 			continue
 		}
 		if err != nil {
-			return buf[:start], &fs.PathError{Op: "read", Path: path, Err: err}
+			return buf[:start], &fs.PathError{Op: "read", Path: pathOf(), Err: err}
 		}
 		n += m
 		// What fstat counted is read: a regular file has nothing more
@@ -118,7 +180,7 @@ func appendChecked(buf []byte, path string, max, uid int) ([]byte, error) {
 		}
 	}
 	if n > max {
-		return buf[:start], &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: more than %d bytes", ErrTooLarge, max)}
+		return buf[:start], &fs.PathError{Op: "read", Path: pathOf(), Err: fmt.Errorf("%w: more than %d bytes", ErrTooLarge, max)}
 	}
 	return buf[:start+n], nil
 }
