@@ -30,6 +30,9 @@ func TestMain(m *testing.M) {
 	// environment, which has no switch.
 	if os.Getenv("OO_CLAUDE_TEST_AS_BINARY") == "1" || len(os.Args) > 2 && os.Args[1] == "start" && os.Args[2] == "--foreground-unit" {
 		os.Unsetenv("OO_CLAUDE_TEST_AS_BINARY")
+		if f := os.Getenv(costFileEnv); f != "" {
+			os.Exit(mainCounted(f))
+		}
 		main()
 		return
 	}

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/oo-family/oo-claude/fakes/fakedoorman"
+	"github.com/oo-family/oo-claude/fakes/fakestation"
+	"github.com/oo-family/oo-claude/internal/termsafe"
+)
+
+// costFileEnv makes the test binary, run as oo-claude, count its verb's
+// work (mainCounted) into the file it names.
+const costFileEnv = "OO_CLAUDE_TEST_COST_FILE"
+
+// work is what one run of the verb did, from the call of run to its
+// return: heap allocations, and read and write system calls
+// (/proc/self/io's syscr and syscw: read, pread, readv and their writes).
+type work struct {
+	Mallocs uint64 `json:"mallocs"`
+	Reads   uint64 `json:"reads"`
+	Writes  uint64 `json:"writes"`
+}
+
+// mainCounted is main with the verb's work counted and written, as JSON,
+// to the file at path; it returns the exit code.
+func mainCounted(path string) int {
+	ctx, stop := signalContext()
+	defer stop()
+	before := countWork()
+	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, osProc())
+	after := countWork()
+	w := work{Mallocs: after.Mallocs - before.Mallocs, Reads: after.Reads - before.Reads, Writes: after.Writes - before.Writes}
+	b, _ := json.Marshal(w)
+	if werr := os.WriteFile(path, b, 0o600); werr != nil {
+		fmt.Fprintln(os.Stderr, werr)
+		return 99
+	}
+	return exitCode(err, termsafe.NewWriter(os.Stderr))
+}
+
+func countWork() work {
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	w := work{Mallocs: m.Mallocs}
+	if b, err := os.ReadFile("/proc/self/io"); err == nil {
+		sc := bufio.NewScanner(bytes.NewReader(b))
+		for sc.Scan() {
+			k, v, _ := strings.Cut(sc.Text(), ": ")
+			n, _ := strconv.ParseUint(strings.TrimSpace(v), 10, 64)
+			switch k {
+			case "syscr":
+				w.Reads = n
+			case "syscw":
+				w.Writes = n
+			}
+		}
+	}
+	return w
+}
+
+// TestSendWork holds one `oo-claude send` process, by name, pid and full
+// id, against a doorman that acks at once, to the work it needs, counted
+// (allocations and read/write system calls, which do not move with the
+// machine's load) on a station of 1 and of 500 registry rows (the others
+// rows of processes that do not run). A name is looked for in every row's
+// bytes, so each further row costs one read and a few allocations; the
+// rest of the send must not grow with the rows. The whole process's own
+// work at 1 row is bounded too, so what a send does not need (a
+// regular expression compiled, a file watch set up for an ack already
+// there) does not come back unseen.
+func TestSendWork(t *testing.T) {
+	t.Parallel()
+	if _, err := os.Stat("/proc/self/io"); err != nil {
+		t.Skip("no /proc/self/io")
+	}
+	const (
+		perRowMallocs = 4 // the listing's entry, the row's path, ...
+		perRowReads   = 1 // the row's one read
+		// The send process's own work at 1 row (flags of every verb,
+		// knobs, the row, the heartbeat twice, the append, the ack, the
+		// receipt, the verdict's JSON).
+		maxMallocs = 1750
+		maxReads   = 28
+	)
+	fs := fakestation.New(t)
+	row := fs.AddSession(fakestation.Session{Name: "cost-target"})
+	fakedoorman.Start(t, fs.Paths.InboxDir, row.SessionID, fakedoorman.Options{})
+	sample := 0
+	measure := func(target string) work {
+		t.Helper()
+		sample++
+		f := filepath.Join(t.TempDir(), "work.json")
+		env := append(fs.Env(), costFileEnv+"="+f)
+		r := runBinary(t, env, "", "send", target, fmt.Sprintf("cost sample %d", sample), "--from", fmt.Sprintf("cost-%d", sample), "--json")
+		if r.code != 0 || !strings.Contains(r.stdout, `"class":"delivered-steer"`) {
+			t.Fatalf("send %s: exit %d\n%s%s", target, r.code, r.stdout, r.stderr)
+		}
+		var w work
+		if b, err := os.ReadFile(f); err != nil || json.Unmarshal(b, &w) != nil {
+			t.Fatalf("work file: %v", err)
+		}
+		return w
+	}
+	targets := []struct{ by, target string }{{"name", row.Name}, {"pid", strconv.Itoa(row.PID)}, {"id", row.SessionID}}
+	measure(row.SessionID) // the station's first send makes the throttle's and the receipts' files
+	one := map[string]work{}
+	for _, tg := range targets {
+		w := measure(tg.target)
+		one[tg.by] = w
+		t.Logf("1 row, by %s: %d allocations, %d reads, %d writes", tg.by, w.Mallocs, w.Reads, w.Writes)
+		if w.Mallocs > maxMallocs || w.Reads > maxReads {
+			t.Errorf("a send by %s at 1 row: %d allocations, %d reads; want ≤ %d, ≤ %d", tg.by, w.Mallocs, w.Reads, maxMallocs, maxReads)
+		}
+	}
+	const rows = 500
+	for i := 1; i < rows; i++ {
+		fs.AddSession(fakestation.Session{PID: 4_000_000 + i, ProcStart: "1", Name: fmt.Sprintf("other-%03d", i)})
+	}
+	for _, tg := range targets {
+		w, base := measure(tg.target), one[tg.by]
+		extra := uint64(rows - 1)
+		t.Logf("%d rows, by %s: %d allocations, %d reads, %d writes", rows, tg.by, w.Mallocs, w.Reads, w.Writes)
+		if w.Mallocs > base.Mallocs+perRowMallocs*extra || w.Reads > base.Reads+perRowReads*extra+4 {
+			t.Errorf("a send by %s: %d allocations, %d reads at %d rows, %d and %d at 1 row; want ≤ %d allocations and ≤ %d read a further row",
+				tg.by, w.Mallocs, w.Reads, rows, base.Mallocs, base.Reads, perRowMallocs, perRowReads)
+		}
+	}
+}
