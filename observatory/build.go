@@ -131,7 +131,12 @@ func Build(ctx context.Context, opts Options) (*Document, error) {
 		live = keep
 	}
 
-	b := builder{st: &st, now: t, window: window, all: opts.IncludeFinished}
+	b := builder{st: &st, now: t, window: window, all: opts.IncludeFinished, alive: map[int]bool{}}
+	for _, s := range live {
+		// Live checked these processes a moment ago: a doorman's
+		// heartbeat that names one is not checked again.
+		b.alive[s.PID] = true
+	}
 	sessions := make([]Session, len(live))
 	warns := make([][]string, len(live))
 	workers := min(runtime.GOMAXPROCS(0), 8) // sessions read at once
@@ -201,9 +206,25 @@ type builder struct {
 	now    time.Time
 	window time.Duration
 	all    bool
+
+	mu    sync.Mutex
+	alive map[int]bool // pidAlive's answers within one Build
 }
 
-func (b *builder) pidAlive(pid int) bool { return b.st.Proc.Alive(pid, "") }
+// pidAlive is the process table's answer for pid, asked once per Build.
+func (b *builder) pidAlive(pid int) bool {
+	b.mu.Lock()
+	a, ok := b.alive[pid]
+	b.mu.Unlock()
+	if ok {
+		return a
+	}
+	a = b.st.Proc.Alive(pid, "")
+	b.mu.Lock()
+	b.alive[pid] = a
+	b.mu.Unlock()
+	return a
+}
 
 func (b *builder) session(s station.Session) (Session, []string) {
 	out := Session{

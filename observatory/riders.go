@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/oo-family/oo-claude/internal/riderwalk"
+	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/transcript"
 )
 
@@ -19,10 +20,10 @@ import (
 // follows the riders that may ride.
 func (b *builder) riders(dir string) (list []transcript.Rider, riding, total int, warns []string) {
 	list = []transcript.Rider{}
-	var paths []string
-	err := riderwalk.Walk(dir, func(p string, d fs.DirEntry) {
+	var found []riderwalk.Rider
+	err := riderwalk.WalkRiders(dir, func(r riderwalk.Rider) {
 		if !b.all {
-			fi, err := d.Info()
+			fi, err := r.Transcript.Info()
 			if err != nil {
 				return // gone since the listing
 			}
@@ -31,14 +32,17 @@ func (b *builder) riders(dir string) (list []transcript.Rider, riding, total int
 				return
 			}
 		}
-		paths = append(paths, p)
+		found = append(found, r)
 	}, func(err error) { warns = append(warns, err.Error()) })
 	if err != nil {
 		warns = append(warns, (&fs.PathError{Op: "transcript riders", Path: filepath.Join(dir, riderwalk.Dir), Err: err}).Error())
 		return list, 0, 0, warns
 	}
-	for _, p := range paths {
-		r, err := transcript.ReadRider(p, b.now, b.window)
+	for _, f := range found {
+		// Opened from the listing (its type is the check before the
+		// open); the meta file read only for a rider the document shows,
+		// and only when the listing holds one.
+		r, err := transcript.ReadRiderEntry(f.Dir, f.Transcript, b.now, b.window)
 		if err != nil {
 			if !errors.Is(err, fs.ErrNotExist) {
 				warns = append(warns, err.Error())
@@ -49,9 +53,15 @@ func (b *builder) riders(dir string) (list []transcript.Rider, riding, total int
 		if r.State == transcript.Riding {
 			riding++
 		}
-		if b.all || r.State == transcript.Riding {
-			list = append(list, r)
+		if !b.all && r.State != transcript.Riding {
+			continue
 		}
+		if f.Meta != nil {
+			if m, err := transcriptfile.ReadRiderMetaEntry(f.Dir, f.Meta); err == nil {
+				r.AgentType, r.Description, r.Model = m.AgentType, m.Description, m.Model
+			}
+		}
+		list = append(list, r)
 	}
 	sort.SliceStable(list, func(i, j int) bool {
 		if !list[i].Started.Equal(list[j].Started) {

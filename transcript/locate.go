@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/station"
 )
@@ -56,6 +57,25 @@ func openTranscript(path string) (*os.File, int64, error) {
 		return nil, 0, err
 	}
 	return f, fi.Size(), nil
+}
+
+// openRegularAt is openRegular on a bare descriptor read at offsets
+// (transcriptfile.OpenRegularAt): the same checks and errors, fewer system
+// calls.
+func openRegularAt(path string) (*fsx.ReadAtFile, fs.FileInfo, error) {
+	f, fi, err := transcriptfile.OpenRegularAt(path)
+	return regularAt(path, f, fi, err)
+}
+
+// regularAt is an open at offsets of path with this package's errors.
+func regularAt(path string, f *fsx.ReadAtFile, fi fs.FileInfo, err error) (*fsx.ReadAtFile, fs.FileInfo, error) {
+	if err != nil {
+		if errors.Is(err, transcriptfile.ErrNotRegular) {
+			err = ErrNotRegular
+		}
+		return nil, nil, pathError("open", path, err)
+	}
+	return f, fi, nil
 }
 
 // openRegular is openTranscript that returns the file's FileInfo. A symlink

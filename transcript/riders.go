@@ -110,14 +110,47 @@ func Riders(sessionDir string, now time.Time, window time.Duration) ([]Rider, er
 // a larger one is read as Riders' guarantees say: its lines counted, its
 // head and its last 4 MiB parsed row by row. Both give the same Rider.
 func ReadRider(path string, now time.Time, window time.Duration) (Rider, error) {
-	if window <= 0 {
-		window = transcriptfile.DefaultRidingWindow
-	}
-	f, fi, err := openRegular(path)
+	f, fi, err := openRegularAt(path)
 	if err != nil {
 		return Rider{}, err
 	}
 	defer f.Close()
+	r, err := readRider(f, fi, path, now, window)
+	if err != nil {
+		return Rider{}, err
+	}
+	if m, err := transcriptfile.ReadRiderMeta(strings.TrimSuffix(path, transcriptfile.Ext) + ".meta.json"); err == nil {
+		r.AgentType, r.Description, r.Model = m.AgentType, m.Description, m.Model
+	}
+	return r, nil
+}
+
+// ReadRiderEntry is [ReadRider] for the rider transcript that a listing of
+// the directory dir holds as e (os.ReadDir, filepath.WalkDir): the
+// listing's type stands for the check before the open, and the rider's
+// meta file is not read (AgentType, Description and Model are left
+// empty), so a reader of many riders reads the meta of those it shows
+// alone. A nil e is an error.
+func ReadRiderEntry(dir string, e fs.DirEntry, now time.Time, window time.Duration) (Rider, error) {
+	if e == nil {
+		return Rider{}, pathError("open", dir, fs.ErrInvalid)
+	}
+	path := filepath.Join(dir, e.Name())
+	f, fi, err := transcriptfile.OpenEntryAt(dir, e)
+	f, fi, err = regularAt(path, f, fi, err)
+	if err != nil {
+		return Rider{}, err
+	}
+	defer f.Close()
+	return readRider(f, fi, path, now, window)
+}
+
+// readRider is ReadRider on the open transcript f (fi its fstat), but
+// for the meta file.
+func readRider(f io.ReaderAt, fi fs.FileInfo, path string, now time.Time, window time.Duration) (Rider, error) {
+	if window <= 0 {
+		window = transcriptfile.DefaultRidingWindow
+	}
 	size := fi.Size()
 	name := filepath.Base(path)
 	r := Rider{
@@ -142,10 +175,6 @@ func ReadRider(path string, now time.Time, window time.Duration) (Rider, error) 
 	r.Rows, r.Started = facts.rows, facts.started
 	r.LastStep, r.LastText = facts.tail.lastStep, facts.tail.lastText
 	r.State, r.StateReason = ridingState(age, window, facts.tail.final)
-
-	if m, err := transcriptfile.ReadRiderMeta(strings.TrimSuffix(path, transcriptfile.Ext) + ".meta.json"); err == nil {
-		r.AgentType, r.Description, r.Model = m.AgentType, m.Description, m.Model
-	}
 	return r, nil
 }
 

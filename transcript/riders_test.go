@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"sort"
@@ -217,5 +218,40 @@ func TestCountLines(t *testing.T) {
 				t.Errorf("countLines = %d, %v; want %d", got, err, tt.want)
 			}
 		})
+	}
+}
+
+// TestReadRiderEntry: a rider read from its directory's listing is
+// ReadRider's but for the meta fields, which it leaves to its caller; an
+// entry that is not a regular file is refused unopened, and a nil one is
+// an error.
+func TestReadRiderEntry(t *testing.T) {
+	dir := "testdata/projects/-home-u-proj/22222222-3333-4444-8555-666666666666/subagents"
+	p := filepath.Join(dir, "agent-aeea12bbda4d6be3c.jsonl")
+	fi := must(os.Stat(p))
+	now := fi.ModTime().Add(30 * time.Second)
+	want := must(ReadRider(p, now, 0))
+	want.AgentType, want.Description, want.Model = "", "", ""
+	var got Rider
+	for _, e := range must(os.ReadDir(dir)) {
+		if e.Name() == filepath.Base(p) {
+			got = must(ReadRiderEntry(dir, e, now, 0))
+		}
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("ReadRiderEntry (-want +got):\n%s", diff)
+	}
+
+	tmp := t.TempDir()
+	if err := os.Symlink(must(filepath.Abs(p)), filepath.Join(tmp, "agent-l.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range must(os.ReadDir(tmp)) {
+		if _, err := ReadRiderEntry(tmp, e, now, 0); !errors.Is(err, ErrNotRegular) {
+			t.Errorf("ReadRiderEntry of a symlink: %v, want ErrNotRegular", err)
+		}
+	}
+	if _, err := ReadRiderEntry(tmp, nil, now, 0); err == nil {
+		t.Error("ReadRiderEntry(nil): no error")
 	}
 }

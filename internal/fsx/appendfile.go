@@ -28,7 +28,7 @@ var ErrTooLarge = errors.New("file larger than its bound")
 // A file of more than max bytes is [ErrTooLarge]. On error buf is returned
 // as it was given.
 func AppendFile(buf []byte, path string, max int) ([]byte, error) {
-	return appendFileAs(buf, path, max, os.Geteuid())
+	return appendFileAs(buf, path, max, euid())
 }
 
 func appendFileAs(buf []byte, path string, max, uid int) ([]byte, error) {
@@ -54,7 +54,7 @@ func AppendDirEntry(buf []byte, dir string, e fs.DirEntry, max int) ([]byte, err
 	case !t.IsRegular():
 		return buf, &fs.PathError{Op: "open", Path: path, Err: ErrNotRegular}
 	}
-	return appendChecked(buf, path, max, os.Geteuid())
+	return appendChecked(buf, path, max, euid())
 }
 
 // Dir is a directory opened once for a reader of many of its small files
@@ -144,6 +144,7 @@ func appendOpened(buf []byte, dirfd int, dir, name string, max, uid int) ([]byte
 			return buf, err
 		}
 	}
+	defer unix.Close(fd)
 	if st.Size > int64(max) {
 		return buf, &fs.PathError{Op: "read", Path: pathOf(), Err: fmt.Errorf("%w: %d bytes, at most %d", ErrTooLarge, st.Size, max)}
 	}
@@ -183,6 +184,38 @@ func appendOpened(buf []byte, dirfd int, dir, name string, max, uid int) ([]byte
 		return buf[:start], &fs.PathError{Op: "read", Path: pathOf(), Err: fmt.Errorf("%w: more than %d bytes", ErrTooLarge, max)}
 	}
 	return buf[:start+n], nil
+}
+
+// openFD is the checked open after the check before it, on a bare
+// descriptor: opened read-only with openFlags (no symlink followed, no
+// blocking), then fstat: regular and trusted by uid, or closed and refused.
+func openFD(path string, uid int) (int, *syscall.Stat_t, error) {
+	const op = "open"
+	var fd int
+	var err error
+	for {
+		fd, err = unix.Open(path, os.O_RDONLY|openFlags, 0)
+		if !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		return -1, nil, wrapOpenErr(op, path, &fs.PathError{Op: op, Path: path, Err: err})
+	}
+	st := new(syscall.Stat_t)
+	if err := syscall.Fstat(fd, st); err != nil {
+		unix.Close(fd)
+		return -1, nil, &fs.PathError{Op: "stat", Path: path, Err: err}
+	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		unix.Close(fd)
+		return -1, nil, &fs.PathError{Op: op, Path: path, Err: ErrNotRegular}
+	}
+	if err := CheckTrust(path, statInfo{st: st, name: path}, uid); err != nil {
+		unix.Close(fd)
+		return -1, nil, err
+	}
+	return fd, st, nil
 }
 
 // statInfo is the fs.FileInfo of a regular file's fstat, for CheckTrust.

@@ -32,6 +32,8 @@ func TestHostileTypesRefusedAtOnce(t *testing.T) {
 		{"ReadFileTrusted", func(p string) error { _, err := fsx.ReadFileTrusted(p, os.Geteuid()); return err }},
 		{"AppendFile", func(p string) error { _, err := fsx.AppendFile(nil, p, 1<<10); return err }},
 		{"CheckFileAt", func(p string) error { return fsx.CheckFileAt(p, os.Geteuid()) }},
+		{"OpenReadAt", func(p string) error { f, _, err := fsx.OpenReadAt(p); closeReadAt(f); return err }},
+		{"OpenDirEntryReadAt", func(p string) error { f, _, err := openEntry(p); closeReadAt(f); return err }},
 	}
 	for _, k := range hostile.Kinds() {
 		for _, op := range ops {

@@ -35,19 +35,17 @@ const maxAckLine = 64 << 10
 // included, is ErrBadOffset. At most 64 bytes are read; a symlink is
 // refused.
 func ReadOffset(path string) (int64, error) {
-	f, err := fsx.OpenRead(path)
+	var arr [maxOffsetFile + 1]byte
+	b, err := fsx.AppendFile(arr[:0], path, maxOffsetFile)
+	if errors.Is(err, fsx.ErrTooLarge) {
+		return 0, &fs.PathError{Op: "parse", Path: path, Err: fmt.Errorf("%w: more than %d bytes", ErrBadOffset, maxOffsetFile)}
+	}
 	if err != nil {
 		return 0, err
 	}
-	defer f.Close()
-	buf := make([]byte, maxOffsetFile+1)
-	n, err := io.ReadFull(f, buf)
-	if err != nil && !errors.Is(err, io.EOF) && !errors.Is(err, io.ErrUnexpectedEOF) {
-		return 0, &fs.PathError{Op: "read", Path: path, Err: err}
-	}
-	s := bytes.TrimSuffix(bytes.TrimSuffix(buf[:n], []byte("\n")), []byte("\r"))
+	s := bytes.TrimSuffix(bytes.TrimSuffix(b, []byte("\n")), []byte("\r"))
 	v, perr := strconv.ParseInt(string(s), 10, 64)
-	if n > maxOffsetFile || perr != nil || v < 0 {
+	if perr != nil || v < 0 {
 		return 0, &fs.PathError{Op: "parse", Path: path, Err: fmt.Errorf("%w: %q", ErrBadOffset, s)}
 	}
 	return v, nil

@@ -11,9 +11,14 @@ import (
 	"github.com/oo-family/oo-claude/internal/jsonrow"
 )
 
-// ReadHeartbeat reads a heartbeat file. A missing file is fs.ErrNotExist.
+// maxHeartbeat bounds the read of a heartbeat file (a few hundred bytes
+// when the doorman wrote it).
+const maxHeartbeat = 1 << 20
+
+// ReadHeartbeat reads a heartbeat file (at most 1 MiB: a larger one is
+// fsx.ErrTooLarge). A missing file is fs.ErrNotExist.
 func ReadHeartbeat(path string) (inboxv1.Heartbeat, error) {
-	b, err := fsx.ReadFile(path)
+	b, err := fsx.AppendFile(nil, path, maxHeartbeat)
 	if err != nil {
 		return inboxv1.Heartbeat{}, err
 	}

@@ -36,7 +36,7 @@ func ReadState(dir, sid string, now time.Time, pidAlive func(int) bool) (inboxv1
 	var hb *inboxv1.Heartbeat
 	in.Doorman, hb = readDoorman(files.Heartbeat, sid, now, pidAlive)
 
-	f, err := fsx.OpenRead(files.Inbox)
+	f, fi, err := fsx.OpenReadAt(files.Inbox)
 	if errors.Is(err, fs.ErrNotExist) {
 		return in, nil
 	}
@@ -44,10 +44,6 @@ func ReadState(dir, sid string, now time.Time, pidAlive func(int) bool) (inboxv1
 		return in, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return in, &fs.PathError{Op: "stat", Path: files.Inbox, Err: err}
-	}
 	in.Exists = true
 	size := fi.Size()
 
@@ -83,11 +79,9 @@ func ReadState(dir, sid string, now time.Time, pidAlive func(int) bool) (inboxv1
 		in.PendingSource = inboxv1.PendingFromAcks
 	}
 	// The reference counts acks in every case; the count is cheap.
-	if af, err := fsx.OpenRead(files.Ack); err == nil {
-		if afi, err := af.Stat(); err == nil {
-			if ast, err := countLines(af, afi.Size(), math.MaxInt64); err == nil {
-				in.Acks = ast.lines
-			}
+	if af, afi, err := fsx.OpenReadAt(files.Ack); err == nil {
+		if ast, err := countLines(af, afi.Size(), math.MaxInt64); err == nil {
+			in.Acks = ast.lines
 		}
 		af.Close()
 	}
@@ -143,7 +137,9 @@ type lineStats struct {
 // newline (being appended) is not counted.
 func countLines(r io.ReaderAt, size, from int64) (lineStats, error) {
 	st := lineStats{lastStart: -1}
-	buf := make([]byte, 64<<10)
+	// Sized to the file, not to the largest read: a station reads
+	// hundreds of small inboxes.
+	buf := make([]byte, max(1, min(size, 64<<10)))
 	lineStart, content := int64(0), false
 	for off := int64(0); off < size; {
 		want := min(int64(len(buf)), size-off)

@@ -278,8 +278,15 @@ var noPanicCases = []noPanicCase{
 			}
 		}
 	}},
-	{names: []string{"transcript.ReadReply", "transcript.WaitReply", "transcript.WaitSeen", "transcript.Witness.WaitReply", "transcript.Witness.WaitSeen", "transcript.Exchanges", "transcript.ReadRider", "transcript.Riders"}, run: func(h *hostile) {
+	{names: []string{"transcript.ReadReply", "transcript.WaitReply", "transcript.WaitSeen", "transcript.Witness.WaitReply", "transcript.Witness.WaitSeen", "transcript.Exchanges", "transcript.ReadRider", "transcript.Riders", "transcript.ReadRiderEntry"}, run: func(h *hostile) {
+		h.call("transcript.ReadRiderEntry(nil entry)", func() { transcript.ReadRiderEntry("", nil, time.Time{}, -1) })
 		for _, p := range h.paths {
+			ents, _ := os.ReadDir(filepath.Dir(p))
+			for _, e := range ents {
+				h.call("transcript.ReadRiderEntry("+q(filepath.Dir(p))+", "+q(e.Name())+")", func() {
+					transcript.ReadRiderEntry(filepath.Dir(p), e, time.Time{}, -1)
+				})
+			}
 			for _, s := range []string{"", "abc", "a\x00b"} {
 				h.call("transcript readers("+q(p)+", "+q(s)+")", func() {
 					transcript.ReadReply(p, s, transcript.ReplyOptions{From: -1})

@@ -6,7 +6,9 @@ package riderwalk
 import (
 	"errors"
 	"io/fs"
+	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 )
 
@@ -21,11 +23,29 @@ const maxDirDepth = 2
 // ext is a transcript's extension (transcriptfile.Ext, on the floor above).
 const ext = ".jsonl"
 
+// metaExt ends a rider's meta file: agent-<id>.meta.json beside
+// agent-<id>.jsonl.
+const metaExt = ".meta.json"
+
 // isTranscript reports whether name is a rider transcript's: agent-<id>.jsonl
 // with a non-empty id.
 func isTranscript(name string) bool {
 	return strings.HasPrefix(name, "agent-") && strings.HasSuffix(name, ext) && len(name) > len("agent-")+len(ext)
 }
+
+// Rider is one rider transcript a walk found, as its directory's listing
+// shows it, with its meta file when the same listing holds one: a reader
+// opens them from these entries without a stat of its own before the open
+// (the listing's type is that check) and without trying a meta file that
+// is not there.
+type Rider struct {
+	Dir        string      // the directory whose listing holds both
+	Transcript fs.DirEntry // agent-<id>.jsonl, a regular file when listed
+	Meta       fs.DirEntry // agent-<id>.meta.json, of any type; nil when not listed
+}
+
+// Path is the rider transcript's path.
+func (r Rider) Path() string { return filepath.Join(r.Dir, r.Transcript.Name()) }
 
 // Walk calls found, in lexical order, for each regular file under
 // sessionDir/Dir, at most maxDirDepth directory levels deep, whose name
@@ -34,27 +54,71 @@ func isTranscript(name string) bool {
 // it goes to bad and the walk goes on, or, when bad is nil, ends the walk
 // and is returned.
 func Walk(sessionDir string, found func(path string, d fs.DirEntry), bad func(error)) error {
+	return WalkRiders(sessionDir, func(r Rider) { found(r.Path(), r.Transcript) }, bad)
+}
+
+// WalkRiders is [Walk] that gives each rider with its listing's entries:
+// the walk that filepath.WalkDir would make (Dir itself is not followed
+// when it is a symlink, nor is any directory below it; entries in lexical
+// order, a directory's riders before its subdirectories' only when they
+// sort first), one directory read each.
+func WalkRiders(sessionDir string, found func(Rider), bad func(error)) error {
 	root := filepath.Join(sessionDir, Dir)
-	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == root && errors.Is(err, fs.ErrNotExist) {
-				return fs.SkipAll
-			}
-			if p != root && bad != nil {
-				bad(err)
-				return nil
-			}
+	fi, err := os.Lstat(root)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case !fi.IsDir():
+		return nil // a symlink or a file: no riders
+	}
+	err = walkDir(root, 0, found, bad)
+	if errors.Is(err, errGone) {
+		return nil
+	}
+	return err
+}
+
+// errGone is Dir vanishing between its lstat and its listing: no riders,
+// as filepath.WalkDir has it.
+var errGone = errors.New("riderwalk: the riders' directory is gone")
+
+// walkDir lists dir, depth levels under Dir, and walks it.
+func walkDir(dir string, depth int, found func(Rider), bad func(error)) error {
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		switch {
+		case depth == 0 && errors.Is(err, fs.ErrNotExist):
+			return errGone
+		case depth == 0 || bad == nil:
 			return err
 		}
-		if d.IsDir() {
-			if rel, _ := filepath.Rel(root, p); rel != "." && strings.Count(rel, string(filepath.Separator)) >= maxDirDepth {
-				return fs.SkipDir
+		bad(err) // the entries read before the error are still walked
+	}
+	for i, e := range ents {
+		name := e.Name()
+		if e.IsDir() {
+			if depth >= maxDirDepth {
+				continue
 			}
-			return nil
+			if err := walkDir(filepath.Join(dir, name), depth+1, found, bad); err != nil {
+				return err
+			}
+			continue
 		}
-		if d.Type().IsRegular() && isTranscript(d.Name()) {
-			found(p, d)
+		if !e.Type().IsRegular() || !isTranscript(name) {
+			continue
 		}
-		return nil
-	})
+		r := Rider{Dir: dir, Transcript: e}
+		// The meta file sorts after its transcript ('m' > 'j'), in the
+		// same listing.
+		meta := strings.TrimSuffix(name, ext) + metaExt
+		rest := ents[i+1:]
+		if j := sort.Search(len(rest), func(k int) bool { return rest[k].Name() >= meta }); j < len(rest) && rest[j].Name() == meta {
+			r.Meta = rest[j]
+		}
+		found(r)
+	}
+	return nil
 }

@@ -48,3 +48,78 @@ func TestWalk(t *testing.T) {
 		t.Errorf("Walk without %s: %v", Dir, err)
 	}
 }
+
+// TestWalkRiders: each rider comes with its meta file's entry when its
+// directory's listing holds one (of any type, for the reader to refuse),
+// and none when it does not; the riders are Walk's.
+func TestWalkRiders(t *testing.T) {
+	sess := t.TempDir()
+	for _, f := range []string{
+		"agent-a.jsonl", "agent-a.meta.json", "agent-b.jsonl", "agent-c.meta.json",
+		"workflows/r1/agent-c.jsonl", "workflows/r1/agent-c.meta.json",
+	} {
+		p := filepath.Join(sess, Dir, f)
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("agent-a.meta.json", filepath.Join(sess, Dir, "agent-d.meta.json")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(sess, Dir, "agent-d.jsonl"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	if err := WalkRiders(sess, func(r Rider) {
+		rel, _ := filepath.Rel(filepath.Join(sess, Dir), r.Path())
+		meta := "-"
+		if r.Meta != nil {
+			meta = r.Meta.Name()
+			if r.Meta.Type()&fs.ModeSymlink != 0 {
+				meta += " (symlink)"
+			}
+		}
+		got = append(got, rel+" "+meta)
+	}, nil); err != nil {
+		t.Fatal(err)
+	}
+	want := []string{
+		"agent-a.jsonl agent-a.meta.json", "agent-b.jsonl -", "agent-d.jsonl agent-d.meta.json (symlink)",
+		"workflows/r1/agent-c.jsonl agent-c.meta.json",
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("WalkRiders found (-want +got):\n%s", diff)
+	}
+}
+
+// TestWalkRootKinds: a subagents directory that is a symlink or a file
+// has no riders and no error, as filepath.WalkDir has it; one that cannot
+// be listed is the walk's error.
+func TestWalkRootKinds(t *testing.T) {
+	real := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(real, Dir), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(real, Dir, "agent-a.jsonl"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	link := t.TempDir()
+	if err := os.Symlink(filepath.Join(real, Dir), filepath.Join(link, Dir)); err != nil {
+		t.Fatal(err)
+	}
+	file := t.TempDir()
+	if err := os.WriteFile(filepath.Join(file, Dir), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, sess := range map[string]string{"symlink": link, "file": file} {
+		if err := Walk(sess, func(p string, _ fs.DirEntry) { t.Errorf("%s: found %s", name, p) }, nil); err != nil {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	if err := Walk(filepath.Join(file, Dir), func(string, fs.DirEntry) {}, nil); err == nil {
+		t.Error("a session directory that is a file: no error")
+	}
+}
