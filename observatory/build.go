@@ -137,6 +137,12 @@ func Build(ctx context.Context, opts Options) (*Document, error) {
 		// heartbeat that names one is not checked again.
 		b.alive[s.PID] = true
 	}
+	if opts.Only == "" {
+		// One listing of the inbox directory for every session's inbox
+		// and the offline ones: each file opened from its entry, the
+		// absent ones never tried. Unlistable, each path is tried.
+		b.inboxes, _ = inbox.List(st.Paths.InboxDir)
+	}
 	sessions := make([]Session, len(live))
 	warns := make([][]string, len(live))
 	workers := min(runtime.GOMAXPROCS(0), 8) // sessions read at once
@@ -207,8 +213,19 @@ type builder struct {
 	window time.Duration
 	all    bool
 
+	inboxes *inbox.Listing // the inbox directory's listing; nil: none
+
 	mu    sync.Mutex
 	alive map[int]bool // pidAlive's answers within one Build
+}
+
+// inboxState is inbox.ReadState of session sid, from the listing when
+// there is one.
+func (b *builder) inboxState(sid string) (inboxv1.Inbox, error) {
+	if b.inboxes != nil {
+		return b.inboxes.ReadState(sid, b.now, b.pidAlive)
+	}
+	return inbox.ReadState(b.st.Paths.InboxDir, sid, b.now, b.pidAlive)
 }
 
 // pidAlive is the process table's answer for pid, asked once per Build.
@@ -246,7 +263,7 @@ func (b *builder) session(s station.Session) (Session, []string) {
 	}
 	var warns []string
 	out.Riders, out.RidersRiding, out.RidersTotal, warns = b.riders(b.sessionDir(s.SessionID, s.CWD))
-	in, err := inbox.ReadState(b.st.Paths.InboxDir, s.SessionID, b.now, b.pidAlive)
+	in, err := b.inboxState(s.SessionID)
 	if err != nil {
 		warns = append(warns, err.Error())
 	}
@@ -274,7 +291,7 @@ func (b *builder) offline(sid string) (Session, []string) {
 	} else {
 		out.Riders = []transcript.Rider{}
 	}
-	in, err := inbox.ReadState(b.st.Paths.InboxDir, sid, b.now, b.pidAlive)
+	in, err := b.inboxState(sid)
 	if err != nil {
 		warns = append(warns, err.Error())
 	}
@@ -301,7 +318,14 @@ func (b *builder) sessionDir(sid, cwd string) string {
 func (b *builder) offlineInboxes(running map[string]bool) ([]OfflineInbox, []string) {
 	out := []OfflineInbox{}
 	var warns []string
-	ents, err := inbox.ScanState(b.st.Paths.InboxDir, func(sid string) bool { return station.IsSessionID(sid) && !running[sid] }, b.now, b.pidAlive)
+	want := func(sid string) bool { return station.IsSessionID(sid) && !running[sid] }
+	var ents []inbox.Entry
+	var err error
+	if b.inboxes != nil {
+		ents, err = b.inboxes.Scan(want, b.now, b.pidAlive)
+	} else {
+		ents, err = inbox.ScanState(b.st.Paths.InboxDir, want, b.now, b.pidAlive)
+	}
 	if err != nil {
 		warns = append(warns, err.Error())
 	}

@@ -35,8 +35,14 @@ const maxAckLine = 64 << 10
 // included, is ErrBadOffset. At most 64 bytes are read; a symlink is
 // refused.
 func ReadOffset(path string) (int64, error) {
+	return readOffset(nil, path)
+}
+
+// readOffset is ReadOffset through the listing l (nil: the path checked
+// itself).
+func readOffset(l *Listing, path string) (int64, error) {
 	var arr [maxOffsetFile + 1]byte
-	b, err := fsx.AppendFile(arr[:0], path, maxOffsetFile)
+	b, err := l.appendFile(arr[:0], path, maxOffsetFile)
 	if errors.Is(err, fsx.ErrTooLarge) {
 		return 0, &fs.PathError{Op: "parse", Path: path, Err: fmt.Errorf("%w: more than %d bytes", ErrBadOffset, maxOffsetFile)}
 	}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/oo-family/oo-claude/inboxv1"
-	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/jsonrow"
 )
 
@@ -18,7 +17,13 @@ const maxHeartbeat = 1 << 20
 // ReadHeartbeat reads a heartbeat file (at most 1 MiB: a larger one is
 // fsx.ErrTooLarge). A missing file is fs.ErrNotExist.
 func ReadHeartbeat(path string) (inboxv1.Heartbeat, error) {
-	b, err := fsx.AppendFile(nil, path, maxHeartbeat)
+	return readHeartbeat(nil, path)
+}
+
+// readHeartbeat is ReadHeartbeat through the listing l (nil: the path
+// checked itself).
+func readHeartbeat(l *Listing, path string) (inboxv1.Heartbeat, error) {
+	b, err := l.appendFile(nil, path, maxHeartbeat)
 	if err != nil {
 		return inboxv1.Heartbeat{}, err
 	}
@@ -71,7 +76,12 @@ func CheckFreshness(h inboxv1.Heartbeat, now time.Time, sessionID string, pidAli
 
 // HeartbeatFreshness reads the heartbeat at path and checks it.
 func HeartbeatFreshness(path string, now time.Time, sessionID string, pidAlive func(int) bool) (inboxv1.Heartbeat, Freshness) {
-	h, err := ReadHeartbeat(path)
+	return heartbeatFreshness(nil, path, now, sessionID, pidAlive)
+}
+
+// heartbeatFreshness is HeartbeatFreshness through the listing l.
+func heartbeatFreshness(l *Listing, path string, now time.Time, sessionID string, pidAlive func(int) bool) (inboxv1.Heartbeat, Freshness) {
+	h, err := readHeartbeat(l, path)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return h, Freshness{Reason: inboxv1.ReasonHeartbeatMissing}

@@ -6,14 +6,12 @@ import (
 	"io"
 	"io/fs"
 	"math"
-	"os"
 	"sort"
 	"strings"
 	"time"
 	"unicode/utf8"
 
 	"github.com/oo-family/oo-claude/inboxv1"
-	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/jsonrow"
 )
 
@@ -31,12 +29,27 @@ const maxLastLine = 200
 // was replaced) is not used. A missing inbox is Exists false with nothing
 // pending; an inbox that cannot be read is an error.
 func ReadState(dir, sid string, now time.Time, pidAlive func(int) bool) (inboxv1.Inbox, error) {
+	return readState(nil, dir, sid, now, pidAlive)
+}
+
+// ReadState is [ReadState] of session sid's inbox in the listed
+// directory, its files opened from the listing.
+func (l *Listing) ReadState(sid string, now time.Time, pidAlive func(int) bool) (inboxv1.Inbox, error) {
+	if l == nil {
+		return inboxv1.Inbox{}, errors.New("inbox: no listing")
+	}
+	return readState(l, l.dir, sid, now, pidAlive)
+}
+
+// readState is ReadState through the listing l (nil: each path checked
+// itself).
+func readState(l *Listing, dir, sid string, now time.Time, pidAlive func(int) bool) (inboxv1.Inbox, error) {
 	files := inboxv1.FilesFor(dir, sid)
 	in := inboxv1.Inbox{Path: files.Inbox, PendingSource: inboxv1.PendingNoInbox}
 	var hb *inboxv1.Heartbeat
-	in.Doorman, hb = readDoorman(files.Heartbeat, sid, now, pidAlive)
+	in.Doorman, hb = readDoorman(l, files.Heartbeat, sid, now, pidAlive)
 
-	f, fi, err := fsx.OpenReadAt(files.Inbox)
+	f, fi, err := l.openAt(files.Inbox)
 	if errors.Is(err, fs.ErrNotExist) {
 		return in, nil
 	}
@@ -47,7 +60,7 @@ func ReadState(dir, sid string, now time.Time, pidAlive func(int) bool) (inboxv1
 	in.Exists = true
 	size := fi.Size()
 
-	offset, oerr := ReadOffset(files.Offset)
+	offset, oerr := readOffset(l, files.Offset)
 	known := oerr == nil
 	if !known && hb != nil {
 		if hb.Inode == 0 || hb.Inode == inodeOf(fi) {
@@ -67,7 +80,7 @@ func ReadState(dir, sid string, now time.Time, pidAlive func(int) bool) (inboxv1
 	}
 	in.Lines = st.lines
 	if st.lastStart >= 0 {
-		in.LastLine = inboxv1.NullString(readLine(f, st.lastStart, st.lastEnd))
+		in.LastLine = inboxv1.NullString(readLine(f, st.whole, st.lastStart, st.lastEnd))
 	}
 	if known {
 		in.Offset = &offset
@@ -79,7 +92,7 @@ func ReadState(dir, sid string, now time.Time, pidAlive func(int) bool) (inboxv1
 		in.PendingSource = inboxv1.PendingFromAcks
 	}
 	// The reference counts acks in every case; the count is cheap.
-	if af, afi, err := fsx.OpenReadAt(files.Ack); err == nil {
+	if af, afi, err := l.openAt(files.Ack); err == nil {
 		if ast, err := countLines(af, afi.Size(), math.MaxInt64); err == nil {
 			in.Acks = ast.lines
 		}
@@ -93,8 +106,8 @@ func ReadState(dir, sid string, now time.Time, pidAlive func(int) bool) (inboxv1
 
 // readDoorman reads and judges the heartbeat at path; nil when there is no
 // heartbeat file. The heartbeat itself is returned when it parsed.
-func readDoorman(path, sid string, now time.Time, pidAlive func(int) bool) (*inboxv1.Doorman, *inboxv1.Heartbeat) {
-	hb, fr := HeartbeatFreshness(path, now, sid, pidAlive)
+func readDoorman(l *Listing, path, sid string, now time.Time, pidAlive func(int) bool) (*inboxv1.Doorman, *inboxv1.Heartbeat) {
+	hb, fr := heartbeatFreshness(l, path, now, sid, pidAlive)
 	switch fr.Reason {
 	case inboxv1.ReasonHeartbeatMissing:
 		return nil, nil
@@ -126,9 +139,10 @@ func readDoorman(path, sid string, now time.Time, pidAlive func(int) bool) (*inb
 
 // lineStats is what one pass over a file of lines found.
 type lineStats struct {
-	lines              int64 // non-empty complete lines
-	after              int64 // of them, those starting at or beyond the pass's from
-	lastStart, lastEnd int64 // the last non-empty complete line; lastStart -1 when none
+	lines              int64  // non-empty complete lines
+	after              int64  // of them, those starting at or beyond the pass's from
+	lastStart, lastEnd int64  // the last non-empty complete line; lastStart -1 when none
+	whole              []byte // the size bytes read, when one read held them all; else nil
 }
 
 // countLines counts the non-empty complete ("\n"-terminated) lines of the
@@ -170,6 +184,9 @@ func countLines(r io.ReaderAt, size, from int64) (lineStats, error) {
 			}
 			return st, err
 		}
+		if off == size && int64(n) == size {
+			st.whole = chunk
+		}
 	}
 	return st, nil
 }
@@ -184,12 +201,19 @@ func hasContent(b []byte) bool {
 }
 
 // readLine returns the line [start, end) of r, at most maxLastLine
-// characters, as valid UTF-8 ("…" ends a cut line).
-func readLine(r io.ReaderAt, start, end int64) string {
+// characters, as valid UTF-8 ("…" ends a cut line); from whole, the file's
+// bytes from offset 0, when it holds them (no read then).
+func readLine(r io.ReaderAt, whole []byte, start, end int64) string {
 	n := min(end-start, int64(maxLastLine*utf8.UTFMax))
-	buf := make([]byte, n)
-	got, _ := r.ReadAt(buf, start)
-	s := strings.ToValidUTF8(strings.TrimRight(string(buf[:got]), "\r"), "\uFFFD")
+	var b []byte
+	if end <= int64(len(whole)) {
+		b = whole[start : start+n]
+	} else {
+		buf := make([]byte, n)
+		got, _ := r.ReadAt(buf, start)
+		b = buf[:got]
+	}
+	s := strings.ToValidUTF8(strings.TrimRight(string(b), "\r"), "\uFFFD")
 	cut := end-start > n
 	if runes := []rune(s); cut || len(runes) > maxLastLine {
 		s = string(runes[:min(len(runes), maxLastLine-1)]) + "…"
@@ -209,21 +233,27 @@ type Entry struct {
 // want reads nothing. An inbox that cannot be read is left out and its
 // error joined into the returned error; a missing dir has no inboxes.
 func ScanState(dir string, want func(sid string) bool, now time.Time, pidAlive func(int) bool) ([]Entry, error) {
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	}
+	l, err := List(dir)
 	if err != nil {
 		return nil, err
 	}
+	return l.Scan(want, now, pidAlive)
+}
+
+// Scan is [ScanState] of the listed directory, each inbox read from the
+// listing ([Listing.ReadState]).
+func (l *Listing) Scan(want func(sid string) bool, now time.Time, pidAlive func(int) bool) ([]Entry, error) {
+	if l == nil {
+		return nil, nil
+	}
 	var out []Entry
 	var errs []error
-	for _, e := range ents {
+	for _, e := range l.sorted {
 		sid, ok := strings.CutSuffix(e.Name(), ".inbox")
 		if !ok || !e.Type().IsRegular() || want == nil || !want(sid) {
 			continue
 		}
-		in, err := ReadState(dir, sid, now, pidAlive)
+		in, err := l.ReadState(sid, now, pidAlive)
 		if err != nil {
 			errs = append(errs, err)
 			continue

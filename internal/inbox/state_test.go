@@ -2,6 +2,7 @@ package inbox_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"strconv"
 	"strings"
@@ -97,7 +98,68 @@ func TestInboxState(t *testing.T) {
 			if in.Path != f.Inbox {
 				t.Errorf("path %q, want %q", in.Path, f.Inbox)
 			}
+			// The listing's reader (the observatory's) reads the same.
+			l, err := inbox.List(dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			listed, err := l.ReadState(sid, now, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(in, listed); diff != "" {
+				t.Errorf("Listing.ReadState differs from ReadState (-ReadState +listing):\n%s", diff)
+			}
 		})
+	}
+}
+
+// TestListingScan: a listing's Scan finds what ScanState finds, the
+// listing's files read from their entries, a symlinked inbox refused as
+// ReadState refuses it, and a missing directory is an empty listing.
+func TestListingScan(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	for i, content := range []string{"a\n", "a\nb\n" + strings.Repeat("x", 70<<10) + "\nlast\n", ""} {
+		sid := "cccccccc-0000-4000-8000-00000000001" + strconv.Itoa(i)
+		f := inboxv1.FilesFor(dir, sid)
+		writeFile(t, f.Inbox, content, time.Time{})
+		if i == 1 {
+			writeFile(t, f.Offset, "2\n", time.Time{})
+			writeFile(t, f.Ack, "{}\n", time.Time{})
+			writeHeartbeat(t, dir, sid, inboxv1.Heartbeat{PID: 7, SessionID: sid, LastSeen: "2026-11-30T11:59:59.000Z", State: inboxv1.StateFollowing})
+		}
+	}
+	writeFile(t, dir+"/target", "a\n", time.Time{})
+	if err := os.Symlink(dir+"/target", inboxv1.FilesFor(dir, "cccccccc-0000-4000-8000-000000000019").Heartbeat); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, inboxv1.FilesFor(dir, "cccccccc-0000-4000-8000-000000000019").Inbox, "z\n", time.Time{})
+	all := func(string) bool { return true }
+	want, werr := inbox.ScanState(dir, all, now, nil)
+	l, err := inbox.List(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, gerr := l.Scan(all, now, nil)
+	if diff := cmp.Diff(want, got); diff != "" || fmt.Sprint(werr) != fmt.Sprint(gerr) {
+		t.Errorf("Scan differs from ScanState (-ScanState +Scan):\n%s\nerrors %v, %v", diff, werr, gerr)
+	}
+	if len(got) != 4 || got[1].Inbox.LastLine != "last" || got[1].Inbox.Acks != 1 || got[1].Inbox.Doorman == nil {
+		t.Errorf("Scan: %+v", got)
+	}
+	if d := got[3].Inbox.Doorman; d == nil || d.NotFreshBecause != inboxv1.NullString(inboxv1.ReasonHeartbeatUnreadable) {
+		t.Errorf("a symlinked heartbeat: doorman %+v, want unreadable", d)
+	}
+	empty, err := inbox.List(dir + "/missing")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ents, err := empty.Scan(all, now, nil); len(ents) != 0 || err != nil {
+		t.Errorf("missing dir: %v, %v", ents, err)
+	}
+	if in, err := empty.ReadState("cccccccc-0000-4000-8000-000000000010", now, nil); err != nil || in.Exists || in.Doorman != nil {
+		t.Errorf("missing dir: %+v, %v", in, err)
 	}
 }
 
