@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/oo-family/oo-claude/claudeinbox"
@@ -146,31 +147,28 @@ func Build(ctx context.Context, opts Options) (*Document, error) {
 	sessions := make([]Session, len(live))
 	warns := make([][]string, len(live))
 	workers := min(runtime.GOMAXPROCS(0), 8) // sessions read at once
+	// Each worker takes the next session itself (no hand-off through a
+	// channel: a wake-up less per session); each result has its own
+	// slot, so the document's order is the registry's whatever the
+	// workers' timing.
 	var wg sync.WaitGroup
-	next := make(chan int)
+	var next atomic.Int64
 	for range min(workers, len(live)) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for i := range next {
+			for ctx.Err() == nil {
+				i := int(next.Add(1) - 1)
+				if i >= len(live) {
+					return
+				}
 				sessions[i], warns[i] = b.session(live[i])
 			}
 		}()
 	}
-	var ctxErr error
-feed:
-	for i := range live {
-		select {
-		case next <- i:
-		case <-ctx.Done():
-			ctxErr = ctx.Err()
-			break feed
-		}
-	}
-	close(next)
 	wg.Wait()
-	if ctxErr != nil {
-		return nil, ctxErr
+	if int(next.Load()) < len(live) { // a session left unread: ctx ended
+		return nil, ctx.Err()
 	}
 	for _, w := range warns {
 		doc.Warnings = append(doc.Warnings, w...)

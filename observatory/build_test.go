@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -279,5 +280,35 @@ func TestBuildWarnsAboutUnreadableParts(t *testing.T) {
 	}
 	if len(doc.Sessions) != 2 || doc.Sessions[1].ParentSession != "" {
 		t.Errorf("sessions without lineage: %+v", doc.Sessions)
+	}
+}
+
+// countdownCtx is a context whose Err turns to Canceled after n calls:
+// it ends while Build reads, at a point no timing moves.
+type countdownCtx struct {
+	context.Context
+	n atomic.Int64
+}
+
+func (c *countdownCtx) Err() error {
+	if c.n.Add(-1) < 0 {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestBuildEndsWithCtx: a context that ends while Build reads the
+// sessions is Build's error, the document left unmade; one that ends
+// after every session was read is not.
+func TestBuildEndsWithCtx(t *testing.T) {
+	st := bigStation(t, 20, 1, 1)
+	ctx := &countdownCtx{Context: context.Background()}
+	ctx.n.Store(3) // Build's first look, then two sessions taken
+	if doc, err := observatory.Build(ctx, observatory.Options{Station: st}); !errors.Is(err, context.Canceled) || doc != nil {
+		t.Errorf("Build = %v, %v; want nil, context.Canceled", doc, err)
+	}
+	ctx.n.Store(1 + 20 + 8) // every session, and each worker's last look (at most 8 workers)
+	if doc, err := observatory.Build(ctx, observatory.Options{Station: st}); err != nil || len(doc.Sessions) != 20 {
+		t.Errorf("Build after every session: %v; want 20 sessions", err)
 	}
 }
