@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -135,22 +136,44 @@ func TestSymlinksRefused(t *testing.T) {
 	}
 }
 
+// TestWriteFileAtomic: both atomic writes replace the content (the
+// advisory one by an exchange and a removal on Linux), leave the file 0600
+// and no temporary file behind, and a descriptor open on the old file
+// still reads the old content.
 func TestWriteFileAtomic(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "state.json")
-	for _, s := range []string{"one", "two"} {
-		if err := fsx.WriteFileAtomic(path, []byte(s)); err != nil {
-			t.Fatal(err)
-		}
-		if b, _ := os.ReadFile(path); string(b) != s {
-			t.Errorf("content %q, want %q", b, s)
-		}
-	}
-	if m := mode(t, path); m != 0o600 {
-		t.Errorf("mode %o", m)
-	}
-	ents, _ := os.ReadDir(filepath.Dir(path))
-	if len(ents) != 1 {
-		t.Errorf("temporary files left: %v", ents)
+	for name, write := range map[string]func(string, []byte) error{
+		"WriteFileAtomic": fsx.WriteFileAtomic, "WriteAdvisoryAtomic": fsx.WriteAdvisoryAtomic,
+	} {
+		t.Run(name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "state.json")
+			var old *os.File
+			for _, s := range []string{"one", "two", "three"} {
+				if err := write(path, []byte(s)); err != nil {
+					t.Fatal(err)
+				}
+				if b, _ := os.ReadFile(path); string(b) != s {
+					t.Errorf("content %q, want %q", b, s)
+				}
+				if old == nil {
+					f, err := os.Open(path)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer f.Close()
+					old = f
+				}
+			}
+			if b, _ := io.ReadAll(old); string(b) != "one" {
+				t.Errorf("the old file reads %q, want %q", b, "one")
+			}
+			if m := mode(t, path); m != 0o600 {
+				t.Errorf("mode %o", m)
+			}
+			ents, _ := os.ReadDir(filepath.Dir(path))
+			if len(ents) != 1 {
+				t.Errorf("temporary files left: %v", ents)
+			}
+		})
 	}
 }
 

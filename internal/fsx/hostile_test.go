@@ -28,6 +28,7 @@ func TestHostileTypesRefusedAtOnce(t *testing.T) {
 		{"OpenAppend", func(p string) error { f, err := fsx.OpenAppend(p); closeIf(f); return err }},
 		{"AppendLine", func(p string) error { _, err := fsx.AppendLine(p, []byte("x")); return err }},
 		{"WriteFileAtomic", func(p string) error { return fsx.WriteFileAtomic(p, []byte("x")) }},
+		{"WriteAdvisoryAtomic", func(p string) error { return fsx.WriteAdvisoryAtomic(p, []byte("x")) }},
 		{"TryLock", func(p string) error { l, err := fsx.TryLock(p); l.Unlock(); return err }},
 		{"ReadFileTrusted", func(p string) error { _, err := fsx.ReadFileTrusted(p, os.Geteuid()); return err }},
 		{"AppendFile", func(p string) error { _, err := fsx.AppendFile(nil, p, 1<<10); return err }},
@@ -38,7 +39,7 @@ func TestHostileTypesRefusedAtOnce(t *testing.T) {
 	for _, k := range hostile.Kinds() {
 		for _, op := range ops {
 			untrusted := k == hostile.Foreign || k == hostile.WorldWritable
-			if untrusted && op.name == "WriteFileAtomic" {
+			if untrusted && (op.name == "WriteFileAtomic" || op.name == "WriteAdvisoryAtomic") {
 				continue // replacing it is what a state write does: TestWriteFileAtomicReplacesUntrusted
 			}
 			t.Run(string(k)+"/"+op.name, func(t *testing.T) {
@@ -113,6 +114,20 @@ func TestWriteFileAtomicReplacesUntrusted(t *testing.T) {
 			b, err := fsx.ReadFile(path)
 			if err != nil || string(b) != "ours\n" {
 				t.Errorf("after replace: %q, %v", b, err)
+			}
+			// The advisory write over it (an exchange, then the planted
+			// file removed under the temporary name) too.
+			if err := hostile.Plant(path+".hb", k, []byte("planted\n"), ""); err != nil {
+				t.Fatal(err)
+			}
+			if err := fsx.WriteAdvisoryAtomic(path+".hb", []byte("ours\n")); err != nil {
+				t.Fatal(err)
+			}
+			if b, err := fsx.ReadFile(path + ".hb"); err != nil || string(b) != "ours\n" {
+				t.Errorf("after the advisory replace: %q, %v", b, err)
+			}
+			if ents, _ := os.ReadDir(filepath.Dir(path)); len(ents) != 2 {
+				t.Errorf("files left: %v, want the two written", ents)
 			}
 		})
 	}

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/fsnotify/fsnotify"
@@ -208,6 +209,15 @@ type Waker struct {
 	done chan struct{}
 	once sync.Once
 	poll bool
+	// interrupt, when set, ends a wait of the Waker's goroutine (Close).
+	interrupt func()
+	// woken counts the goroutine's wake-ups (Woken).
+	woken atomic.Int64
+}
+
+func newWaker() *Waker {
+	c := make(chan struct{}, 1)
+	return &Waker{C: c, c: c, stop: make(chan struct{}), done: make(chan struct{})}
 }
 
 // NewWaker arms the wake-up for files (paths of files, which need not
@@ -218,8 +228,7 @@ func NewWaker(fallback time.Duration, files ...string) *Waker {
 	if fallback <= 0 {
 		fallback = 250 * time.Millisecond
 	}
-	c := make(chan struct{}, 1)
-	k := &Waker{C: c, c: c, stop: make(chan struct{}), done: make(chan struct{})}
+	k := newWaker()
 	names := map[string]bool{}
 	var dirs []string
 	for _, f := range files {
@@ -244,8 +253,39 @@ func NewWaker(fallback time.Duration, files ...string) *Waker {
 	return k
 }
 
+// NewFileWaker is [NewWaker] for files that are appended to, truncated
+// and replaced in a directory where other files change often (an inbox
+// beside its heartbeat, acks and offset; a registry row beside the other
+// sessions' rows): it watches each file's inode itself, not its
+// directory, so a neighbour's change does not wake even the Waker's own
+// goroutine. An append, truncation or rewrite of a file wakes C; so does
+// its replacement (a rename over it or its removal: its link count
+// changes), after which the new file at the path is the one watched; a
+// file absent (at the start or after a removal) is waited for through its
+// directory, whose new entries then wake the goroutine until it appears.
+// The order that loses nothing is NewWaker's: NewFileWaker, then read the
+// files, then wait on C and read again. Where inotify is not available it
+// is NewWaker.
+func NewFileWaker(fallback time.Duration, files ...string) *Waker {
+	if fallback <= 0 {
+		fallback = 250 * time.Millisecond
+	}
+	return newFileWaker(fallback, files)
+}
+
 // Polling reports whether the Waker polls (no file events could be set up).
 func (k *Waker) Polling() bool { return k != nil && k.poll }
+
+// Woken is how many times the Waker's goroutine has woken so far: for
+// each batch of file events it read (whether or not one woke C) and each
+// tick of its poll. Tests and benchmarks count an idle waiter's cost with
+// it.
+func (k *Waker) Woken() int64 {
+	if k == nil {
+		return 0
+	}
+	return k.woken.Load()
+}
 
 func (k *Waker) wake() {
 	select {
@@ -260,6 +300,11 @@ func (k *Waker) run(names map[string]bool, fallback time.Duration) {
 		return
 	}
 	// No file events (or they ended): the fallback poll.
+	k.pollEvery(fallback)
+}
+
+// pollEvery wakes C every fallback until the Waker is closed.
+func (k *Waker) pollEvery(fallback time.Duration) {
 	t := time.NewTicker(fallback)
 	defer t.Stop()
 	for {
@@ -267,6 +312,7 @@ func (k *Waker) run(names map[string]bool, fallback time.Duration) {
 		case <-k.stop:
 			return
 		case <-t.C:
+			k.woken.Add(1)
 			k.wake()
 		}
 	}
@@ -281,6 +327,7 @@ func (k *Waker) follow(names map[string]bool) bool {
 		case <-k.stop:
 			return true
 		case ev, ok := <-k.dw.Events():
+			k.woken.Add(1)
 			if !ok {
 				k.wake()
 				return false
@@ -289,6 +336,7 @@ func (k *Waker) follow(names map[string]bool) bool {
 				k.wake()
 			}
 		case _, ok := <-k.dw.Errors():
+			k.woken.Add(1)
 			if !ok {
 				k.wake()
 				return false
@@ -305,6 +353,9 @@ func (k *Waker) Close() {
 	}
 	k.once.Do(func() {
 		close(k.stop)
+		if k.interrupt != nil {
+			k.interrupt()
+		}
 		<-k.done
 	})
 }
