@@ -103,6 +103,9 @@ type Doorman struct {
 	hbLast  inboxv1.Heartbeat
 
 	wakeups atomic.Int64
+	// inboxWatch is the current follower's inbox watch (tests count its
+	// goroutine's wake-ups).
+	inboxWatch atomic.Pointer[fsx.Waker]
 }
 
 // New returns a doorman for o. Zero fields take their defaults; a nil
@@ -142,12 +145,19 @@ func (d *Doorman) Status() Status {
 	return d.st
 }
 
-// update changes the status and wakes the heartbeat loop, which writes
-// the heartbeat if what it says changed.
+// update changes the status and, when it changed, wakes the heartbeat
+// loop, which writes the heartbeat if what it says changed. An update that
+// changes nothing (the idle safety poll's pending bytes, still 0) wakes
+// nobody.
 func (d *Doorman) update(f func(*Status)) {
 	d.mu.Lock()
+	before := d.st
 	f(&d.st)
+	same := d.st == before
 	d.mu.Unlock()
+	if same {
+		return
+	}
 	select {
 	case d.changed <- struct{}{}:
 	default:

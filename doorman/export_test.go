@@ -38,6 +38,11 @@ func WithPollOnly(o Options) Options { o.pollOnly = true; return o }
 // idle doorman).
 func (d *Doorman) Wakeups() int64 { return d.wakeups.Load() }
 
+// InboxWatchWakeups counts the wake-ups of the current inbox watch's
+// goroutine (fsx.Waker.Woken): each batch of file events it read, whether
+// or not one woke the follow loop.
+func (d *Doorman) InboxWatchWakeups() int64 { return d.inboxWatch.Load().Woken() }
+
 // Identity is who a doorman serves.
 type Identity = identity
 

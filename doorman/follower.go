@@ -79,11 +79,13 @@ type follower struct {
 	// and this one are events (exits); idDirty says one came. idLook is
 	// the owner's registry files at the last identify.
 	idEvents bool
-	regWaker *fsx.Waker
-	regWake  <-chan struct{}
-	exits    []*fsx.ProcExit
-	idDirty  atomic.Bool
-	idLook   ownerLook
+	// rowPath and keyPath are the owner's registry files (ownerFiles).
+	rowPath, keyPath string
+	regWaker         *fsx.Waker
+	regWake          <-chan struct{}
+	exits            []*fsx.ProcExit
+	idDirty          atomic.Bool
+	idLook           ownerLook
 	// pollOnBeat: the heartbeat loop pokes the follower once an interval,
 	// its safety poll (serve sets it when the two intervals are the same).
 	pollOnBeat bool
@@ -136,17 +138,20 @@ func newFollower(d *Doorman, files inboxv1.Files, id identity) (*follower, error
 	return fl, nil
 }
 
-// watchInbox arms the file events of the inbox (fsx.NewWaker): each one
-// wakes the follower. Without them it is followed by the safety poll
-// alone.
+// watchInbox arms the file events of the inbox (fsx.NewFileWaker): each
+// one wakes the follower. The inbox file itself is watched, not its
+// directory, so the doorman's own writes beside it (the heartbeat's
+// replacement every interval, acks, offset, attempt) wake nothing. Without
+// file events it is followed by the safety poll alone.
 func (fl *follower) watchInbox() {
-	w := fsx.NewWaker(time.Hour, fl.files.Inbox)
+	w := fsx.NewFileWaker(time.Hour, fl.files.Inbox)
 	if w.Polling() {
 		w.Close()
 		fl.d.logf("file events unavailable: following by the safety poll")
 		return
 	}
 	fl.watcher, fl.wake = w, w.C
+	fl.d.inboxWatch.Store(w)
 }
 
 // openFollowed opens the inbox to follow, with its file info.
@@ -534,12 +539,19 @@ func (fl *follower) drain(ctx context.Context) error {
 	}
 }
 
+// setPending reports the bytes after the offset: of the size at the last
+// look when file events say what came since, else of a fresh one.
 func (fl *follower) setPending() {
-	fi, err := fl.f.Stat()
-	if err != nil {
-		return
+	size := fl.seen.size
+	if fl.wake == nil || !fl.seen.ok {
+		fi, err := fl.f.Stat()
+		if err != nil {
+			return
+		}
+		size = fi.Size()
 	}
-	p := max(fi.Size()-fl.pos, 0)
+	size = max(size, fl.pos+int64(len(fl.win)-fl.wstart))
+	p := max(size-fl.pos, 0)
 	fl.d.update(func(s *Status) { s.PendingBytes = p })
 }
 
@@ -647,6 +659,12 @@ func (fl *follower) next() (kind lineKind, line []byte, sha string, off, next in
 		if fl.wstart > 0 { // compact
 			fl.win = append(fl.win[:0], buf...)
 			fl.wstart = 0
+		}
+		if fl.wake != nil && fl.seen.ok && fl.pos+int64(len(fl.win)) >= fl.seen.size {
+			// Read up to the size of the last look: what was appended
+			// since is an event of the inbox watch, armed before that
+			// look, and the next wake-up reads it.
+			return noLine, nil, "", 0, 0, nil
 		}
 		want := min(readChunk-len(fl.win), readPiece)
 		n, rerr := fl.f.ReadAt(fl.piece[:want], fl.pos+int64(len(fl.win)))

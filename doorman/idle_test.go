@@ -129,8 +129,10 @@ func (o *realOwner) host(clk *deadlineClock) *doorman.Host {
 // (the contract's 5 s by default), writing the heartbeat once then and its
 // safety poll riding on that wake-up: over a minute of its clock, 12
 // wake-ups, all heartbeat timers, 12 heartbeat writes, no identity
-// timer. A change (a line delivered) writes the heartbeat at once, with no
-// timer. Its clock is fake: the test waits for no timer.
+// timer, and the inbox watch's goroutine never wakes (the heartbeat's own
+// writes beside the inbox are no events of it). A change (a line
+// delivered) writes the heartbeat at once, with no timer. Its clock is
+// fake: the test waits for no timer.
 func TestIdleDoormanWakesOncePerHeartbeat(t *testing.T) {
 	o := newRealOwner(t)
 	clk := newDeadlineClock()
@@ -171,7 +173,7 @@ func TestIdleDoormanWakesOncePerHeartbeat(t *testing.T) {
 	settle(1)
 
 	start = clk.Now()
-	startWakeups := dm.Wakeups()
+	startWakeups, startWatch := dm.Wakeups(), dm.InboxWatchWakeups()
 	var fired []time.Duration
 	writes := 0
 	for clk.Now().Sub(start) < time.Minute {
@@ -198,6 +200,13 @@ func TestIdleDoormanWakesOncePerHeartbeat(t *testing.T) {
 	}
 	if n := dm.Wakeups() - startWakeups; n > 12 {
 		t.Errorf("the follow loop woke %d times in an idle minute, want at most 12 (the heartbeat's beats)", n)
+	}
+	// The doorman's own writes beside the inbox (12 heartbeats, each a
+	// temporary file written and renamed) are no events of the inbox
+	// watch: its goroutine sleeps through the idle minute. (Watching the
+	// directory, it woke for each of them, 12 times and more.)
+	if n := dm.InboxWatchWakeups() - startWatch; n > 2 {
+		t.Errorf("the inbox watch woke %d times in an idle minute of %d heartbeat writes, want none (at most 2): the doorman's own writes wake it", n, writes)
 	}
 
 	// A change is written at once: a line delivered is in the heartbeat

@@ -14,11 +14,13 @@ import (
 
 // watchRegistry arms the file events of the owner's registry files (its
 // row, "<owner pid>.json", and its key file): each marks the identity as
-// possibly changed. It reports whether it could (else the identity is
-// re-checked on a timer).
+// possibly changed. The two files are watched themselves, not the
+// registry directory, so the other sessions' rows changing wake nothing.
+// It reports whether it could (else the identity is re-checked on a
+// timer).
 func (fl *follower) watchRegistry() bool {
 	row, key := fl.ownerFiles()
-	w := fsx.NewWaker(time.Hour, row, key)
+	w := fsx.NewFileWaker(time.Hour, row, key)
 	if w.Polling() {
 		w.Close()
 		return false
@@ -113,11 +115,16 @@ func stampInfo(fi fs.FileInfo) fileStamp {
 	return fileStamp{ok: true, ino: fsx.Inode(fi), size: fi.Size(), mod: fi.ModTime().UnixNano()}
 }
 
-// ownerFiles are the paths of the owner's registry row and key file.
+// ownerFiles are the paths of the owner's registry row and key file,
+// worked out once a follower: its owner and socket never change (a change
+// ends the follower, errSwitch).
 func (fl *follower) ownerFiles() (row, key string) {
-	st := fl.d.o.Host.Station
-	r := station.Row{PID: fl.id.OwnerPID, MessagingSocketPath: fl.id.Socket}
-	return filepath.Join(st.Paths.SessionsDir, strconv.Itoa(fl.id.OwnerPID)+".json"), st.KeyFile(r)
+	if fl.rowPath == "" {
+		st := fl.d.o.Host.Station
+		r := station.Row{PID: fl.id.OwnerPID, MessagingSocketPath: fl.id.Socket}
+		fl.rowPath, fl.keyPath = filepath.Join(st.Paths.SessionsDir, strconv.Itoa(fl.id.OwnerPID)+".json"), st.KeyFile(r)
+	}
+	return fl.rowPath, fl.keyPath
 }
 
 // lookAtOwner looks at the owner's registry files (two lstats).
