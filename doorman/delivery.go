@@ -191,7 +191,7 @@ func (fl *follower) beforeWrite(ctx context.Context, dl *delivery) error {
 			return errQueuedBefore
 		}
 	}
-	return inbox.WriteAttempt(fl.files.Attempt, dl.att)
+	return fl.writeAttempt(dl.att)
 }
 
 // write dials the door and writes the frame, with beforeWrite between the
@@ -276,7 +276,7 @@ func (fl *follower) confirmWrite(ctx context.Context, dl *delivery) error {
 	fl.pacer.drain(dl.msg.From, d.o.Host.now())
 	dl.att.Writes++
 	dl.att.Unconfirmed = true
-	if err := inbox.WriteAttempt(fl.files.Attempt, dl.att); err != nil {
+	if err := fl.writeAttempt(dl.att); err != nil {
 		d.logf("cannot record the attempt (%v)", err)
 	}
 	att := dl.att
@@ -299,10 +299,10 @@ func (fl *follower) writeFailed(err error, att, prev inbox.Attempt, hasPrev bool
 	if errors.As(err, &oe) && (oe.Op == "dial" || oe.Op == "peercred") {
 		if hasPrev {
 			fl.attempt = &prev
-			err = inbox.WriteAttempt(fl.files.Attempt, prev)
+			err = fl.writeAttempt(prev)
 		} else {
 			fl.attempt = nil
-			err = inbox.WriteAttempt(fl.files.Attempt, inbox.GenerationRecord(fl.ino, fl.gen))
+			err = fl.writeAttempt(inbox.GenerationRecord(fl.ino, fl.gen))
 		}
 		if err != nil {
 			fl.d.logf("cannot record the attempt (%v)", err)
@@ -310,7 +310,7 @@ func (fl *follower) writeFailed(err error, att, prev inbox.Attempt, hasPrev bool
 		return
 	}
 	fl.attempt = &att
-	if err := inbox.WriteAttempt(fl.files.Attempt, att); err != nil {
+	if err := fl.writeAttempt(att); err != nil {
 		fl.d.logf("cannot record the attempt (%v)", err)
 	}
 }
@@ -321,12 +321,42 @@ func (fl *follower) attemptFor(off int64, sha string) (inbox.Attempt, bool) {
 	if fl.attempt != nil && fl.attempt.Matches(sha, off, fl.ino, fl.gen) {
 		return *fl.attempt, true
 	}
-	a, err := inbox.ReadAttempt(fl.files.Attempt)
-	if err != nil || !a.Matches(sha, off, fl.ino, fl.gen) {
+	a, ok := fl.recordedAttempt()
+	if !ok || !a.Matches(sha, off, fl.ino, fl.gen) {
 		return inbox.Attempt{}, false
 	}
 	fl.attempt = &a
 	return a, true
+}
+
+// recordedAttempt is the attempt file's record (ok false: none, or none
+// readable). It is read once a follower: then the follower, holding the
+// inbox lock, is its only writer (writeAttempt), and knows it without
+// reading it again for every line.
+func (fl *follower) recordedAttempt() (inbox.Attempt, bool) {
+	if !fl.onDisk.known {
+		a, err := inbox.ReadAttempt(fl.files.Attempt)
+		fl.onDisk = diskAttempt{known: true, ok: err == nil, a: a}
+	}
+	return fl.onDisk.a, fl.onDisk.ok
+}
+
+// writeAttempt replaces the attempt file with a, and remembers it as the
+// record on disk; after a failed write the file is read again when needed.
+func (fl *follower) writeAttempt(a inbox.Attempt) error {
+	if err := inbox.WriteAttempt(fl.files.Attempt, a); err != nil {
+		fl.onDisk = diskAttempt{}
+		return err
+	}
+	fl.onDisk = diskAttempt{known: true, ok: true, a: a}
+	return nil
+}
+
+// diskAttempt is what a follower knows of the attempt file's record.
+type diskAttempt struct {
+	known bool // read or written by this follower
+	ok    bool // there is a record (a)
+	a     inbox.Attempt
 }
 
 // notQueued reports a line the receiver has not queued: it stays pending.

@@ -22,9 +22,12 @@
 //     the lock holder writes the heartbeat, acks and offset.
 //   - An ack rests on the receiver's own record. Before each door write
 //     the doorman marks the end of the session's transcript and records
-//     the attempt (<inbox>.doorman.attempt); after it, it follows the
-//     transcript (transcript.Follow) for the queue-operation enqueue row
-//     whose content is the delivered text, up to Config.DoorConfirm. Seen:
+//     the attempt (<inbox>.doorman.attempt, read once, then known: the
+//     lock holder is its only writer; not fsynced: it outlives a killed
+//     doorman, and a machine crash ends the receiver too); after it, it
+//     follows the transcript (transcript.Follow) for the queue-operation
+//     enqueue row whose content is the delivered text, up to
+//     Config.DoorConfirm. Seen:
 //     the ack says confirm "transcript" and queued_at. Not seen: no ack, the
 //     line stays pending (last_error receiver-did-not-queue) and is written
 //     again only after the bound and the receiver's windows have passed
@@ -55,10 +58,11 @@
 //     ack file is read in bounded memory. An undeliverable line
 //     (invalid UTF-8, over 16 KiB, NUL, empty, longer than the 1 MiB read
 //     chunk) is acked refused exactly once and never blocks later lines.
-//   - The file is followed by file events (fsnotify on the directory) plus a
-//     slow safety poll (Config.DoormanPoll). The identity is worked out
-//     again on change, not on a timer: the owner's registry files are
-//     watched, the exits of the owner and of every process between it and
+//   - The file is followed by file events (inotify on the inbox file's
+//     inode, fsx.NewFileWaker, so the doorman's own writes beside it wake
+//     nothing) plus a slow safety poll (Config.DoormanPoll). The identity
+//     is worked out again on change, not on a timer: the owner's registry
+//     files are watched, the exits of the owner and of every process between it and
 //     the doorman are events (pidfd), and before each line two lstats tell
 //     whether the row or key file changed; the listener is still checked
 //     on every dial. The heartbeat is written when what it says changes

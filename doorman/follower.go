@@ -61,6 +61,7 @@ type follower struct {
 	seen fileLook
 
 	attempt *inbox.Attempt // the last door write's record, when it is the current line's
+	onDisk  diskAttempt    // the attempt file's record (recordedAttempt)
 
 	// tf follows the session's transcript at tfPath for the confirmation,
 	// kept from line to line while it can be (transcriptAt).
@@ -261,7 +262,7 @@ func (fl *follower) resume(prevIno uint64, off int64, offErr error, fi fs.FileIn
 func (fl *follower) newGeneration() error {
 	fl.gen = uuid.NewString()
 	fl.attempt = nil
-	if err := inbox.WriteAttempt(fl.files.Attempt, inbox.GenerationRecord(fl.ino, fl.gen)); err != nil {
+	if err := fl.writeAttempt(inbox.GenerationRecord(fl.ino, fl.gen)); err != nil {
 		return fmt.Errorf("recording the inbox's new generation: %w", err)
 	}
 	return nil

@@ -13,11 +13,13 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/google/uuid"
 
 	"github.com/oo-family/oo-claude/doorman"
 	"github.com/oo-family/oo-claude/fakes/fakedoor"
 	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/internal/jsonrow"
 )
 
 // owned sets w up as the direct child of a live session listening on the
@@ -388,4 +390,35 @@ func (l *lockedBuffer) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.b.Write(p)
+}
+
+// TestAttemptRecordReadOnce: a following doorman is the attempt file's
+// only writer (it holds the inbox lock), so it reads the record once and
+// then knows it, instead of reading it again before every line. A record
+// planted between two lines, naming the second line's write as fresh and
+// of unknown fate, is not read: the second line goes out at once. (Read
+// before each line, the planted record held the line back as a write
+// whose fate is unknown.)
+func TestAttemptRecordReadOnce(t *testing.T) {
+	w := newWorld(t)
+	sid := w.owned("busy")
+	_, log, _ := w.running(doorman.Options{})
+	files := inboxv1.FilesFor(w.fs.Paths.InboxDir, sid)
+	w.appendLine(sid, "[a 📡] one")
+	first := w.waitAcks(sid, 1)[0]
+	second := "[b 📡] two"
+	fi, err := os.Stat(files.Inbox)
+	if err != nil {
+		t.Fatal(err)
+	}
+	plant := inbox.Attempt{LineOffset: fi.Size(), SHA256: inbox.SHA256([]byte(second)), Inode: first.Inode, Gen: first.Gen,
+		MsgID: uuid.NewString(), At: jsonrow.FormatTime(time.Now())}
+	if err := inbox.WriteAttempt(files.Attempt, plant); err != nil {
+		t.Fatal(err)
+	}
+	w.appendLine(sid, second)
+	w.waitAcks(sid, 2)
+	if strings.Contains(log.String(), "fate of the last door write") {
+		t.Errorf("the second line was held back by a record read again:\n%s", log)
+	}
 }

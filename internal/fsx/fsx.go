@@ -283,9 +283,11 @@ func endsTorn(f *os.File) (bool, error) {
 // device node or directory) is refused and left as it is.
 func WriteFileAtomic(path string, data []byte) error { return writeFileAtomic(path, data, true) }
 
-// WriteAdvisoryAtomic is WriteFileAtomic without the fsync, for advisory
-// state that is rewritten often and that nobody needs after a crash (the
-// doorman's heartbeat: a machine that crashed has no live doorman).
+// WriteAdvisoryAtomic is WriteFileAtomic without the fsync, for state
+// that is rewritten often and that nobody needs after a machine crash (the
+// doorman's heartbeat: a machine that crashed has no live doorman; its
+// attempt record, written before each door write: the crash ended the
+// receiver too); a process killed loses none of it.
 // Readers still see the old or the new content, never a torn one. Nor
 // does it flush by the back door: on Linux the new file is swapped in
 // (renameat2 RENAME_EXCHANGE) and the old one removed under the

@@ -240,11 +240,15 @@ func ReadAttempt(path string) (Attempt, error) {
 	return a, nil
 }
 
-// WriteAttempt replaces the attempt file at path with a (atomically, 0600).
+// WriteAttempt replaces the attempt file at path with a (atomically, 0600),
+// without fsync: it is written before every door write, and what it must
+// outlive is its doorman (killed, even with kill -9), which the page cache
+// does. A machine that crashed took the receiver's queue with it, and the
+// acks (appended without fsync) promise nothing more across a crash.
 func WriteAttempt(path string, a Attempt) error {
 	b, err := json.Marshal(a)
 	if err != nil {
 		return err
 	}
-	return fsx.WriteFileAtomic(path, append(b, '\n'))
+	return fsx.WriteAdvisoryAtomic(path, append(b, '\n'))
 }
