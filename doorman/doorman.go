@@ -102,6 +102,12 @@ type Doorman struct {
 	hbMu    sync.Mutex
 	hbLast  inboxv1.Heartbeat
 
+	// ticker: the clock is the real one (no After seam), so the
+	// heartbeat's interval is a time.Ticker, which the runtime re-arms as
+	// it fires, instead of a new timer asked for after each beat (which
+	// wakes the runtime's poller thread once more an interval).
+	ticker bool
+
 	wakeups atomic.Int64
 	// inboxWatch is the current follower's inbox watch (tests count its
 	// goroutine's wake-ups).
@@ -126,6 +132,7 @@ func New(o Options) *Doorman {
 		}
 		o.Host = &h
 	}
+	ticker := o.After == nil
 	if o.After == nil {
 		o.After = time.After
 	}
@@ -133,7 +140,7 @@ func New(o Options) *Doorman {
 	if w == nil {
 		w = io.Discard
 	}
-	d := &Doorman{o: o, log: &syncWriter{w: w}, changed: make(chan struct{}, 1)}
+	d := &Doorman{o: o, log: &syncWriter{w: w}, changed: make(chan struct{}, 1), ticker: ticker}
 	d.st = Status{Mode: o.Mode, PID: o.Host.PID, State: StateStarting}
 	return d
 }
@@ -428,12 +435,20 @@ func (d *Doorman) pollEvery() time.Duration {
 // doorman wakes once an interval, for one write, and never fsyncs it
 // (advisory state, inbox.WriteHeartbeat). beat, when set, is called after
 // each interval's write: the follower's safety poll rides on the
-// heartbeat's wake-up instead of a timer of its own. One timer is asked
+// heartbeat's wake-up instead of a timer of its own. On the real clock
+// the interval is one ticker; on a Options.After seam one timer is asked
 // for at a time, and each is waited out (none is left behind to fire for
 // nobody).
 func (d *Doorman) heartbeatLoop(ctx context.Context, files inboxv1.Files, beat func()) {
 	every := d.heartbeatEvery()
-	due := d.o.After(every)
+	var due <-chan time.Time
+	if d.ticker {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		due = t.C
+	} else {
+		due = d.o.After(every)
+	}
 	for {
 		interval := false
 		select {
@@ -453,7 +468,9 @@ func (d *Doorman) heartbeatLoop(ctx context.Context, files inboxv1.Files, beat f
 			d.logf("heartbeat: %v", err)
 		}
 		if interval {
-			due = d.o.After(every)
+			if !d.ticker {
+				due = d.o.After(every)
+			}
 			if beat != nil {
 				beat()
 			}
