@@ -59,8 +59,8 @@
 //     (invalid UTF-8, over 16 KiB, NUL, empty, longer than the 1 MiB read
 //     chunk) is acked refused exactly once and never blocks later lines.
 //   - The file is followed by file events (inotify on the inbox file's
-//     inode, fsx.NewFileWaker, so the doorman's own writes beside it wake
-//     nothing) plus a slow safety poll (Config.DoormanPoll). The identity
+//     inode, not its directory, so the doorman's own writes beside it
+//     wake nothing) plus a slow safety poll (Config.DoormanPoll). The identity
 //     is worked out again on change, not on a timer: the owner's registry
 //     files are watched, the exits of the owner and of every process between it and
 //     the doorman are events (pidfd), and before each line two lstats tell
