@@ -60,10 +60,11 @@
 //     chunk) is acked refused exactly once and never blocks later lines.
 //   - The file is followed by file events (inotify on the inbox file's
 //     inode, not its directory, so the doorman's own writes beside it
-//     wake nothing) plus a slow safety poll (Config.DoormanPoll). The identity
-//     is worked out again on change, not on a timer: the owner's registry
-//     files are watched, the exits of the owner and of every process between it and
-//     the doorman are events (pidfd), and before each line two lstats tell
+//     wake nothing) plus a slow safety poll (Config.DoormanPoll). The
+//     identity is worked out again on change, not on a timer: the owner's
+//     registry files are watched, the exits of the owner and of every
+//     process between it and the doorman are events (pidfd), and before
+//     each line two lstats tell
 //     whether the row or key file changed; the listener is still checked
 //     on every dial. The heartbeat is written when what it says changes
 //     and once a Config.DoormanHeartbeat (5 s), without fsync; when the

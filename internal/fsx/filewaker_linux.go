@@ -143,6 +143,15 @@ func (w *fileWatch) events(buf []byte) (wake, rearm bool, err error) {
 			continue
 		}
 		wd := int(ev.Wd)
+		if ev.Mask&(unix.IN_DELETE_SELF|unix.IN_MOVE_SELF|unix.IN_IGNORED) != 0 {
+			for dir, dwd := range w.dirs {
+				if dwd == wd { // a watched directory went away: look again
+					unix.InotifyRmWatch(w.fd, uint32(dwd))
+					delete(w.dirs, dir)
+					wake, rearm = true, true
+				}
+			}
+		}
 		for i := range w.files {
 			f := &w.files[i]
 			switch {
@@ -176,13 +185,15 @@ func newFileWaker(fallback time.Duration, files []string) *Waker {
 	}
 	k := newWaker()
 	k.interrupt = func() { fw.close() }
-	go k.runFiles(fw, fallback)
+	go k.runFiles(fw, files, fallback)
 	return k
 }
 
-// runFiles turns fw's events into wake-ups until the Waker is closed;
-// when the files can no longer be watched, it polls.
-func (k *Waker) runFiles(fw *fileWatch, fallback time.Duration) {
+// runFiles turns fw's events into wake-ups until the Waker is closed.
+// When the files can no longer be watched by inode (a directory of one
+// that is absent went away), it watches their directories as NewWaker
+// does (through an ancestor until they are back), else it polls.
+func (k *Waker) runFiles(fw *fileWatch, files []string, fallback time.Duration) {
 	defer close(k.done)
 	buf := make([]byte, 16*(unix.SizeofInotifyEvent+unix.NAME_MAX+1))
 	for {
@@ -198,8 +209,10 @@ func (k *Waker) runFiles(fw *fileWatch, fallback time.Duration) {
 		}
 		if err != nil {
 			fw.close()
+			var names map[string]bool
+			k.dw, names = dirWatchFor(files)
 			k.wake()
-			k.pollEvery(fallback)
+			k.watchOrPoll(names, fallback)
 			return
 		}
 		if wake {

@@ -177,17 +177,27 @@ func TestFileWakerTwoFiles(t *testing.T) {
 }
 
 // TestFileWakerDirectoryGone: the directory of an absent file removed
-// leaves nothing to watch: C is woken and the waker polls (an hour here:
-// the test only sees that it is woken and closes cleanly).
+// leaves no inode to watch: C is woken, and the file is waited for as
+// NewWaker waits (its directory through its ancestor), not by the
+// fallback poll (an hour here): the directory made again and the file
+// written in it wake C.
 func TestFileWakerDirectoryGone(t *testing.T) {
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "inbox")
 	if err := os.Mkdir(dir, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	k := fileWaker(t, filepath.Join(dir, "s.inbox"))
+	path := filepath.Join(dir, "s.inbox")
+	k := fileWaker(t, path)
 	if err := os.Remove(dir); err != nil {
 		t.Fatal(err)
 	}
 	woken(t, k, "the directory removed")
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte("x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	woken(t, k, "the file written in the directory made again")
 }

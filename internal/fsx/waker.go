@@ -229,6 +229,16 @@ func NewWaker(fallback time.Duration, files ...string) *Waker {
 		fallback = 250 * time.Millisecond
 	}
 	k := newWaker()
+	dw, names := dirWatchFor(files)
+	k.dw, k.poll = dw, dw == nil
+	go k.run(names, fallback)
+	return k
+}
+
+// dirWatchFor watches the directories of files (each through its nearest
+// existing ancestor while it is absent) and returns the watch, nil when
+// none could be set up, with the files' clean names.
+func dirWatchFor(files []string) (*DirWatch, map[string]bool) {
 	names := map[string]bool{}
 	var dirs []string
 	for _, f := range files {
@@ -248,9 +258,7 @@ func NewWaker(fallback time.Duration, files ...string) *Waker {
 			dw = nil
 		}
 	}
-	k.dw, k.poll = dw, dw == nil
-	go k.run(names, fallback)
-	return k
+	return dw, names
 }
 
 // NewFileWaker is [NewWaker] for files that are appended to, truncated
@@ -296,6 +304,12 @@ func (k *Waker) wake() {
 
 func (k *Waker) run(names map[string]bool, fallback time.Duration) {
 	defer close(k.done)
+	k.watchOrPoll(names, fallback)
+}
+
+// watchOrPoll follows k.dw's events, if any, and polls when there are
+// none (or they ended), until the Waker is closed.
+func (k *Waker) watchOrPoll(names map[string]bool, fallback time.Duration) {
 	if k.dw != nil && k.follow(names) {
 		return
 	}
