@@ -62,7 +62,7 @@ func newTopCmd(e *env) *ffcli.Command {
 			}
 			color, utf := e.getenv("NO_COLOR") == "" && e.getenv("TERM") != "dumb", utf8Locale(e.getenv)
 			if len(hosts.dests) > 0 {
-				return topHosts(ctx, e, hosts.dests, top.Options{From: *from, Now: now, Color: color, UTF8: utf}, in, out)
+				return topHosts(ctx, e, hosts.dests, top.Options{From: *from, Now: now, Color: color, UTF8: utf, Environ: e.environ()}, in, out)
 			}
 			st := station.New(cfg.Paths)
 			ctx, cancel := context.WithCancel(ctx)
@@ -96,6 +96,7 @@ func newTopCmd(e *env) *ffcli.Command {
 				Station: host,
 				Color:   color,
 				UTF8:    utf,
+				Environ: e.environ(),
 			}, in, out)
 			cancel()
 			for range ch {

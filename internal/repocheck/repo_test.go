@@ -78,7 +78,9 @@ func firstLine(s string) string {
 }
 
 // TestBinaryDeps: the oo-claude binary links no test code: neither the
-// testing package nor our fakes.
+// testing package nor our fakes; nor Bubble Tea v1, Lip Gloss v1 or
+// termenv, whose package init asks the terminal of every verb its
+// background colour and waits for the answer (up to 5 s) before main.
 func TestBinaryDeps(t *testing.T) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
@@ -93,6 +95,9 @@ func TestBinaryDeps(t *testing.T) {
 	for _, dep := range strings.Fields(string(out)) {
 		if dep == "testing" || strings.Contains(dep, "/fakes") || strings.Contains(dep, "goleak") || strings.Contains(dep, "go-cmp") {
 			t.Errorf("the binary depends on %s", dep)
+		}
+		if dep == "github.com/charmbracelet/bubbletea" || dep == "github.com/charmbracelet/lipgloss" || strings.HasPrefix(dep, "github.com/muesli/termenv") {
+			t.Errorf("the binary depends on %s, whose init queries the terminal before main (charm.land's v2 does not)", dep)
 		}
 	}
 }

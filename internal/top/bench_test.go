@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/observatory"
 	"github.com/oo-family/oo-claude/transcript"
@@ -51,7 +51,7 @@ func BenchmarkFirstFrame200x10(b *testing.B) {
 		m.Update(tea.WindowSizeMsg{Width: 160, Height: 50})
 		m.Update(eventsMsg{evs: evs})
 		m.Update(docMsg{doc: doc})
-		_ = m.View()
+		_ = m.View().Content
 	}
 }
 
@@ -70,7 +70,7 @@ func BenchmarkKeyFrame200x10(b *testing.B) {
 			k = "k"
 		}
 		m.Update(key(k))
-		_ = m.View()
+		_ = m.View().Content
 	}
 }
 
@@ -101,7 +101,7 @@ func TestIdleCPU(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	m := New(ctx, Options{Events: ch, UTF8: true, Document: func(context.Context, string, string) (*observatory.Document, error) { return doc, nil }})
-	p := tea.NewProgram(probed{m}, programOptions(nil, io.Discard)...)
+	p := tea.NewProgram(probed{m}, programOptions(Options{}, nil, io.Discard)...)
 	defer context.AfterFunc(ctx, p.Quit)()
 	done := make(chan error, 1)
 	go func() { _, err := p.Run(); done <- err }()

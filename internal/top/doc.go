@@ -1,6 +1,8 @@
 // Package top is the model, update and view of `oo-claude top`: a live
-// terminal view of a station's sessions, built on the Charm stack
-// (bubbletea, lipgloss, bubbles), that a person can steer from.
+// terminal view of a station's sessions, built on the Charm stack v2
+// (charm.land's bubbletea, lipgloss, bubbles), that a person can steer
+// from. Bubble Tea v2 has no package init that touches the terminal: the
+// other verbs of the one binary never query it.
 //
 // It guarantees:
 //
@@ -11,7 +13,9 @@
 //     starts later (Options.Document). It never reads a station file itself.
 //   - Every input comes through [Options]: the clock, the sender, the
 //     reader of a session's exchanges, the terminal's abilities (colour,
-//     UTF-8). Nothing is read from the environment.
+//     UTF-8) and the environment bubbletea is told of (Options.Environ;
+//     the colour profile is Options.Color's, not bubbletea's guess).
+//     Nothing is read from the environment.
 //   - A line is sent with the caller's claudeinbox sender (the one the CLI
 //     uses, receipts included) and its verdict is shown in place, under its
 //     session, as the sender and the stream report it: the class, whether

@@ -6,9 +6,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/charmbracelet/bubbles/cursor"
-	"github.com/charmbracelet/bubbles/textinput"
-	tea "github.com/charmbracelet/bubbletea"
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/observatory"
 	"github.com/oo-family/oo-claude/receipt"
@@ -65,6 +64,9 @@ type Options struct {
 	// Color allows colour (the caller leaves it false under NO_COLOR or
 	// on a dumb terminal); UTF8 allows the tree's line glyphs (false: ASCII).
 	Color, UTF8 bool
+	// Environ is what [Run] tells the framework of the terminal, as
+	// KEY=value (TERM, TERM_PROGRAM, SSH_TTY...); nil is nothing.
+	Environ []string
 }
 
 // The merged watch's own events (fleet.EventStationLost and
@@ -197,8 +199,9 @@ func New(ctx context.Context, o Options) *Model {
 	ti.CharLimit = 0
 	ti.Prompt = ""
 	st := newStyles(o.Color, o.UTF8)
-	ti.Cursor.SetMode(cursor.CursorStatic) // no blink: an editor costs no frames while nothing is typed
-	ti.Cursor.Style = st.sel
+	// Plain text, no colour of the framework's choosing, and a cursor that
+	// does not blink: an editor costs no frames while nothing is typed.
+	ti.SetStyles(textinput.Styles{Cursor: textinput.CursorStyle{Blink: false}})
 	return &Model{o: o, ctx: ctx, w: 80, h: 24, sessions: map[string]*session{}, names: map[string]string{}, docs: map[string]observatory.Session{}, input: ti, st: st,
 		lost: map[string]string{}, names2: map[string]string{}}
 }
@@ -356,8 +359,15 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.read.text, m.read.err = msg.text, msg.err
 		}
 		return m, nil
-	case tea.KeyMsg:
+	case tea.KeyPressMsg:
 		return m.key(msg)
+	case tea.PasteMsg:
+		if m.mode == modeSend || m.mode == modeFilter {
+			var cmd tea.Cmd
+			m.input, cmd = m.input.Update(msg)
+			return m, cmd
+		}
+		return m, nil
 	}
 	return m, nil
 }
@@ -542,21 +552,21 @@ func (m *Model) applySent(msg sentMsg) {
 }
 
 // key handles a key in the current mode.
-func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
-	if k.Type == tea.KeyCtrlC {
+func (m *Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+	if k.String() == "ctrl+c" {
 		return m, tea.Quit
 	}
 	switch m.mode {
 	case modeSend, modeFilter:
-		switch k.Type {
-		case tea.KeyEsc:
+		switch k.String() {
+		case "esc":
 			if m.mode == modeFilter {
 				m.filter = ""
 			}
 			m.mode = modeNormal
 			m.input.Blur()
 			return m, nil
-		case tea.KeyEnter:
+		case "enter":
 			text := m.input.Value()
 			m.input.Blur()
 			if m.mode == modeFilter {
@@ -579,7 +589,7 @@ func (m *Model) key(k tea.KeyMsg) (tea.Model, tea.Cmd) {
 			m.read.top++
 		case "pgup", "b":
 			m.read.top = max(m.read.top-(m.h-2), 0)
-		case "pgdown", " ", "f":
+		case "pgdown", "space", "f":
 			m.read.top += m.h - 2
 		}
 		return m, nil

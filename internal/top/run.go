@@ -5,7 +5,8 @@ import (
 	"errors"
 	"io"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
 )
 
 // Run shows the view on the terminal of in and out until q, Ctrl-C, the
@@ -18,11 +19,10 @@ func Run(ctx context.Context, o Options, in io.Reader, out io.Writer) error {
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // ends the commands still running (a send's wait, a reply's)
-	p := tea.NewProgram(New(ctx, o), append(programOptions(in, out), tea.WithAltScreen())...)
+	p := tea.NewProgram(New(ctx, o), programOptions(o, in, out)...)
 	// The end of ctx (main's context ends on SIGINT and SIGTERM) quits the
-	// program as q does, not through bubbletea's kill: a killed program
-	// closes its input reader without waiting for the read loop, a data
-	// race the race detector reports (bubbletea v1.3.10).
+	// program as q does, its terminal restored the same way, not through
+	// bubbletea's kill.
 	stop := context.AfterFunc(ctx, p.Quit)
 	defer stop()
 	_, err := p.Run()
@@ -38,11 +38,25 @@ func Run(ctx context.Context, o Options, in io.Reader, out io.Writer) error {
 // second for a comparison, not 60 (bubbletea's default).
 const frameRate = 30
 
-func programOptions(in io.Reader, out io.Writer) []tea.ProgramOption {
+func programOptions(o Options, in io.Reader, out io.Writer) []tea.ProgramOption {
+	// The colours are the caller's decision (Options.Color), not the
+	// framework's guess from the environment: ANSI's 16 colours, or no
+	// attribute at all (NoTTY drops bold and reverse too, the editor's
+	// cursor included), as NO_COLOR and a dumb terminal want.
+	profile := colorprofile.NoTTY
+	if o.Color {
+		profile = colorprofile.ANSI
+	}
+	env := o.Environ
+	if env == nil {
+		env = []string{} // nil would be bubbletea's os.Environ()
+	}
 	return []tea.ProgramOption{
 		tea.WithInput(in),
 		tea.WithOutput(out),
 		tea.WithFPS(frameRate),
+		tea.WithColorProfile(profile),
+		tea.WithEnvironment(env),
 		// main's context already ends on SIGINT and SIGTERM; in raw mode
 		// Ctrl-C is a key the model handles.
 		tea.WithoutSignalHandler(),

@@ -9,7 +9,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	tea "github.com/charmbracelet/bubbletea"
+	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
@@ -65,10 +65,15 @@ func station3(m *Model) {
 	}}})
 }
 
-// lines is the screen, one string a line, each checked against the size.
+// lines is the screen, one string a line, each checked against the size;
+// the frame is on the alternate screen.
 func lines(t *testing.T, m *Model) []string {
 	t.Helper()
-	v := m.View()
+	f := m.View()
+	if !f.AltScreen || f.MouseMode != tea.MouseModeNone || f.Cursor != nil {
+		t.Errorf("the frame: alternate screen %v, mouse %v, cursor %v; want the alternate screen, no mouse, no cursor", f.AltScreen, f.MouseMode, f.Cursor)
+	}
+	v := f.Content
 	ls := strings.Split(v, "\n")
 	if len(ls) != m.h {
 		t.Errorf("the view has %d lines, want the height %d:\n%s", len(ls), m.h, v)
@@ -90,20 +95,21 @@ func lineWith(ls []string, sub string) (int, string) {
 	return -1, ""
 }
 
-func key(s string) tea.KeyMsg {
+func key(s string) tea.KeyPressMsg {
 	switch s {
 	case "enter":
-		return tea.KeyMsg{Type: tea.KeyEnter}
+		return tea.KeyPressMsg{Code: tea.KeyEnter}
 	case "esc":
-		return tea.KeyMsg{Type: tea.KeyEsc}
+		return tea.KeyPressMsg{Code: tea.KeyEscape}
 	case "up":
-		return tea.KeyMsg{Type: tea.KeyUp}
+		return tea.KeyPressMsg{Code: tea.KeyUp}
 	case "down":
-		return tea.KeyMsg{Type: tea.KeyDown}
+		return tea.KeyPressMsg{Code: tea.KeyDown}
 	case "ctrl+c":
-		return tea.KeyMsg{Type: tea.KeyCtrlC}
+		return tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}
 	}
-	return tea.KeyMsg{Type: tea.KeyRunes, Runes: []rune(s)}
+	r, _ := utf8.DecodeRuneInString(s)
+	return tea.KeyPressMsg{Code: r, Text: s}
 }
 
 // run runs cmd (and the commands of a batch) and feeds what they return
@@ -421,7 +427,7 @@ func TestSizes(t *testing.T) {
 			}
 		}
 	}
-	if !utf8.ValidString(newModel(t, Options{UTF8: true}, 80, 24).View()) {
+	if !utf8.ValidString(newModel(t, Options{UTF8: true}, 80, 24).screen()) {
 		t.Errorf("the view is not UTF-8")
 	}
 }
@@ -563,5 +569,24 @@ func TestLateAck(t *testing.T) {
 	run(m, cmd)
 	if _, v := lineWith(lines(t, m), "» "); !strings.Contains(v, `reply "late but here"`) {
 		t.Errorf("the reply to a late-acked line: %q", v)
+	}
+}
+
+// TestPasteAndSpace: a paste (bracketed, bubbletea v2's PasteMsg) goes
+// into the open editor; the space bar (v2's "space") pages down.
+func TestPasteAndSpace(t *testing.T) {
+	m := newModel(t, Options{UTF8: true}, 80, 24)
+	station3(m)
+	m.Update(tea.PasteMsg{Content: "alpha"}) // no editor open: nothing happens
+	m.Update(key("/"))
+	m.Update(tea.PasteMsg{Content: "bet"})
+	m.Update(key("enter"))
+	if m.filter != "bet" {
+		t.Errorf("the pasted filter is %q, want %q", m.filter, "bet")
+	}
+	m.Update(key("?"))
+	m.Update(key(" "))
+	if m.read.top != m.h-2 {
+		t.Errorf("space scrolled to %d, want a page (%d)", m.read.top, m.h-2)
 	}
 }

@@ -2,15 +2,14 @@ package top
 
 import (
 	"fmt"
-	"io"
 	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
 
-	"github.com/charmbracelet/lipgloss"
+	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
-	"github.com/muesli/termenv"
 	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/progress"
@@ -30,20 +29,16 @@ type styles struct {
 }
 
 func newStyles(color, utf bool) styles {
-	r := lipgloss.NewRenderer(io.Discard)
+	// Without colour no attribute at all, bold and reverse included (the
+	// program's colour profile drops the framework's own too: Run).
+	s := styles{utf8: utf}
 	if color {
-		r.SetColorProfile(termenv.ANSI)
-	} else {
-		r.SetColorProfile(termenv.Ascii)
-	}
-	s := styles{
-		utf8: utf,
-		head: r.NewStyle().Bold(true),
-		sel:  r.NewStyle().Reverse(true),
-		dim:  r.NewStyle().Faint(true),
-		busy: r.NewStyle().Foreground(lipgloss.Color("3")),
-		idle: r.NewStyle().Foreground(lipgloss.Color("2")),
-		wt:   r.NewStyle().Foreground(lipgloss.Color("5")),
+		s.head = lipgloss.NewStyle().Bold(true)
+		s.sel = lipgloss.NewStyle().Reverse(true)
+		s.dim = lipgloss.NewStyle().Faint(true)
+		s.busy = lipgloss.NewStyle().Foreground(lipgloss.Color("3"))
+		s.idle = lipgloss.NewStyle().Foreground(lipgloss.Color("2"))
+		s.wt = lipgloss.NewStyle().Foreground(lipgloss.Color("5"))
 	}
 	if utf {
 		s.pipe, s.tee, s.elbow, s.space = "│  ", "├─ ", "└─ ", "   "
@@ -170,8 +165,16 @@ func (m *Model) stationHeader(st string, n int) string {
 	return m.st.head.Render(m.cut(t, m.w))
 }
 
-// View draws the screen: exactly the window's height, no line wider than it.
-func (m *Model) View() string {
+// View is the frame bubbletea draws: the screen on the alternate screen,
+// the cursor hidden, no mouse.
+func (m *Model) View() tea.View {
+	v := tea.NewView(m.screen())
+	v.AltScreen = true
+	return v
+}
+
+// screen draws the screen: exactly the window's height, no line wider than it.
+func (m *Model) screen() string {
 	var lines []string
 	switch m.mode {
 	case modeRead:
