@@ -88,8 +88,10 @@ func TestVersionOnASilentTerminal(t *testing.T) {
 	if !strings.HasPrefix(string(out), "oo-claude ") {
 		t.Errorf("version wrote %q to the terminal, want its version line", out)
 	}
-	// Today well under 100 ms; the old init waited 5 s for an answer.
-	if took > 3*time.Second {
-		t.Errorf("version took %v on a terminal that answers no query, want < 3 s", took)
+	// 0.26 s here at load 25, 1.2 s with -race beside the screen tests;
+	// the old init alone waited 5 s for its answer, so the bound sits
+	// just under that, for a loaded machine.
+	if took > 4*time.Second {
+		t.Errorf("version took %v on a terminal that answers no query, want < 4 s", took)
 	}
 }
