@@ -155,7 +155,7 @@ func TestFollow(t *testing.T) {
 			var got []string
 			var errs []error
 			for len(got) < len(tt.want) {
-				l, err := next(t, f, 10*time.Second)
+				l, err := next(t, f, 60*time.Second)
 				if err != nil {
 					if errors.Is(err, context.DeadlineExceeded) {
 						t.Fatalf("Next hung after %q", got)
@@ -274,7 +274,9 @@ func TestFollowEnds(t *testing.T) {
 		if _, err := next(t, f, 100*time.Millisecond); !errors.Is(err, context.DeadlineExceeded) {
 			t.Errorf("Next = %v, want DeadlineExceeded", err)
 		}
-		if d := time.Since(start); d > 5*time.Second {
+		// 100 ms on an idle machine; the bound only tells the context
+		// from the hour's poll, so it is generous for a loaded one.
+		if d := time.Since(start); d > 30*time.Second {
 			t.Errorf("Next returned after %s", d)
 		}
 	})

