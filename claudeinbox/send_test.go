@@ -43,8 +43,11 @@ func newWorld(t testing.TB) *world {
 	t.Helper()
 	fs := fakestation.New(t)
 	return &world{fs: fs, sender: &claudeinbox.Sender{
-		Station:       fs.Station(),
-		Wait:          3 * time.Second,
+		Station: fs.Station(),
+		// The ack wait of a send the fake doorman acks: it ends at the
+		// ack (milliseconds), so it is generous for a loaded machine.
+		// Tests of a timeout set their own.
+		Wait:          30 * time.Second,
 		Receipts:      &receipt.Writer{Path: fs.Paths.ReceiptsFile()},
 		ClientVersion: "test",
 	}}
@@ -586,21 +589,30 @@ func TestNoTokenAnywhere(t *testing.T) {
 	})
 }
 
-// Wait is woken by the ack's file event, not by the coarse timer: an ack
-// that comes after 50 ms is seen well before the 1 s safety poll.
+// Wait is woken by the ack's file event, not by a coarse timer: an ack
+// that comes after 50 ms is seen well before the 1 s a timer would take.
+// A send takes about 60 ms on an idle machine; on a loaded one any single
+// send can be slow, so the bound is on the fastest of five (each figure is
+// logged): a wait that only a timer ended would make every one slow.
 func TestAckWaitIsEventDriven(t *testing.T) {
 	w := newWorld(t)
 	r := w.session(t, "work-e9")
 	w.doorman(t, r.SessionID, fakedoorman.Options{AckDelay: 50 * time.Millisecond})
-	for i := 0; i < 3; i++ {
+	fastest := time.Duration(-1)
+	for i := 0; i < 5; i++ {
 		start := time.Now()
 		v, err := w.sender.Send(context.Background(), claudeinbox.Request{Target: r.SessionID, Line: fmt.Sprint("ping ", i)})
 		if err != nil || !v.Class.Delivered() {
 			t.Fatalf("%s %v", v.Class, err)
 		}
-		if d := time.Since(start); d > claudeinbox.AckPoll*3/4 {
-			t.Errorf("send %d took %v: not woken by the ack's event", i, d)
+		d := time.Since(start)
+		t.Logf("send %d took %v", i, d)
+		if fastest < 0 || d < fastest {
+			fastest = d
 		}
+	}
+	if fastest > claudeinbox.AckPoll*3/4 {
+		t.Errorf("the fastest of five sends took %v: not woken by the ack's event", fastest)
 	}
 }
 
