@@ -91,6 +91,13 @@ type Options struct {
 	// reports it). "" acks as soon as the door write returned, with
 	// queued_at the time it returned.
 	Transcript string
+	// BeforeAck, when set, is called with the msg_id of each line the
+	// doorman delivers, before its ack is written (on the doorman's
+	// goroutine): a test plays the session's transcript rows for the line
+	// there, so a sender that reads the ack finds them written, however
+	// loaded the machine (a row written after the ack races the sender's
+	// wait). It is not called for a refused line, which has no msg_id.
+	BeforeAck func(msgID string)
 }
 
 // confirmWait bounds the wait for a line's enqueue row
@@ -303,7 +310,7 @@ func (d *Doorman) handle(line []byte, start int64) bool {
 				mark = fi.Size()
 			}
 		}
-		ctx, cancel := context.WithTimeout(d.ctx, 5*time.Second)
+		ctx, cancel := context.WithTimeout(d.ctx, confirmWait) // generous: it ends at the door's answer
 		cred, err := (&door.Dialer{Settle: door.NoSettle}).Deliver(ctx, d.opts.Door, door.Message{SessionID: d.sessionID, From: m.From, MsgID: msgID, Priority: door.Priority(m.Priority), Text: m.Text})
 		cancel()
 		if err != nil {
@@ -347,6 +354,9 @@ func (d *Doorman) handle(line []byte, start int64) bool {
 		if a.Class != inboxv1.AckRefused {
 			a.Priority = m.Priority
 		}
+	}
+	if d.opts.BeforeAck != nil && a.Class != inboxv1.AckRefused {
+		d.opts.BeforeAck(a.MsgID)
 	}
 	if err := inbox.AppendAck(d.Files.Ack, a); err != nil {
 		d.fail(err)

@@ -2,11 +2,15 @@ package fakedoorman_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -31,7 +35,7 @@ func TestMain(m *testing.M) {
 
 func waitFor(t *testing.T, what string, ok func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(60 * time.Second) // it ends at the event; generous for a loaded machine
 	for !ok() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)
@@ -47,6 +51,51 @@ func waitAcked(t *testing.T, d *fakedoorman.Doorman, n int) {
 	defer cancel()
 	if err := d.WaitAcked(ctx, n); err != nil {
 		t.Fatalf("waiting for ack %d (%d written): %v", n, d.Acked(), err)
+	}
+}
+
+// TestBeforeAck: BeforeAck is called with each delivered line's msg_id
+// while its ack is not yet written; a refused line has none.
+func TestBeforeAck(t *testing.T) {
+	dir, sid := t.TempDir(), uuid.NewString()
+	files := inboxv1.FilesFor(dir, sid)
+	var ids []string
+	var ackedBefore []int // the acks on disk when it was called
+	var mu sync.Mutex
+	d := fakedoorman.Start(t, dir, sid, fakedoorman.Options{BeforeAck: func(id string) {
+		b, _ := os.ReadFile(files.Ack)
+		mu.Lock()
+		defer mu.Unlock()
+		ids = append(ids, id)
+		ackedBefore = append(ackedBefore, bytes.Count(b, []byte("\n")))
+	}})
+	for _, l := range []string{"one", "two"} {
+		fsx.AppendLine(files.Inbox, []byte(l))
+	}
+	waitAcked(t, d, 2)
+	d.Stop()
+	var acks []string
+	f, err := os.Open(files.Ack)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	inbox.ScanAcks(f, 0, func(a inboxv1.Ack, _ int64) bool { acks = append(acks, a.MsgID); return true })
+	mu.Lock()
+	defer mu.Unlock()
+	if !slices.Equal(ids, acks) || !slices.Equal(ackedBefore, []int{0, 1}) {
+		t.Errorf("BeforeAck got %v with %v acks written before each; the acks carry %v", ids, ackedBefore, acks)
+	}
+
+	dir, sid = t.TempDir(), uuid.NewString()
+	files = inboxv1.FilesFor(dir, sid)
+	var called atomic.Bool
+	d = fakedoorman.Start(t, dir, sid, fakedoorman.Options{Refuse: inboxv1.ReasonSymlink, BeforeAck: func(string) { called.Store(true) }})
+	fsx.AppendLine(files.Inbox, []byte("x"))
+	waitAcked(t, d, 1)
+	d.Stop()
+	if called.Load() {
+		t.Error("BeforeAck called for a refused line")
 	}
 }
 
