@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -511,22 +512,24 @@ func TestSendInProcess(t *testing.T) {
 // queued_command row that carries the ack's msg_id (as Claude Code does when
 // it absorbs the line into the running turn). With wrongID it writes a row
 // with another msg_id instead. Rows in then follow each absorbed row (the
-// model's answer). It stops when the test ends.
+// model's answer). It is woken by each ack (no polling) and stops when the
+// test ends. The rows come after the ack, racing the sender's wait: a test
+// whose wait must not run out before them writes them with rowsBeforeAck.
 func absorbRows(t *testing.T, d *fakedoorman.Doorman, transcript string, wrongID bool, then ...string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(transcript), 0o700); err != nil {
 		t.Fatal(err)
 	}
-	stop, done := make(chan struct{}), make(chan struct{})
-	t.Cleanup(func() { close(stop); <-done })
+	write := absorbedRows(transcript, wrongID, then...)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	t.Cleanup(func() { cancel(); <-done })
 	go func() {
 		defer close(done)
 		written := 0
 		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(20 * time.Millisecond):
+			if d.WaitAcked(ctx, written+1) != nil {
+				return // the test ended, or the doorman stopped
 			}
 			f, err := os.Open(d.Files.Ack)
 			if err != nil {
@@ -538,24 +541,42 @@ func absorbRows(t *testing.T, d *fakedoorman.Doorman, transcript string, wrongID
 				return true
 			})
 			f.Close()
-			for _, id := range ids[written:] {
-				if wrongID {
-					id = uuid.NewString()
-				}
-				row := `{"type":"attachment","attachment":{"type":"queued_command","prompt":"[e2e 📡] hi","origin":{"kind":"peer","from":"e2e","msg_id":"` + id + `"},"isMeta":true},"uuid":"` + uuid.NewString() + `"}` + "\n"
-				for _, r := range then {
-					row += r + "\n"
-				}
-				tf, err := os.OpenFile(transcript, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
-				if err != nil {
-					continue
-				}
-				tf.WriteString(row)
-				tf.Close()
+			for _, id := range ids[min(written, len(ids)):] {
+				write(id)
 			}
-			written = len(ids)
+			written = max(written, len(ids))
 		}
 	}()
+}
+
+// rowsBeforeAck is absorbRows's rows as a fake doorman's BeforeAck: they
+// are in the transcript before the ack, so the sender's seen wait finds
+// them at its first read, however loaded the machine.
+func rowsBeforeAck(t *testing.T, transcript string, then ...string) func(msgID string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(transcript), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return absorbedRows(transcript, false, then...)
+}
+
+// absorbedRows returns what writes the rows of one absorbed line.
+func absorbedRows(transcript string, wrongID bool, then ...string) func(msgID string) {
+	return func(id string) {
+		if wrongID {
+			id = uuid.NewString()
+		}
+		row := `{"type":"attachment","attachment":{"type":"queued_command","prompt":"[e2e 📡] hi","origin":{"kind":"peer","from":"e2e","msg_id":"` + id + `"},"isMeta":true},"uuid":"` + uuid.NewString() + `"}` + "\n"
+		for _, r := range then {
+			row += r + "\n"
+		}
+		tf, err := os.OpenFile(transcript, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o600)
+		if err != nil {
+			return
+		}
+		tf.WriteString(row)
+		tf.Close()
+	}
 }
 
 // TestSendSeenBinary: send --seen through the binary. A line whose msg_id
@@ -697,11 +718,15 @@ func TestSendReplyBinary(t *testing.T) {
 					t.Fatal(err)
 				}
 				os.WriteFile(tp, []byte(before+"\n"), 0o600)
-				d := fakedoorman.Start(t, fs.Paths.InboxDir, r.SessionID, fakedoorman.Options{})
-				absorbRows(t, d, tp, false, tt.then...)
+				// The session's rows are written before the ack: "not
+				// answered in time" needs a budget that runs out (0.8 s),
+				// and a row written after the ack raced it on a loaded
+				// machine (the budget ran out before the msg_id row was
+				// read). The answer's budget ends at the answer.
+				fakedoorman.Start(t, fs.Paths.InboxDir, r.SessionID, fakedoorman.Options{BeforeAck: rowsBeforeAck(t, tp, tt.then...)})
 				args := []string{"send", r.SessionID, "ping", "--reply", "0.8"}
 				if tt.reply != "null" {
-					args[len(args)-1] = "10"
+					args[len(args)-1] = "60"
 				}
 				if asJSON {
 					args = append(args, "--json")
