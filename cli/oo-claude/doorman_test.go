@@ -170,7 +170,7 @@ func TestDoormanRefusesElsewhere(t *testing.T) {
 		// away from this process.
 		script := fmt.Sprintf(`(%q doorman --allow-foreground --once >%q/out 2>%q/err; echo $? >%q/rc.tmp; mv %q/rc.tmp %q/rc) &`, binary(t), dir, dir, dir, dir, dir)
 		cmd := exec.CommandContext(ctx, "/bin/sh", "-c", script)
-		cmd.Env = append([]string{"OO_CLAUDE_TEST_AS_BINARY=1", "PATH=/usr/bin:/bin"}, o.Env()...)
+		cmd.Env = append([]string{"OO_CLAUDE_TEST_AS_BINARY=1", "PATH=/usr/bin:/bin", childGORACE()}, o.Env()...)
 		if err := cmd.Run(); err != nil {
 			t.Fatal(err)
 		}
@@ -199,7 +199,7 @@ func TestDoormanRefusesElsewhere(t *testing.T) {
 		o.Append("[a 📡] must wait")
 		ctx := ctxT(t, 30*time.Second)
 		cmd := exec.CommandContext(ctx, "/bin/sh", "-c", strconv.Quote(binary(t))+" doorman --mcp; exit $?")
-		cmd.Env = []string{"OO_CLAUDE_TEST_AS_BINARY=1", "PATH=/usr/bin:/bin"}
+		cmd.Env = []string{"OO_CLAUDE_TEST_AS_BINARY=1", "PATH=/usr/bin:/bin", childGORACE()}
 		c := o.Start(cmd)
 		call := `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"claude_inbox_status"}}` + "\n"
 		c.Stdin.Write([]byte(initialize))

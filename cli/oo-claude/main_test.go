@@ -92,12 +92,23 @@ func binary(t testing.TB) string {
 }
 
 // command returns an *exec.Cmd that runs oo-claude with args and exactly the
-// environment env (plus the switch that makes the test binary oo-claude).
+// environment env (plus the switch that makes the test binary oo-claude,
+// and childGORACE).
 func command(ctx context.Context, t testing.TB, env []string, args ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.CommandContext(ctx, binary(t), args...)
-	cmd.Env = append([]string{"OO_CLAUDE_TEST_AS_BINARY=1", "PATH=/usr/bin:/bin"}, env...)
+	cmd.Env = append([]string{"OO_CLAUDE_TEST_AS_BINARY=1", "PATH=/usr/bin:/bin", childGORACE()}, env...)
 	return cmd
+}
+
+// childGORACE is the race detector's options for a child run of the
+// binary: the test's own (GORACE), with atexit_sleep_ms=0. The race
+// runtime otherwise sleeps a second before every exit (its default), which
+// made each run of a -race binary take over a second even on an idle
+// machine and ate into every wall-clock bound that spans a child's exit.
+// Without -race the variable is ignored.
+func childGORACE() string {
+	return "GORACE=" + strings.TrimSpace(os.Getenv("GORACE")+" atexit_sleep_ms=0")
 }
 
 // runBinary runs oo-claude as a child process and returns its output and

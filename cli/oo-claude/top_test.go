@@ -54,7 +54,7 @@ func newPane(t *testing.T, w, h int, env []string) *tmuxPane {
 	}
 	p := &tmuxPane{t: t, bin: bin, sock: filepath.Join(dir, "s")}
 	args := []string{"new-session", "-d", "-s", "top", "-x", strconv.Itoa(w), "-y", strconv.Itoa(h)}
-	full := append([]string{"OO_CLAUDE_TEST_AS_BINARY=1", "PATH=" + dir + ":/usr/bin:/bin", "PS1=prompt$ ", "HOME=" + dir}, env...)
+	full := append([]string{"OO_CLAUDE_TEST_AS_BINARY=1", "PATH=" + dir + ":/usr/bin:/bin", "PS1=prompt$ ", "HOME=" + dir, childGORACE()}, env...)
 	// env -i: the pane's shell sees exactly full, not the tmux server's
 	// environment.
 	args = append(append(append(args, "env", "-i"), full...), "/bin/sh")
