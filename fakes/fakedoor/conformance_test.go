@@ -238,7 +238,7 @@ func TestConformanceEnqueue(t *testing.T) {
 					keys = keyOrder(t, l)
 				}
 			}
-			for deadline := time.Now().Add(10 * time.Second); len(got) < 2 && time.Now().Before(deadline); {
+			for deadline := time.Now().Add(60 * time.Second); len(got) < 2 && time.Now().Before(deadline); {
 				time.Sleep(50 * time.Millisecond) // another process's file: polled
 				read()
 			}

@@ -44,7 +44,7 @@ func send(t *testing.T, d *fakedoor.Door, keep bool, want int, chunks ...string)
 			t.Fatal(err)
 		}
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if keep {
 		if _, err := d.WaitFrames(ctx, want); err != nil {
@@ -218,13 +218,13 @@ func TestFakeFollowsFacts(t *testing.T) {
 	t.Run("no complete line within the deadline (30 s): closed", func(t *testing.T) {
 		d := fakedoor.New(t, fakedoor.Options{FirstLineDeadline: 50 * time.Millisecond})
 		c := send(t, d, true, 0, "{\"type\":")
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
 		conns, err := d.WaitConns(ctx, 1)
 		if err != nil || conns[0].End != fakedoor.EndSilent {
 			t.Fatalf("conns %+v err %v, want one ended silent", conns, err)
 		}
-		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		c.SetReadDeadline(time.Now().Add(30 * time.Second))
 		if n, err := c.Read(make([]byte, 1)); n != 0 || err == nil {
 			t.Errorf("read %d, %v after the close; want 0 bytes and EOF", n, err)
 		}
@@ -250,11 +250,11 @@ func TestFakeFollowsFacts(t *testing.T) {
 		d := fakedoor.New(t, fakedoor.Options{})
 		d.Refuse(true)
 		c := send(t, d, true, 2, `{"type":"auth","token":"t"}`+"\n"+user("a")+"\n"+user("b")+"\n")
-		c.SetReadDeadline(time.Now().Add(5 * time.Second))
+		c.SetReadDeadline(time.Now().Add(30 * time.Second))
 		if n, err := c.Read(make([]byte, 1)); n != 0 || err == nil {
 			t.Errorf("read %d, %v; want 0 bytes and EOF", n, err)
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		if _, err := d.WaitConns(ctx, 1); err != nil {
 			t.Fatal(err)

@@ -330,7 +330,7 @@ func TestOtherEndpoints(t *testing.T) {
 func TestWaitRequest(t *testing.T) {
 	srv := fakemodel.NewServer(fakemodel.Options{})
 	c := client(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 
 	found := make(chan *fakemodel.Request, 1)
@@ -380,14 +380,16 @@ func TestCloseCutsDelay(t *testing.T) {
 		}
 		errc <- err
 	}()
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
 	if _, err := srv.WaitRequest(ctx, nil); err != nil {
 		t.Fatal(err)
 	}
 	start := time.Now()
 	srv.Close()
-	if d := time.Since(start); d > 5*time.Second {
+	// Milliseconds; the bound only tells Close from the minute's delay
+	// and is generous for a loaded machine.
+	if d := time.Since(start); d > 30*time.Second {
 		t.Errorf("Close took %v with a one-minute delay in flight", d)
 	}
 	<-errc // the client sees the connection closed
