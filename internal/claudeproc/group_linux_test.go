@@ -22,7 +22,7 @@ func TestGroupHasLiving(t *testing.T) {
 		t.Errorf("group %d of a running sleep: no living member", pgid)
 	}
 	cmd.Process.Kill() // a zombie until it is waited for
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second)
 	for claudeproc.GroupHasLiving(pgid) && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}

@@ -29,7 +29,7 @@ func TestAwaitPipeReaderGone(t *testing.T) {
 		if err != nil {
 			t.Fatalf("Await = %v, want nil", err)
 		}
-	case <-time.After(10 * time.Second):
+	case <-time.After(60 * time.Second):
 		t.Fatal("Await did not return after the reader closed")
 	}
 }

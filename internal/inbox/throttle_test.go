@@ -190,7 +190,9 @@ func TestThrottleLockWaitIsBounded(t *testing.T) {
 	if want := fmt.Sprintf("pid %d", pid); !strings.Contains(err.Error(), want) {
 		t.Errorf("error %q does not name the holder (%s)", err, want)
 	}
-	if took < th.LockWait || took > th.LockWait+5*time.Second {
+	// About LockWait; the upper bound only catches an unbounded wait and
+	// is generous for a loaded machine.
+	if took < th.LockWait || took > th.LockWait+30*time.Second {
 		t.Errorf("Do answered after %v, want about %v", took, th.LockWait)
 	}
 	// Another key never waits for it.
