@@ -57,7 +57,7 @@ func TestHostileTypesRefusedAtOnce(t *testing.T) {
 				var err error
 				select {
 				case err = <-done:
-				case <-time.After(3 * time.Second):
+				case <-time.After(30 * time.Second): // milliseconds unless hung; generous for a loaded machine
 					// Unblock the hung open so the goroutine ends.
 					if k == hostile.FIFO {
 						if f, e := os.OpenFile(path, os.O_RDWR, 0); e == nil {

@@ -2,12 +2,14 @@ package fsx_test
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/oo-family/oo-claude/internal/fsx"
+	"github.com/oo-family/oo-claude/internal/hostile"
 )
 
 // woken waits (generously) for one wake-up of k.
@@ -36,6 +38,28 @@ func TestWakerWakesOnItsFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	woken(t, k, "the append")
+}
+
+// TestWakerPollsWithoutInotify: when no inotify instance can be had (the
+// per-user limit fs.inotify.max_user_instances, 128, shared by every
+// process of the user; here the process's descriptor limit, which fails
+// inotify_init1 with the same EMFILE) the Waker says it polls and wakes C
+// on its fallback period, with no file changed. Not parallel: it lowers
+// the process's descriptor limit for a moment.
+func TestWakerPollsWithoutInotify(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "a.inbox")
+	restore := hostile.NoFreeFD(t)
+	k := fsx.NewWaker(20*time.Millisecond, path)
+	restore()
+	defer k.Close()
+	if !k.Polling() {
+		t.Fatal("NewWaker set up a file watch with no descriptor free: the test's seam did not work")
+	}
+	start := time.Now()
+	for i := range 3 {
+		woken(t, k, fmt.Sprintf("tick %d of the 20 ms fallback poll", i+1))
+	}
+	t.Logf("three ticks of the 20 ms poll in %v", time.Since(start))
 }
 
 // TestWakerMissingDirectory: a file whose directory (and its parent) does

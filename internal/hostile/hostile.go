@@ -129,7 +129,7 @@ func HoldLock(t TB, path string) int {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	for deadline := time.Now().Add(10 * time.Second); fsx.Holder(path) != cmd.Process.Pid; {
+	for deadline := time.Now().Add(60 * time.Second); fsx.Holder(path) != cmd.Process.Pid; {
 		if time.Now().After(deadline) {
 			t.Fatal(fmt.Sprintf("hostile: flock(1) did not take %s", path))
 		}
