@@ -9,3 +9,9 @@ func FollowMaxRow(ctx context.Context, path string, from int64, opts FollowOptio
 	f.maxRow = maxRow
 	return f
 }
+
+// FollowerWaker reports whether f's wake-up is armed (it is at its first
+// wait) and whether it polls (no file events could be set up).
+func FollowerWaker(f *Follower) (armed, polling bool) {
+	return f.waker != nil, f.waker.Polling()
+}

@@ -7,12 +7,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
+	"github.com/oo-family/oo-claude/internal/hostile"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/transcript"
 )
@@ -383,4 +385,90 @@ func ExampleWaitSeen() {
 	fmt.Println(ok, err)
 	// Output:
 	// true <nil>
+}
+
+// TestSeenWithoutFileEvents: a seen wait whose file watch could not be set
+// up (no inotify instance left for the user, fs.inotify.max_user_instances;
+// here the process's descriptor limit, which fails inotify_init1 with the
+// same EMFILE) still ends at the row, by its fallback poll (a tenth of
+// Poll: 100 ms), not at the end of its wait. It drives the Follower that
+// WaitSeen runs, so the test can tell that its wake-up polls. Not
+// parallel: it lowers the process's descriptor limit for a moment.
+func TestSeenWithoutFileEvents(t *testing.T) {
+	path := filepath.Join(t.TempDir(), uuid.NewString()+transcriptfile.Ext)
+	appendTo(t, path, noiseRow)
+	// The session's descriptor, opened while there are free ones.
+	w, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer w.Close()
+	f := transcript.Follow(context.Background(), path, int64(len(noiseRow)), transcript.FollowOptions{Poll: time.Second})
+	defer f.Close()
+	done, cancel := context.WithCancel(context.Background())
+	cancel()
+	if _, err := f.Next(done); !errors.Is(err, context.Canceled) { // opens the transcript, arms nothing
+		t.Fatalf("Next = %v, want Canceled", err)
+	}
+	restore := hostile.NoFreeFD(t)
+	for armed := false; !armed; { // a Next that got to its wait armed the wake-up
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		_, err := f.Next(ctx)
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			restore()
+			t.Fatalf("Next = %v, want DeadlineExceeded", err)
+		}
+		armed, _ = transcript.FollowerWaker(f)
+	}
+	restore()
+	if _, polling := transcript.FollowerWaker(f); !polling {
+		t.Fatal("the Follower set up a file watch with no descriptor free: the test's seam did not work")
+	}
+	msgID := uuid.NewString()
+	got := make(chan error, 1)
+	go func() {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+		defer cancel()
+		l, err := f.Next(ctx)
+		if err == nil && !strings.Contains(string(l.Raw), msgID) {
+			err = fmt.Errorf("row %q, want the one with the msg_id", l.Raw)
+		}
+		got <- err
+	}()
+	blockedInNext(t) // so only the poll can wake it for the row
+	written := time.Now()
+	if _, err := w.WriteString(absorbedRow(msgID)); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-got; err != nil {
+		t.Fatalf("Next without file events: %v", err)
+	}
+	// 50 ms on average on an idle machine. A wait that only a file event
+	// could end reads the row when its minute runs out: the bound tells
+	// the two apart, generously for a loaded machine.
+	lat := time.Since(written)
+	t.Logf("the row was read %v after it was written, by the 100 ms fallback poll", lat)
+	if lat > 30*time.Second {
+		t.Errorf("the row was read %v after it was written: the wait's end, not its fallback poll, ended it", lat)
+	}
+}
+
+// blockedInNext waits until a goroutine of this process is parked in a
+// Follower's wait (the select of Next), as its stack shows.
+func blockedInNext(t *testing.T) {
+	t.Helper()
+	buf := make([]byte, 1<<20)
+	for deadline := time.Now().Add(time.Minute); ; {
+		n := runtime.Stack(buf, true)
+		for _, g := range strings.Split(string(buf[:n]), "\n\n") {
+			if strings.Contains(g, " [select") && strings.Contains(g, "transcript.(*Follower).Next(") {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("no goroutine waits in Follower.Next")
+		}
+		time.Sleep(time.Millisecond)
+	}
 }
