@@ -129,15 +129,21 @@ func TestMCPChild(t *testing.T) {
 		// scheduled for a while takes SIGINT late, right before SIGTERM.
 		// So only a gap far too long fails; a short one is logged.
 		gap := time.Duration(sigterm - sigint)
-		if gap > time.Second {
+		if gap > 5*time.Second { // Claude Code's 100 ms timer, late on a loaded machine
 			t.Errorf("SIGTERM came %v after SIGINT, want about 100ms", gap)
 		}
 		if gap < 80*time.Millisecond {
 			t.Logf("SIGTERM stamped %v after SIGINT (want about 100ms): the probe took SIGINT late", gap)
 		}
+		// About 400 ms (the SIGKILL). A probe that took SIGTERM late
+		// stamps a shorter span, a late timer of Claude Code's a longer
+		// one: the bounds only catch a SIGKILL at once (a few ms) or none.
 		death := time.Duration(last - sigterm)
-		if death < 300*time.Millisecond || death > 2*time.Second {
+		if death < 100*time.Millisecond || death > 5*time.Second {
 			t.Errorf("the probe's last beat came %v after SIGTERM, want about 400ms (the SIGKILL)", death)
+		}
+		if death < 300*time.Millisecond {
+			t.Logf("the probe's last beat came %v after SIGTERM (want about 400ms): the probe took SIGTERM late", death)
 		}
 		t.Logf("SIGINT → SIGTERM %v, SIGTERM → last beat %v", gap, death)
 	})

@@ -283,8 +283,8 @@ func TestSSHStations(t *testing.T) {
 	w.Wait()
 	killed := time.Now()
 	for len(mine()) > 0 {
-		if time.Since(killed) > 10*time.Second {
-			t.Fatalf("still running 10 s after the local watch was killed: %v", mine())
+		if time.Since(killed) > 30*time.Second { // they end at the hang-up; generous for a loaded machine
+			t.Fatalf("still running 30 s after the local watch was killed: %v", mine())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
