@@ -121,7 +121,7 @@ func TestAckUnwritableNotRedelivered(t *testing.T) {
 	}
 	w.appendLine(sid, "[a 📡] once only")
 	w.waitQueued(1)
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for !strings.HasPrefix(dm.Status().LastError, string(inboxv1.ReasonAckUnwritable)) {
 		if time.Now().After(deadline) {
 			t.Fatalf("last_error %q, want it to start with %s", dm.Status().LastError, inboxv1.ReasonAckUnwritable)
@@ -464,7 +464,7 @@ func TestAckAndAttemptUnwritableAcrossRestarts(t *testing.T) {
 	writes := func() int { return len(userFrames(w.door.Frames())) }
 	waitPrefix := func(prefix string) {
 		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
+		deadline := time.Now().Add(60 * time.Second)
 		for !strings.HasPrefix(dm.Status().LastError, prefix) {
 			if time.Now().After(deadline) {
 				t.Fatalf("last_error %q, want it to start with %s (%d door writes)", dm.Status().LastError, prefix, writes())

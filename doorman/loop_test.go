@@ -364,7 +364,7 @@ func TestSilenced(t *testing.T) {
 
 func waitState(t *testing.T, dm *doorman.Doorman, s inboxv1.State) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
+	deadline := time.Now().Add(60 * time.Second)
 	for dm.Status().State != s {
 		if time.Now().After(deadline) {
 			t.Fatalf("state %s, want %s", dm.Status().State, s)

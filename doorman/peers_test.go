@@ -63,7 +63,7 @@ func (w *peerWorld) call(t *testing.T, self string, calls ...string) map[int]jso
 	var out, log bytes.Buffer
 	s := &doorman.Server{In: strings.NewReader(in), Out: &out, Log: &log}
 	cfg := station.DefaultConfig(w.fs.Paths)
-	cfg.Wait = 10 * time.Second // generous: a loaded machine
+	cfg.Wait = 60 * time.Second // it ends at the ack; generous for a loaded machine
 	doorman.WithStationTools(s, w.fs.Station(), cfg, func() string { return self }, w.now)
 	if err := s.Serve(context.Background()); err != nil {
 		t.Fatal(err)

@@ -93,7 +93,7 @@ func TestTransportGuarantees(t *testing.T) {
 			done <- s.Run(context.Background(), &mcp.IOTransport{Reader: pr, Writer: nopWriteCloser{buf}})
 		}()
 		io.WriteString(pw, in)
-		for deadline := time.Now().Add(10 * time.Second); answers > 0 && time.Now().Before(deadline) && strings.Count(buf.String(), "\n") < answers; {
+		for deadline := time.Now().Add(60 * time.Second); answers > 0 && time.Now().Before(deadline) && strings.Count(buf.String(), "\n") < answers; {
 			select {
 			case <-done:
 				pw.Close()
