@@ -120,7 +120,7 @@ func TestStartSessionIDOneDriver(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	fk.WaitCalls(ctxT(t, 10*time.Second), "claude", 2)
+	fk.WaitCalls(ctxT(t, 60*time.Second), "claude", 2)
 	res, err := r.Start(context.Background(), headless.StartRequest{Prompt: "go", CWD: t.TempDir(), SessionID: other, Self: self})
 	if !errors.Is(err, headless.ErrSessionInUse) || res.Class != headless.Refused {
 		t.Errorf("start beside a process naming the id: class %s err %v, want refused session-in-use", res.Class, err)

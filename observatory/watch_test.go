@@ -33,7 +33,7 @@ type events struct {
 // before it, and returns it.
 func (e *events) next(what string, match func(observatory.Event) bool) observatory.Event {
 	e.t.Helper()
-	deadline := time.After(10 * time.Second)
+	deadline := time.After(60 * time.Second) // it ends at the event
 	for {
 		select {
 		case ev, ok := <-e.ch:
@@ -45,7 +45,7 @@ func (e *events) next(what string, match func(observatory.Event) bool) observato
 				return ev
 			}
 		case <-deadline:
-			e.t.Fatalf("no %s within 10s; got %+v", what, e.got)
+			e.t.Fatalf("no %s within 60s; got %+v", what, e.got)
 		}
 	}
 }
