@@ -36,8 +36,12 @@ var v01SendKeys = strings.Split("ts, ts_ms, kind, class, delivered, target, sess
 // ourSendKeys are oo-claude's additions to the send row (send --seen).
 var ourSendKeys = []string{"seen", "seen_s", "transcript", "transcript_offset", "reply", "reply_s", "priority", "confirm", "queued_at", "wait_end", "interrupted", "station"}
 
+// sendEnv is the environment of a send through the binary: the station's,
+// the token, no throttle, and an ack wait of 30 s instead of the default 5 s
+// (the fake doorman acks at once, but a loaded machine's missed 5 s; a
+// test of a timeout passes --wait). extra comes last and wins.
 func sendEnv(fs *fakestation.Station, extra ...string) []string {
-	return append(append(fs.Env(), "CLAUDE_CODE_MESSAGING_TOKEN="+testToken, "OO_CLAUDE_MIN_INTERVAL_S=0"), extra...)
+	return append(append(fs.Env(), "CLAUDE_CODE_MESSAGING_TOKEN="+testToken, "OO_CLAUDE_MIN_INTERVAL_S=0", "OO_CLAUDE_WAIT_S=30"), extra...)
 }
 
 // sleeper starts a process that lives until the test ends: a second live
