@@ -342,7 +342,7 @@ func TestResumeScrubsEnvironmentExactly(t *testing.T) {
 	// Exactly our environment (without the test harness's switch) minus
 	// the 22, the descriptors renumbered.
 	var want []string
-	for _, kv := range append([]string{"PATH=/usr/bin:/bin"}, env...) {
+	for _, kv := range append([]string{"PATH=/usr/bin:/bin", childGORACE()}, env...) {
 		name, _, _ := strings.Cut(kv, "=")
 		switch {
 		case name == "CLAUDE_CODE_OAUTH_TOKEN_FILE_DESCRIPTOR":

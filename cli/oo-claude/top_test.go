@@ -183,11 +183,16 @@ func TestTopGolden(t *testing.T) {
 			p := newPane(t, tc.w, tc.h, env)
 			p.keys("oo-claude top", "Enter")
 			// The tree is complete once the document came: the child under
-			// its parent and the inbox's pending line; and the costs.
+			// its parent and the inbox's pending line; and the costs. The
+			// screen is complete once the events came too: the last
+			// session's doorman state and the two costs (on a loaded
+			// machine the screen was read before the doorman's event).
 			got := normalized(p.waitFor("the three sessions, by lineage", func(s string) bool {
 				return strings.Contains(s, "reviewer") && strings.Contains(s, "helper") && strings.Contains(s, "pend 1") && strings.Contains(s, " 3d") &&
 					strings.Contains(s, "$0.0026+1.2k") && strings.Contains(s, "12m 12.3k tok") &&
-					(strings.Contains(s, "└─ helper") || strings.Contains(s, "`- helper"))
+					(strings.Contains(s, "└─ helper") || strings.Contains(s, "`- helper")) &&
+					strings.Contains(s, "reviewer doorman not-fresh missing") && strings.Contains(s, "lead cost $0.0026+1.2k tok") &&
+					strings.Contains(s, "helper cost 12.3k tok")
 			}))
 			golden := filepath.Join("testdata", "top", tc.name+".golden")
 			if *updateGolden {
