@@ -6,8 +6,10 @@ import (
 	"path/filepath"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/oo-family/oo-claude/internal/fsx"
+	"github.com/oo-family/oo-claude/internal/hostile"
 )
 
 // TestAppendDirEntry: an entry the listing types as regular is read; a
@@ -55,5 +57,34 @@ func TestAppendDirEntry(t *testing.T) {
 	listed, err := d.Entries()
 	if err != nil || len(listed) != len(ents) {
 		t.Errorf("Dir.Entries: %d entries, %v; want %d", len(listed), err, len(ents))
+	}
+}
+
+// TestOpenDirRefusesWhatIsNotADirectory: a FIFO, a regular file or a
+// symlink to a FIFO where the directory should be is refused by the open
+// at once (a FIFO opened for reading would block until a writer came); a
+// missing directory is fs.ErrNotExist.
+func TestOpenDirRefusesWhatIsNotADirectory(t *testing.T) {
+	dir := t.TempDir()
+	fifo, file := filepath.Join(dir, "fifo"), filepath.Join(dir, "file")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(file, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(fifo, filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]error{"fifo": syscall.ENOTDIR, "file": syscall.ENOTDIR, "link": syscall.ENOTDIR, "missing": os.ErrNotExist} {
+		hostile.Call(t, "OpenDir "+name, 30*time.Second, func() {
+			d, err := fsx.OpenDir(filepath.Join(dir, name))
+			if err == nil {
+				d.Close()
+			}
+			if !errors.Is(err, want) {
+				t.Errorf("OpenDir %s: %v, want %v", name, err, want)
+			}
+		})
 	}
 }

@@ -71,11 +71,13 @@ type Dir struct {
 // OpenDir opens the directory at path (a symlink to it is followed, as
 // [os.ReadDir] does) for [Dir.Entries] and [Dir.AppendEntry]. Close it.
 func OpenDir(path string) (*Dir, error) {
-	f, err := os.Open(path)
+	// O_DIRECTORY: what is not a directory (a FIFO planted in its place,
+	// above all) is refused by the open itself, which never blocks.
+	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
 	if err != nil {
-		return nil, err
+		return nil, &fs.PathError{Op: "open", Path: path, Err: err}
 	}
-	return &Dir{f: f, fd: int(f.Fd()), path: path, uid: os.Geteuid()}, nil
+	return &Dir{f: os.NewFile(uintptr(fd), path), fd: fd, path: path, uid: os.Geteuid()}, nil
 }
 
 // Entries lists the directory, in the order the file system gives (not
