@@ -210,7 +210,10 @@ func TestWatchSeesSessionsAndRiders(t *testing.T) {
 		t.Fatalf("send: %v reply %+v", err, v.Reply)
 	}
 	s.Stop()
-	var got []string
+	var (
+		got    []string
+		tokens int64
+	)
 	deadline := time.After(60 * time.Second)
 	for done := false; !done; {
 		select {
@@ -218,7 +221,11 @@ func TestWatchSeesSessionsAndRiders(t *testing.T) {
 			if e.Session != s.SessionID() {
 				continue
 			}
-			if e.Event != observatory.EventStatus && e.Event != observatory.EventDoorman { // busy and idle may come as one change
+			switch e.Event {
+			case observatory.EventStatus, observatory.EventDoorman: // busy and idle may come as one change
+			case observatory.EventCost: // after the rows that moved it, in no fixed place among the others
+				tokens = e.Cost.Tokens
+			default:
 				got = append(got, string(e.Event))
 			}
 			if e.Event == observatory.EventRiderStarted && (e.Agent == "" || e.Description != "look around") {
@@ -235,6 +242,9 @@ func TestWatchSeesSessionsAndRiders(t *testing.T) {
 	want := "session-started line-queued line-delivered line-seen rider-started rider-finished turn-ended session-ended"
 	if strings.Join(got, " ") != want {
 		t.Errorf("events:\n got %s\nwant %s", strings.Join(got, " "), want)
+	}
+	if tokens <= 0 {
+		t.Errorf("the session's cost events told %d tokens; want its answer's usage", tokens)
 	}
 }
 
