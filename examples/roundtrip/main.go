@@ -31,6 +31,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
@@ -125,7 +126,7 @@ func run(out io.Writer) error {
 		"CLAUDE_CODE_MESSAGING_SOCKET="+row.MessagingSocketPath,
 		"CLAUDE_CODE_MESSAGING_TOKEN="+token,
 	)
-	var childErr bytes.Buffer
+	var childErr lockedBuffer // the doorman's log, read while it runs
 	child.Stderr = &childErr
 	if err := child.Start(); err != nil {
 		return err
@@ -173,7 +174,7 @@ func run(out io.Writer) error {
 		fmt.Fprintf(out, "send      %-15s session %s  offset %d  msg_id %s  after %v\n",
 			v.Class, step.status, v.LineOffset, v.MsgID, v.Waited.Round(time.Millisecond))
 		if v.Class != step.want {
-			return fmt.Errorf("send %d: class %s (%s), want %s", i+1, v.Class, v.Reason, step.want)
+			return fmt.Errorf("send %d: class %s (%s), want %s\ndoorman's log:\n%s", i+1, v.Class, v.Reason, step.want, childErr.String())
 		}
 		if _, err := door.WaitFrames(ctx, 2*(i+1)); err != nil {
 			return fmt.Errorf("door: %w", err)
@@ -238,4 +239,23 @@ func readHeartbeat(inboxDir, sid string) (inboxv1.Heartbeat, error) {
 		err = json.Unmarshal(b, &h)
 	}
 	return h, err
+}
+
+// lockedBuffer is a bytes.Buffer that one goroutine may write (the child's
+// stderr copy) while another reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }
