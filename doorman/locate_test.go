@@ -79,6 +79,8 @@ func TestLateRowInAnotherDirectory(t *testing.T) {
 	dm, _, stop := w.running(doorman.Options{Host: w.host(nil), Config: cfg})
 	w.appendLine(sid, "[a 📡] somewhere else")
 	acks := w.waitAcks(sid, 1)
+	// The ack is written before the doorman counts it: wait for the count.
+	waitStatus(t, dm, func(s doorman.Status) bool { return s.Confirmed > 0 })
 	st := dm.Status()
 	stop()
 	if n := len(userFrames(w.door.Frames())); n != 1 {
