@@ -42,6 +42,9 @@
 #   doorman   an idle oo-claude doorman --mcp (BenchmarkDoormanIdle: 20 s
 #             window scaled to a minute): CPU, wake-ups, system calls (perf
 #             stat when installed: total, fsync, rename, nanosleep)
+#   top       oo-claude top at rest in a tmux pane at 160x50 on 200 sessions
+#             x 10 riders (issue 24's idle figure): CPU and wake-ups over
+#             BENCH_IDLE_S seconds, scaled to a minute (needs tmux)
 #
 # Without `send`, `mcp` or `issue20`:
 #
@@ -230,7 +233,7 @@ stenv() {
 if [ "${1:-}" = issue20 ]; then
 	shift
 	ROWS=("$@")
-	[ ${#ROWS[@]} -gt 0 ] || ROWS=(version send sessions watchcpu watchlat doorman)
+	[ ${#ROWS[@]} -gt 0 ] || ROWS=(version send sessions watchcpu watchlat doorman top)
 	N=${BENCH_N:-20}
 	IDLE=${BENCH_IDLE_S:-20}
 	began=$(date +%s)
@@ -300,8 +303,19 @@ if [ "${1:-}" = issue20 ]; then
 			echo "idle doorman (BenchmarkDoormanIdle, 20 s window; hello $(hello))   [$(load)]"
 			go test -run '^$' -bench '^BenchmarkDoormanIdle$' -benchtime 1x ./cli/oo-claude/ | grep -E '^Benchmark|no syscall' | sed 's/^/  /'
 			;;
+		top)
+			sleepers 200
+			S="$T/st-200-10"
+			[ -d "$S" ] || station "$S" 10 200
+			sock="$T/tmux.sock"
+			tmux -S "$sock" -f /dev/null new-session -d -x 160 -y 50 "exec $(stenv "$S") LANG=C.UTF-8 $BIN top"
+			sleep 3 # its start (the first frame, the document) is not at rest
+			tp=$(tmux -S "$sock" display -p '#{pane_pid}')
+			printf '%-30s %s   [hello %s, %s]\n' "top at rest, 200x10, 160x50" "$("$BT" cpu "$tp" "$IDLE")" "$(hello)" "$(load)"
+			tmux -S "$sock" kill-server 2>/dev/null || true
+			;;
 		*)
-			echo "unknown row $row (version send sessions watchcpu watchlat doorman)" >&2
+			echo "unknown row $row (version send sessions watchcpu watchlat doorman top)" >&2
 			exit 2
 			;;
 		esac
