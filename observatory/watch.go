@@ -1153,7 +1153,7 @@ func (w *watcher) transcriptChanged(s *wsession) {
 			}
 			return
 		}
-		if !bytes.Contains(l.Raw, []byte(`"msg_id"`)) && !bytes.Contains(l.Raw, []byte(`"assistant"`)) && !bytes.Contains(l.Raw, []byte(costStateMark)) {
+		if !bytes.Contains(l.Raw, []byte(`"msg_id"`)) && !bytes.Contains(l.Raw, []byte(`"assistant"`)) && !bytes.Contains(l.Raw, []byte(transcriptfile.CostStateMark)) {
 			continue // neither a peer line's row nor an answer nor a cost: skip the parse
 		}
 		row, err := transcriptfile.ParseRow(l.Raw)
@@ -1177,10 +1177,6 @@ func (w *watcher) transcriptChanged(s *wsession) {
 		}
 	}
 }
-
-// costStateMark is in every cost-state row: a row without it is not
-// parsed for its cost.
-const costStateMark = `"cost-state"`
 
 // addCost folds a row of the session's own transcript into its cost and
 // reports whether the cost moved: a cost-state row replaces it (its
@@ -1292,33 +1288,13 @@ func lookBackCost(path string, size int64) (c Cost, known bool, lastMsg string) 
 		return Cost{}, false, ""
 	}
 	defer f.Close()
-	rd := transcriptfile.NewReader(f, min(size, fi.Size()), CostLookBack)
-	var tally transcriptfile.TokenTally
-	newest := true
-	for {
-		line, _, err := rd.Prev()
-		if err != nil {
-			// A read error tells as much as the bound: not all of it.
-			c.Bounded = rd.Bounded() || !errors.Is(err, io.EOF)
-			break
-		}
-		if !bytes.Contains(line, []byte(costStateMark)) && !bytes.Contains(line, []byte(`"assistant"`)) {
-			continue
-		}
-		row, err := transcriptfile.ParseRow(line)
-		if err != nil {
-			continue
-		}
-		if sc, ok := stateCost(&row); ok {
-			c = sc
-			break
-		}
-		if tally.Add(&row) && newest {
-			newest, lastMsg = false, row.Message.ID
-		}
+	b := transcriptfile.LookBackCost(f, min(size, fi.Size()), CostLookBack)
+	if b.State != nil {
+		c, _ = stateCost(b.State)
 	}
-	c.Tokens = tally.Tokens
-	return c, c.USD != nil || c.Tokens > 0 || c.Bounded, lastMsg
+	c.Bounded = b.Bounded
+	c.Tokens = b.Tally.Tokens
+	return c, c.USD != nil || c.Tokens > 0 || c.Bounded, b.LastMsg
 }
 
 // scanInboxes notes where every inbox and ack file ends at the start: only
