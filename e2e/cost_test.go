@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"math"
 	"testing"
 	"time"
 
@@ -50,7 +51,7 @@ func costStates(t *testing.T, path string) []costState {
 // resumed run's total_cost_usd counts the earlier processes too.
 func TestCostState(t *testing.T) {
 	t.Parallel()
-	w := newWorld(t, fakemodel.Options{Replies: []fakemodel.Reply{fakemodel.Text("first answer"), fakemodel.Text("second answer")}})
+	w := newWorld(t, fakemodel.Options{Replies: []fakemodel.Reply{fakemodel.Text("first answer"), fakemodel.Text("second answer"), fakemodel.Text("third answer")}})
 	first := w.start(pargs("first prompt")).mustSucceed(60 * time.Second)
 	sid, _ := first["session_id"].(string)
 	path := w.transcriptPath(w.cwd, sid)
@@ -66,5 +67,23 @@ func TestCostState(t *testing.T) {
 	}
 	if c2[1].tokens != c2[1].rows || c2[1].rows <= c1[0].rows || c2[1].usd <= c1[0].usd {
 		t.Errorf("the resumed process's cost-state %+v is not the session's total (the first's %+v)", c2[1], c1[0])
+	}
+	// oo-claude resume's receipt: total_cost_usd is the session's, as
+	// claude's own, and the turn's cost_usd what this process added.
+	rc, r := w.ooJSON([]string{"resume", sid, "third line"})
+	c3 := costStates(t, path)
+	if r.code != 0 || len(c3) != 3 {
+		t.Fatalf("resume: exit %d, cost-states %+v\n%s", r.code, c3, r)
+	}
+	turns, _ := rc["turns"].([]any)
+	var turn map[string]any
+	if len(turns) == 1 {
+		turn, _ = turns[0].(map[string]any)
+	}
+	cost, _ := turn["cost_usd"].(float64)
+	t.Logf("resume: total_cost_usd %v, turns %v; cost-state %+v", rc["total_cost_usd"], turns, c3[2])
+	if rc["total_cost_usd"] != c3[2].usd || math.Abs(cost-(c3[2].usd-c2[1].usd)) > 1e-12 || cost <= 0 {
+		t.Errorf("resume receipt: total_cost_usd %v, the turn's cost_usd %v; want %v and %v (the session's before the run: %v)",
+			rc["total_cost_usd"], cost, c3[2].usd, c3[2].usd-c2[1].usd, c2[1].usd)
 	}
 }

@@ -396,3 +396,37 @@ func ctxT(t *testing.T, d time.Duration) context.Context {
 	t.Cleanup(cancel)
 	return ctx
 }
+
+// A resumed session's first turn costs what the run added: Claude Code's
+// total_cost_usd counts the session's earlier processes too (measured on
+// 2.1.332, e2e TestCostState), which the transcript's last cost-state row
+// holds. The turn once carried the earlier processes' cost as its own.
+func TestResumeTurnCostExcludesEarlierProcesses(t *testing.T) {
+	r, fs, fk := newRunner(t)
+	sid := uuid.NewString()
+	cwd := t.TempDir()
+	addTranscript(t, fs, sid, cwd)
+	real, _ := filepath.EvalSymlinks(cwd)
+	path := filepath.Join(fs.Paths.ProjectsDir, encode(real), sid+".jsonl")
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The earlier process's exit row, then a later cost-state row without
+	// its figure (not one to count from).
+	_, err = f.WriteString(`{"type":"cost-state","sessionId":"` + sid + `","totalCostUSD":0.5,"modelUsage":{}}` + "\n" +
+		`{"type":"assistant","sessionId":"` + sid + `","message":{"id":"m1","role":"assistant","content":[]}}` + "\n" +
+		`{"type":"cost-state","sessionId":"` + sid + `"}` + "\n")
+	f.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	fk.Script(fakeclaude.Script{Result: "ok", CostUSD: 0.75})
+	res, err := r.Resume(context.Background(), headless.ResumeRequest{Self: self, SessionID: sid, Line: "hi", Timeout: 30 * time.Second})
+	if err != nil || len(res.Turns) != 1 {
+		t.Fatalf("class %s reason %q err %v turns %+v", res.Class, res.Reason, err, res.Turns)
+	}
+	if got := res.Turns[0]; math.Abs(got.CostUSD-0.25) > 1e-9 || got.TotalCostUSD != 0.75 {
+		t.Errorf("turn cost %v (total %v), want 0.25 (0.75 less the 0.5 before the run)", got.CostUSD, got.TotalCostUSD)
+	}
+}

@@ -3,6 +3,7 @@ package headless
 import (
 	"bytes"
 	"encoding/json"
+	"math"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -96,12 +97,18 @@ func parseObject(b []byte) (ClaudeResult, bool) {
 
 // parseTurns reads every result event of claude's --output-format
 // stream-json output, in order: one [receipt.Turn] per turn. A turn's cost is
-// the growth of the process's total_cost_usd since the turn before; a turn
-// whose result carries a peer origin was started by that line. Lines that
-// are not result objects are skipped; nil when there is none.
-func parseTurns(stdout []byte) []receipt.Turn {
+// the growth of total_cost_usd since the turn before, the first turn's
+// since base: what the session had cost before the process began (0 for a
+// new session; a resumed session's total_cost_usd counts its earlier
+// processes too, measured). A turn whose result carries a peer origin was
+// started by that line. Lines that are not result objects are skipped; nil
+// when there is none.
+func parseTurns(stdout []byte, base float64) []receipt.Turn {
 	var turns []receipt.Turn
 	prev := 0.0
+	if base > 0 && !math.IsInf(base, 1) { // NaN is not > 0
+		prev = base
+	}
 	for len(stdout) > 0 {
 		var line []byte
 		line, stdout, _ = bytes.Cut(stdout, []byte("\n"))

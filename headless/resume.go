@@ -267,6 +267,8 @@ func (r *Runner) runResume(ctx context.Context, res *ResumeResult, self string, 
 		Tools: res.Tools, MCPConfig: claudeproc.DoormanConfig(self), Budget: res.Budget})
 	res.Argv = argv
 	env, fds := claudeproc.ScrubEnv(r.environ())
+	// Read before the run: the run's own cost-state row comes at its exit.
+	before := sessionCost(res.Transcript)
 	pr, pw, err := os.Pipe()
 	if err != nil {
 		res.Class, res.Reason = Errored, "stdin pipe: "+err.Error()
@@ -290,18 +292,20 @@ func (r *Runner) runResume(ctx context.Context, res *ResumeResult, self string, 
 	close(ctl.done)
 	<-ctl.closed()
 	res.PendingAfter = r.pending(sid)
-	return res.record(out)
+	return res.record(out, before)
 }
 
 // record keeps what the resumed process did and judges it.
-func (res *ResumeResult) record(out claudeproc.Outcome) (ResumeResult, error) {
+// costBefore is what the session had cost before the run: its first
+// turn's cost is what the run's total adds to it.
+func (res *ResumeResult) record(out claudeproc.Outcome, costBefore float64) (ResumeResult, error) {
 	res.PID, res.Duration = out.PID, out.Duration
 	res.StderrTail = tailLines(out.Stderr, 20, 4096)
 	if out.ExitCode >= 0 {
 		res.ExitCode = &out.ExitCode
 	}
 	res.Claude, res.Parsed = parseResult(out.Stdout)
-	res.Turns = parseTurns(out.Stdout)
+	res.Turns = parseTurns(out.Stdout, costBefore)
 	switch {
 	case out.TimedOut:
 		res.Class, res.Reason = Timeout, fmt.Sprintf("no result within %s; the process group was stopped", res.Timeout)
@@ -353,7 +357,7 @@ func (c *stdinCloser) line(b []byte) {
 		return
 	}
 	peer := false
-	if turns := parseTurns(b); len(turns) == 1 {
+	if turns := parseTurns(b, 0); len(turns) == 1 {
 		peer = turns[0].StartedBy == receipt.TurnByPeer
 	}
 	select {
@@ -612,4 +616,23 @@ func (res ResumeResult) Row(clientVersion string) receipt.ResumeRow {
 		row.ReceiptWriteError = res.ReceiptWriteError
 	}
 	return row
+}
+
+// sessionCost is what the session of the transcript at path has cost so
+// far: the totalCostUSD of its last cost-state row (Claude Code writes one
+// at each process's exit, cumulative over the session), read back at most
+// transcriptfile.TailBytes; 0 when there is none.
+func sessionCost(path string) float64 {
+	if path == "" {
+		return 0
+	}
+	f, fi, err := transcriptfile.OpenRegular(path)
+	if err != nil {
+		return 0
+	}
+	defer f.Close()
+	if b := transcriptfile.LookBackCost(f, fi.Size(), transcriptfile.TailBytes); b.State != nil {
+		return *b.State.TotalCostUSD
+	}
+	return 0
 }

@@ -549,7 +549,7 @@ func (r *Runner) foreground(ctx context.Context, res *StartResult, prompt string
 	}
 	cr, parsed := parseResult(out.Stdout)
 	stderrTail := tailLines(out.Stderr, 20, 4096)
-	turns := parseTurns(out.Stdout)
+	turns := parseTurns(out.Stdout, 0) // a new session: nothing before it
 	f.Run = report(exitCode, stderrTail, out.Duration, cr, parsed, turns)
 	var err error
 	switch {

@@ -192,7 +192,9 @@ type Turn struct {
 	IsError   bool    `json:"is_error"`
 	Result    *string `json:"result"` // the turn's text (claude's reason when is_error)
 	NumTurns  int     `json:"num_turns"`
-	// CostUSD is this turn's cost; TotalCostUSD the process's so far.
+	// CostUSD is this turn's cost; TotalCostUSD claude's total_cost_usd at
+	// the turn's end, which for a resumed session counts its earlier
+	// processes too.
 	CostUSD        float64 `json:"cost_usd"`
 	TotalCostUSD   float64 `json:"total_cost_usd"`
 	DurationMS     int64   `json:"duration_ms"`
