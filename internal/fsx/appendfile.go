@@ -146,7 +146,6 @@ func appendOpened(buf []byte, dirfd int, dir, name string, max, uid int) ([]byte
 			return buf, err
 		}
 	}
-	defer unix.Close(fd)
 	if st.Size > int64(max) {
 		return buf, &fs.PathError{Op: "read", Path: pathOf(), Err: fmt.Errorf("%w: %d bytes, at most %d", ErrTooLarge, st.Size, max)}
 	}

@@ -64,3 +64,46 @@ func trim(b []byte) string {
 	}
 	return string(b)
 }
+
+// AppendFile closes the descriptor it opened once: a second close of the
+// same number would close whatever another goroutine opened in between
+// (it reuses the lowest free number), so a file held by another goroutine
+// must stay open however many reads run beside it.
+func TestAppendFileClosesOnce(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "row.json")
+	if err := os.WriteFile(p, []byte(`{"pid":42}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for i := 0; i < 20000; i++ {
+			if _, err := fsx.AppendFile(nil, p, 1024); err != nil {
+				t.Errorf("AppendFile: %v", err)
+				return
+			}
+		}
+	}()
+	held, broken := 0, 0
+	for {
+		select {
+		case <-done:
+			t.Logf("%d files held beside the reads, %d closed under their holder", held, broken)
+			if broken > 0 {
+				t.Errorf("%d of %d files held by another goroutine were closed by AppendFile's reads", broken, held)
+			}
+			return
+		default:
+		}
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		held++
+		if _, err := f.Stat(); err != nil {
+			broken++
+		}
+		f.Close()
+	}
+}
