@@ -55,7 +55,7 @@ func (p Proc) Info(pid int) (ProcInfo, error) {
 		return ProcInfo{}, fmt.Errorf("pid %d: %w", pid, errNoProcess)
 	}
 	path := filepath.Join(p.root(), strconv.Itoa(pid), "stat")
-	b, err := os.ReadFile(path)
+	b, err := readProcFile(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) || errors.Is(err, errESRCH) {
 			return ProcInfo{}, fmt.Errorf("pid %d: %w", pid, errNoProcess)
