@@ -24,10 +24,12 @@ type delivery struct {
 	t     station.Target // the resolved target (resolveTarget)
 	files inboxv1.Files  // the target's inbox files
 	mark  transcriptMark // where the transcript ended before the append
-	// hb is the heartbeat resolving a full id read, for checkQueue; nil
-	// when none was read. The verdict's heartbeat is read after the
-	// append (judgeHeartbeat).
-	hb *inboxv1.Heartbeat
+	// hb is the heartbeat resolving a full id read, for checkQueue
+	// (whether or not its owner named the target's row: it is not read
+	// twice before the append); nil when none was read. The verdict's
+	// heartbeat is read after the append (judgeHeartbeat).
+	hb     *inboxv1.Heartbeat
+	hbPath string // the file hb was read from
 	// ackFrom is the ack file's size before the append: the ack wait
 	// reads from there.
 	ackFrom int64
@@ -173,10 +175,13 @@ func (d *delivery) resolveTarget(context.Context) (bool, error) {
 func (d *delivery) resolve() (station.Target, error) {
 	s := d.s
 	if id := strings.ToLower(strings.TrimSpace(d.req.Target)); station.IsSessionID(id) {
-		h, err := inbox.ReadHeartbeat(inboxv1.FilesFor(s.inboxDir(), id).Heartbeat)
+		path := inboxv1.FilesFor(s.inboxDir(), id).Heartbeat
+		h, err := inbox.ReadHeartbeat(path)
+		if err == nil {
+			d.hb, d.hbPath = &h, path // checkQueue judges it, whatever resolves the id
+		}
 		if err == nil && strings.EqualFold(h.SessionID, id) && h.OwnerPID > 0 {
 			if x, ok := s.Station.LiveByPID(h.OwnerPID); ok && strings.EqualFold(x.SessionID, id) {
-				d.hb = &h
 				return station.Target{SessionID: id, Running: true, Session: &x, MatchedBy: station.MatchID}, nil
 			}
 		}
@@ -186,7 +191,11 @@ func (d *delivery) resolve() (station.Target, error) {
 
 // checkQueue refuses a line no doorman would ever take (Sender.checkQueue).
 func (d *delivery) checkQueue(context.Context) (bool, error) {
-	if err := d.s.checkQueue(&d.v, d.req, d.t, d.files, d.hb); err != nil {
+	hb := d.hb
+	if d.hbPath != d.files.Heartbeat {
+		hb = nil // another file's (the id resolved to a row that spells it otherwise)
+	}
+	if err := d.s.checkQueue(&d.v, d.req, d.t, d.files, hb); err != nil {
 		return true, err
 	}
 	return false, nil

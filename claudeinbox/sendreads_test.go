@@ -1,0 +1,93 @@
+package claudeinbox_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/inboxv1"
+	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/internal/jsonrow"
+)
+
+// syscr is this process's read system calls so far (/proc/self/io).
+func syscr(t *testing.T) int {
+	t.Helper()
+	b, err := os.ReadFile("/proc/self/io")
+	if err != nil {
+		t.Skip("no /proc/self/io")
+	}
+	sc := bufio.NewScanner(bytes.NewReader(b))
+	for sc.Scan() {
+		if v, ok := strings.CutPrefix(sc.Text(), "syscr: "); ok {
+			n, _ := strconv.Atoi(strings.TrimSpace(v))
+			return n
+		}
+	}
+	t.Skip("no syscr in /proc/self/io")
+	return 0
+}
+
+// TestSendReadsOnce holds one send by full id to the reads it needs:
+// the heartbeat is read once before the append whether or not its
+// owner_pid names the target's registry row (the owner of a doorman that
+// is no session's claude process sends the id through the registry),
+// each process it names is looked up once, and the heartbeat is read
+// again after the append (the verdict's) and at the end of the wait. The
+// send waits for no ack (Wait 0, a fresh heartbeat and no doorman), so
+// the count is exact: nothing else in the process reads meanwhile (the
+// test is not parallel).
+func TestSendReadsOnce(t *testing.T) {
+	for _, tt := range []struct {
+		name     string
+		ownerRow bool // the heartbeat's owner_pid is the target's row
+		// max: heartbeat 1, the row 1, the claude process 2 (read to
+		// its end), the doorman's 2, throttle 1, the inbox's last byte
+		// 1; after the append the heartbeat 1, the doorman's process
+		// 2, the ack file 1 (absent: 0), the heartbeat at the wait's
+		// end 1.
+		max int
+	}{
+		{"owner is the row", true, 13},
+		{"owner has no row", false, 13},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			w := newWorld(t)
+			row := w.session(t, "reads-target")
+			owner := os.Getpid() // a process without a registry row
+			if tt.ownerRow {
+				owner = row.PID
+			}
+			now := time.Now()
+			hb := inboxv1.Heartbeat{PID: os.Getpid(), SessionID: row.SessionID, Since: jsonrow.FormatTime(now), LastSeen: jsonrow.FormatTime(now),
+				State: inboxv1.StateFollowing, OwnerPID: owner, Mode: "test", Version: "test"}
+			if err := inbox.WriteHeartbeat(inboxv1.FilesFor(w.fs.Paths.InboxDir, row.SessionID).Heartbeat, hb); err != nil {
+				t.Fatal(err)
+			}
+			s := *w.sender
+			s.Wait, s.MinInterval, s.Receipts = 0, 0, nil
+			send := func(i int) (claudeinbox.Verdict, int) {
+				before := syscr(t)
+				v, err := s.Send(context.Background(), claudeinbox.Request{Target: row.SessionID, Line: fmt.Sprintf("reads %d", i), From: "reads"})
+				after := syscr(t)
+				if err != nil || v.Class != claudeinbox.Timeout {
+					t.Fatalf("send: %v %v (%s), want a timeout", v.Class, err, v.Note)
+				}
+				return v, after - before
+			}
+			send(0) // the first makes the inbox and the throttle's files
+			_, n := send(1)
+			t.Logf("a send by full id: %d read system calls", n)
+			if n > tt.max {
+				t.Errorf("a send by full id: %d read system calls, want ≤ %d (the heartbeat and each process read once before the append)", n, tt.max)
+			}
+		})
+	}
+}
