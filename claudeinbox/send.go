@@ -654,19 +654,21 @@ func fileSize(path string) int64 {
 func (s *Sender) awaitAck(ctx context.Context, files inboxv1.Files, from int64, sha string, offset int64) (*inboxv1.Ack, error) {
 	pos := from
 	scan := func() *inboxv1.Ack {
-		f, err := fsx.OpenRead(files.Ack)
+		// A bare descriptor read at offsets, up to the size fstat saw:
+		// open, fstat, pread, close (the checked open's checks, without
+		// the poller's calls or a read to see the end). An ack appended
+		// after the fstat wakes the wait again; a line cut by the size
+		// is read whole at the next look.
+		f, fi, err := fsx.OpenReadAt(files.Ack)
 		if err != nil {
 			return nil
 		}
 		defer f.Close()
-		if fi, err := f.Stat(); err == nil && fi.Size() < pos {
+		if fi.Size() < pos {
 			pos = 0 // truncated or replaced: read it again from the start
 		}
-		if _, err := f.Seek(pos, io.SeekStart); err != nil {
-			return nil
-		}
 		var found *inboxv1.Ack
-		inbox.ScanAcks(f, pos, func(a inboxv1.Ack, end int64) bool {
+		inbox.ScanAcks(io.NewSectionReader(f, pos, fi.Size()-pos), pos, func(a inboxv1.Ack, end int64) bool {
 			pos = end
 			if a.Matches(sha, offset) {
 				found = &a

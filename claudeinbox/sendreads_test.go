@@ -43,20 +43,25 @@ func syscr(t *testing.T) int {
 // again after the append (the verdict's) and at the end of the wait. The
 // send waits for no ack (Wait 0, a fresh heartbeat and no doorman), so
 // the count is exact: nothing else in the process reads meanwhile (the
-// test is not parallel).
+// test is not parallel). The ack file is read once, up to the size its
+// fstat saw: no read is spent to see its end.
 func TestSendReadsOnce(t *testing.T) {
 	for _, tt := range []struct {
 		name     string
 		ownerRow bool // the heartbeat's owner_pid is the target's row
-		// max: heartbeat 1, the row 1, the claude process 2 (read to
-		// its end), the doorman's 2, throttle 1, the inbox's last byte
-		// 1; after the append the heartbeat 1, the doorman's process
-		// 2, the ack file 1 (absent: 0), the heartbeat at the wait's
-		// end 1.
+		acks     bool // the ack file holds earlier lines' acks (read once, up to its size)
+		// max is this code's count: the heartbeat, the registry row,
+		// the claude and the doorman processes (two reads each: to
+		// the end), the inbox's last byte; after the append the
+		// heartbeat, the doorman's process, the ack file and the
+		// heartbeat at the wait's end. A sender that reads the
+		// heartbeat twice before the append, or the ack file on to
+		// see its end, reads 14.
 		max int
 	}{
-		{"owner is the row", true, 13},
-		{"owner has no row", false, 13},
+		{"owner is the row", true, false, 13},
+		{"owner has no row", false, false, 13},
+		{"an ack file of earlier lines", true, true, 13},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			w := newWorld(t)
@@ -70,6 +75,12 @@ func TestSendReadsOnce(t *testing.T) {
 				State: inboxv1.StateFollowing, OwnerPID: owner, Mode: "test", Version: "test"}
 			if err := inbox.WriteHeartbeat(inboxv1.FilesFor(w.fs.Paths.InboxDir, row.SessionID).Heartbeat, hb); err != nil {
 				t.Fatal(err)
+			}
+			if tt.acks {
+				a := inboxv1.Ack{TS: jsonrow.FormatTime(now), SHA256: inbox.SHA256([]byte("an earlier line")), SessionID: row.SessionID, Class: inboxv1.AckDeliveredSteer, V: inboxv1.Version}
+				if err := inbox.AppendAck(inboxv1.FilesFor(w.fs.Paths.InboxDir, row.SessionID).Ack, a); err != nil {
+					t.Fatal(err)
+				}
 			}
 			s := *w.sender
 			s.Wait, s.MinInterval, s.Receipts = 0, 0, nil
