@@ -89,7 +89,7 @@ func TestSendWork(t *testing.T) {
 		// knobs, the row, the heartbeat twice, the append, the ack, the
 		// receipt, the verdict's JSON).
 		maxMallocs = 1750
-		maxReads   = 26
+		maxReads   = 24
 	)
 	fs := fakestation.New(t)
 	row := fs.AddSession(fakestation.Session{Name: "cost-target"})
