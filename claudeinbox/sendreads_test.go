@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -84,20 +85,29 @@ func TestSendReadsOnce(t *testing.T) {
 			}
 			s := *w.sender
 			s.Wait, s.MinInterval, s.Receipts = 0, 0, nil
-			send := func(i int) (claudeinbox.Verdict, int) {
+			send := func(i int) (reads int, bytes uint64) {
+				var m0, m1 runtime.MemStats
+				runtime.ReadMemStats(&m0)
 				before := syscr(t)
 				v, err := s.Send(context.Background(), claudeinbox.Request{Target: row.SessionID, Line: fmt.Sprintf("reads %d", i), From: "reads"})
 				after := syscr(t)
+				runtime.ReadMemStats(&m1)
 				if err != nil || v.Class != claudeinbox.Timeout {
 					t.Fatalf("send: %v %v (%s), want a timeout", v.Class, err, v.Note)
 				}
-				return v, after - before
+				return after - before, m1.TotalAlloc - m0.TotalAlloc
 			}
 			send(0) // the first makes the inbox and the throttle's files
-			_, n := send(1)
-			t.Logf("a send by full id: %d read system calls", n)
+			n, b := send(1)
+			t.Logf("a send by full id: %d read system calls, %d heap bytes", n, b)
 			if n > tt.max {
 				t.Errorf("a send by full id: %d read system calls, want ≤ %d (the heartbeat and each process read once before the append)", n, tt.max)
+			}
+			// The look at the ack file takes a buffer of what it reads
+			// (one ack line), not 64 KiB.
+			const maxBytes = 40 << 10
+			if b > maxBytes {
+				t.Errorf("a send by full id: %d heap bytes, want ≤ %d", b, maxBytes)
 			}
 		})
 	}

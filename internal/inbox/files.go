@@ -112,7 +112,14 @@ func WriteHeartbeat(path string, h inboxv1.Heartbeat) error {
 // scanLines calls fn with each complete line of r (without "\n") and the
 // offset after it; a line longer than max is skipped without being held.
 func scanLines(r io.Reader, start int64, limit int, fn func(line []byte, end int64) bool) error {
-	br := bufio.NewReaderSize(r, limit)
+	size := limit
+	if sr, ok := r.(*io.SectionReader); ok && sr.Size() < int64(limit) {
+		// All of it fits: a buffer of its size (a send's look at the
+		// ack file reads one ack line, not a 64 KiB buffer's worth), and
+		// no line can be too long.
+		size = int(sr.Size()) + 1
+	}
+	br := bufio.NewReaderSize(r, size)
 	pos := start
 	skipping := false
 	for {
