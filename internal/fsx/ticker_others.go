@@ -1,0 +1,7 @@
+//go:build !linux
+
+package fsx
+
+import "time"
+
+func newTimerfdTicker(time.Duration) *Ticker { return nil }
