@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"runtime"
 
 	"github.com/oo-family/oo-claude/doorman"
 	"github.com/oo-family/oo-claude/internal/version"
@@ -42,6 +43,7 @@ func newDoormanCmd(e *env) *ffcli.Command {
 			if err != nil {
 				return err
 			}
+			oneProc(e.getenv)
 			mode := doorman.ModeCLI
 			if *mcp {
 				mode = doorman.ModeMCP
@@ -72,6 +74,21 @@ func newDoormanCmd(e *env) *ffcli.Command {
 			}
 			return doormanExit(err)
 		},
+	}
+}
+
+// oneProc runs the doorman's process on one P (GOMAXPROCS 1) unless the
+// environment sets GOMAXPROCS. A doorman is I/O-bound: its goroutines
+// (the follow loop, the heartbeat, the MCP server, the file and exit
+// waits) wait for events and run a little Go code each; one blocked in a
+// system call hands the P on, so none waits out another's disk write.
+// With a second P, each goroutine woken also woke an idle thread to spin
+// for work, and the runtime re-read the cgroup's CPU limit each second it
+// was awake (a GOMAXPROCS set by hand ends that): an idle doorman woke 81
+// times a minute on two Ps, 36 on one.
+func oneProc(getenv func(string) string) {
+	if getenv("GOMAXPROCS") == "" {
+		runtime.GOMAXPROCS(1)
 	}
 }
 

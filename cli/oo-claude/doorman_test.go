@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strconv"
 	"strings"
@@ -386,6 +387,54 @@ func TestDoormanKill9Replay(t *testing.T) {
 	}
 	if len(refusals) != len(refusedAt) {
 		t.Errorf("%d refused offsets, want %d", len(refusals), len(refusedAt))
+	}
+}
+
+// TestDoormanOneProc: the doorman's process runs on one P (GOMAXPROCS 1:
+// an I/O-bound process whose second P only woke idle threads to spin),
+// unless its environment sets GOMAXPROCS. The runtime's own scheduler
+// trace (GODEBUG=schedtrace) says how many Ps the child runs on once it
+// follows.
+func TestDoormanOneProc(t *testing.T) {
+	t.Parallel()
+	if runtime.NumCPU() < 2 {
+		t.Skip("one CPU: one P either way")
+	}
+	for _, tt := range []struct {
+		name string
+		env  []string
+		want string
+	}{
+		{"unset", nil, "gomaxprocs=1 "},
+		{"set", []string{"GOMAXPROCS=2"}, "gomaxprocs=2 "},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			o := fakeowner.New(t, fakeowner.Options{})
+			ctx := ctxT(t, time.Minute)
+			c := o.Start(command(ctx, t, append(tt.env, "GODEBUG=schedtrace=20"), "doorman", "--mcp"))
+			c.Stdin.Write([]byte(initialize))
+			if _, err := o.WaitHeartbeat(ctx, func(h inboxv1.Heartbeat) bool { return h.State == inboxv1.StateFollowing }); err != nil {
+				t.Fatalf("no following heartbeat: %v; stderr:\n%s", err, c.Stderr())
+			}
+			from := len(c.Stderr())
+			var line string
+			for line == "" {
+				if ctx.Err() != nil {
+					t.Fatalf("no scheduler trace after following; stderr:\n%s", c.Stderr())
+				}
+				time.Sleep(5 * time.Millisecond) // stderr is another process's: polled
+				rest := c.Stderr()[from:]
+				if i := strings.Index(rest, "SCHED "); i >= 0 {
+					if j := strings.IndexByte(rest[i:], '\n'); j >= 0 {
+						line = rest[i : i+j]
+					}
+				}
+			}
+			if !strings.Contains(line, tt.want) {
+				t.Errorf("env %q: the running doorman's scheduler says %q, want %s", tt.env, line, tt.want)
+			}
+		})
 	}
 }
 
