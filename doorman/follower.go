@@ -422,6 +422,18 @@ func (fl *follower) run(ctx context.Context) error {
 	poll := d.pollEvery()
 	nextID := d.o.Host.now().Add(identityEvery)
 	backoff := time.Duration(0)
+	if fl.idEvents {
+		// The identity was worked out before the watches were armed:
+		// once more now that a change is an event, at the start rather
+		// than at the first wake-up (an idle doorman's first beat, or the
+		// first line's delivery, which then waited for it).
+		if err := fl.recheckIdentity(ctx); err != nil {
+			if errors.Is(err, errStop) {
+				return nil
+			}
+			return err
+		}
+	}
 	for {
 		d.wakeups.Add(1)
 		err := fl.pump(ctx)
