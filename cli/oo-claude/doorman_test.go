@@ -467,6 +467,55 @@ func BenchmarkDoormanLatency(b *testing.B) {
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds())/1000, "median-ms")
 }
 
+// BenchmarkDoormanFrontProcs is the doorman's share of the front of a
+// send through the real binary (an MCP doorman child of this process, no
+// settle): a line appended → its frame complete at the fake door, for a
+// doorman on one P (GOMAXPROCS unset: the doorman's own choice) and one on
+// two (GOMAXPROCS=2), each on its own fake station, their lines
+// interleaved so both see the same load. Each line is acked before the
+// next; it reports the medians and 90th percentiles.
+func BenchmarkDoormanFrontProcs(b *testing.B) {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	type side struct {
+		name  string
+		o     *fakeowner.Owner
+		front []time.Duration
+	}
+	sides := []*side{{name: "1p"}, {name: "2p"}}
+	for i, s := range sides {
+		s.o = fakeowner.New(b, fakeowner.Options{})
+		env := []string{"OO_CLAUDE_DOOR_SETTLE_S=0"}
+		if i == 1 {
+			env = append(env, "GOMAXPROCS=2")
+		}
+		c := s.o.Start(command(ctx, b, env, "doorman", "--mcp"))
+		c.Stdin.Write([]byte(initialize))
+		if _, err := s.o.WaitHeartbeat(ctx, func(h inboxv1.Heartbeat) bool { return h.State == inboxv1.StateFollowing }); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		for _, s := range sides {
+			time.Sleep(time.Duration(20+rand.IntN(30)) * time.Millisecond) // the doorman asleep again
+			start := time.Now()
+			s.o.Append(fmt.Sprintf("[s%d 📡] front %d", i, i)) // a sender a line: no pacing
+			if _, err := s.o.WaitAcks(ctx, i+1); err != nil {
+				b.Fatal(err)
+			}
+			q := userFrames(s.o.Door)
+			s.front = append(s.front, q[len(q)-1].Time.Sub(start))
+		}
+	}
+	b.StopTimer()
+	for _, s := range sides {
+		sort.Slice(s.front, func(i, j int) bool { return s.front[i] < s.front[j] })
+		b.ReportMetric(float64(s.front[len(s.front)/2].Microseconds())/1000, s.name+"-median-ms")
+		b.ReportMetric(float64(s.front[len(s.front)*9/10].Microseconds())/1000, s.name+"-p90-ms")
+	}
+}
+
 // BenchmarkDoormanIdle measures an idle MCP doorman (the real binary) for
 // 20 s: voluntary context switches per minute (its wake-ups, all threads)
 // and its resident set.
