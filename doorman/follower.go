@@ -422,17 +422,8 @@ func (fl *follower) run(ctx context.Context) error {
 	poll := d.pollEvery()
 	nextID := d.o.Host.now().Add(identityEvery)
 	backoff := time.Duration(0)
-	if fl.idEvents {
-		// The identity was worked out before the watches were armed:
-		// once more now that a change is an event, at the start rather
-		// than at the first wake-up (an idle doorman's first beat, or the
-		// first line's delivery, which then waited for it).
-		if err := fl.recheckIdentity(ctx); err != nil {
-			if errors.Is(err, errStop) {
-				return nil
-			}
-			return err
-		}
+	if err := fl.recheckAtStart(ctx); err != nil {
+		return err
 	}
 	for {
 		d.wakeups.Add(1)
@@ -503,6 +494,21 @@ func (fl *follower) run(ctx context.Context) error {
 			}
 		}
 	}
+}
+
+// recheckAtStart works the identity out once more as the follow loop
+// starts, when its changes are events: it was worked out before the
+// watches were armed. Done here rather than at the first wake-up (an idle
+// doorman's first beat, or the first line's delivery, which then waited
+// for it). errSwitch as recheckIdentity; nil when ctx ended.
+func (fl *follower) recheckAtStart(ctx context.Context) error {
+	if !fl.idEvents {
+		return nil
+	}
+	if err := fl.recheckIdentity(ctx); !errors.Is(err, errStop) {
+		return err
+	}
+	return nil
 }
 
 // changed reports whether an identity no longer allows serving the same
