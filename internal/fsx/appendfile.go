@@ -228,6 +228,6 @@ type statInfo struct {
 func (s statInfo) Name() string       { return s.name }
 func (s statInfo) Size() int64        { return s.st.Size }
 func (s statInfo) Mode() fs.FileMode  { return fs.FileMode(s.st.Mode & 0o777) }
-func (s statInfo) ModTime() time.Time { return time.Unix(s.st.Mtim.Unix()) }
+func (s statInfo) ModTime() time.Time { return statMtime(s.st) }
 func (s statInfo) IsDir() bool        { return false }
 func (s statInfo) Sys() any           { return s.st }

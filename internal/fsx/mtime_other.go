@@ -1,0 +1,10 @@
+//go:build !(darwin || freebsd || dragonfly)
+
+package fsx
+
+import (
+	"syscall"
+	"time"
+)
+
+func statMtime(st *syscall.Stat_t) time.Time { return time.Unix(st.Mtim.Unix()) }
