@@ -102,6 +102,11 @@ func (d *Dir) AppendEntry(buf []byte, e fs.DirEntry, max int) ([]byte, error) {
 	return appendOpened(buf, d.fd, d.path, name, max, d.uid)
 }
 
+// closeFD closes a descriptor appendOpened opened, once (a test counts
+// its calls): a second close of the same number would close the file
+// another goroutine opened under it in between.
+var closeFD = unix.Close
+
 // appendChecked is AppendFile after the check before the open.
 func appendChecked(buf []byte, path string, max, uid int) ([]byte, error) {
 	return appendOpened(buf, unix.AT_FDCWD, "", path, max, uid)
@@ -130,7 +135,7 @@ func appendOpened(buf []byte, dirfd int, dir, name string, max, uid int) ([]byte
 		path := pathOf()
 		return buf, wrapOpenErr(op, path, &fs.PathError{Op: op, Path: path, Err: err})
 	}
-	defer unix.Close(fd)
+	defer closeFD(fd)
 	var st syscall.Stat_t
 	if err := syscall.Fstat(fd, &st); err != nil {
 		return buf, &fs.PathError{Op: "stat", Path: pathOf(), Err: err}
