@@ -10,6 +10,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/oo-family/oo-claude/internal/jsonscan"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
 )
 
@@ -318,16 +319,9 @@ var inputKeys = [...]string{"command", "file_path", "notebook_path", "path", "pa
 // pattern, url, query, description, prompt or skill fields that is a
 // string, else the input's compact JSON.
 func summarizeInput(input json.RawMessage) string {
-	var m map[string]json.RawMessage
-	s := ""
-	if json.Unmarshal(input, &m) == nil {
-		for _, k := range inputKeys {
-			var v string
-			if raw, ok := m[k]; ok && json.Unmarshal(raw, &v) == nil && v != "" {
-				s = v
-				break
-			}
-		}
+	s, ok := inputFieldScan(input)
+	if !ok {
+		s = inputField(input)
 	}
 	if s == "" {
 		var buf bytes.Buffer
@@ -336,6 +330,66 @@ func summarizeInput(input json.RawMessage) string {
 		}
 	}
 	return clip(oneLine(s), maxToolInput)
+}
+
+// inputField is the first of inputKeys whose value in the object input is
+// a non-empty string, decoded with encoding/json; "" when none is (or
+// input is no object).
+func inputField(input []byte) string {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(input, &m) != nil {
+		return ""
+	}
+	for _, k := range inputKeys {
+		var v string
+		if raw, ok := m[k]; ok && json.Unmarshal(raw, &v) == nil && v != "" {
+			return v
+		}
+	}
+	return ""
+}
+
+// inputFieldScan is inputField in one pass over input without a map or
+// encoding/json (a Bash command, a Read file_path: most tool calls), for
+// an object whose keys are plain ASCII: a later key wins over an earlier
+// one of the same bytes, as in inputField's map, and a value that is not a
+// string counts as none. ok is false when it cannot be sure to read input
+// as inputField does (it is not an object, a key is escaped or not ASCII,
+// the scanner bails) or none of inputKeys has a non-empty string: the
+// caller asks inputField (and the compact JSON follows).
+func inputFieldScan(input []byte) (field string, ok bool) {
+	s := jsonscan.New(bytes.TrimSpace(input))
+	if s.Peek() != '{' {
+		return "", false
+	}
+	var vals [len(inputKeys)]string
+	s.Object(0, func(key []byte) bool {
+		for _, c := range key {
+			if c == '\\' || c >= utf8.RuneSelf {
+				return false
+			}
+		}
+		k := slices.Index(inputKeys[:], string(key))
+		switch {
+		case k < 0:
+			s.Skip(1)
+		case s.Peek() == '"':
+			vals[k] = s.String()
+		default:
+			s.Skip(1)
+			vals[k] = ""
+		}
+		return true
+	})
+	if !s.Done() {
+		return "", false
+	}
+	for _, v := range vals {
+		if v != "" {
+			return v, true
+		}
+	}
+	return "", false
 }
 
 func oneLine(s string) string {

@@ -1,6 +1,8 @@
 package transcript
 
 import (
+	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -159,4 +161,66 @@ func TestTypedPromptAndBlockedTools(t *testing.T) {
 			t.Errorf("%s (%s) is marked blocked; it ran", tc.ID, tc.Input)
 		}
 	}
+}
+
+// summarizeInputMap is summarizeInput as it was, through a map and
+// encoding/json alone: the reference of its one-pass scan.
+func summarizeInputMap(input []byte) string {
+	s := inputField(input)
+	if s == "" {
+		var buf bytes.Buffer
+		if json.Compact(&buf, input) == nil {
+			s = buf.String()
+		}
+	}
+	return clip(oneLine(s), maxToolInput)
+}
+
+// inputSamples are tool inputs for every rule of inputFieldScan.
+var inputSamples = []string{
+	`{"command":"go test ./...","description":"run"}`, `{"description":"d","command":"c"}`,
+	`{"command":"first","command":"second"}`, `{"command":"x","command":1}`, `{"command":1,"command":"y"}`,
+	`{"command":"","file_path":"/f"}`, `{"command":null,"path":"p"}`, `{"command":["a"],"url":"u"}`,
+	`{"Command":"case","query":"q"}`, `{"comm\u0061nd":"escaped key"}`, `{"commänd":"not ascii"}`,
+	`{"command":"esc\"aped \u00e9 \n"}`, `{"command":"bad \xff utf8"}`, `  {"command":"ws"}  `,
+	`{"command":"x"} trailing`, `{"command":"x",}`, `{"a":{"b":[1,2,{"c":"d"}]},"skill":"s"}`,
+	`{}`, `[]`, `"x"`, `null`, ``, `{"b":1,"a":[true]}`, `{"command":"` + strings.Repeat("é", 300) + `"}`,
+}
+
+// TestInputFieldScan: the one-pass scan picks inputField's field on every
+// sample it answers, and summarizeInput's summary is the map's.
+func TestInputFieldScan(t *testing.T) {
+	answered := 0
+	for _, in := range inputSamples {
+		if f, ok := inputFieldScan([]byte(in)); ok {
+			answered++
+			if want := inputField([]byte(in)); f != want {
+				t.Errorf("inputFieldScan(%s) = %q, inputField %q", in, f, want)
+			}
+		}
+		if got, want := summarizeInput([]byte(in)), summarizeInputMap([]byte(in)); got != want {
+			t.Errorf("summarizeInput(%s) = %q, want %q", in, got, want)
+		}
+	}
+	if answered < len(inputSamples)/2 {
+		t.Errorf("the scan answered %d of %d samples itself", answered, len(inputSamples))
+	}
+}
+
+// FuzzInputFieldScan holds summarizeInput to the map's summary for any
+// input.
+func FuzzInputFieldScan(f *testing.F) {
+	for _, in := range inputSamples {
+		f.Add(in)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		if f, ok := inputFieldScan([]byte(in)); ok {
+			if want := inputField([]byte(in)); f != want {
+				t.Fatalf("inputFieldScan(%q) = %q, inputField %q", in, f, want)
+			}
+		}
+		if got, want := summarizeInput([]byte(in)), summarizeInputMap([]byte(in)); got != want {
+			t.Fatalf("summarizeInput(%q) = %q, want %q", in, got, want)
+		}
+	})
 }
