@@ -47,6 +47,9 @@ func appendFileAs(buf []byte, path string, max, uid int) ([]byte, error) {
 // check the file again, as AppendFile does, so one replaced since the
 // listing is refused too.
 func AppendDirEntry(buf []byte, dir string, e fs.DirEntry, max int) ([]byte, error) {
+	if de, ok := e.(dirEntry); ok && de.d.fd >= 0 {
+		return de.d.AppendEntry(buf, e, max) // relative to its open directory
+	}
 	path := filepath.Join(dir, e.Name())
 	switch t := e.Type(); {
 	case t&fs.ModeSymlink != 0:
@@ -84,8 +87,12 @@ func OpenDir(path string) (*Dir, error) {
 // sorted).
 func (d *Dir) Entries() ([]fs.DirEntry, error) { return d.f.ReadDir(-1) }
 
-// Close closes the directory.
-func (d *Dir) Close() error { return d.f.Close() }
+// Close closes the directory. The entries of [Dir.ReadDir] are opened by
+// their paths from then on.
+func (d *Dir) Close() error {
+	d.fd = -1
+	return d.f.Close()
+}
 
 // AppendEntry is [AppendDirEntry] for the entry e of d, opened relative
 // to d: the same checks (the entry's listed type before the open, no
@@ -196,11 +203,17 @@ func appendOpened(buf []byte, dirfd int, dir, name string, max, uid int) ([]byte
 // descriptor: opened read-only with openFlags (no symlink followed, no
 // blocking), then fstat: regular and trusted by uid, or closed and refused.
 func openFD(path string, uid int) (int, *syscall.Stat_t, error) {
+	return openFDAt(unix.AT_FDCWD, path, path, uid)
+}
+
+// openFDAt is openFD for the file name relative to the open directory
+// dirfd (unix.AT_FDCWD for a path), path naming it in errors.
+func openFDAt(dirfd int, name, path string, uid int) (int, *syscall.Stat_t, error) {
 	const op = "open"
 	var fd int
 	var err error
 	for {
-		fd, err = unix.Open(path, os.O_RDONLY|openFlags, 0)
+		fd, err = unix.Openat(dirfd, name, os.O_RDONLY|openFlags, 0)
 		if !errors.Is(err, unix.EINTR) {
 			break
 		}

@@ -48,6 +48,10 @@ func OpenReadAt(path string) (*ReadAtFile, fs.FileInfo, error) {
 // the open and fstat check the file again, so one replaced since the
 // listing is refused too.
 func OpenDirEntryReadAt(dir string, e fs.DirEntry) (*ReadAtFile, fs.FileInfo, error) {
+	de, at := e.(dirEntry)
+	if at && de.d.fd >= 0 {
+		dir = de.d.path
+	}
 	path := filepath.Join(dir, e.Name())
 	switch t := e.Type(); {
 	case t&fs.ModeSymlink != 0:
@@ -55,7 +59,15 @@ func OpenDirEntryReadAt(dir string, e fs.DirEntry) (*ReadAtFile, fs.FileInfo, er
 	case !t.IsRegular():
 		return nil, nil, &fs.PathError{Op: "open", Path: path, Err: ErrNotRegular}
 	}
-	return openReadAt(path, euid())
+	if !at || de.d.fd < 0 {
+		return openReadAt(path, euid())
+	}
+	// Relative to its open directory: one name resolved, not the path.
+	fd, st, err := openFDAt(de.d.fd, e.Name(), path, de.d.uid)
+	if err != nil {
+		return nil, nil, err
+	}
+	return &ReadAtFile{fd: fd, path: path}, statInfo{st: st, name: e.Name()}, nil
 }
 
 func openReadAt(path string, uid int) (*ReadAtFile, fs.FileInfo, error) {
