@@ -20,10 +20,11 @@ import (
 // follows the riders that may ride.
 func (b *builder) riders(dir string) (list []transcript.Rider, riding, total int, warns []string) {
 	list = []transcript.Rider{}
-	var found []riderwalk.Rider
-	err := riderwalk.WalkRiders(dir, func(r riderwalk.Rider) {
+	// Each rider is read while the walk holds its directory open: stat'ed
+	// and opened relative to it.
+	err := riderwalk.WalkRiders(dir, func(f riderwalk.Rider) {
 		if !b.all {
-			fi, err := r.Transcript.Info()
+			fi, err := f.Transcript.Info()
 			if err != nil {
 				return // gone since the listing
 			}
@@ -32,13 +33,6 @@ func (b *builder) riders(dir string) (list []transcript.Rider, riding, total int
 				return
 			}
 		}
-		found = append(found, r)
-	}, func(err error) { warns = append(warns, err.Error()) })
-	if err != nil {
-		warns = append(warns, (&fs.PathError{Op: "transcript riders", Path: filepath.Join(dir, riderwalk.Dir), Err: err}).Error())
-		return list, 0, 0, warns
-	}
-	for _, f := range found {
 		// Opened from the listing (its type is the check before the
 		// open); the meta file read only for a rider the document shows,
 		// and only when the listing holds one.
@@ -47,14 +41,14 @@ func (b *builder) riders(dir string) (list []transcript.Rider, riding, total int
 			if !errors.Is(err, fs.ErrNotExist) {
 				warns = append(warns, err.Error())
 			}
-			continue
+			return
 		}
 		total++
 		if r.State == transcript.Riding {
 			riding++
 		}
 		if !b.all && r.State != transcript.Riding {
-			continue
+			return
 		}
 		if f.Meta != nil {
 			if m, err := transcriptfile.ReadRiderMetaEntry(f.Dir, f.Meta); err == nil {
@@ -62,6 +56,10 @@ func (b *builder) riders(dir string) (list []transcript.Rider, riding, total int
 			}
 		}
 		list = append(list, r)
+	}, func(err error) { warns = append(warns, err.Error()) })
+	if err != nil {
+		warns = append(warns, (&fs.PathError{Op: "transcript riders", Path: filepath.Join(dir, riderwalk.Dir), Err: err}).Error())
+		return []transcript.Rider{}, 0, 0, warns
 	}
 	sort.SliceStable(list, func(i, j int) bool {
 		if !list[i].Started.Equal(list[j].Started) {

@@ -10,6 +10,9 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"syscall"
+
+	"github.com/oo-family/oo-claude/internal/fsx"
 )
 
 // Dir is the directory under a session's directory that holds its riders'
@@ -61,37 +64,42 @@ func Walk(sessionDir string, found func(path string, d fs.DirEntry), bad func(er
 // the walk that filepath.WalkDir would make (Dir itself is not followed
 // when it is a symlink, nor is any directory below it; entries in lexical
 // order, a directory's riders before its subdirectories' only when they
-// sort first), one directory read each.
+// sort first), one directory read each. found is called while the
+// rider's directory is open: until it returns, the rider's entries are
+// stat'ed (Info) and opened (fsx.OpenDirEntryReadAt, fsx.AppendDirEntry)
+// relative to it, with one name resolved instead of the whole path.
 func WalkRiders(sessionDir string, found func(Rider), bad func(error)) error {
 	root := filepath.Join(sessionDir, Dir)
-	fi, err := os.Lstat(root)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil
-	case err != nil:
-		return err
-	case !fi.IsDir():
-		return nil // a symlink or a file: no riders
-	}
-	err = walkDir(root, 0, found, bad)
-	if errors.Is(err, errGone) {
-		return nil
-	}
-	return err
-}
-
-// errGone is Dir vanishing between its lstat and its listing: no riders,
-// as filepath.WalkDir has it.
-var errGone = errors.New("riderwalk: the riders' directory is gone")
-
-// walkDir lists dir, depth levels under Dir, and walks it.
-func walkDir(dir string, depth int, found func(Rider), bad func(error)) error {
-	ents, err := os.ReadDir(dir)
+	d, err := fsx.OpenDirNoFollow(root)
 	if err != nil {
 		switch {
-		case depth == 0 && errors.Is(err, fs.ErrNotExist):
-			return errGone
-		case depth == 0 || bad == nil:
+		case errors.Is(err, fs.ErrNotExist):
+			return nil
+		case errors.Is(err, syscall.ELOOP) || errors.Is(err, syscall.ENOTDIR):
+			// A symlink or a file in Dir's place: no riders. The lstat
+			// tells them from a path whose directories are not there
+			// (its error, as before).
+			fi, lerr := os.Lstat(root)
+			switch {
+			case errors.Is(lerr, fs.ErrNotExist):
+				return nil
+			case lerr != nil:
+				return lerr
+			case !fi.IsDir():
+				return nil
+			}
+		}
+		return err
+	}
+	defer d.Close()
+	return walkDir(d, 0, found, bad)
+}
+
+// walkDir lists d, depth levels under Dir, and walks it.
+func walkDir(d *fsx.Dir, depth int, found func(Rider), bad func(error)) error {
+	ents, err := d.ReadDir()
+	if err != nil {
+		if depth == 0 || bad == nil {
 			return err
 		}
 		bad(err) // the entries read before the error are still walked
@@ -102,7 +110,17 @@ func walkDir(dir string, depth int, found func(Rider), bad func(error)) error {
 			if depth >= maxDirDepth {
 				continue
 			}
-			if err := walkDir(filepath.Join(dir, name), depth+1, found, bad); err != nil {
+			sub, err := d.OpenDir(name)
+			if err != nil {
+				if bad == nil {
+					return err
+				}
+				bad(err)
+				continue
+			}
+			err = walkDir(sub, depth+1, found, bad)
+			sub.Close()
+			if err != nil {
 				return err
 			}
 			continue
@@ -110,7 +128,7 @@ func walkDir(dir string, depth int, found func(Rider), bad func(error)) error {
 		if !e.Type().IsRegular() || !isTranscript(name) {
 			continue
 		}
-		r := Rider{Dir: dir, Transcript: e}
+		r := Rider{Dir: d.Path(), Transcript: e}
 		// The meta file sorts after its transcript ('m' > 'j'), in the
 		// same listing.
 		meta := strings.TrimSuffix(name, ext) + metaExt

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/oo-family/oo-claude/internal/fsx"
 )
 
 // TestWalk: riders at the two depths are found in order; deeper ones,
@@ -121,5 +123,45 @@ func TestWalkRootKinds(t *testing.T) {
 	}
 	if err := Walk(filepath.Join(file, Dir), func(string, fs.DirEntry) {}, nil); err == nil {
 		t.Error("a session directory that is a file: no error")
+	}
+}
+
+// TestWalkRidersOpenRelative: found runs while the rider's directory is
+// open, and the rider's entries are stat'ed and opened relative to it:
+// with the session directory renamed away during the walk, the rider is
+// still stat'ed and read (and its meta file) by name. Before, each was
+// reached by its whole path again.
+func TestWalkRidersOpenRelative(t *testing.T) {
+	root := t.TempDir()
+	session := filepath.Join(root, "session")
+	sub := filepath.Join(session, Dir)
+	if err := os.MkdirAll(sub, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{"agent-a.jsonl": "{}\n", "agent-a.meta.json": `{"agentType":"x"}`} {
+		if err := os.WriteFile(filepath.Join(sub, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := 0
+	err := WalkRiders(session, func(r Rider) {
+		n++
+		if err := os.Rename(session, filepath.Join(root, "moved")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.Transcript.Info(); err != nil {
+			t.Errorf("Info: %v", err)
+		}
+		f, _, err := fsx.OpenDirEntryReadAt(r.Dir, r.Transcript)
+		if err != nil {
+			t.Fatalf("open the transcript: %v", err)
+		}
+		f.Close()
+		if b, err := fsx.AppendDirEntry(nil, r.Dir, r.Meta, 1<<10); err != nil || string(b) != `{"agentType":"x"}` {
+			t.Errorf("meta: %q, %v", b, err)
+		}
+	}, func(err error) { t.Error(err) })
+	if err != nil || n != 1 {
+		t.Fatalf("walk: %d riders, %v", n, err)
 	}
 }
