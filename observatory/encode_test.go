@@ -121,7 +121,7 @@ func TestAppendJSONMatchesMarshal(t *testing.T) {
 	sameAsMarshal(t, "empty", &observatory.Document{Sessions: []observatory.Session{{Riders: []transcript.Rider{{}}, Children: []string{}}},
 		OfflineInboxes: []observatory.OfflineInbox{{}}, Starts: []observatory.Start{{}}, Warnings: []string{}, Stations: []observatory.StationState{}})
 
-	for _, f := range []float64{0, -0.0, 1e-6, 9.99e-7, 1e20, 1e21, 5e-324, math.MaxFloat64, 0.30000000000000004, math.NaN(), math.Inf(1)} {
+	for _, f := range []float64{0, math.Copysign(0, -1), 1e-6, 9.99e-7, 1e20, 1e21, 5e-324, math.MaxFloat64, 0.30000000000000004, math.NaN(), math.Inf(1)} {
 		sameAsMarshal(t, "float", &observatory.Document{RidingWindowS: f})
 		sameAsMarshal(t, "doorman float", &observatory.Document{Sessions: []observatory.Session{{Inbox: inboxv1.Inbox{Doorman: &inboxv1.Doorman{LastSeenS: &f}}}}})
 	}
