@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/oo-family/oo-claude/internal/jsonscan"
@@ -19,6 +21,11 @@ import (
 // general path (countLines, headTime, readTail), bounded to transcriptfile.TailBytes.
 // Both paths give the same Rider for the same bytes (TestRiderPathsAgree).
 const smallRiderBytes = 64 << 10
+
+// smallBufs are readRiderSmall's buffers (of at most smallRiderBytes),
+// one per reader at a time: the sessions document reads thousands of
+// riders, each with one read.
+var smallBufs = sync.Pool{New: func() any { b := make([]byte, 0, 4<<10); return &b }}
 
 // riderFacts is what ReadRider reads from a rider's transcript.
 type riderFacts struct {
@@ -46,7 +53,11 @@ func readRiderGeneral(f io.ReaderAt, size int64) (riderFacts, error) {
 // readRiderSmall reads a transcript of at most smallRiderBytes (so within
 // every bound of the general path) with one read of its first size bytes.
 func readRiderSmall(f io.ReaderAt, size int64) (riderFacts, error) {
-	buf := make([]byte, size)
+	// The read's buffer is reused: nothing riderFactsOf returns points
+	// into it (every string is a copy).
+	bp := smallBufs.Get().(*[]byte)
+	buf := slices.Grow((*bp)[:0], int(size))[:size]
+	defer func() { *bp = buf[:0]; smallBufs.Put(bp) }()
 	if got, err := f.ReadAt(buf, 0); int64(got) < size {
 		if err == nil || errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF // the file shrank under us
@@ -262,6 +273,16 @@ func finalAnswer(typ transcriptfile.RowType, stopReason string, blocks []tailBlo
 	return true
 }
 
+// The words scanRow reads without allocating (jsonscan.StringOf): the
+// values of a row's type, an origin's kind, a message's stop_reason and a
+// content block's type that Claude Code writes most.
+var (
+	rowTypes    = [...]string{string(transcriptfile.RowUser), string(transcriptfile.RowAssistant), string(transcriptfile.RowAttachment), string(transcriptfile.RowQueueOperation)}
+	originKinds = [...]string{transcriptfile.OriginKindPeer}
+	stopReasons = [...]string{"tool_use", transcriptfile.StopEndTurn, transcriptfile.StopStopSequence, "max_tokens"}
+	blockTypes  = [...]string{"text", "tool_use", "tool_result", "thinking"}
+)
+
 // scanRow is decodeRow into a tailRow (and the row's timestamp) in one pass
 // over the line, without encoding/json, for the rows Claude Code writes. It
 // reports handled false, and the caller decodes the line with encoding/json,
@@ -279,7 +300,7 @@ func scanRow(line []byte) (row tailRow, ts string, ok, handled bool) {
 	s.Object(0, func(key []byte) bool {
 		switch k := jsonscan.FieldIndex(key, seen[:], "type", "isMeta", "origin", "message", "timestamp"); k {
 		case 0:
-			row.Type = transcriptfile.RowType(s.String())
+			row.Type = transcriptfile.RowType(s.StringOf(rowTypes[:]))
 		case 1:
 			row.IsMeta = s.Bool()
 		case 2:
@@ -311,7 +332,7 @@ func origin(s *jsonscan.Scanner) *tailOrigin {
 		s.Object(1, func(key []byte) bool {
 			switch k := jsonscan.FieldIndex(key, seen[:], "kind"); k {
 			case 0:
-				o.Kind = s.String()
+				o.Kind = s.StringOf(originKinds[:])
 			case -1:
 				s.Skip(2)
 			default:
@@ -339,7 +360,7 @@ func message(s *jsonscan.Scanner) *tailMessage {
 			case 0:
 				m.ID = s.String()
 			case 1:
-				m.StopReason = s.String()
+				m.StopReason = s.StringOf(stopReasons[:])
 			case 2:
 				m.Content = content(s)
 			case -1:
@@ -375,7 +396,7 @@ func content(s *jsonscan.Scanner) tailContent {
 				s.Object(depth, func(key []byte) bool {
 					switch k := jsonscan.FieldIndex(key, seen[:], "type", "text", "name", "input"); k {
 					case 0:
-						b.Type = s.String()
+						b.Type = s.StringOf(blockTypes[:])
 					case 1:
 						b.Text = s.String()
 					case 2:

@@ -3,6 +3,7 @@ package transcript
 import (
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -304,5 +305,21 @@ func BenchmarkReadRider(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// TestReadRiderSmallKeepsNothing: the small path's buffer is reused by
+// the next read, so what it returns must not point into it: every case's
+// facts, read one after another, are what each reads alone.
+func TestReadRiderSmallKeepsNothing(t *testing.T) {
+	cases := riderCases()
+	var got []riderFacts
+	for _, c := range cases {
+		got = append(got, fast(t, c.data))
+	}
+	for i, c := range cases {
+		if want := fast(t, c.data); !reflect.DeepEqual(got[i], want) {
+			t.Errorf("%s: read before the others %+v, alone %+v", c.name, got[i], want)
+		}
 	}
 }

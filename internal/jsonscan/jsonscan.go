@@ -330,6 +330,26 @@ func (s *Scanner) String() string {
 	return v
 }
 
+// StringOf is [Scanner.String] for a field whose values are mostly a few
+// words (a row's type, a stop reason): a value that is one of known, the
+// same bytes without an escape, is that string itself, and reading it
+// allocates nothing. known must hold plain ASCII without a quote, a
+// backslash or a control character.
+func (s *Scanner) StringOf(known []string) string {
+	if s.i < len(s.b) && s.b[s.i] == '"' {
+		rest := s.b[s.i+1:]
+		for _, k := range known {
+			// A match ends at its closing quote: a known word holds no
+			// backslash, so the value has no escape either.
+			if len(rest) > len(k) && rest[len(k)] == '"' && string(rest[:len(k)]) == k {
+				s.i += len(k) + 2
+				return k
+			}
+		}
+	}
+	return s.String()
+}
+
 // Bool reads a value into a bool field as encoding/json does: true is
 // true, anything else leaves it false.
 func (s *Scanner) Bool() bool {

@@ -127,3 +127,38 @@ func TestFieldIndex(t *testing.T) {
 		}
 	}
 }
+
+// stringOfWords are StringOf's known words in the tests.
+var stringOfWords = []string{"user", "use", "tool_use", "text"}
+
+// TestStringOf: StringOf reads every value as String does (a known word,
+// an escaped one, a longer or shorter one, a prefix, not a string), ends
+// where String ends, and reads a known word without an allocation.
+func TestStringOf(t *testing.T) {
+	for _, in := range []string{`"user"`, `"use"`, `"users"`, `"us"`, `"u\u0073er"`, `"user\""`, `"tool_use"`, `"text`,
+		`"te"`, `""`, `1`, `null`, `["user"]`, `"tëxt"`, `"user"  `, `"user",1`} {
+		a, b := New([]byte(in)), New([]byte(in))
+		got, want := a.StringOf(stringOfWords), b.String()
+		if got != want || a.i != b.i || a.bail != b.bail {
+			t.Errorf("StringOf(%s) = %q at %d (bail %v), String %q at %d (bail %v)", in, got, a.i, a.bail, want, b.i, b.bail)
+		}
+	}
+	s := New([]byte(`"tool_use"`))
+	if n := testing.AllocsPerRun(10, func() { s.i = 0; s.StringOf(stringOfWords) }); n != 0 {
+		t.Errorf("StringOf of a known word: %.0f allocations, want 0", n)
+	}
+}
+
+// FuzzStringOf holds StringOf to String for any text.
+func FuzzStringOf(f *testing.F) {
+	for _, w := range append(stringOfWords, `u\"ser`, "users", "") {
+		f.Add(`"` + w + `"`)
+	}
+	f.Fuzz(func(t *testing.T, in string) {
+		a, b := New([]byte(in)), New([]byte(in))
+		got, want := a.StringOf(stringOfWords), b.String()
+		if got != want || a.i != b.i || a.bail != b.bail {
+			t.Fatalf("StringOf(%q) = %q at %d (bail %v), String %q at %d (bail %v)", in, got, a.i, a.bail, want, b.i, b.bail)
+		}
+	})
+}
