@@ -78,8 +78,10 @@ var floorOrder = map[[2]string]string{
 	// the claude process runner reads the station's process table.
 	{"internal/inbox", "inboxv1"}:      "internal/inbox reads and writes the contract's types",
 	{"internal/claudeproc", "station"}: "the claude process runner reads the station's process table",
-	// Floor 0: the live status line uses termsafe's escapes.
+	// Floor 0: the live status line uses termsafe's escapes; the riders'
+	// walk lists and opens through fsx's checked directory.
 	{"internal/progress", "internal/termsafe"}: "the status line writes through termsafe",
+	{"internal/riderwalk", "internal/fsx"}:     "the riders' walk holds each directory open with fsx.Dir, so its riders are stat'ed and opened relative to it",
 }
 
 // binaryFloor is the floor of the binary, cli/oo-claude.
