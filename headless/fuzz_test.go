@@ -20,11 +20,11 @@ func FuzzParseTurns(f *testing.F) {
 {"type":"result","subtype":"success","is_error":false,"result":"second","session_id":"s","num_turns":1,"total_cost_usd":0.0006,"origin":{"kind":"peer","from":"e2e","msg_id":"8570fcd1-d107-4972-88f1-4a1180d596f2"},"result_index":1}
 `), 0.0)
 	f.Add([]byte(`{"type":"result","subtype":"success","is_error":true,"result":"Not logged in · Please run /login","session_id":"s","num_turns":1,"total_cost_usd":0,"terminal_reason":"api_error"}`), 0.0)
-	f.Add([]byte(`{"type":"result","total_cost_usd":5}` + "\n" + `{"type":"result","total_cost_usd":1,"origin":"x","result_index":-3}`), 0.5)
+	f.Add([]byte(`{"type":"result","total_cost_usd":5}`+"\n"+`{"type":"result","total_cost_usd":1,"origin":"x","result_index":-3}`), 0.5)
 	f.Add([]byte("not json\n{\"type\":\"result\",\"result\":7}\n"), 0.0)
 	// A result event whose keys are spelled with escapes is still one
 	// (a substring prefilter once missed it).
-	f.Add([]byte(`{"type":"system"}` + "\n" + `{"type":"\u0072esult","subtype":"success","total_cost_usd":1}`), 0.0)
+	f.Add([]byte(`{"type":"system"}`+"\n"+`{"type":"\u0072esult","subtype":"success","total_cost_usd":1}`), 0.0)
 	f.Fuzz(func(t *testing.T, stdout []byte, base float64) {
 		turns := headless.ParseTurns(stdout, base)
 		if n := bytes.Count(stdout, []byte("\n")) + 1; len(turns) > n {
