@@ -84,10 +84,13 @@ func TestSendCost(t *testing.T) {
 	if err := os.MkdirAll(fakeDir, 0o700); err != nil {
 		t.Fatal(err)
 	}
+	// The fake doorman's heartbeat names the sleeper as its owner, as a
+	// real doorman names its claude process, so a send by full id reads
+	// the target's row directly (the real path), not the whole registry.
 	fake := sleeper(t)
 	fakeSID, fakeName := uuid.NewString(), "fake-target"
 	writeRowFor(t, fakeDir, fake, fakeSID, fakeName, time.Now())
-	fakedoorman.Start(t, w.inboxDir(), fakeSID, fakedoorman.Options{})
+	fakedoorman.Start(t, w.inboxDir(), fakeSID, fakedoorman.Options{OwnerPID: fake})
 
 	type kase struct {
 		name, target string

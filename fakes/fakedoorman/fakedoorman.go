@@ -61,6 +61,12 @@ type Options struct {
 	// PID is the heartbeat's doorman pid; 0 means this process. [DeadPID]
 	// gives one that does not run.
 	PID int
+	// OwnerPID is the heartbeat's owner_pid, the session's claude process
+	// (a real doorman names its parent there); 0 means this process. A
+	// test whose session has a registry row of its own (a live process of
+	// its own) names that row's pid, so a send by full id finds the row
+	// by the heartbeat, as it does for a real doorman.
+	OwnerPID int
 	// NoHeartbeat writes no heartbeat at all.
 	NoHeartbeat bool
 	// HeartbeatEvery is the heartbeat interval; 0 (or less) means 1 s.
@@ -146,6 +152,9 @@ func Start(tb fakes.TB, dir, sessionID string, opts Options) *Doorman {
 	}
 	if opts.PID == 0 {
 		opts.PID = os.Getpid()
+	}
+	if opts.OwnerPID == 0 {
+		opts.OwnerPID = os.Getpid()
 	}
 	if opts.HeartbeatEvery <= 0 {
 		opts.HeartbeatEvery = time.Second
@@ -417,7 +426,7 @@ func (d *Doorman) heartbeat(state inboxv1.State) error {
 	}
 	h := inboxv1.Heartbeat{
 		PID: d.opts.PID, SessionID: sid, Since: jsonrow.FormatTime(d.since), LastSeen: jsonrow.FormatTime(seen),
-		Delivered: int(d.delivered.Load()), Offset: d.offset, State: state, Mode: "fake", OwnerPID: os.Getpid(),
+		Delivered: int(d.delivered.Load()), Offset: d.offset, State: state, Mode: "fake", OwnerPID: d.opts.OwnerPID,
 		LastError: d.opts.LastError, Inode: d.inode.Load(), PeerPID: int(d.peerPID.Load()), Socket: d.opts.Door,
 		Version: "fakedoorman",
 	}

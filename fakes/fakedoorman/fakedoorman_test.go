@@ -308,3 +308,29 @@ func TestAckWaitsForTheEnqueueRow(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestOwnerPID: the heartbeat's owner_pid is this process by default and
+// Options.OwnerPID when set, in every heartbeat (the stopped one too), so a
+// test whose session has a registry row of its own can name the row's pid
+// there, as a real doorman names its claude process.
+func TestOwnerPID(t *testing.T) {
+	for _, tt := range []struct {
+		name      string
+		owner     int
+		wantOwner int
+	}{{"default", 0, os.Getpid()}, {"set", 4242, 4242}} {
+		t.Run(tt.name, func(t *testing.T) {
+			dir, sid := t.TempDir(), uuid.NewString()
+			files := inboxv1.FilesFor(dir, sid)
+			d := fakedoorman.Start(t, dir, sid, fakedoorman.Options{OwnerPID: tt.owner})
+			h, fr := inbox.HeartbeatFreshness(files.Heartbeat, time.Now(), sid, func(pid int) bool { return (station.Proc{}).Alive(pid, "") })
+			if !fr.Fresh || h.PID != os.Getpid() || h.OwnerPID != tt.wantOwner {
+				t.Fatalf("heartbeat pid %d owner_pid %d (fresh %v), want pid %d owner_pid %d", h.PID, h.OwnerPID, fr.Fresh, os.Getpid(), tt.wantOwner)
+			}
+			d.Stop()
+			if h, _ = inbox.HeartbeatFreshness(files.Heartbeat, time.Now(), sid, nil); h.State != inboxv1.StateStopped || h.OwnerPID != tt.wantOwner {
+				t.Errorf("stopped heartbeat: state %s owner_pid %d, want %s %d", h.State, h.OwnerPID, inboxv1.StateStopped, tt.wantOwner)
+			}
+		})
+	}
+}
