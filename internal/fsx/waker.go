@@ -209,15 +209,17 @@ type Waker struct {
 	done chan struct{}
 	once sync.Once
 	poll bool
-	// interrupt, when set, ends a wait of the Waker's goroutine (Close).
-	interrupt func()
+	// interrupt, when set, ends a wait of the Waker's goroutine (Close);
+	// interrupted is closed once it has run (at once without one).
+	interrupt   func()
+	interrupted chan struct{}
 	// woken counts the goroutine's wake-ups (Woken).
 	woken atomic.Int64
 }
 
 func newWaker() *Waker {
 	c := make(chan struct{}, 1)
-	return &Waker{C: c, c: c, stop: make(chan struct{}), done: make(chan struct{})}
+	return &Waker{C: c, c: c, stop: make(chan struct{}), done: make(chan struct{}), interrupted: make(chan struct{})}
 }
 
 // NewWaker arms the wake-up for files (paths of files, which need not
@@ -360,16 +362,56 @@ func (k *Waker) follow(names map[string]bool) bool {
 	}
 }
 
-// Close releases the watch. It is safe to call twice and on nil.
+// Close releases the watch and returns once it is released: an inotify
+// instance that held a watch is retired by the kernel after a grace
+// period (milliseconds), which the close of its descriptor waits for. It
+// is safe to call twice, after Drop and on nil.
 func (k *Waker) Close() {
 	if k == nil || k.stop == nil {
 		return
 	}
+	k.end(false)
+	<-k.interrupted
+	<-k.done
+	waitedCloses.Add(1)
+}
+
+// Drop releases the watch as Close does, without waiting for it: the
+// descriptor is closed on a goroutine of the Waker's, so a caller done
+// waiting goes on at once while the kernel's grace period (see Close)
+// passes beside its work. A process that exits meanwhile still waits for
+// what is left of it. Safe to call twice, after Close and on nil.
+func (k *Waker) Drop() {
+	if k == nil || k.stop == nil {
+		return
+	}
+	k.end(true)
+}
+
+// end stops the Waker's goroutine, once; background interrupts its wait
+// on a goroutine of its own.
+func (k *Waker) end(background bool) {
 	k.once.Do(func() {
 		close(k.stop)
-		if k.interrupt != nil {
+		switch {
+		case k.interrupt == nil:
+			close(k.interrupted)
+		case background:
+			go func() {
+				k.interrupt()
+				close(k.interrupted)
+			}()
+		default:
 			k.interrupt()
+			close(k.interrupted)
 		}
-		<-k.done
 	})
 }
+
+// waitedCloses counts the Close calls of this process's Wakers.
+var waitedCloses atomic.Int64
+
+// WaitedCloses is how many times a Waker of this process was closed with
+// Close, which waits for the kernel to retire its watch (not Drop): a
+// test counts that a path which must not wait for it drops its Waker.
+func WaitedCloses() int64 { return waitedCloses.Load() }

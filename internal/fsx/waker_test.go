@@ -135,3 +135,57 @@ func TestFlockUntil(t *testing.T) {
 		t.Fatalf("FlockUntil on a free lock: %v", err)
 	}
 }
+
+// inotifyFDs counts this process's open inotify descriptors.
+func inotifyFDs(t *testing.T) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skipf("no /proc/self/fd: %v", err)
+	}
+	n := 0
+	for _, e := range ents {
+		if l, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); err == nil && l == "anon_inode:inotify" {
+			n++
+		}
+	}
+	return n
+}
+
+// TestWakerDrop: Drop releases the watch without Close's wait (it is not
+// counted by WaitedCloses), twice is harmless, and a Close after it
+// returns once the descriptor is closed. Not parallel: it counts the
+// process's inotify descriptors and its Close calls.
+func TestWakerDrop(t *testing.T) {
+	for _, tt := range []struct {
+		name string
+		new  func(time.Duration, ...string) *fsx.Waker
+	}{{"NewWaker", fsx.NewWaker}, {"NewFileWaker", fsx.NewFileWaker}} {
+		t.Run(tt.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "a.ack")
+			if err := os.WriteFile(path, nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			before, closes := inotifyFDs(t), fsx.WaitedCloses()
+			k := tt.new(time.Hour, path)
+			if k.Polling() {
+				t.Skip("no inotify here")
+			}
+			if got := inotifyFDs(t); got != before+1 {
+				t.Fatalf("%d inotify descriptors with the Waker, want %d", got, before+1)
+			}
+			k.Drop()
+			k.Drop()
+			if got := fsx.WaitedCloses() - closes; got != 0 {
+				t.Fatalf("Drop counted %d waited closes, want 0", got)
+			}
+			k.Close() // waits for the Waker's goroutine, which closed the descriptor
+			k.Close()
+			if got := inotifyFDs(t); got != before {
+				t.Errorf("%d inotify descriptors after Drop and Close, want %d", got, before)
+			}
+			var nilK *fsx.Waker
+			nilK.Drop()
+		})
+	}
+}
