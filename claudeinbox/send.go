@@ -685,8 +685,11 @@ func (s *Sender) awaitAck(ctx context.Context, files inboxv1.Files, from int64, 
 		return a, nil
 	}
 	// Armed before the second look, so no ack between them is missed.
+	// Dropped, not closed, when the wait ends: the kernel retires the
+	// watch while the verdict and its receipt are written (a close waits
+	// for that, milliseconds).
 	wake := fsx.NewWaker(ackPoll/10, files.Ack)
-	defer wake.Close()
+	defer wake.Drop()
 	if a := scan(); a != nil {
 		return a, nil
 	}
