@@ -104,8 +104,9 @@ func TestSendReadsOnce(t *testing.T) {
 				t.Errorf("a send by full id: %d read system calls, want ≤ %d (the heartbeat and each process read once before the append)", n, tt.max)
 			}
 			// The look at the ack file takes a buffer of what it reads
-			// (one ack line), not 64 KiB.
-			const maxBytes = 40 << 10
+			// (one ack line), not 64 KiB: a send allocates about 31 KiB
+			// (42 KiB under -race); a 64 KiB buffer alone is over the bound.
+			const maxBytes = 48 << 10
 			if b > maxBytes {
 				t.Errorf("a send by full id: %d heap bytes, want ≤ %d", b, maxBytes)
 			}
