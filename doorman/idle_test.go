@@ -19,6 +19,7 @@ import (
 	"github.com/oo-family/oo-claude/fakes/fakestation"
 	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/fsx"
+	"github.com/oo-family/oo-claude/internal/hostile"
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/station"
 )
@@ -310,7 +311,7 @@ func TestRealClockHeartbeatIsATimerfd(t *testing.T) {
 	}
 	o := newRealOwner(t)
 	cfg := station.DefaultConfig(o.fs.Paths)
-	before := timerfds(t)
+	before := hostile.OpenFDs(t, hostile.TimerFD)
 	host := o.host(newDeadlineClock())
 	host.Now = nil // the real clock
 	dm := doorman.New(doorman.Options{Host: host, Config: cfg, Mode: doorman.ModeMCP, Version: "test"})
@@ -332,10 +333,10 @@ func TestRealClockHeartbeatIsATimerfd(t *testing.T) {
 	}
 	// The heartbeat loop arms its ticker on a goroutine of its own, which
 	// may come after the first heartbeat says following.
-	n := timerfds(t)
+	n := hostile.OpenFDs(t, hostile.TimerFD)
 	for n < before+1 && time.Now().Before(deadline) {
 		time.Sleep(2 * time.Millisecond)
-		n = timerfds(t)
+		n = hostile.OpenFDs(t, hostile.TimerFD)
 	}
 	cancel()
 	if err := <-done; err != nil {
@@ -344,23 +345,7 @@ func TestRealClockHeartbeatIsATimerfd(t *testing.T) {
 	if n != before+1 {
 		t.Errorf("%d timerfds open while following, %d before: want the heartbeat's one", n, before)
 	}
-	if after := timerfds(t); after != before {
+	if after := hostile.OpenFDs(t, hostile.TimerFD); after != before {
 		t.Errorf("%d timerfds open after the doorman stopped, %d before", after, before)
 	}
-}
-
-// timerfds counts this process's open timerfds.
-func timerfds(t *testing.T) int {
-	t.Helper()
-	fds, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Skipf("no /proc/self/fd: %v", err)
-	}
-	n := 0
-	for _, fd := range fds {
-		if l, err := os.Readlink("/proc/self/fd/" + fd.Name()); err == nil && l == "anon_inode:[timerfd]" {
-			n++
-		}
-	}
-	return n
 }

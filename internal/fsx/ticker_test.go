@@ -1,13 +1,12 @@
 package fsx_test
 
 import (
-	"os"
-	"path/filepath"
 	"runtime"
 	"testing"
 	"time"
 
 	"github.com/oo-family/oo-claude/internal/fsx"
+	"github.com/oo-family/oo-claude/internal/hostile"
 )
 
 // TestTickerTicks: a Ticker ticks once an interval; after Stop nothing is
@@ -47,29 +46,13 @@ func TestTickerIsATimerfd(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("timerfd is Linux's")
 	}
-	before := timerfds(t)
+	before := hostile.OpenFDs(t, hostile.TimerFD)
 	tk := fsx.NewTicker(time.Hour)
-	if n := timerfds(t); n != before+1 {
+	if n := hostile.OpenFDs(t, hostile.TimerFD); n != before+1 {
 		t.Errorf("%d timerfds open with a Ticker, %d before: want one more", n, before)
 	}
 	tk.Stop()
-	if n := timerfds(t); n != before {
+	if n := hostile.OpenFDs(t, hostile.TimerFD); n != before {
 		t.Errorf("%d timerfds open after Stop, %d before", n, before)
 	}
-}
-
-// timerfds counts this process's open timerfds.
-func timerfds(t *testing.T) int {
-	t.Helper()
-	fds, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Skipf("no /proc/self/fd: %v", err)
-	}
-	n := 0
-	for _, fd := range fds {
-		if l, err := os.Readlink(filepath.Join("/proc/self/fd", fd.Name())); err == nil && l == "anon_inode:[timerfd]" {
-			n++
-		}
-	}
-	return n
 }

@@ -136,22 +136,6 @@ func TestFlockUntil(t *testing.T) {
 	}
 }
 
-// inotifyFDs counts this process's open inotify descriptors.
-func inotifyFDs(t *testing.T) int {
-	t.Helper()
-	ents, err := os.ReadDir("/proc/self/fd")
-	if err != nil {
-		t.Skipf("no /proc/self/fd: %v", err)
-	}
-	n := 0
-	for _, e := range ents {
-		if l, err := os.Readlink(filepath.Join("/proc/self/fd", e.Name())); err == nil && l == "anon_inode:inotify" {
-			n++
-		}
-	}
-	return n
-}
-
 // TestWakerDrop: Drop releases the watch without Close's wait (it is not
 // counted by WaitedCloses), twice is harmless, and a Close after it
 // returns once the descriptor is closed. Not parallel: it counts the
@@ -166,12 +150,12 @@ func TestWakerDrop(t *testing.T) {
 			if err := os.WriteFile(path, nil, 0o600); err != nil {
 				t.Fatal(err)
 			}
-			before, closes := inotifyFDs(t), fsx.WaitedCloses()
+			before, closes := hostile.OpenFDs(t, hostile.InotifyFD), fsx.WaitedCloses()
 			k := tt.new(time.Hour, path)
 			if k.Polling() {
 				t.Skip("no inotify here")
 			}
-			if got := inotifyFDs(t); got != before+1 {
+			if got := hostile.OpenFDs(t, hostile.InotifyFD); got != before+1 {
 				t.Fatalf("%d inotify descriptors with the Waker, want %d", got, before+1)
 			}
 			k.Drop()
@@ -181,7 +165,7 @@ func TestWakerDrop(t *testing.T) {
 			}
 			k.Close() // waits for the Waker's goroutine, which closed the descriptor
 			k.Close()
-			if got := inotifyFDs(t); got != before {
+			if got := hostile.OpenFDs(t, hostile.InotifyFD); got != before {
 				t.Errorf("%d inotify descriptors after Drop and Close, want %d", got, before)
 			}
 			var nilK *fsx.Waker

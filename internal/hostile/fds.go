@@ -37,3 +37,29 @@ func NoFreeFD(t TB) (restore func()) {
 	t.Cleanup(restore)
 	return restore
 }
+
+// Open descriptor kinds as /proc/self/fd names them, for [OpenFDs].
+const (
+	InotifyFD = "anon_inode:inotify"
+	TimerFD   = "anon_inode:[timerfd]"
+)
+
+// OpenFDs counts this process's open descriptors whose /proc/self/fd link
+// reads kind (InotifyFD, TimerFD): a test that an object's descriptor is
+// opened and closed. It skips the test where /proc/self/fd cannot be read.
+// The count is the whole process's: only for a test that does not run in
+// parallel with others opening such descriptors.
+func OpenFDs(t TB, kind string) int {
+	t.Helper()
+	ents, err := os.ReadDir("/proc/self/fd")
+	if err != nil {
+		t.Skip("no /proc/self/fd: ", err)
+	}
+	n := 0
+	for _, e := range ents {
+		if l, err := os.Readlink("/proc/self/fd/" + e.Name()); err == nil && l == kind {
+			n++
+		}
+	}
+	return n
+}
