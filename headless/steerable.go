@@ -46,7 +46,11 @@ func (r *Runner) awaitSteerable(ctx context.Context, res StartResult) (StartResu
 	defer k.Close()
 	for {
 		// The heartbeat first, then the file: the file returned is as
-		// new as the steerable doorman (claude's pid in it).
+		// new as the steerable doorman. claude's doorman can follow
+		// before the supervisor has written claude's pid (it writes it
+		// once claude runs, after the lineage link): the file is
+		// returned only with the pid in it, and that write wakes the
+		// wait.
 		steerable := r.steerable(res.File.SessionID)
 		f, err := r.ReadStartFile(res.File.ResultFile)
 		if err == nil {
@@ -56,7 +60,7 @@ func (r *Runner) awaitSteerable(ctx context.Context, res StartResult) (StartResu
 		case err == nil && f.State != Started:
 			res.Class, res.Reason = f.State, deref(f.Reason)
 			return res, fmt.Errorf("%w: it ended %s", ErrNotSteerable, f.State)
-		case steerable:
+		case steerable && err == nil && f.PID != nil:
 			return res, nil
 		}
 		select {
