@@ -196,7 +196,9 @@ func blockText(bs fakemodel.Blocks) string {
 func TestDoormanStop(t *testing.T) {
 	t.Parallel()
 	w := newWorld(t, fakemodel.Options{Replies: []fakemodel.Reply{fakemodel.Bash("sleep 2"), fakemodel.Text("done")}})
-	s := w.start(w.withDoorman(pargs("end while lines come", "--allowedTools", "Bash")...))
+	// --debug: Claude Code's debug log keeps the doorman's stderr and the
+	// stop sequence, printed if the stopped heartbeat does not come.
+	s := w.start(w.withDoorman(pargs("end while lines come", "--allowedTools", "Bash", "--debug")...))
 	s.waitModel(30*time.Second, "the first time", nil)
 	sid := s.waitRow(30 * time.Second).SessionID
 	hb := s.waitHeartbeat(sid, 15*time.Second, "a following doorman", following(sid))
@@ -229,6 +231,11 @@ func TestDoormanStop(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	s.mustSucceed(60 * time.Second)
+	t.Cleanup(func() {
+		if t.Failed() {
+			t.Logf("Claude Code's debug log, its doorman's lines:\n%s", w.debugLines(`"claude-inbox"`, 80))
+		}
+	})
 	h := s.waitHeartbeat(sid, 5*time.Second, "state stopped", func(h heartbeat) bool { return h.State == "stopped" })
 	if h.PID != hb.PID {
 		t.Errorf("stopped heartbeat of pid %d, want the doorman %d", h.PID, hb.PID)
@@ -345,17 +352,11 @@ func TestDoormanSpeaks20260728(t *testing.T) {
 	s.mustSucceed(60 * time.Second)
 	// Claude Code patches a result that lacks what the revision requires
 	// and says so in its debug log (issue 21: the caching hints).
-	logs, _ := filepath.Glob(filepath.Join(w.config, "debug", "*.txt"))
-	if len(logs) == 0 {
+	if logs, _ := filepath.Glob(filepath.Join(w.config, "debug", "*.txt")); len(logs) == 0 {
 		t.Errorf("no debug log under %s", filepath.Join(w.config, "debug"))
 	}
-	for _, l := range logs {
-		b, _ := os.ReadFile(l)
-		for _, line := range strings.Split(string(b), "\n") {
-			if strings.Contains(line, "omits required fields") {
-				t.Errorf("Claude Code's debug log: %s", line)
-			}
-		}
+	if l := w.debugLines("omits required fields", 20); l != "" {
+		t.Errorf("Claude Code's debug log:\n%s", l)
 	}
 	type frame struct {
 		ID     json.RawMessage `json:"id"`
@@ -491,4 +492,20 @@ func TestSendFromAnotherInboxDir(t *testing.T) {
 		s.fatalf("send with the doorman's directory: want delivered-*\n%s", r)
 	}
 	s.mustSucceed(60 * time.Second)
+}
+
+// debugLines is the last n lines of Claude Code's debug logs (a session
+// started with --debug) that contain what, "" when none do.
+func (w *world) debugLines(what string, n int) string {
+	logs, _ := filepath.Glob(filepath.Join(w.config, "debug", "*.txt"))
+	var out []string
+	for _, l := range logs {
+		b, _ := os.ReadFile(l)
+		for _, line := range strings.Split(string(b), "\n") {
+			if strings.Contains(line, what) {
+				out = append(out, line)
+			}
+		}
+	}
+	return strings.Join(out[len(out)-min(len(out), n):], "\n")
 }
