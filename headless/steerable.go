@@ -95,7 +95,8 @@ type Run struct {
 func (h *Run) SessionID() string { return h.File().SessionID }
 
 // File is the result file as it was when the session became steerable
-// (state started), or the run's outcome when it ended first.
+// (state started, claude's pid in it), or the run's outcome when it ended
+// first.
 func (h *Run) File() StartFile {
 	return h.file
 }
