@@ -48,9 +48,10 @@ func (r *Runner) awaitSteerable(ctx context.Context, res StartResult) (StartResu
 		// The heartbeat first, then the file: the file returned is as
 		// new as the steerable doorman. claude's doorman can follow
 		// before the supervisor has written claude's pid (it writes it
-		// once claude runs, after the lineage link): the file is
+		// once claude runs, after the lineage link): a file read is
 		// returned only with the pid in it, and that write wakes the
-		// wait.
+		// wait. A file that cannot be read does not hold a steerable
+		// start back (the last one read is returned).
 		steerable := r.steerable(res.File.SessionID)
 		f, err := r.ReadStartFile(res.File.ResultFile)
 		if err == nil {
@@ -60,7 +61,7 @@ func (r *Runner) awaitSteerable(ctx context.Context, res StartResult) (StartResu
 		case err == nil && f.State != Started:
 			res.Class, res.Reason = f.State, deref(f.Reason)
 			return res, fmt.Errorf("%w: it ended %s", ErrNotSteerable, f.State)
-		case steerable && err == nil && f.PID != nil:
+		case steerable && (err != nil || f.PID != nil):
 			return res, nil
 		}
 		select {
