@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/oo-family/oo-claude/fakes/fakedoorman"
@@ -41,17 +42,31 @@ func TestAwaitSteerableWaitsForClaudesPID(t *testing.T) {
 	done, cancel := context.WithCancel(context.Background())
 	cancel()
 	got, err := r.awaitSteerable(done, StartResult{File: f})
-	if err == nil || !errors.Is(err, context.Canceled) {
+	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("awaitSteerable = %+v, %v with no pid in the file; want it to wait (here: context canceled)", got.File, err)
 	}
 
-	// Once the pid is written the same wait returns the file with it.
+	// A wait begun before the pid is written returns the file with it
+	// once it is (the file's write wakes it).
+	type answer struct {
+		res StartResult
+		err error
+	}
+	ch, before := make(chan answer, 1), StartResult{File: f}
+	go func() {
+		res, err := r.awaitSteerable(context.Background(), before)
+		ch <- answer{res, err}
+	}()
 	f.PID = jsonrow.Ptr(os.Getpid())
 	if err := writeFile(&f); err != nil {
 		t.Fatal(err)
 	}
-	got, err = r.awaitSteerable(context.Background(), StartResult{File: f})
-	if err != nil || got.File.PID == nil || *got.File.PID != os.Getpid() {
-		t.Fatalf("awaitSteerable = %+v, %v; want the file with claude's pid", got.File, err)
+	select {
+	case a := <-ch:
+		if a.err != nil || a.res.File.PID == nil || *a.res.File.PID != os.Getpid() {
+			t.Fatalf("awaitSteerable = %+v, %v; want the file with claude's pid", a.res.File, a.err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("awaitSteerable did not return within 30 s of the pid's write")
 	}
 }
