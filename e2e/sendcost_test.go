@@ -15,6 +15,8 @@ import (
 	"github.com/google/uuid"
 	"github.com/oo-family/oo-claude/fakes/fakedoorman"
 	"github.com/oo-family/oo-claude/fakes/fakemodel"
+	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/internal/jsonrow"
 )
 
 // sendSamplesEnv sets how many sends TestSendCost measures per case
@@ -112,6 +114,9 @@ func TestSendCost(t *testing.T) {
 	// → the ack: the receiver's transcript batch timer, then the doorman's
 	// ack on the row reaching the file), back (the ack → the send's exit).
 	parts := map[string][3][]time.Duration{}
+	// The front in two: send start → the doorman's door write, and the
+	// door write → the enqueue row's timestamp.
+	fronts := map[string][2][]time.Duration{}
 	rows, sample := 1, 0 // each registry holds its target
 	for _, want := range sizes {
 		for ; rows < want; rows++ {
@@ -145,6 +150,14 @@ func TestSendCost(t *testing.T) {
 						p := parts[c.name]
 						p[0], p[1], p[2] = append(p[0], q.Sub(start)), append(p[1], at.Sub(q)), append(p[2], exit.Sub(at))
 						parts[c.name] = p
+						// The front in two: to the doorman's door write
+						// (its attempt record's at: this project's part)
+						// and from it to the receiver's stamp.
+						if w, ok := doorWriteAt(str(rc, "inbox"), str(rc, "msg_id")); ok {
+							f := fronts[c.name]
+							f[0], f[1] = append(f[0], w.Sub(start)), append(f[1], q.Sub(w))
+							fronts[c.name] = f
+						}
 					}
 				}
 			}
@@ -181,8 +194,27 @@ func TestSendCost(t *testing.T) {
 		if p := parts[c.name]; len(p[0]) > 0 {
 			fmt.Fprintf(&b, "\n%s: front %.1f ms (send start → enqueue row ts), floor %.1f ms (→ ack), back %.1f ms (→ exit), medians of %d", c.name, ms(p[0]), ms(p[1]), ms(p[2]), len(p[0]))
 		}
+		if f := fronts[c.name]; len(f[0]) > 0 {
+			fmt.Fprintf(&b, "\n%s: the front's parts: send start → the doorman's door write (its attempt record's at) %.1f ms, → enqueue row ts %.1f ms (ms stamps), medians of %d", c.name, ms(f[0]), ms(f[1]), len(f[0]))
+		}
 	}
 	t.Log(b.String())
+}
+
+// doorWriteAt is when the doorman of inbox made its door write of the
+// line msgID: its attempt record's at (taken just before the dial). The
+// record is the last write's, so it is read after the send's verdict,
+// before the next line is sent.
+func doorWriteAt(inboxPath, msgID string) (time.Time, bool) {
+	if inboxPath == "" {
+		return time.Time{}, false
+	}
+	a, err := inbox.ReadAttempt(inboxPath + ".doorman.attempt")
+	if err != nil || a.MsgID != msgID {
+		return time.Time{}, false
+	}
+	at, err := jsonrow.ParseTime(a.At)
+	return at, err == nil
 }
 
 // sleeper starts a process that lives until the end of the test, whose pid
