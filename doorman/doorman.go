@@ -60,6 +60,7 @@ type Options struct {
 	guard    ingress.Guard // the receiver's guard to pace for; zero: as measured
 	noPacing bool          // no pacing: tests that measure the loop alone
 	pollOnly bool          // follow by the safety poll alone, without file events
+	caughtUp func()        // called each time the follow loop has handled every line there is (tests)
 }
 
 // Status is what a doorman reports about itself: the MCP tool's answer

@@ -34,6 +34,10 @@ func WithoutPacing(o Options) Options { o.noPacing = true; return o }
 // events: the benchmark that compares with v0.1's 0.5 s poll follower.
 func WithPollOnly(o Options) Options { o.pollOnly = true; return o }
 
+// WithCaughtUp returns o calling f each time the follow loop has handled
+// every line there is.
+func WithCaughtUp(o Options, f func()) Options { o.caughtUp = f; return o }
+
 // Wakeups counts the follow loop's iterations (tests and benchmarks of an
 // idle doorman).
 func (d *Doorman) Wakeups() int64 { return d.wakeups.Load() }

@@ -276,7 +276,7 @@ func modifiedAfter(fi fs.FileInfo, path string) bool {
 }
 
 func (fl *follower) close() {
-	fl.dropTranscript()
+	fl.closeTranscript()
 	fl.watcher.Close()
 	fl.regWaker.Close()
 	for _, p := range fl.exits {
@@ -542,6 +542,9 @@ func (fl *follower) drain(ctx context.Context) error {
 			// Caught up: an idle doorman keeps no transcript watch.
 			fl.dropTranscript()
 			fl.setPending()
+			if f := fl.d.o.caughtUp; f != nil {
+				f()
+			}
 			return nil
 		}
 		if err := fl.handle(ctx, kind, line, sha, off); err != nil {

@@ -354,3 +354,50 @@ func TestRealClockHeartbeatIsATimerfd(t *testing.T) {
 		t.Errorf("%d timerfds open after the doorman stopped, %d before", after, before)
 	}
 }
+
+// TestCaughtUpDropsTheTranscriptWatch: a doorman that has handled its
+// last line lets the line's transcript watch go without waiting for the
+// kernel to retire it (closing an inotify instance that held a watch
+// waits out a grace period: up to 25 ms measured), so a line appended
+// meanwhile is not held behind that close before its door write. No Waker
+// is closed with Close between the doorman's catching up before the line
+// and after it; the watch is still released (no inotify descriptor is
+// left once the doorman stops). Not parallel: it counts the process's
+// Close calls and inotify descriptors.
+func TestCaughtUpDropsTheTranscriptWatch(t *testing.T) {
+	w := newWorld(t)
+	sid := w.owned("busy")
+	caughtUp := make(chan struct{}, 16)
+	inotify := hostile.OpenFDs(t, hostile.InotifyFD)
+	_, _, stop := w.running(doorman.WithCaughtUp(doorman.Options{}, func() { caughtUp <- struct{}{} }))
+	wait := func(what string) {
+		t.Helper()
+		select {
+		case <-caughtUp:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("the doorman did not catch up %s", what)
+		}
+	}
+	wait("at its start")
+	closes := fsx.WaitedCloses()
+	w.appendLine(sid, "[mama 📡] one line")
+	if a := w.waitAcks(sid, 1); a[0].Confirm != inboxv1.ConfirmTranscript {
+		t.Fatalf("ack %+v: want one confirmed on the transcript (the watch this test is about)", a[0])
+	}
+	wait("after the line")
+	if got := fsx.WaitedCloses() - closes; got != 0 {
+		t.Errorf("the doorman closed %d Wakers with Close between catching up before the line and after it, want 0: it drops the transcript watch", got)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	// The dropped watch's descriptor is closed on a goroutine of its own:
+	// wait for the count to come back (the kernel's grace period), bounded.
+	deadline := time.Now().Add(20 * time.Second)
+	for hostile.OpenFDs(t, hostile.InotifyFD) != inotify {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d inotify descriptors after the doorman stopped, %d before it started", hostile.OpenFDs(t, hostile.InotifyFD), inotify)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}

@@ -312,9 +312,20 @@ func (f *Follower) fail(op string, err error) error {
 	return err
 }
 
-// Close releases the Follower's file and watch. It is safe to call more
-// than once; Next after Close returns an error matching os.ErrClosed.
-func (f *Follower) Close() error {
+// Close releases the Follower's file and watch, and returns once the
+// watch is released. It is safe to call more than once, and after Drop;
+// Next after Close returns an error matching os.ErrClosed.
+func (f *Follower) Close() error { return f.release(false) }
+
+// Drop is Close without its wait: the kernel retires a file watch after a
+// grace period (milliseconds), which Close waits for; Drop has it released
+// on a goroutine of its own, so a caller with more work goes on at once
+// (a process that exits meanwhile still waits for what is left of it).
+// The file is closed before it returns. It is safe to call more than once,
+// and after Close.
+func (f *Follower) Drop() error { return f.release(true) }
+
+func (f *Follower) release(drop bool) error {
 	if f.closed {
 		return nil
 	}
@@ -323,7 +334,11 @@ func (f *Follower) Close() error {
 		f.f.Close()
 		f.f = nil
 	}
-	f.waker.Close()
+	if drop {
+		f.waker.Drop()
+	} else {
+		f.waker.Close()
+	}
 	f.waker = nil
 	return nil
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/uuid"
+	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/transcript"
 )
@@ -299,6 +300,45 @@ func TestFollowEnds(t *testing.T) {
 			t.Errorf("Next after Close = %v, want os.ErrClosed", err)
 		}
 	})
+}
+
+// TestFollowerDrop: Drop releases a Follower whose watch is armed without
+// Close's wait for the kernel (no Waker closed with Close), closes its
+// file, and leaves it closed: Next returns os.ErrClosed, a second Drop and
+// a Close after it are no-ops. Not parallel: it counts the process's
+// Close calls.
+func TestFollowerDrop(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "s.jsonl")
+	if err := os.WriteFile(path, []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f := transcript.Follow(context.Background(), path, 0, transcript.FollowOptions{Poll: time.Hour})
+	if _, err := next(t, f, time.Second); err != nil {
+		t.Fatalf("first row: %v", err)
+	}
+	// Nothing more: Next arms the watch and waits for its deadline.
+	if _, err := next(t, f, 50*time.Millisecond); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("Next = %v, want DeadlineExceeded", err)
+	}
+	closes := fsx.WaitedCloses()
+	if err := f.Drop(); err != nil {
+		t.Fatalf("Drop = %v", err)
+	}
+	if got := fsx.WaitedCloses() - closes; got != 0 {
+		t.Errorf("Drop closed %d Wakers with Close, want 0", got)
+	}
+	if err := f.Drop(); err != nil {
+		t.Errorf("second Drop = %v", err)
+	}
+	if err := f.Close(); err != nil {
+		t.Errorf("Close after Drop = %v", err)
+	}
+	if got := fsx.WaitedCloses() - closes; got != 0 {
+		t.Errorf("Close after Drop closed %d Wakers, want 0", got)
+	}
+	if _, err := next(t, f, time.Second); !errors.Is(err, os.ErrClosed) {
+		t.Errorf("Next after Drop = %v, want os.ErrClosed", err)
+	}
 }
 
 // FuzzFollow writes content in the chunks the fuzzer picks, drains the
