@@ -72,7 +72,8 @@ func ReadReply(path, msgID string, opts ReplyOptions) (receipt.Reply, error) {
 // WaitReply waits up to opts.Wait for the complete reply to the peer line
 // whose frame carried msgID, reading the rows appended to path after
 // opts.From (take it from Witness.Mark before the send) as they come, by the
-// rules of ReadReply. The transcript need not exist yet. When the wait ends
+// rules of ReadReply. The transcript need not exist yet. Its file watch is
+// let go as it returns, not waited for (Follower.Drop). When the wait ends
 // first the error is ErrNotSeen or ErrReplyPending (with the reply so far);
 // when ctx ends first it is ctx's error itself, with the reply so far.
 func WaitReply(ctx context.Context, path, msgID string, opts ReplyOptions) (receipt.Reply, error) {
@@ -89,7 +90,7 @@ func waitReply(ctx, wctx context.Context, path, msgID string, opts ReplyOptions,
 		return receipt.Reply{}, pathError("reply", path, ErrBadMsgID)
 	}
 	f := Follow(ctx, path, opts.From, FollowOptions{Poll: opts.Poll})
-	defer f.Close()
+	defer f.Drop()
 	sc := replyScan{msgID: msgID}
 	for {
 		l, err := f.Next(wctx)

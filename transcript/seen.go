@@ -40,6 +40,7 @@ type SeenOptions struct {
 // it begins, file events wake it (with a coarse one-second timer behind
 // them), only the rows appended since are read, and nothing is locked or
 // written. A truncated or replaced transcript is read again from its start.
+// Its file watch is let go as it returns, not waited for (Follower.Drop).
 // When ctx ends first it returns false and ctx's error. A msgID that is not
 // a UUID is ErrBadMsgID; a symlink or other non-regular file at path is
 // ErrNotRegular (it is never followed).
@@ -51,7 +52,7 @@ func WaitSeen(ctx context.Context, path, msgID string, opts SeenOptions) (bool, 
 	wctx, cancel := context.WithTimeout(ctx, max(opts.Wait, 0))
 	defer cancel()
 	f := Follow(ctx, path, opts.From, FollowOptions{Poll: opts.Poll})
-	defer f.Close()
+	defer f.Drop()
 	for {
 		l, err := f.Next(wctx)
 		switch {
