@@ -313,8 +313,8 @@ func (f *Follower) fail(op string, err error) error {
 }
 
 // Close releases the Follower's file and watch, and returns once the
-// watch is released. It is safe to call more than once, and after Drop;
-// Next after Close returns an error matching os.ErrClosed.
+// watch is released. It is safe to call more than once; after Drop it
+// does nothing. Next after Close returns an error matching os.ErrClosed.
 func (f *Follower) Close() error { return f.release(false) }
 
 // Drop is Close without its wait: the kernel retires a file watch after a
