@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -367,24 +368,45 @@ func TestRealClockHeartbeatIsATimerfd(t *testing.T) {
 func TestCaughtUpDropsTheTranscriptWatch(t *testing.T) {
 	w := newWorld(t)
 	sid := w.owned("busy")
-	caughtUp := make(chan struct{}, 16)
-	inotify := hostile.OpenFDs(t, hostile.InotifyFD)
-	_, _, stop := w.running(doorman.WithCaughtUp(doorman.Options{}, func() { caughtUp <- struct{}{} }))
-	wait := func(what string) {
-		t.Helper()
+	// Each catch-up reports how many lines the doorman had delivered by
+	// then, so one before the line (at the start, or a heartbeat's
+	// wake-up) is not taken for the one after it.
+	var dm atomic.Pointer[doorman.Doorman]
+	caughtUp := make(chan int, 64)
+	report := func() {
+		n := 0
+		if d := dm.Load(); d != nil {
+			n = d.Status().Delivered
+		}
 		select {
-		case <-caughtUp:
-		case <-time.After(20 * time.Second):
-			t.Fatalf("the doorman did not catch up %s", what)
+		case caughtUp <- n:
+		default: // never blocks the doorman
 		}
 	}
-	wait("at its start")
+	inotify := hostile.OpenFDs(t, hostile.InotifyFD)
+	d, _, stop := w.running(doorman.WithCaughtUp(doorman.Options{}, report))
+	dm.Store(d)
+	wait := func(what string, delivered int) {
+		t.Helper()
+		timeout := time.After(20 * time.Second)
+		for {
+			select {
+			case n := <-caughtUp:
+				if n >= delivered {
+					return
+				}
+			case <-timeout:
+				t.Fatalf("the doorman did not catch up %s", what)
+			}
+		}
+	}
+	wait("at its start", 0)
 	closes := fsx.WaitedCloses()
 	w.appendLine(sid, "[mama 📡] one line")
 	if a := w.waitAcks(sid, 1); a[0].Confirm != inboxv1.ConfirmTranscript {
 		t.Fatalf("ack %+v: want one confirmed on the transcript (the watch this test is about)", a[0])
 	}
-	wait("after the line")
+	wait("after the line", 1)
 	if got := fsx.WaitedCloses() - closes; got != 0 {
 		t.Errorf("the doorman closed %d Wakers with Close between catching up before the line and after it, want 0: it drops the transcript watch", got)
 	}
