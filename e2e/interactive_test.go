@@ -200,17 +200,61 @@ func (s *interactive) alive() bool {
 }
 
 // typeLine types text into the TUI's prompt and presses Enter, as a user
-// does.
+// does, and returns once the transcript holds the prompt (its user row, or
+// a queue row if the session was busy).
+//
+// The TUI takes a burst of keys as a paste, and an Enter that arrives
+// inside that burst (a loaded machine can deliver the text and the Enter
+// in one read) is part of the paste, not a submit: the text then sits in
+// the prompt box. So Enter goes only after the pane shows the text, and
+// goes again while the transcript lacks the prompt. An Enter on an empty
+// prompt box does nothing, so a second one cannot submit twice.
 func (s *interactive) typeLine(text string) {
 	s.w.t.Helper()
 	if out, err := s.tmuxCmd("send-keys", "-t", s.Target, "-l", text).CombinedOutput(); err != nil {
 		s.fatalf("tmux send-keys: %v\n%s", err, out)
 	}
-	// The TUI takes a burst of keys ending in a newline as a paste; Enter
-	// on its own submits.
-	time.Sleep(200 * time.Millisecond)
-	if out, err := s.tmuxCmd("send-keys", "-t", s.Target, "Enter").CombinedOutput(); err != nil {
-		s.fatalf("tmux send-keys Enter: %v\n%s", err, out)
+	shown, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := eventually(shown, func() (bool, error) {
+		if !s.alive() {
+			return false, errors.New("claude exited")
+		}
+		return strings.Contains(s.pane(), text), nil
+	}); err != nil {
+		s.fatalf("the pane never showed the typed text %q: %v", text, err)
+	}
+	submitted := func(row map[string]any) bool {
+		t := row["type"]
+		return (t == "user" || t == "queue-operation") && strings.Contains(fmt.Sprint(row), text)
+	}
+	const presses = 6
+	for i := 1; ; i++ {
+		if out, err := s.tmuxCmd("send-keys", "-t", s.Target, "Enter").CombinedOutput(); err != nil {
+			s.fatalf("tmux send-keys Enter: %v\n%s", err, out)
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err := eventually(ctx, func() (bool, error) {
+			if !s.alive() {
+				return false, errors.New("claude exited")
+			}
+			for _, r := range s.rows() {
+				if submitted(r) {
+					return true, nil
+				}
+			}
+			return false, nil
+		})
+		cancel()
+		switch {
+		case err == nil:
+			if i > 1 {
+				s.w.t.Logf("typeLine: the prompt was taken at Enter %d", i)
+			}
+			return
+		case !errors.Is(err, context.DeadlineExceeded) || i == presses:
+			s.fatalf("the transcript never held the typed prompt %q after %d Enters: %v", text, i, err)
+		}
 	}
 }
 
