@@ -14,6 +14,9 @@
 //
 //	floor 4  cli/oo-claude    the oo-claude command: flags, calling the
 //	                          library, printing, verdicts to exit codes
+//	         cli/oo-claude-doorman  the doorman program, which
+//	                          `oo-claude doorman` execs (so the command
+//	                          does not link the MCP SDK)
 //	floor 3  fleet            verbs on other stations over OpenSSH, merged
 //	                          documents and event streams (above observatory
 //	                          and headless)

@@ -31,8 +31,9 @@
 // from the test process itself.
 //
 // oo-claude itself is tested the same way: TestMain builds the binary once
-// from cli/oo-claude with the go toolchain that runs the tests (or takes a
-// prebuilt one from OO_CLAUDE_E2E_OOCLAUDE), sessions get it as their
+// from cli/oo-claude, and the doorman program beside it from
+// cli/oo-claude-doorman, with the go toolchain that runs the tests (or
+// takes a prebuilt pair from OO_CLAUDE_E2E_OOCLAUDE), sessions get it as their
 // doorman through --mcp-config/--strict-mcp-config (or the user-scope
 // registration), and the verbs (send, resume, start, sessions, riders,
 // read) run as separate processes with knobs pointing into the test's

@@ -42,8 +42,10 @@ func TestMain(m *testing.M) {
 }
 
 // buildOOClaude returns the oo-claude binary the suite runs: the one
-// OO_CLAUDE_E2E_OOCLAUDE names, else one built once from ../cli/oo-claude
-// with the go toolchain that runs the tests (never `go run`).
+// OO_CLAUDE_E2E_OOCLAUDE names (since the doorman became a program of its
+// own, with oo-claude-doorman beside it: go build -o DIR/ ./cli/...), else one built once from ../cli/oo-claude, with
+// ../cli/oo-claude-doorman beside it, by the go toolchain that runs the
+// tests (never `go run`).
 func buildOOClaude() (string, func(), error) {
 	if p := os.Getenv(ooClaudeEnv); p != "" {
 		if !filepath.IsAbs(p) {
@@ -60,14 +62,15 @@ func buildOOClaude() (string, func(), error) {
 		return "", nil, err
 	}
 	cleanup := func() { os.RemoveAll(dir) }
-	bin := filepath.Join(dir, "oo-claude")
-	cmd := exec.Command(goBin, "build", "-o", bin, "./cli/oo-claude")
+	// oo-claude and the doorman program it execs, side by side as
+	// go install ./cli/... puts them.
+	cmd := exec.Command(goBin, "build", "-o", dir+"/", "./cli/oo-claude", "./cli/oo-claude-doorman")
 	cmd.Dir = ".."
 	if out, err := cmd.CombinedOutput(); err != nil {
 		cleanup()
-		return "", nil, fmt.Errorf("go build ./cli/oo-claude: %w\n%s", err, out)
+		return "", nil, fmt.Errorf("go build ./cli/oo-claude ./cli/oo-claude-doorman: %w\n%s", err, out)
 	}
-	return bin, cleanup, nil
+	return filepath.Join(dir, "oo-claude"), cleanup, nil
 }
 
 // ooClaude returns the oo-claude binary under test or stops the test.

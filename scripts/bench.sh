@@ -100,7 +100,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-[ "${1:-}" = issue20 ] || go build -o "$T/oo-claude" ./cli/oo-claude
+# oo-claude and, since it became a program of its own, the doorman
+# program beside it (./cli/... builds whichever the tree has).
+[ "${1:-}" = issue20 ] || go build -o "$T/" ./cli/...
 BIN="$T/oo-claude"
 
 # median RUNS CMD...: runs CMD RUNS times (after 3 warm-ups), prints the
@@ -242,10 +244,10 @@ if [ "${1:-}" = issue20 ]; then
 		# row's test binary) is this tree's.
 		mkdir -p "$T/rev"
 		git archive "$BENCH_REV" | tar -x -C "$T/rev"
-		(cd "$T/rev" && CGO_ENABLED=0 go build -o "$BIN" ./cli/oo-claude)
+		(cd "$T/rev" && CGO_ENABLED=0 go build -o "$T/" ./cli/...)
 		echo "oo-claude built from $(git rev-parse --short "$BENCH_REV")"
 	else
-		CGO_ENABLED=0 go build -o "$BIN" ./cli/oo-claude
+		CGO_ENABLED=0 go build -o "$T/" ./cli/...
 	fi
 	go build -o "$T/benchtool" scripts/benchtool/main.go
 	mkdir -p "$T/hello"

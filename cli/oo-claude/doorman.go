@@ -5,103 +5,86 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"runtime"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"syscall"
 
-	"github.com/oo-family/oo-claude/doorman"
-	"github.com/oo-family/oo-claude/internal/version"
+	"github.com/oo-family/oo-claude/internal/doormanreq"
 	"github.com/peterbourgon/ff/v3/ffcli"
 )
 
-// Exit codes of the foreground doorman.
-const (
-	exitNotHere        = 3 // not deliverable here (an identity state)
-	exitDeliveryFailed = 4 // a delivery failed and the line waits
-)
+// doormanProgram is the doorman's own program, installed beside oo-claude
+// (go install ./cli/...): `oo-claude doorman` checks its flags, then execs
+// it (internal/doormanreq says why).
+const doormanProgram = "oo-claude-doorman"
+
+// errNoDoormanProgram is the cause when the doorman program beside this
+// binary is missing or is not one to run.
+var errNoDoormanProgram = errors.New("no doorman program to run")
 
 func newDoormanCmd(e *env) *ffcli.Command {
-	fs := flag.NewFlagSet("doorman", flag.ContinueOnError)
-	mcp := fs.Bool("mcp", false, "speak MCP over stdio while the follow loop runs (the registration's way)")
-	allow := fs.Bool("allow-foreground", false, "run the foreground loop: it delivers into the session this process descends from")
-	session := fs.String("session", "", "the session id the owner must be (never trusted without its registry row)")
-	once := fs.Bool("once", false, "foreground: replay the unread lines, then exit")
-	asJSON := fs.Bool("json", false, "foreground: print the final status as one JSON line")
+	flags := flag.NewFlagSet("doorman", flag.ContinueOnError)
+	mcp := flags.Bool("mcp", false, "speak MCP over stdio while the follow loop runs (the registration's way)")
+	allow := flags.Bool("allow-foreground", false, "run the foreground loop: it delivers into the session this process descends from")
+	session := flags.String("session", "", "the session id the owner must be (never trusted without its registry row)")
+	once := flags.Bool("once", false, "foreground: replay the unread lines, then exit")
+	asJSON := flags.Bool("json", false, "foreground: print the final status as one JSON line")
 	return &ffcli.Command{
 		Name:       "doorman",
 		ShortUsage: "oo-claude doorman --mcp · oo-claude doorman --allow-foreground [--session ID] [--once] [--json]",
 		ShortHelp:  "the receiver: carry the inbox's lines through the session's door",
-		FlagSet:    fs,
+		FlagSet:    flags,
 		Exec: func(ctx context.Context, args []string) error {
-			switch {
-			case len(args) > 0:
+			if len(args) > 0 {
 				return usagef("doorman takes no arguments")
-			case *mcp && (*allow || *once || *session != "" || *asJSON):
-				return usagef("--mcp takes no other flag")
-			case !*mcp && !*allow:
-				return usagef("doorman refuses to run without --allow-foreground (or --mcp): a doorman delivers into the session it descends from")
 			}
-			cfg, err := e.config()
-			if err != nil {
-				return err
+			req := doormanreq.Request{MCP: *mcp, Foreground: *allow, Session: *session, Once: *once, JSON: *asJSON}
+			if err := req.Check(); err != nil {
+				return usagef("%v", err)
 			}
-			oneProc(e.getenv)
-			mode := doorman.ModeCLI
-			if *mcp {
-				mode = doorman.ModeMCP
-			}
-			dm := doorman.New(doorman.Options{
-				Host:   doorman.ThisProcess(cfg, e.getenv),
-				Config: cfg, Mode: mode, Session: *session, Once: *once,
-				Log: e.stderr, Version: version.Version,
-			})
-			if *mcp {
-				// stdin's EOF or a signal stops it; its answers and
-				// the loop's fate are the MCP tool's, not an exit code.
-				dm.ServeMCP(ctx, &doorman.Server{In: e.stdin, Out: e.stdout})
-				return nil
-			}
-			err = dm.Run(ctx)
-			if *asJSON {
-				// The status is a --json caller's account of the run: one
-				// that cannot be encoded or written is an error of its
-				// own, beside the run's.
-				if perr := printJSONLine(e, dm.Status()); perr != nil {
-					perr = fmt.Errorf("doorman --json: the final status: %w", perr)
-					if err == nil {
-						return perr // exit 1: the run went well, its account did not
-					}
-					err = errors.Join(err, perr)
-				}
-			}
-			return doormanExit(err)
+			return e.doorman(ctx, req.Argv())
 		},
 	}
 }
 
-// oneProc runs the doorman's process on one P (GOMAXPROCS 1) unless the
-// environment sets GOMAXPROCS. A doorman is I/O-bound: its goroutines
-// (the follow loop, the heartbeat, the MCP server, the file and exit
-// waits) wait for events and run a little Go code each; one blocked in a
-// system call hands the P on, so none waits out another's disk write.
-// With a second P, each goroutine woken also woke an idle thread to spin
-// for work, and the runtime re-read the cgroup's CPU limit each second it
-// was awake (a GOMAXPROCS set by hand ends that): an idle doorman woke 81
-// times a minute on two Ps, 36 on one.
-func oneProc(getenv func(string) string) {
-	if getenv("GOMAXPROCS") == "" {
-		runtime.GOMAXPROCS(1)
+// execDoorman is how oo-claude runs a doorman: it replaces this process
+// with the doorman program beside self (this binary), argv its arguments
+// and environ its environment, so the doorman keeps this process's pid,
+// stdio and parent (the session that started it). It returns only when
+// the program cannot be run.
+func execDoorman(self func() (string, error), environ func() []string) func(context.Context, []string, io.Reader, io.Writer, io.Writer) error {
+	return func(_ context.Context, argv []string, _ io.Reader, _, _ io.Writer) error {
+		path, err := findDoormanProgram(self)
+		if err != nil {
+			return err
+		}
+		err = syscall.Exec(path, append([]string{path}, argv...), environ())
+		return fmt.Errorf("doorman: exec %s: %w", path, err)
 	}
 }
 
-// doormanExit maps the foreground doorman's result to its documented exit
-// codes: 0, 3 (not deliverable here) and 4 (a delivery failed, or an ack,
-// offset or inbox could not be read or written: the line waits). A --json
-// status that cannot be printed after a good run is exit 1.
-func doormanExit(err error) error {
-	switch {
-	case err == nil:
-		return nil
-	case errors.Is(err, doorman.ErrNotDeliverable):
-		return &exitError{code: exitNotHere, err: err}
+// findDoormanProgram returns the path of the doorman program beside self:
+// a regular file, executable, and not writable by other users.
+func findDoormanProgram(self func() (string, error)) (string, error) {
+	exe, err := self()
+	if err != nil {
+		return "", fmt.Errorf("doorman: %w: this binary's path: %w", errNoDoormanProgram, err)
 	}
-	return &exitError{code: exitDeliveryFailed, err: err}
+	path := filepath.Join(filepath.Dir(exe), doormanProgram)
+	fi, err := os.Stat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "", fmt.Errorf("doorman: %w: %s is not installed beside oo-claude (go install ./cli/... installs both)", errNoDoormanProgram, path)
+	case err != nil:
+		return "", fmt.Errorf("doorman: %w: %w", errNoDoormanProgram, err)
+	case !fi.Mode().IsRegular():
+		return "", fmt.Errorf("doorman: %w: %s is not a regular file", errNoDoormanProgram, path)
+	case fi.Mode().Perm()&0o111 == 0:
+		return "", fmt.Errorf("doorman: %w: %s is not executable", errNoDoormanProgram, path)
+	case fi.Mode().Perm()&0o002 != 0:
+		return "", fmt.Errorf("doorman: %w: %s is writable by every user", errNoDoormanProgram, path)
+	}
+	return path, nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/oo-family/oo-claude/fakes/fakeowner"
 	"github.com/oo-family/oo-claude/inboxv1"
+	"github.com/oo-family/oo-claude/internal/doormancmd"
 )
 
 // TestDoormanOnceFailedDeliveryExits4: `doorman --allow-foreground --once`
@@ -28,8 +29,8 @@ func TestDoormanOnceFailedDeliveryExits4(t *testing.T) {
 
 	c := o.Start(command(ctx, t, env, "doorman", "--allow-foreground", "--once", "--json"))
 	code, err := c.Wait(ctx)
-	if err != nil || code != exitDeliveryFailed {
-		t.Fatalf("exit %d (%v), want %d; stderr:\n%s", code, err, exitDeliveryFailed, c.Stderr())
+	if err != nil || code != doormancmd.ExitDeliveryFailed {
+		t.Fatalf("exit %d (%v), want %d; stderr:\n%s", code, err, doormancmd.ExitDeliveryFailed, c.Stderr())
 	}
 	if !strings.Contains(c.Stderr(), "failed") {
 		t.Errorf("stderr does not say the delivery failed:\n%s", c.Stderr())

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/claudeproc"
+	"github.com/oo-family/oo-claude/internal/doormancmd"
 
 	"github.com/google/uuid"
 	"github.com/oo-family/oo-claude/doorman"
@@ -738,7 +738,7 @@ func TestForegroundDoormanExitCodes(t *testing.T) {
 		{"ack unwritable", &fs.PathError{Op: "write", Path: "x.inbox.ack", Err: syscall.EIO}, 4},
 	}
 	for _, c := range cases {
-		if got := exitCode(doormanExit(c.err), io.Discard); got != c.want {
+		if got := doormancmd.ExitCode(c.err); got != c.want {
 			t.Errorf("%s: exit %d, want %d", c.name, got, c.want)
 		}
 	}

@@ -20,15 +20,18 @@ import (
 	"github.com/oo-family/oo-claude/internal/termsafe"
 )
 
-func main() {
+func main() { os.Exit(mainWith(osProc())) }
+
+// mainWith is main with the process p: the verb's exit code.
+func mainWith(p proc) int {
 	// The process ends with its verb: signalContext's stop is not
 	// called, since signal.Stop waits for the runtime's signal goroutine
 	// to go idle (futex round trips between threads: up to milliseconds
 	// on a busy machine, after the verdict is printed). A signal after
 	// the verb returned changes nothing: the exit code is the verb's.
 	ctx, _ := signalContext()
-	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, osProc())
-	os.Exit(exitCode(err, termsafe.NewWriter(os.Stderr)))
+	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, p)
+	return exitCode(err, termsafe.NewWriter(os.Stderr))
 }
 
 // signalContext is the verbs' context: SIGINT and SIGTERM cancel it, with

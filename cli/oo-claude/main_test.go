@@ -6,15 +6,20 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
+	"os/signal"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/oo-family/oo-claude/fakes/fakeclaude"
+	"github.com/oo-family/oo-claude/internal/doormancmd"
 	"github.com/rogpeppe/go-internal/testscript"
 	"go.uber.org/goleak"
 )
@@ -25,6 +30,12 @@ import (
 // `go build` or `go run`.
 func TestMain(m *testing.M) {
 	fakeclaude.Main() // the test binary also plays claude and systemd-run
+	// It also plays the doorman program, which a run as oo-claude execs
+	// (testDoormanProc) under that name, and which testscript installs
+	// beside "oo-claude" on the scripts' PATH.
+	if filepath.Base(os.Args[0]) == doormanProgram {
+		doormanMain()
+	}
 	// A detached start's supervisor is this binary run as "start
 	// --foreground-unit <result file>" (start --detach), with the caller's
 	// environment, which has no switch.
@@ -33,12 +44,37 @@ func TestMain(m *testing.M) {
 		if f := os.Getenv(costFileEnv); f != "" {
 			os.Exit(mainCounted(f))
 		}
-		main()
-		return
+		// Run from the build's directory, the binary has no doorman
+		// program beside it; a copy named oo-claude is the real thing.
+		p := osProc()
+		if exe, _ := os.Executable(); filepath.Base(exe) != "oo-claude" {
+			p = testDoormanProc(p)
+		}
+		os.Exit(mainWith(p))
 	}
 	// The testscript files (testdata/script) run the binary as
 	// "oo-claude" on their PATH: testscript copies this test binary there.
-	testscript.Main(leakChecked{m}, map[string]func(){"oo-claude": main})
+	testscript.Main(leakChecked{m}, map[string]func(){"oo-claude": main, doormanProgram: doormanMain})
+}
+
+// doormanMain is cli/oo-claude-doorman's main.
+func doormanMain() {
+	ctx, _ := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	os.Exit(doormancmd.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
+}
+
+// testDoormanProc is p for this test binary run as oo-claude: its doorman
+// verb execs this binary again, as the doorman program (argv[0] named so,
+// beside it), the way execDoorman execs the program beside oo-claude.
+func testDoormanProc(p proc) proc {
+	p.doorman = func(_ context.Context, argv []string, _ io.Reader, _, _ io.Writer) error {
+		exe, err := os.Executable()
+		if err != nil {
+			return err
+		}
+		return syscall.Exec(exe, append([]string{filepath.Join(filepath.Dir(exe), doormanProgram)}, argv...), os.Environ())
+	}
+	return p
 }
 
 // leakChecked runs the tests, then fails the run when goroutines leaked
@@ -119,6 +155,22 @@ func runBinary(t testing.TB, env []string, stdin string, args ...string) result 
 	defer cancel()
 	cmd := command(ctx, t, env, args...)
 	cmd.Stdin = strings.NewReader(stdin)
+	return runCmd(t, cmd)
+}
+
+// runAt runs the program at path with args and exactly env, stdin empty.
+func runAt(t testing.TB, path string, env []string, args ...string) result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, args...)
+	cmd.Env = env
+	return runCmd(t, cmd)
+}
+
+// runCmd runs cmd and returns its output and exit code.
+func runCmd(t testing.TB, cmd *exec.Cmd) result {
+	t.Helper()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -128,7 +180,7 @@ func runBinary(t testing.TB, env []string, stdin string, args ...string) result 
 	case errors.As(err, &ee):
 		code = ee.ExitCode()
 	case err != nil:
-		t.Fatalf("run %v: %v", args, err)
+		t.Fatalf("run %v: %v", cmd.Args, err)
 	}
 	return result{stdout: out.String(), stderr: errb.String(), code: code}
 }
@@ -148,6 +200,9 @@ func runInProcess(t testing.TB, getenv func(string) string, stdin string, args .
 func testProc(getenv func(string) string) proc {
 	p := osProc()
 	p.getenv = getenv
+	p.doorman = func(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer) error {
+		return exitWith(doormancmd.Main(ctx, argv, stdin, stdout, stderr, getenv))
+	}
 	return p
 }
 

@@ -28,6 +28,10 @@ type proc struct {
 	executable func() (string, error) // this binary (env.self)
 	hostname   func() (string, error) // the station's default name
 	username   func() (string, error)
+	// doorman runs the doorman program with argv (doormanreq's) on the
+	// given stdio; nil is execDoorman: this process becomes the program
+	// beside executable, on the process's own stdio.
+	doorman func(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer) error
 }
 
 // osProc is the running process's own.
@@ -70,12 +74,20 @@ type env struct {
 	// rawStderr is stderr unescaped, for the live status line only
 	// (its \r and erase-to-end are the frame); see status.go.
 	rawStderr io.Writer
+	// doorman runs the doorman program with argv on the verb's stdio
+	// (the doorman escapes its own stderr).
+	doorman func(ctx context.Context, argv []string) error
 }
 
 func newEnv(stdin io.Reader, stdout, stderr io.Writer, p proc) *env {
 	// stderr is for people only: what it shows is escaped (termsafe).
 	e := &env{stdin: stdin, stdout: stdout, stderr: termsafe.NewWriter(stderr), rawStderr: stderr,
 		environ: p.environ, getwd: p.getwd, pid: p.getpid(), self: p.executable}
+	run := p.doorman
+	if run == nil {
+		run = execDoorman(p.executable, p.environ)
+	}
+	e.doorman = func(ctx context.Context, argv []string) error { return run(ctx, argv, e.stdin, e.stdout, e.rawStderr) }
 	e.knobs = sync.OnceValues(func() (*station.Environ, error) { return station.LoadEnviron(p.getenv) })
 	e.getenv = func(key string) string {
 		if k, err := e.knobs(); err == nil {

@@ -27,6 +27,9 @@ var floors = map[string]int{
 	"cli/oo-claude": 4,
 	// The view of `oo-claude top`: the binary's own, beside it.
 	"internal/top": 4,
+	// The doorman program, which `oo-claude doorman` execs, and its run.
+	"cli/oo-claude-doorman": 4,
+	"internal/doormancmd":   4,
 
 	"fleet":       3,
 	"doorman":     3,
@@ -58,6 +61,8 @@ var floors = map[string]int{
 	"internal/seconds":   0,
 	"internal/termsafe":  0,
 	"internal/version":   0,
+	// What oo-claude asks of the doorman program: a command line.
+	"internal/doormanreq": 0,
 }
 
 // floorOrder is the order within a floor, as go/build's deps_test orders
@@ -67,7 +72,8 @@ var floors = map[string]int{
 // arrows stay a partial order.)
 var floorOrder = map[[2]string]string{
 	// Floor 4: the binary runs the top view.
-	{"cli/oo-claude", "internal/top"}: "top is the binary's view of the observatory and the sender",
+	{"cli/oo-claude", "internal/top"}:                "top is the binary's view of the observatory and the sender",
+	{"cli/oo-claude-doorman", "internal/doormancmd"}: "the doorman program's main runs the doorman's run",
 	// Floor 3: the fleet returns the local calls' own typed results
 	// from other stations.
 	{"fleet", "observatory"}: "the fleet merges the observatory's documents and event streams",

@@ -100,7 +100,7 @@ func TestReadmeSetUp(t *testing.T) {
 			script = append(script, l)
 		}
 	}
-	for _, want := range []string{"go run ./examples/roundtrip", "go run ./examples/offline", "scripts/install-claude-code.sh", "go install ./cli/oo-claude", "oo-claude doctor"} {
+	for _, want := range []string{"go run ./examples/roundtrip", "go run ./examples/offline", "scripts/install-claude-code.sh", "go install ./cli/...", "oo-claude doctor"} {
 		if !strings.Contains(strings.Join(script, "\n"), want) {
 			t.Errorf("the Set up commands lack %q", want)
 		}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -77,27 +78,40 @@ func firstLine(s string) string {
 	return line
 }
 
-// TestBinaryDeps: the oo-claude binary links no test code: neither the
-// testing package nor our fakes; nor Bubble Tea v1, Lip Gloss v1 or
-// termenv, whose package init asks the terminal of every verb its
-// background colour and waits for the answer (up to 5 s) before main.
+// TestBinaryDeps: the oo-claude binary and its doorman program link no
+// test code: neither the testing package nor our fakes; nor Bubble Tea v1,
+// Lip Gloss v1 or termenv, whose package init asks the terminal of every
+// verb its background colour and waits for the answer (up to 5 s) before
+// main. And oo-claude, which every send starts, does not link the MCP SDK
+// (its packages' init cost each start milliseconds): the doorman program
+// does.
 func TestBinaryDeps(t *testing.T) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go command on PATH")
 	}
-	cmd := exec.Command(goBin, "list", "-deps", "./cli/oo-claude")
-	cmd.Dir = moduleRoot(t)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("go list: %v", err)
-	}
-	for _, dep := range strings.Fields(string(out)) {
-		if dep == "testing" || strings.Contains(dep, "/fakes") || strings.Contains(dep, "goleak") || strings.Contains(dep, "go-cmp") {
-			t.Errorf("the binary depends on %s", dep)
+	const sdk = "github.com/modelcontextprotocol/go-sdk/mcp"
+	for _, c := range []struct {
+		pkg     string
+		withSDK bool
+	}{{"./cli/oo-claude", false}, {"./cli/oo-claude-doorman", true}} {
+		cmd := exec.Command(goBin, "list", "-deps", c.pkg)
+		cmd.Dir = moduleRoot(t)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("go list %s: %v", c.pkg, err)
 		}
-		if dep == "github.com/charmbracelet/bubbletea" || dep == "github.com/charmbracelet/lipgloss" || strings.HasPrefix(dep, "github.com/muesli/termenv") {
-			t.Errorf("the binary depends on %s, whose init queries the terminal before main (charm.land's v2 does not)", dep)
+		deps := strings.Fields(string(out))
+		for _, dep := range deps {
+			if dep == "testing" || strings.Contains(dep, "/fakes") || strings.Contains(dep, "goleak") || strings.Contains(dep, "go-cmp") {
+				t.Errorf("%s depends on %s", c.pkg, dep)
+			}
+			if dep == "github.com/charmbracelet/bubbletea" || dep == "github.com/charmbracelet/lipgloss" || strings.HasPrefix(dep, "github.com/muesli/termenv") {
+				t.Errorf("%s depends on %s, whose init queries the terminal before main (charm.land's v2 does not)", c.pkg, dep)
+			}
+		}
+		if got := slices.Contains(deps, sdk); got != c.withSDK {
+			t.Errorf("%s links %s: %v, want %v", c.pkg, sdk, got, c.withSDK)
 		}
 	}
 }

@@ -1,0 +1,104 @@
+package main
+
+import (
+	"errors"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// TestFindDoormanProgram: the doorman program is the regular, executable
+// file oo-claude-doorman beside oo-claude, not writable by others; anything
+// else is errNoDoormanProgram with a message that says what to do.
+func TestFindDoormanProgram(t *testing.T) {
+	t.Parallel()
+	cases := []struct {
+		name  string
+		plant func(t *testing.T, path string)
+		want  string // "" found; else in the error
+	}{
+		{"installed", func(t *testing.T, p string) { writeExec(t, p, 0o755) }, ""},
+		{"missing", func(*testing.T, string) {}, "go install ./cli/..."},
+		{"a directory", func(t *testing.T, p string) { mustT(t, os.Mkdir(p, 0o755)) }, "not a regular file"},
+		{"a FIFO", func(t *testing.T, p string) { mustT(t, syscall.Mkfifo(p, 0o755)) }, "not a regular file"},
+		{"not executable", func(t *testing.T, p string) { writeExec(t, p, 0o644) }, "not executable"},
+		{"writable by everyone", func(t *testing.T, p string) { writeExec(t, p, 0o777) }, "writable by every user"},
+		{"a symlink to the program", func(t *testing.T, p string) {
+			real := filepath.Join(t.TempDir(), "real")
+			writeExec(t, real, 0o755)
+			mustT(t, os.Symlink(real, p))
+		}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			path := filepath.Join(dir, doormanProgram)
+			c.plant(t, path)
+			self := func() (string, error) { return filepath.Join(dir, "oo-claude"), nil }
+			got, err := findDoormanProgram(self)
+			switch {
+			case c.want == "" && (err != nil || got != path):
+				t.Errorf("= %q, %v; want %q", got, err, path)
+			case c.want != "" && (!errors.Is(err, errNoDoormanProgram) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), path)):
+				t.Errorf("= %q, %v; want errNoDoormanProgram naming %s and saying %q", got, err, path, c.want)
+			}
+		})
+	}
+	if _, err := findDoormanProgram(func() (string, error) { return "", errors.New("no /proc") }); !errors.Is(err, errNoDoormanProgram) {
+		t.Errorf("with this binary's path unknown: %v; want errNoDoormanProgram", err)
+	}
+}
+
+// TestDoormanExecsTheProgramBeside: `oo-claude doorman` runs the doorman
+// program installed beside it, and without one exits 1 saying so. The test
+// binary, copied as oo-claude (and as oo-claude-doorman beside it), is
+// both programs; a foreground doorman outside any session is not
+// deliverable here (exit 3) and prints its status.
+func TestDoormanExecsTheProgramBeside(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	self := filepath.Join(dir, "oo-claude")
+	copyFile(t, binary(t), self)
+	env := []string{"OO_CLAUDE_TEST_AS_BINARY=1", "PATH=/usr/bin:/bin", childGORACE(), "HOME=" + t.TempDir(), "OO_CLAUDE_INBOX_DIR=" + t.TempDir()}
+	args := []string{"doorman", "--allow-foreground", "--once", "--json"}
+
+	r := runAt(t, self, env, args...)
+	if r.code != 1 || !strings.Contains(r.stderr, filepath.Join(dir, doormanProgram)) || !strings.Contains(r.stderr, "go install ./cli/...") {
+		t.Fatalf("without the doorman program: exit %d, stderr %q; want 1 naming the missing program", r.code, r.stderr)
+	}
+	copyFile(t, binary(t), filepath.Join(dir, doormanProgram))
+	r = runAt(t, self, env, args...)
+	if r.code != 3 || !strings.Contains(r.stdout, `"state"`) {
+		t.Fatalf("with the doorman program: exit %d, stdout %q, stderr %q; want 3 and the status", r.code, r.stdout, r.stderr)
+	}
+}
+
+func writeExec(t *testing.T, path string, mode os.FileMode) {
+	t.Helper()
+	mustT(t, os.WriteFile(path, []byte("#!/bin/sh\n"), 0o600))
+	mustT(t, os.Chmod(path, mode))
+}
+
+func copyFile(t *testing.T, from, to string) {
+	t.Helper()
+	in, err := os.Open(from)
+	mustT(t, err)
+	defer in.Close()
+	out, err := os.OpenFile(to, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o755)
+	mustT(t, err)
+	if _, err := io.Copy(out, in); err != nil {
+		t.Fatal(err)
+	}
+	mustT(t, out.Close())
+}
+
+func mustT(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
