@@ -82,7 +82,8 @@ if [ "${1:-}" = mcp ]; then
 		B=$(mktemp -d)
 		trap 'rm -rf "$B"' EXIT
 		git archive "$3" | tar -x -C "$B"
-		(cd "$B" && go build -o "$B/oo-claude.base" ./cli/oo-claude)
+		# REV's oo-claude, and its doorman program beside it where REV has one.
+		(cd "$B" && go build -o "$B/" ./cli/... && mv "$B/oo-claude" "$B/oo-claude.base")
 		export OO_CLAUDE_E2E_MCP_BASE=$B/oo-claude.base
 		echo "base: $(git rev-parse --short "$3")"
 	fi
