@@ -66,7 +66,8 @@ func execDoorman(self func() (string, error), environ func() []string) func(cont
 }
 
 // findDoormanProgram returns the path of the doorman program beside self:
-// a regular file, executable, and not writable by other users.
+// a regular file, executable, owned by self's owner or root, and not
+// writable by every user.
 func findDoormanProgram(self func() (string, error)) (string, error) {
 	exe, err := self()
 	if err != nil {
@@ -74,6 +75,13 @@ func findDoormanProgram(self func() (string, error)) (string, error) {
 	}
 	path := filepath.Join(filepath.Dir(exe), doormanProgram)
 	fi, err := os.Stat(path)
+	if err == nil {
+		// This binary gone from its path (replaced by an upgrade) leaves
+		// no owner to compare with: the other checks stand.
+		if mine, serr := os.Stat(exe); serr == nil && !sameOwnerOrRoot(fi, mine) {
+			return "", fmt.Errorf("doorman: %w: %s is owned by another user than %s", errNoDoormanProgram, path, exe)
+		}
+	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		return "", fmt.Errorf("doorman: %w: %s is not installed beside oo-claude (go install ./cli/... installs both)", errNoDoormanProgram, path)
@@ -87,4 +95,11 @@ func findDoormanProgram(self func() (string, error)) (string, error) {
 		return "", fmt.Errorf("doorman: %w: %s is writable by every user", errNoDoormanProgram, path)
 	}
 	return path, nil
+}
+
+// sameOwnerOrRoot reports whether fi is owned by root or by mine's owner.
+func sameOwnerOrRoot(fi, mine os.FileInfo) bool {
+	a, ok1 := fi.Sys().(*syscall.Stat_t)
+	b, ok2 := mine.Sys().(*syscall.Stat_t)
+	return ok1 && ok2 && (a.Uid == 0 || a.Uid == b.Uid)
 }

@@ -26,6 +26,13 @@ func TestFindDoormanProgram(t *testing.T) {
 		{"a FIFO", func(t *testing.T, p string) { mustT(t, syscall.Mkfifo(p, 0o755)) }, "not a regular file"},
 		{"not executable", func(t *testing.T, p string) { writeExec(t, p, 0o644) }, "not executable"},
 		{"writable by everyone", func(t *testing.T, p string) { writeExec(t, p, 0o777) }, "writable by every user"},
+		{"another user's", func(t *testing.T, p string) {
+			if os.Geteuid() != 0 {
+				t.Skip("giving a file to another user needs root (CI runs as root)")
+			}
+			writeExec(t, p, 0o755)
+			mustT(t, os.Chown(p, 65534, 65534))
+		}, "owned by another user"},
 		{"a symlink to the program", func(t *testing.T, p string) {
 			real := filepath.Join(t.TempDir(), "real")
 			writeExec(t, real, 0o755)
@@ -38,6 +45,7 @@ func TestFindDoormanProgram(t *testing.T) {
 			dir := t.TempDir()
 			path := filepath.Join(dir, doormanProgram)
 			c.plant(t, path)
+			writeExec(t, filepath.Join(dir, "oo-claude"), 0o755)
 			self := func() (string, error) { return filepath.Join(dir, "oo-claude"), nil }
 			got, err := findDoormanProgram(self)
 			switch {
