@@ -42,7 +42,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	}
 	req, err := doormanreq.Parse(args)
 	if err != nil {
-		return fail(ExitUsage, err)
+		return fail(ExitUsage, fmt.Errorf("%w (this program is run by `oo-claude doorman`: see oo-claude help doorman)", err))
 	}
 	knobs, err := station.LoadEnviron(getenv)
 	if err != nil {
