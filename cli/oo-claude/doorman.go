@@ -53,16 +53,36 @@ func newDoormanCmd(e *env) *ffcli.Command {
 // with the doorman program beside self (this binary), argv its arguments
 // and environ its environment, so the doorman keeps this process's pid,
 // stdio and parent (the session that started it). It returns only when
-// the program cannot be run.
+// the program cannot be run, or when ctx ended first: a SIGINT or SIGTERM
+// this process took (Claude Code stopping its MCP servers) would be lost
+// across the exec, so the process exits with it instead (130 / 143).
 func execDoorman(self func() (string, error), environ func() []string) func(context.Context, []string, io.Reader, io.Writer, io.Writer) error {
-	return func(_ context.Context, argv []string, _ io.Reader, _, _ io.Writer) error {
+	return func(ctx context.Context, argv []string, _ io.Reader, _, _ io.Writer) error {
+		if err := ended(ctx); err != nil {
+			return err
+		}
 		path, err := findDoormanProgram(self)
 		if err != nil {
+			return err
+		}
+		if err := ended(ctx); err != nil { // again, as close to the exec as can be
 			return err
 		}
 		err = syscall.Exec(path, append([]string{path}, argv...), environ())
 		return fmt.Errorf("doorman: exec %s: %w", path, err)
 	}
+}
+
+// ended is nil while ctx runs; then the exit of the signal that ended it,
+// else ctx's error.
+func ended(ctx context.Context) error {
+	if err := ctx.Err(); err != nil {
+		if serr := signalExit(ctx); serr != nil {
+			return serr
+		}
+		return err
+	}
+	return nil
 }
 
 // findDoormanProgram returns the path of the doorman program beside self:

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"io"
 	"os"
@@ -82,6 +83,27 @@ func TestDoormanExecsTheProgramBeside(t *testing.T) {
 	r = runAt(t, self, env, args...)
 	if r.code != 3 || !strings.Contains(r.stdout, `"state"`) {
 		t.Fatalf("with the doorman program: exit %d, stdout %q, stderr %q; want 3 and the status", r.code, r.stdout, r.stderr)
+	}
+}
+
+// TestExecDoormanAfterASignal: a SIGINT or SIGTERM taken before the exec
+// (Claude Code stopping the server as it starts) ends the process with the
+// signal's exit code instead of starting a doorman that never hears it.
+func TestExecDoormanAfterASignal(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	self := func() (string, error) { return filepath.Join(dir, "oo-claude"), nil }
+	for _, c := range []struct {
+		sig  os.Signal
+		code int
+	}{{os.Interrupt, 130}, {syscall.SIGTERM, 143}} {
+		ctx, cancel := context.WithCancelCause(context.Background())
+		cancel(signalCause{c.sig})
+		err := execDoorman(self, os.Environ)(ctx, []string{"doorman", "--mcp"}, nil, io.Discard, io.Discard)
+		var ee *exitError
+		if !errors.As(err, &ee) || ee.code != c.code {
+			t.Errorf("after %v: %v; want exit %d", c.sig, err, c.code)
+		}
 	}
 }
 
