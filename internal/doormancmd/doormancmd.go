@@ -21,12 +21,13 @@ import (
 
 // The doorman's exit codes (v0.1's): 0, 1 when a --json status could not
 // be printed after a good run, 2 for a command line or a knob it cannot
-// run with, 3 and 4 as below.
+// run with, 3 and 4 as below. ExitDeliveryFailed is exported for the
+// tests of oo-claude's doorman verb.
 const (
-	ExitOK             = 0
-	ExitFail           = 1
-	ExitUsage          = 2
-	ExitNotHere        = 3 // not deliverable here (an identity state)
+	exitOK             = 0
+	exitFail           = 1
+	exitUsage          = 2
+	exitNotHere        = 3 // not deliverable here (an identity state)
 	ExitDeliveryFailed = 4 // a delivery failed and the line waits
 )
 
@@ -42,15 +43,15 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	}
 	req, err := doormanreq.Parse(args)
 	if err != nil {
-		return fail(ExitUsage, fmt.Errorf("%w (this program is run by `oo-claude doorman`: see oo-claude help doorman)", err))
+		return fail(exitUsage, fmt.Errorf("%w (this program is run by `oo-claude doorman`: see oo-claude help doorman)", err))
 	}
 	knobs, err := station.LoadEnviron(getenv)
 	if err != nil {
-		return fail(ExitUsage, err)
+		return fail(exitUsage, err)
 	}
 	cfg, err := station.ConfigFromEnv(knobs.Getenv)
 	if err != nil {
-		return fail(ExitUsage, err)
+		return fail(exitUsage, err)
 	}
 	oneProc(knobs.Getenv)
 	mode := doorman.ModeCLI
@@ -66,7 +67,7 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		// stdin's EOF or a signal stops it; its answers and the loop's
 		// fate are the MCP tool's, not an exit code.
 		dm.ServeMCP(ctx, &doorman.Server{In: stdin, Out: stdout})
-		return ExitOK
+		return exitOK
 	}
 	err = dm.Run(ctx)
 	if req.JSON {
@@ -76,13 +77,13 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		if perr := printJSONLine(stdout, dm.Status()); perr != nil {
 			perr = fmt.Errorf("doorman --json: the final status: %w", perr)
 			if err == nil {
-				return fail(ExitFail, perr) // the run went well, its account did not
+				return fail(exitFail, perr) // the run went well, its account did not
 			}
 			err = errors.Join(err, perr)
 		}
 	}
 	if err == nil {
-		return ExitOK
+		return exitOK
 	}
 	return fail(ExitCode(err), err)
 }
@@ -93,9 +94,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 func ExitCode(err error) int {
 	switch {
 	case err == nil:
-		return ExitOK
+		return exitOK
 	case errors.Is(err, doorman.ErrNotDeliverable):
-		return ExitNotHere
+		return exitNotHere
 	}
 	return ExitDeliveryFailed
 }

@@ -38,7 +38,7 @@ func TestMainRefuses(t *testing.T) {
 			}
 			var out, errb bytes.Buffer
 			code := Main(context.Background(), c.args, strings.NewReader(""), &out, &errb, getenv)
-			if code != ExitUsage || !strings.HasPrefix(errb.String(), "oo-claude: ") || !strings.Contains(errb.String(), c.want) || out.Len() != 0 {
+			if code != exitUsage || !strings.HasPrefix(errb.String(), "oo-claude: ") || !strings.Contains(errb.String(), c.want) || out.Len() != 0 {
 				t.Errorf("exit %d, stdout %q, stderr %q; want 2 and %q on stderr", code, out.String(), errb.String(), c.want)
 			}
 		})
@@ -52,8 +52,8 @@ func TestExitCode(t *testing.T) {
 		err  error
 		want int
 	}{
-		{nil, ExitOK},
-		{&doorman.IdentityError{State: inboxv1.StateNotDescendant, Detail: "x"}, ExitNotHere},
+		{nil, exitOK},
+		{&doorman.IdentityError{State: inboxv1.StateNotDescendant, Detail: "x"}, exitNotHere},
 		{errors.New("door closed"), ExitDeliveryFailed},
 	} {
 		if got := ExitCode(c.err); got != c.want {

@@ -16,10 +16,10 @@ import (
 	"strings"
 )
 
-// Verb is the first argument of the doorman program's command line, as of
+// verb is the first argument of the doorman program's command line, as of
 // oo-claude's: a session runs `<program> doorman --mcp`, and the doorman
 // program keeps that line.
-const Verb = "doorman"
+const verb = "doorman"
 
 // Request is one run of the doorman.
 type Request struct {
@@ -34,31 +34,29 @@ type Request struct {
 	JSON       bool   // print the final status as one JSON line
 }
 
-// ErrRequest is the cause of every error of Parse and Check.
-var ErrRequest = errors.New("doorman")
+// errRequest is the cause of every error of Parse and Check.
+var errRequest = errors.New("doorman")
 
 // Check reports whether r is a request the doorman runs: MCP alone, or
 // Foreground with its refinements.
 func (r Request) Check() error {
 	switch {
 	case r.MCP && (r.Foreground || r.Once || r.Session != "" || r.JSON):
-		return fmt.Errorf("%w: --mcp takes no other flag", ErrRequest)
+		return fmt.Errorf("%w: --mcp takes no other flag", errRequest)
 	case !r.MCP && !r.Foreground:
-		return fmt.Errorf("%w refuses to run without --allow-foreground (or --mcp): a doorman delivers into the session it descends from", ErrRequest)
-	case strings.ContainsRune(r.Session, 0):
-		return fmt.Errorf("%w: a session id with a NUL", ErrRequest)
+		return fmt.Errorf("%w refuses to run without --allow-foreground (or --mcp): a doorman delivers into the session it descends from", errRequest)
 	}
 	return nil
 }
 
-// Argv is r as the doorman program's arguments (after its path): Verb,
+// Argv is r as the doorman program's arguments (after its path): doorman,
 // then --mcp, or --allow-foreground with --session=ID, --once and --json
 // as set.
 func (r Request) Argv() []string {
 	if r.MCP {
-		return []string{Verb, "--mcp"}
+		return []string{verb, "--mcp"}
 	}
-	a := []string{Verb, "--allow-foreground"}
+	a := []string{verb, "--allow-foreground"}
 	if r.Session != "" {
 		a = append(a, "--session="+r.Session)
 	}
@@ -72,18 +70,17 @@ func (r Request) Argv() []string {
 }
 
 // Parse reads a request back from args (a command line after its path),
-// exactly as Argv writes it: anything else is an error matching
-// ErrRequest.
+// exactly as Argv writes it: anything else is an error.
 func Parse(args []string) (Request, error) {
 	var r Request
-	if len(args) == 0 || args[0] != Verb {
-		return r, fmt.Errorf("%w: the arguments do not start with %q", ErrRequest, Verb)
+	if len(args) == 0 || args[0] != verb {
+		return r, fmt.Errorf("%w: the arguments do not start with %q", errRequest, verb)
 	}
 	seen := map[string]bool{}
 	for _, a := range args[1:] {
 		name, val, hasVal := strings.Cut(a, "=")
 		if seen[name] {
-			return Request{}, fmt.Errorf("%w: %s twice", ErrRequest, name)
+			return Request{}, fmt.Errorf("%w: %s twice", errRequest, name)
 		}
 		seen[name] = true
 		switch {
@@ -98,7 +95,7 @@ func Parse(args []string) (Request, error) {
 		case name == "--json" && !hasVal:
 			r.JSON = true
 		default:
-			return Request{}, fmt.Errorf("%w: unknown argument %q", ErrRequest, a)
+			return Request{}, fmt.Errorf("%w: unknown argument %q", errRequest, a)
 		}
 	}
 	if err := r.Check(); err != nil {

@@ -43,8 +43,8 @@ func TestParseRefuses(t *testing.T) {
 		{"doorman", "--allow-foreground", "extra"},
 		{"send", "--mcp"},
 	} {
-		if r, err := Parse(args); !errors.Is(err, ErrRequest) {
-			t.Errorf("Parse(%q) = %+v, %v; want an error matching ErrRequest", args, r, err)
+		if r, err := Parse(args); !errors.Is(err, errRequest) {
+			t.Errorf("Parse(%q) = %+v, %v; want an error matching errRequest", args, r, err)
 		}
 	}
 }
@@ -63,7 +63,7 @@ func TestCheck(t *testing.T) {
 		{Request{MCP: true, JSON: true}, false},
 		{Request{Once: true}, false},
 	} {
-		if err := c.r.Check(); (err == nil) != c.ok || err != nil && !errors.Is(err, ErrRequest) {
+		if err := c.r.Check(); (err == nil) != c.ok || err != nil && !errors.Is(err, errRequest) {
 			t.Errorf("%+v.Check() = %v; want ok %v", c.r, err, c.ok)
 		}
 	}
@@ -79,8 +79,8 @@ func FuzzParse(f *testing.F) {
 		for _, args := range [][]string{{a}, {a, b}, {a, b, c}} {
 			r, err := Parse(args)
 			if err != nil {
-				if !errors.Is(err, ErrRequest) {
-					t.Fatalf("Parse(%q): %v does not match ErrRequest", args, err)
+				if !errors.Is(err, errRequest) {
+					t.Fatalf("Parse(%q): %v does not match errRequest", args, err)
 				}
 				continue
 			}
