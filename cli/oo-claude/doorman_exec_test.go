@@ -71,7 +71,7 @@ func TestDoormanExecsTheProgramBeside(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	self := filepath.Join(dir, "oo-claude")
-	copyFile(t, binary(t), self)
+	installAt(t, binary(t), self)
 	env := []string{"OO_CLAUDE_TEST_AS_BINARY=1", "PATH=/usr/bin:/bin", childGORACE(), "HOME=" + t.TempDir(), "OO_CLAUDE_INBOX_DIR=" + t.TempDir()}
 	args := []string{"doorman", "--allow-foreground", "--once", "--json"}
 
@@ -79,7 +79,7 @@ func TestDoormanExecsTheProgramBeside(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.stderr, filepath.Join(dir, doormanProgram)) || !strings.Contains(r.stderr, "go install ./cli/...") {
 		t.Fatalf("without the doorman program: exit %d, stderr %q; want 1 naming the missing program", r.code, r.stderr)
 	}
-	copyFile(t, binary(t), filepath.Join(dir, doormanProgram))
+	installAt(t, binary(t), filepath.Join(dir, doormanProgram))
 	r = runAt(t, self, env, args...)
 	if r.code != 3 || !strings.Contains(r.stdout, `"state"`) {
 		t.Fatalf("with the doorman program: exit %d, stdout %q, stderr %q; want 3 and the status", r.code, r.stdout, r.stderr)
@@ -113,8 +113,14 @@ func writeExec(t *testing.T, path string, mode os.FileMode) {
 	mustT(t, os.Chmod(path, mode))
 }
 
-func copyFile(t *testing.T, from, to string) {
+// installAt puts the program from at to: a hard link, else a copy. A copy
+// just written can fail to start with ETXTBSY while another test's child,
+// forked meanwhile, still holds the writing descriptor; runAt retries that.
+func installAt(t *testing.T, from, to string) {
 	t.Helper()
+	if os.Link(from, to) == nil {
+		return
+	}
 	in, err := os.Open(from)
 	mustT(t, err)
 	defer in.Close()

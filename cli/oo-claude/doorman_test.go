@@ -417,6 +417,10 @@ func TestDoormanOneProc(t *testing.T) {
 			if _, err := o.WaitHeartbeat(ctx, func(h inboxv1.Heartbeat) bool { return h.State == inboxv1.StateFollowing }); err != nil {
 				t.Fatalf("no following heartbeat: %v; stderr:\n%s", err, c.Stderr())
 			}
+			// oo-claude traces its own scheduler (two Ps) until it execs the
+			// doorman program, and those lines may still be on their way
+			// through the pipe: the third whole line after following is
+			// the doorman program's (20 ms apart, it follows already).
 			from := len(c.Stderr())
 			var line string
 			for line == "" {
@@ -424,11 +428,14 @@ func TestDoormanOneProc(t *testing.T) {
 					t.Fatalf("no scheduler trace after following; stderr:\n%s", c.Stderr())
 				}
 				time.Sleep(5 * time.Millisecond) // stderr is another process's: polled
-				rest := c.Stderr()[from:]
-				if i := strings.Index(rest, "SCHED "); i >= 0 {
-					if j := strings.IndexByte(rest[i:], '\n'); j >= 0 {
-						line = rest[i : i+j]
+				var sched []string
+				for _, l := range strings.SplitAfter(c.Stderr()[from:], "\n") {
+					if strings.HasPrefix(l, "SCHED ") && strings.HasSuffix(l, "\n") {
+						sched = append(sched, strings.TrimSuffix(l, "\n"))
 					}
+				}
+				if len(sched) >= 3 {
+					line = sched[2]
 				}
 			}
 			if !strings.Contains(line, tt.want) {

@@ -159,13 +159,31 @@ func runBinary(t testing.TB, env []string, stdin string, args ...string) result 
 }
 
 // runAt runs the program at path with args and exactly env, stdin empty.
+// A start that fails with ETXTBSY (a file just written, whose descriptor a
+// child another test forked meanwhile still holds until its exec) is tried
+// again until that child has let go; 60 s bound it all.
 func runAt(t testing.TB, path string, env []string, args ...string) result {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, path, args...)
-	cmd.Env = env
-	return runCmd(t, cmd)
+	for {
+		cmd := exec.CommandContext(ctx, path, args...)
+		cmd.Env = env
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		err := cmd.Start()
+		if errors.Is(err, syscall.ETXTBSY) {
+			select { // no event says the other child exec'd: look again shortly
+			case <-ctx.Done():
+			case <-time.After(10 * time.Millisecond):
+				continue
+			}
+		}
+		if err != nil {
+			t.Fatalf("run %v: %v", cmd.Args, err)
+		}
+		return waitCmd(t, cmd, &out, &errb)
+	}
 }
 
 // runCmd runs cmd and returns its output and exit code.
@@ -173,7 +191,17 @@ func runCmd(t testing.TB, cmd *exec.Cmd) result {
 	t.Helper()
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
-	err := cmd.Run()
+	if err := cmd.Start(); err != nil {
+		t.Fatalf("run %v: %v", cmd.Args, err)
+	}
+	return waitCmd(t, cmd, &out, &errb)
+}
+
+// waitCmd waits for a started cmd whose stdout and stderr are out and
+// errb, and returns its output and exit code.
+func waitCmd(t testing.TB, cmd *exec.Cmd, out, errb *bytes.Buffer) result {
+	t.Helper()
+	err := cmd.Wait()
 	code := 0
 	var ee *exec.ExitError
 	switch {
