@@ -70,8 +70,8 @@ func countWork() work {
 
 // TestSendWork holds one `oo-claude send` process, by name, pid and full
 // id, against a doorman that acks at once, to the work it needs, counted
-// (allocations, their heap bytes and read/write system calls, which do not move with the
-// machine's load) on a station of 1 and of 500 registry rows (the others
+// (allocations, their heap bytes and read/write system calls, which move
+// with the machine's load only a little) on a station of 1 and of 500 registry rows (the others
 // rows of processes that do not run). A name is looked for in every row's
 // bytes, so each further row costs one read and a few allocations; the
 // rest of the send must not grow with the rows. The whole process's own
@@ -120,12 +120,23 @@ func TestSendWork(t *testing.T) {
 	}
 	targets := []struct{ by, target string }{{"name", row.Name}, {"pid", strconv.Itoa(row.PID)}, {"id", row.SessionID}}
 	measure(row.SessionID) // the station's first send makes the throttle's and the receipts' files
+	// The counts move a little with timing: an ack not there at the first
+	// look sets up a file watch and reads it, and the runtime's poller
+	// wakes (an eventfd's read and write). Seen once on a slow machine: 25
+	// reads and 5 writes, against 18 to 20 and 4. So a sample over the
+	// bound is taken again, up to three times: the send's own work is
+	// the least of them, and a send that really does more fails all three.
+	within := func(w work) bool { return w.Mallocs <= maxMallocs && w.Reads <= maxReads && w.Bytes <= maxBytes }
 	one := map[string]work{}
 	for _, tg := range targets {
 		w := measure(tg.target)
+		for try := 2; try <= 3 && !within(w); try++ {
+			t.Logf("1 row, by %s: %d allocations (%d KiB), %d reads, %d writes: over the bound, sample %d", tg.by, w.Mallocs, w.Bytes>>10, w.Reads, w.Writes, try)
+			w = measure(tg.target)
+		}
 		one[tg.by] = w
 		t.Logf("1 row, by %s: %d allocations (%d KiB), %d reads, %d writes", tg.by, w.Mallocs, w.Bytes>>10, w.Reads, w.Writes)
-		if w.Mallocs > maxMallocs || w.Reads > maxReads || w.Bytes > maxBytes {
+		if !within(w) {
 			t.Errorf("a send by %s at 1 row: %d allocations (%d KiB), %d reads; want ≤ %d (%d KiB), ≤ %d", tg.by, w.Mallocs, w.Bytes>>10, w.Reads, maxMallocs, maxBytes>>10, maxReads)
 		}
 	}
