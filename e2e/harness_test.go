@@ -510,8 +510,9 @@ func (p *probe) events() []probeEvent {
 	return decodeLines[probeEvent](p.t, p.out)
 }
 
-// decodeLines decodes every non-blank line of path (a file that may not
-// exist yet: nil) into a T; a line that does not decode fails the test.
+// decodeLines decodes every non-blank, newline-ended line of path (a file
+// that may not exist yet: nil) into a T; a line that does not decode fails
+// the test. An unended last line is one still being written: not yet read.
 func decodeLines[T any](t *testing.T, path string) []T {
 	t.Helper()
 	b, err := os.ReadFile(path)
@@ -520,6 +521,14 @@ func decodeLines[T any](t *testing.T, path string) []T {
 	}
 	if err != nil {
 		t.Fatal(err)
+	}
+	// A row is there once its newline is: the files read here are written
+	// while they are read (a transcript by Claude Code, an ack by the
+	// doorman), and a read can catch the last row half written.
+	if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
+		b = b[:i+1]
+	} else {
+		b = nil
 	}
 	var out []T
 	for _, line := range bytes.Split(b, []byte("\n")) {
@@ -592,4 +601,27 @@ func sampleCount(t *testing.T, env string, def int) int {
 		t.Fatalf("%s=%q: want a count ≥ 1", env, v)
 	}
 	return n
+}
+
+// TestDecodeLinesWaitsForTheNewline: a row caught half written (the CI
+// failure of TestTopSteersARealSession and TestReplyLatency, reading the
+// assistant row Claude Code was writing) is not read yet, not a failure.
+func TestDecodeLinesWaitsForTheNewline(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "rows.jsonl")
+	for _, c := range []struct {
+		text string
+		want int
+	}{
+		{``, 0},
+		{`{"a":1`, 0},
+		{"{\"a\":1}\n{\"b\":", 1},
+		{"{\"a\":1}\n\n{\"b\":2}\n", 2},
+	} {
+		if err := os.WriteFile(p, []byte(c.text), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if got := decodeLines[map[string]any](t, p); len(got) != c.want {
+			t.Errorf("%q: %d rows, want %d", c.text, len(got), c.want)
+		}
+	}
 }
