@@ -10,10 +10,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -196,27 +198,57 @@ func (s *Station) rawRows() ([]rawRow, error) {
 	if err != nil {
 		return nil, err
 	}
+	// The listing's entry type stands for the lstat before the open.
+	ents = slices.DeleteFunc(ents, func(e fs.DirEntry) bool {
+		stem, ok := strings.CutSuffix(e.Name(), ".json")
+		return !ok || !isPIDText(stem)
+	})
+	// Past rowsAlone rows, the reads are shared among goroutines, one a P:
+	// the open, fstat, read and close of a row are system calls, which
+	// run side by side. Each reads a run of the listing into a buffer of
+	// its own, so the rows keep the listing's order.
+	parts := min(runtime.GOMAXPROCS(0), (len(ents)+rowsAlone-1)/rowsAlone)
+	if parts <= 1 {
+		return s.readRows(d, ents), nil
+	}
+	runs := make([][]rawRow, parts)
+	var wg sync.WaitGroup
+	for i := range parts {
+		lo, hi := i*len(ents)/parts, (i+1)*len(ents)/parts
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			runs[i] = s.readRows(d, ents[lo:hi])
+		}()
+	}
+	wg.Wait()
+	return slices.Concat(runs...), nil
+}
+
+// rowsAlone is how many registry rows one goroutine reads before rawRows
+// shares the reads with another.
+const rowsAlone = 64
+
+// readRows reads the registry files ents of d (each <pid>.json), skipping
+// any that cannot be read or is larger than a row.
+func (s *Station) readRows(d *fsx.Dir, ents []fs.DirEntry) []rawRow {
 	var (
 		out = make([]rawRow, 0, len(ents))
 		buf = make([]byte, 0, 1024*len(ents))
+		err error
 	)
 	for _, e := range ents {
-		stem, ok := strings.CutSuffix(e.Name(), ".json")
-		if !ok || !isPIDText(stem) {
-			continue
-		}
 		start := len(buf)
-		// The listing's entry type stands for the lstat before the open.
-		// A file that cannot be read, or is larger than a row, is skipped.
 		if buf, err = d.AppendEntry(buf, e, maxRowBytes); err != nil {
 			continue
 		}
 		// Full slice expressions: a later read that grows buf must not
 		// write into this row's bytes, and appending to one never reaches
 		// the next.
+		stem := strings.TrimSuffix(e.Name(), ".json")
 		out = append(out, rawRow{dir: s.Paths.SessionsDir, stem: stem, b: buf[start:len(buf):len(buf)]})
 	}
-	return out, nil
+	return out
 }
 
 // isPIDText reports whether s is a pid as the registry names its files: a

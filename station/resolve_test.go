@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -228,4 +229,65 @@ func FuzzResolveAgreesWithFullScan(f *testing.F) {
 			t.Fatalf("Resolve(%q) (-full scan +resolve):\n%s", target, diff)
 		}
 	})
+}
+
+// A registry past one reader's share is read by several goroutines; every
+// row is still read once, in the listing's order, and what is not a row
+// (another name, a directory, a FIFO, a symlink, a file larger than a row)
+// is skipped wherever it falls in the listing.
+func TestRowsReadSideBySide(t *testing.T) {
+	dir := t.TempDir()
+	sessions := filepath.Join(dir, "sessions")
+	if err := os.MkdirAll(sessions, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	starts := map[int]string{}
+	var want []int
+	for i := 0; i < 333; i++ {
+		pid := 10000 + i
+		switch i % 37 {
+		case 5:
+			if err := os.Mkdir(filepath.Join(sessions, strconv.Itoa(pid)+".json"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		case 11:
+			if err := syscall.Mkfifo(filepath.Join(sessions, strconv.Itoa(pid)+".json"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		case 17:
+			writeRaw(t, sessions, "other", rawRow(pid, "x", "x", 1))
+			if err := os.Symlink(filepath.Join(sessions, "other.json"), filepath.Join(sessions, strconv.Itoa(pid)+".json")); err != nil {
+				t.Fatal(err)
+			}
+			continue
+		case 23:
+			writeRaw(t, sessions, strconv.Itoa(pid), strings.Repeat(" ", 70<<10)+rawRow(pid, "x", "x", 1))
+			continue
+		case 29:
+			writeRaw(t, sessions, strconv.Itoa(pid)+".tmp", rawRow(pid, "x", "x", 1))
+			continue
+		}
+		starts[pid] = "777"
+		want = append(want, pid)
+		writeRaw(t, sessions, strconv.Itoa(pid), rawRow(pid, fmt.Sprintf("bbbbbbbb-0000-4000-8000-%012d", i), fmt.Sprintf("row-%03d", i), int64(1e12)+int64(i)))
+	}
+	st := &station.Station{Paths: station.Paths{SessionsDir: sessions}, Proc: procRoot(t, filepath.Join(dir, "proc"), starts)}
+	for range 3 {
+		all, err := station.Sessions(st)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []int
+		for _, x := range all {
+			if !x.Live || x.Name != fmt.Sprintf("row-%03d", x.PID-10000) {
+				t.Fatalf("row %d = %+v", x.PID, x.Row)
+			}
+			got = append(got, x.PID)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("rows read (-want +got):\n%s", diff)
+		}
+	}
 }
