@@ -17,6 +17,9 @@
 //	         cli/oo-claude-doorman  the doorman program, which
 //	                          `oo-claude doorman` execs (so the command
 //	                          does not link the MCP SDK)
+//	         cli/oo-claude-top  the live view's program, which
+//	                          `oo-claude top` execs (so the command does
+//	                          not link the Charm stack)
 //	floor 3  fleet            verbs on other stations over OpenSSH, merged
 //	                          documents and event streams (above observatory
 //	                          and headless)

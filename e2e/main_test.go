@@ -42,10 +42,10 @@ func TestMain(m *testing.M) {
 }
 
 // buildOOClaude returns the oo-claude binary the suite runs: the one
-// OO_CLAUDE_E2E_OOCLAUDE names (since the doorman became a program of its
-// own, with oo-claude-doorman beside it: go build -o DIR/ ./cli/...), else one built once from ../cli/oo-claude, with
-// ../cli/oo-claude-doorman beside it, by the go toolchain that runs the
-// tests (never `go run`).
+// OO_CLAUDE_E2E_OOCLAUDE names (with its doorman and top programs beside
+// it: go build -o DIR/ ./cli/...), else one built once from
+// ../cli/oo-claude, with ../cli/oo-claude-doorman and ../cli/oo-claude-top
+// beside it, by the go toolchain that runs the tests (never `go run`).
 func buildOOClaude() (string, func(), error) {
 	if p := os.Getenv(ooClaudeEnv); p != "" {
 		if !filepath.IsAbs(p) {
@@ -62,9 +62,9 @@ func buildOOClaude() (string, func(), error) {
 		return "", nil, err
 	}
 	cleanup := func() { os.RemoveAll(dir) }
-	// oo-claude and the doorman program it execs, side by side as
-	// go install ./cli/... puts them.
-	cmd := exec.Command(goBin, "build", "-o", dir+"/", "./cli/oo-claude", "./cli/oo-claude-doorman")
+	// oo-claude and the doorman and top programs it execs, side by side
+	// as go install ./cli/... puts them.
+	cmd := exec.Command(goBin, "build", "-o", dir+"/", "./cli/oo-claude", "./cli/oo-claude-doorman", "./cli/oo-claude-top")
 	cmd.Dir = ".."
 	if out, err := cmd.CombinedOutput(); err != nil {
 		cleanup()

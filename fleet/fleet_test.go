@@ -262,3 +262,37 @@ func TestSplitTarget(t *testing.T) {
 		}
 	}
 }
+
+// NewHosts shares one connection per destination through a control path in
+// a private directory of its own, which done removes; an ssh command line
+// that names its own control options keeps them.
+func TestNewHosts(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	hosts, done, err := fleet.NewHosts([]string{"a", "u@b"}, []string{"ssh", "-p", "2222"}, "/opt/oo-claude")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hosts) != 2 || hosts[0].Dest != "a" || hosts[1].Dest != "u@b" || hosts[1].RemoteBin != "/opt/oo-claude" || hosts[0].SSH[2] != "2222" {
+		t.Fatalf("hosts = %+v", hosts)
+	}
+	dir := filepath.Dir(hosts[0].ControlPath)
+	if filepath.Base(hosts[0].ControlPath) != "%C" || hosts[1].ControlPath != hosts[0].ControlPath {
+		t.Errorf("control paths %q, %q; want one %%C in a directory of the run", hosts[0].ControlPath, hosts[1].ControlPath)
+	}
+	if fi, err := os.Stat(dir); err != nil || fi.Mode().Perm() != 0o700 {
+		t.Fatalf("control directory %s: %v, %v; want a 0700 directory", dir, fi, err)
+	}
+	done()
+	if _, err := os.Stat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("after done, the control directory: %v; want it gone", err)
+	}
+
+	own, done, err := fleet.NewHosts([]string{"a"}, []string{"ssh", "-o", "ControlPath=/x/%C"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer done()
+	if own[0].ControlPath != "" {
+		t.Errorf("with the command line's own control path: %q; want none of ours", own[0].ControlPath)
+	}
+}

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 )
 
@@ -57,6 +59,35 @@ type Host struct {
 	// persisting master would be a background process that outlives it).
 	// [Host.Close] ends a master still running.
 	ControlPath string
+}
+
+// NewHosts returns a Host for each of dests, reached with the ssh command
+// line ssh and the remote binary remoteBin, sharing one connection per
+// destination (ControlPath in a fresh private directory) within the
+// caller's run. An ssh command line that shares connections itself (an
+// option naming Control…, as -o ControlPath=…) keeps its own: the hosts
+// neither override nor end that master. done closes every host and
+// removes the directory; call it once the hosts are no longer used.
+func NewHosts(dests, ssh []string, remoteBin string) (hosts []Host, done func(), err error) {
+	dir, err := os.MkdirTemp("", "oo-claude-ssh-")
+	if err != nil {
+		return nil, nil, fmt.Errorf("ssh control directory: %w", err)
+	}
+	own := filepath.Join(dir, "%C")
+	for _, a := range ssh {
+		if strings.Contains(strings.ToLower(a), "control") {
+			own = ""
+		}
+	}
+	for _, d := range dests {
+		hosts = append(hosts, Host{Dest: d, SSH: ssh, RemoteBin: remoteBin, ControlPath: own})
+	}
+	return hosts, func() {
+		for _, h := range hosts {
+			h.Close()
+		}
+		os.RemoveAll(dir)
+	}, nil
 }
 
 // Name is the station's name in merged views: its destination.

@@ -20,9 +20,9 @@ import (
 // it (internal/doormanreq says why).
 const doormanProgram = "oo-claude-doorman"
 
-// errNoDoormanProgram is the cause when the doorman program beside this
-// binary is missing or is not one to run.
-var errNoDoormanProgram = errors.New("no doorman program to run")
+// errNoProgram is the cause when the program beside this binary that a
+// verb runs (the doorman's, top's) is missing or is not one to run.
+var errNoProgram = errors.New("no program to run")
 
 func newDoormanCmd(e *env) *ffcli.Command {
 	flags := flag.NewFlagSet("doorman", flag.ContinueOnError)
@@ -44,24 +44,25 @@ func newDoormanCmd(e *env) *ffcli.Command {
 			if err := req.Check(); err != nil {
 				return usagef("%v", err)
 			}
-			return e.doorman(ctx, req.Argv())
+			return e.program(ctx, doormanProgram, req.Argv())
 		},
 	}
 }
 
-// execDoorman is how oo-claude runs a doorman: it replaces this process
-// with the doorman program beside self (this binary), argv its arguments
-// and environ its environment, so the doorman keeps this process's pid,
-// stdio and parent (the session that started it). It returns only when
-// the program cannot be run, or when ctx ended first: a SIGINT or SIGTERM
-// this process took (Claude Code stopping its MCP servers) would be lost
-// across the exec, so the process exits with it instead (130 / 143).
-func execDoorman(self func() (string, error), environ func() []string) func(context.Context, []string, io.Reader, io.Writer, io.Writer) error {
-	return func(ctx context.Context, argv []string, _ io.Reader, _, _ io.Writer) error {
+// execProgram is how oo-claude runs a program of its own (the doorman's,
+// top's): it replaces this process with the program name beside self
+// (this binary), argv its arguments and environ its environment, so the
+// program keeps this process's pid, stdio and parent (for the doorman, the
+// session that started it). It returns only when the program cannot be
+// run, or when ctx ended first: a SIGINT or SIGTERM this process took
+// (Claude Code stopping its MCP servers) would be lost across the exec, so
+// the process exits with it instead (130 / 143).
+func execProgram(self func() (string, error), environ func() []string) func(context.Context, string, []string, io.Reader, io.Writer, io.Writer) error {
+	return func(ctx context.Context, name string, argv []string, _ io.Reader, _, _ io.Writer) error {
 		if err := ended(ctx); err != nil {
 			return err
 		}
-		path, err := findDoormanProgram(self)
+		path, err := findProgram(self, name)
 		if err != nil {
 			return err
 		}
@@ -69,7 +70,7 @@ func execDoorman(self func() (string, error), environ func() []string) func(cont
 			return err
 		}
 		err = syscall.Exec(path, append([]string{path}, argv...), environ())
-		return fmt.Errorf("doorman: exec %s: %w", path, err)
+		return fmt.Errorf("%s: exec %s: %w", name, path, err)
 	}
 }
 
@@ -85,34 +86,34 @@ func ended(ctx context.Context) error {
 	return nil
 }
 
-// findDoormanProgram returns the path of the doorman program beside self:
-// a regular file, executable, owned by self's owner or root, and not
-// writable by every user.
-func findDoormanProgram(self func() (string, error)) (string, error) {
+// findProgram returns the path of the program name beside self: a regular
+// file, executable, owned by self's owner or root, and not writable by
+// every user.
+func findProgram(self func() (string, error), name string) (string, error) {
 	exe, err := self()
 	if err != nil {
-		return "", fmt.Errorf("doorman: %w: this binary's path: %w", errNoDoormanProgram, err)
+		return "", fmt.Errorf("%s: %w: this binary's path: %w", name, errNoProgram, err)
 	}
-	path := filepath.Join(filepath.Dir(exe), doormanProgram)
+	path := filepath.Join(filepath.Dir(exe), name)
 	fi, err := os.Stat(path)
 	if err == nil {
 		// This binary gone from its path (replaced by an upgrade) leaves
 		// no owner to compare with: the other checks stand.
 		if mine, serr := os.Stat(exe); serr == nil && !sameOwnerOrRoot(fi, mine) {
-			return "", fmt.Errorf("doorman: %w: %s is owned by another user than %s", errNoDoormanProgram, path, exe)
+			return "", fmt.Errorf("%s: %w: %s is owned by another user than %s", name, errNoProgram, path, exe)
 		}
 	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return "", fmt.Errorf("doorman: %w: %s is not installed beside oo-claude (go install ./cli/... installs both)", errNoDoormanProgram, path)
+		return "", fmt.Errorf("%s: %w: %s is not installed beside oo-claude (go install ./cli/... installs them all)", name, errNoProgram, path)
 	case err != nil:
-		return "", fmt.Errorf("doorman: %w: %w", errNoDoormanProgram, err)
+		return "", fmt.Errorf("%s: %w: %w", name, errNoProgram, err)
 	case !fi.Mode().IsRegular():
-		return "", fmt.Errorf("doorman: %w: %s is not a regular file", errNoDoormanProgram, path)
+		return "", fmt.Errorf("%s: %w: %s is not a regular file", name, errNoProgram, path)
 	case fi.Mode().Perm()&0o111 == 0:
-		return "", fmt.Errorf("doorman: %w: %s is not executable", errNoDoormanProgram, path)
+		return "", fmt.Errorf("%s: %w: %s is not executable", name, errNoProgram, path)
 	case fi.Mode().Perm()&0o002 != 0:
-		return "", fmt.Errorf("doorman: %w: %s is writable by every user", errNoDoormanProgram, path)
+		return "", fmt.Errorf("%s: %w: %s is writable by every user", name, errNoProgram, path)
 	}
 	return path, nil
 }

@@ -13,7 +13,7 @@ import (
 
 // TestFindDoormanProgram: the doorman program is the regular, executable
 // file oo-claude-doorman beside oo-claude, not writable by others; anything
-// else is errNoDoormanProgram with a message that says what to do.
+// else is errNoProgram with a message that says what to do.
 func TestFindDoormanProgram(t *testing.T) {
 	t.Parallel()
 	cases := []struct {
@@ -48,17 +48,17 @@ func TestFindDoormanProgram(t *testing.T) {
 			c.plant(t, path)
 			writeExec(t, filepath.Join(dir, "oo-claude"), 0o755)
 			self := func() (string, error) { return filepath.Join(dir, "oo-claude"), nil }
-			got, err := findDoormanProgram(self)
+			got, err := findProgram(self, doormanProgram)
 			switch {
 			case c.want == "" && (err != nil || got != path):
 				t.Errorf("= %q, %v; want %q", got, err, path)
-			case c.want != "" && (!errors.Is(err, errNoDoormanProgram) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), path)):
-				t.Errorf("= %q, %v; want errNoDoormanProgram naming %s and saying %q", got, err, path, c.want)
+			case c.want != "" && (!errors.Is(err, errNoProgram) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), path)):
+				t.Errorf("= %q, %v; want errNoProgram naming %s and saying %q", got, err, path, c.want)
 			}
 		})
 	}
-	if _, err := findDoormanProgram(func() (string, error) { return "", errors.New("no /proc") }); !errors.Is(err, errNoDoormanProgram) {
-		t.Errorf("with this binary's path unknown: %v; want errNoDoormanProgram", err)
+	if _, err := findProgram(func() (string, error) { return "", errors.New("no /proc") }, doormanProgram); !errors.Is(err, errNoProgram) {
+		t.Errorf("with this binary's path unknown: %v; want errNoProgram", err)
 	}
 }
 
@@ -99,7 +99,7 @@ func TestExecDoormanAfterASignal(t *testing.T) {
 	}{{os.Interrupt, 130}, {syscall.SIGTERM, 143}} {
 		ctx, cancel := context.WithCancelCause(context.Background())
 		cancel(signalCause{c.sig})
-		err := execDoorman(self, os.Environ)(ctx, []string{"doorman", "--mcp"}, nil, io.Discard, io.Discard)
+		err := execProgram(self, os.Environ)(ctx, doormanProgram, []string{"doorman", "--mcp"}, nil, io.Discard, io.Discard)
 		var ee *exitError
 		if !errors.As(err, &ee) || ee.code != c.code {
 			t.Errorf("after %v: %v; want exit %d", c.sig, err, c.code)

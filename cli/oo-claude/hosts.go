@@ -5,8 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/oo-family/oo-claude/fleet"
@@ -60,28 +58,11 @@ func fleetHosts(e *env, dests []string) (hosts []fleet.Host, done func(), err er
 	if err != nil {
 		return nil, nil, err
 	}
-	dir, err := os.MkdirTemp("", "oo-claude-ssh-")
+	hosts, done, err = fleet.NewHosts(dests, cfg.SSH, cfg.RemoteBin)
 	if err != nil {
-		return nil, nil, &exitError{code: exitFail, err: fmt.Errorf("ssh control directory: %w", err)}
+		return nil, nil, &exitError{code: exitFail, err: err}
 	}
-	// A command line that shares connections itself (OO_CLAUDE_SSH with
-	// -o ControlPath=…) keeps its own: this invocation neither overrides
-	// nor ends that master.
-	own := filepath.Join(dir, "%C")
-	for _, a := range cfg.SSH {
-		if strings.Contains(strings.ToLower(a), "control") {
-			own = ""
-		}
-	}
-	for _, d := range dests {
-		hosts = append(hosts, fleet.Host{Dest: d, SSH: cfg.SSH, RemoteBin: cfg.RemoteBin, ControlPath: own})
-	}
-	return hosts, func() {
-		for _, h := range hosts {
-			h.Close()
-		}
-		os.RemoveAll(dir)
-	}, nil
+	return hosts, done, nil
 }
 
 // remoteArgs rebuilds a verb's command line for the remote station: the

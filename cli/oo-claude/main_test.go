@@ -20,6 +20,7 @@ import (
 
 	"github.com/oo-family/oo-claude/fakes/fakeclaude"
 	"github.com/oo-family/oo-claude/internal/doormancmd"
+	"github.com/oo-family/oo-claude/internal/topcmd"
 	"github.com/rogpeppe/go-internal/testscript"
 	"go.uber.org/goleak"
 )
@@ -33,8 +34,12 @@ func TestMain(m *testing.M) {
 	// It also plays the doorman program, which a run as oo-claude execs
 	// (testDoormanProc) under that name, and which testscript installs
 	// beside "oo-claude" on the scripts' PATH.
-	if filepath.Base(os.Args[0]) == doormanProgram {
+	// And the top program, execed the same way.
+	switch filepath.Base(os.Args[0]) {
+	case doormanProgram:
 		doormanMain()
+	case topProgram:
+		topMain()
 	}
 	// A detached start's supervisor is this binary run as "start
 	// --foreground-unit <result file>" (start --detach), with the caller's
@@ -48,13 +53,13 @@ func TestMain(m *testing.M) {
 		// program beside it; a copy named oo-claude is the real thing.
 		p := osProc()
 		if exe, _ := os.Executable(); filepath.Base(exe) != "oo-claude" {
-			p = testDoormanProc(p)
+			p = testProgramProc(p)
 		}
 		os.Exit(mainWith(p))
 	}
 	// The testscript files (testdata/script) run the binary as
 	// "oo-claude" on their PATH: testscript copies this test binary there.
-	testscript.Main(leakChecked{m}, map[string]func(){"oo-claude": main, doormanProgram: doormanMain})
+	testscript.Main(leakChecked{m}, map[string]func(){"oo-claude": main, doormanProgram: doormanMain, topProgram: topMain})
 }
 
 // doormanMain is cli/oo-claude-doorman's main.
@@ -63,16 +68,23 @@ func doormanMain() {
 	os.Exit(doormancmd.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv))
 }
 
-// testDoormanProc is p for this test binary run as oo-claude: its doorman
-// verb execs this binary again, as the doorman program (argv[0] named so,
-// beside it), the way execDoorman execs the program beside oo-claude.
-func testDoormanProc(p proc) proc {
-	p.doorman = func(_ context.Context, argv []string, _ io.Reader, _, _ io.Writer) error {
+// topMain is cli/oo-claude-top's main. The read verb the view runs is
+// this binary again, as oo-claude.
+func topMain() {
+	ctx, _ := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	os.Exit(topcmd.Main(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, os.Getenv, append(os.Environ(), "OO_CLAUDE_TEST_AS_BINARY=1")))
+}
+
+// testProgramProc is p for this test binary run as oo-claude: its doorman
+// and top verbs exec this binary again, as the program (argv[0] named so,
+// beside it), the way execProgram execs the program beside oo-claude.
+func testProgramProc(p proc) proc {
+	p.program = func(_ context.Context, name string, argv []string, _ io.Reader, _, _ io.Writer) error {
 		exe, err := os.Executable()
 		if err != nil {
 			return err
 		}
-		return syscall.Exec(exe, append([]string{filepath.Join(filepath.Dir(exe), doormanProgram)}, argv...), os.Environ())
+		return syscall.Exec(exe, append([]string{filepath.Join(filepath.Dir(exe), name)}, argv...), os.Environ())
 	}
 	return p
 }
@@ -228,7 +240,10 @@ func runInProcess(t testing.TB, getenv func(string) string, stdin string, args .
 func testProc(getenv func(string) string) proc {
 	p := osProc()
 	p.getenv = getenv
-	p.doorman = func(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	p.program = func(ctx context.Context, name string, argv []string, stdin io.Reader, stdout, stderr io.Writer) error {
+		if name == topProgram {
+			return exitWith(topcmd.Main(ctx, argv, stdin, stdout, stderr, getenv, os.Environ()))
+		}
 		return exitWith(doormancmd.Main(ctx, argv, stdin, stdout, stderr, getenv))
 	}
 	return p

@@ -28,10 +28,11 @@ type proc struct {
 	executable func() (string, error) // this binary (env.self)
 	hostname   func() (string, error) // the station's default name
 	username   func() (string, error)
-	// doorman runs the doorman program with argv (doormanreq's) on the
-	// given stdio; nil is execDoorman: this process becomes the program
-	// beside executable, on the process's own stdio.
-	doorman func(ctx context.Context, argv []string, stdin io.Reader, stdout, stderr io.Writer) error
+	// program runs a program of oo-claude's (doormanProgram with
+	// doormanreq's argv, topProgram with topreq's) on the given stdio; nil
+	// is execProgram: this process becomes the program beside
+	// executable, on the process's own stdio.
+	program func(ctx context.Context, name string, argv []string, stdin io.Reader, stdout, stderr io.Writer) error
 }
 
 // osProc is the running process's own.
@@ -74,20 +75,22 @@ type env struct {
 	// rawStderr is stderr unescaped, for the live status line only
 	// (its \r and erase-to-end are the frame); see status.go.
 	rawStderr io.Writer
-	// doorman runs the doorman program with argv on the verb's stdio
-	// (the doorman escapes its own stderr).
-	doorman func(ctx context.Context, argv []string) error
+	// program runs oo-claude's program name with argv on the verb's
+	// stdio (the program escapes its own stderr).
+	program func(ctx context.Context, name string, argv []string) error
 }
 
 func newEnv(stdin io.Reader, stdout, stderr io.Writer, p proc) *env {
 	// stderr is for people only: what it shows is escaped (termsafe).
 	e := &env{stdin: stdin, stdout: stdout, stderr: termsafe.NewWriter(stderr), rawStderr: stderr,
 		environ: p.environ, getwd: p.getwd, pid: p.getpid(), self: p.executable}
-	run := p.doorman
+	run := p.program
 	if run == nil {
-		run = execDoorman(p.executable, p.environ)
+		run = execProgram(p.executable, p.environ)
 	}
-	e.doorman = func(ctx context.Context, argv []string) error { return run(ctx, argv, e.stdin, e.stdout, e.rawStderr) }
+	e.program = func(ctx context.Context, name string, argv []string) error {
+		return run(ctx, name, argv, e.stdin, e.stdout, e.rawStderr)
+	}
 	e.knobs = sync.OnceValues(func() (*station.Environ, error) { return station.LoadEnviron(p.getenv) })
 	e.getenv = func(key string) string {
 		if k, err := e.knobs(); err == nil {

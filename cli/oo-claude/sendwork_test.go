@@ -37,7 +37,7 @@ func mainCounted(path string) int {
 	ctx, stop := signalContext()
 	defer stop()
 	before := countWork()
-	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, testDoormanProc(osProc()))
+	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, testProgramProc(osProc()))
 	after := countWork()
 	w := work{Mallocs: after.Mallocs - before.Mallocs, Bytes: after.Bytes - before.Bytes, Reads: after.Reads - before.Reads, Writes: after.Writes - before.Writes}
 	b, _ := json.Marshal(w)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/charmbracelet/x/term"
 	"github.com/oo-family/oo-claude/internal/progress"
+	"github.com/oo-family/oo-claude/internal/termsafe"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/transcript"
 )
@@ -31,7 +32,7 @@ func (e *env) statusLine(verb, phase string, asJSON bool) *status {
 	if asJSON || !ok || !term.IsTerminal(f.Fd()) {
 		return nil
 	}
-	l := &progress.Line{W: f, Now: time.Now, Prefix: "oo-claude " + verb, ASCII: !utf8Locale(e.getenv),
+	l := &progress.Line{W: f, Now: time.Now, Prefix: "oo-claude " + verb, ASCII: !termsafe.UTF8Locale(e.getenv),
 		Width: func() int {
 			w, _, err := term.GetSize(f.Fd())
 			if err != nil {

@@ -257,6 +257,56 @@ func TestTopExits(t *testing.T) {
 	}
 }
 
+// TestTopReadsThisStation: enter shows what oo-claude read says of the
+// selected session of this station (the view's program runs the read verb
+// of the oo-claude that started it), and its complaint for a session with
+// no transcript; Escape goes back to the tree.
+func TestTopReadsThisStation(t *testing.T) {
+	fs := topStation(t)
+	p := newPane(t, 120, 30, append(fs.Env(), "LANG=C.UTF-8", "TERM=xterm-256color", "NO_COLOR=1"))
+	p.keys("oo-claude top", "Enter")
+	p.waitFor("lead selected", func(s string) bool { return strings.Contains(s, "▶ lead") })
+	p.keys("Enter")
+	p.waitFor("lead's read", func(s string) bool {
+		return strings.Contains(s, "session 1a2b3c4d-0000-4000-8000-000000000001 lead (running") && strings.Contains(s, "transcript "+fs.Paths.ProjectsDir)
+	})
+	p.keys("Escape")
+	p.waitFor("the tree again", func(s string) bool { return strings.Contains(s, "▶ lead") })
+	for range 2 {
+		p.keys("j")
+	}
+	p.waitFor("reviewer selected", func(s string) bool { return strings.Contains(s, "▶ reviewer") })
+	p.keys("Enter")
+	p.waitFor("reviewer's read: no transcript", func(s string) bool {
+		return strings.Contains(strings.Join(strings.Fields(s), " "), "no transcript for session 9c0d1e2f-0000-4000-8000-000000000003")
+	})
+	p.keys("Escape")
+	p.waitFor("the tree again", func(s string) bool { return strings.Contains(s, "▶ reviewer") })
+	p.keys("q")
+	restored(t, p)
+}
+
+// TestTopExecsTheProgramBeside: `oo-claude top` runs the top program
+// installed beside it, and without one exits 1 saying so, the terminal
+// untouched. The test binary, linked as oo-claude (and as oo-claude-top
+// beside it), is both programs.
+func TestTopExecsTheProgramBeside(t *testing.T) {
+	fs := topStation(t)
+	dir := t.TempDir()
+	self := filepath.Join(dir, "oo-claude")
+	installAt(t, binary(t), self)
+	p := newPane(t, 250, 30, append(fs.Env(), "LANG=C.UTF-8", "TERM=xterm-256color", "NO_COLOR=1"))
+	p.keys(self+" top; echo exit=$?", "Enter")
+	p.waitFor("the missing program named, exit 1", func(s string) bool {
+		return strings.Contains(s, filepath.Join(dir, topProgram)+" is not installed beside oo-claude") && strings.Contains(s, "exit=1")
+	})
+	installAt(t, binary(t), filepath.Join(dir, topProgram))
+	p.keys("clear; "+self+" top; echo exit=$?", "Enter")
+	p.waitFor("the view", func(s string) bool { return strings.Contains(s, "▶ lead") && strings.Contains(s, "reviewer") })
+	p.keys("q")
+	p.waitFor("exit 0", func(s string) bool { return strings.Contains(s, "exit=0") })
+}
+
 // topPID is the pid of the oo-claude top the pane's shell runs.
 func topPID(t *testing.T, p *tmuxPane) int {
 	t.Helper()

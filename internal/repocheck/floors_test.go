@@ -25,11 +25,13 @@ import (
 // place.
 var floors = map[string]int{
 	"cli/oo-claude": 4,
-	// The view of `oo-claude top`: the binary's own, beside it.
-	"internal/top": 4,
 	// The doorman program, which `oo-claude doorman` execs, and its run.
 	"cli/oo-claude-doorman": 4,
 	"internal/doormancmd":   4,
+	// The top program, which `oo-claude top` execs, its run and its view.
+	"cli/oo-claude-top": 4,
+	"internal/topcmd":   4,
+	"internal/top":      4,
 
 	"fleet":       3,
 	"doorman":     3,
@@ -61,8 +63,9 @@ var floors = map[string]int{
 	"internal/seconds":   0,
 	"internal/termsafe":  0,
 	"internal/version":   0,
-	// What oo-claude asks of the doorman program: a command line.
+	// What oo-claude asks of the doorman and top programs: command lines.
 	"internal/doormanreq": 0,
+	"internal/topreq":     0,
 }
 
 // floorOrder is the order within a floor, as go/build's deps_test orders
@@ -71,9 +74,11 @@ var floors = map[string]int{
 // sideways and fails. (The language forbids an import cycle, so the
 // arrows stay a partial order.)
 var floorOrder = map[[2]string]string{
-	// Floor 4: the binary runs the top view.
-	{"cli/oo-claude", "internal/top"}:                "top is the binary's view of the observatory and the sender",
+	// Floor 4: each program's main runs its run; the top program runs
+	// the view.
 	{"cli/oo-claude-doorman", "internal/doormancmd"}: "the doorman program's main runs the doorman's run",
+	{"cli/oo-claude-top", "internal/topcmd"}:         "the top program's main runs the view's run",
+	{"internal/topcmd", "internal/top"}:              "top is the program's view of the observatory and the sender",
 	// Floor 3: the fleet returns the local calls' own typed results
 	// from other stations.
 	{"fleet", "observatory"}: "the fleet merges the observatory's documents and event streams",

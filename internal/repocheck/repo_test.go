@@ -78,23 +78,24 @@ func firstLine(s string) string {
 	return line
 }
 
-// TestBinaryDeps: the oo-claude binary and its doorman program link no
-// test code: neither the testing package nor our fakes; nor Bubble Tea v1,
-// Lip Gloss v1 or termenv, whose package init asks the terminal of every
-// verb its background colour and waits for the answer (up to 5 s) before
-// main. And oo-claude, which every send starts, does not link the MCP SDK
-// (its packages' init cost each start milliseconds): the doorman program
-// does.
+// TestBinaryDeps: the oo-claude binary and its doorman and top programs
+// link no test code: neither the testing package nor our fakes; nor
+// Bubble Tea v1, Lip Gloss v1 or termenv, whose package init asks the
+// terminal of every verb its background colour and waits for the answer
+// (up to 5 s) before main. And oo-claude, which every send starts, links
+// neither the MCP SDK nor the Charm stack (their packages' init cost each
+// start milliseconds; one looks for four clipboard commands on PATH): the
+// doorman program links the one, the top program the other.
 func TestBinaryDeps(t *testing.T) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
 		t.Skip("no go command on PATH")
 	}
-	const sdk = "github.com/modelcontextprotocol/go-sdk/mcp"
+	const sdk, tea = "github.com/modelcontextprotocol/go-sdk/mcp", "charm.land/bubbletea/v2"
 	for _, c := range []struct {
-		pkg     string
-		withSDK bool
-	}{{"./cli/oo-claude", false}, {"./cli/oo-claude-doorman", true}} {
+		pkg              string
+		withSDK, withTea bool
+	}{{"./cli/oo-claude", false, false}, {"./cli/oo-claude-doorman", true, false}, {"./cli/oo-claude-top", false, true}} {
 		cmd := exec.Command(goBin, "list", "-deps", c.pkg)
 		cmd.Dir = moduleRoot(t)
 		out, err := cmd.Output()
@@ -112,6 +113,12 @@ func TestBinaryDeps(t *testing.T) {
 		}
 		if got := slices.Contains(deps, sdk); got != c.withSDK {
 			t.Errorf("%s links %s: %v, want %v", c.pkg, sdk, got, c.withSDK)
+		}
+		if got := slices.Contains(deps, tea); got != c.withTea {
+			t.Errorf("%s links %s: %v, want %v", c.pkg, tea, got, c.withTea)
+		}
+		if got := slices.ContainsFunc(deps, func(d string) bool { return strings.HasPrefix(d, "charm.land/") }); got != c.withTea {
+			t.Errorf("%s links charm.land's packages: %v, want %v", c.pkg, got, c.withTea)
 		}
 	}
 }

@@ -87,3 +87,16 @@ func (w *Writer) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// UTF8Locale reports whether the locale's character set is UTF-8: the
+// first of LC_ALL, LC_CTYPE and LANG that getenv gives names it. Outside
+// UTF-8 the views draw in ASCII.
+func UTF8Locale(getenv func(string) string) bool {
+	for _, k := range []string{"LC_ALL", "LC_CTYPE", "LANG"} {
+		if v := getenv(k); v != "" {
+			v = strings.ToLower(v)
+			return strings.Contains(v, "utf-8") || strings.Contains(v, "utf8")
+		}
+	}
+	return false
+}

@@ -57,3 +57,23 @@ func FuzzEscape(f *testing.F) {
 		}
 	})
 }
+
+// The locale is LC_ALL's, else LC_CTYPE's, else LANG's: the first set.
+func TestUTF8Locale(t *testing.T) {
+	for _, c := range []struct {
+		env  map[string]string
+		want bool
+	}{
+		{map[string]string{}, false},
+		{map[string]string{"LANG": "C.UTF-8"}, true},
+		{map[string]string{"LANG": "en_US.utf8"}, true},
+		{map[string]string{"LANG": "C"}, false},
+		{map[string]string{"LC_ALL": "C", "LANG": "C.UTF-8"}, false},
+		{map[string]string{"LC_CTYPE": "de_DE.UTF-8", "LANG": "C"}, true},
+		{map[string]string{"LC_ALL": "en_GB.UTF-8", "LC_CTYPE": "C"}, true},
+	} {
+		if got := UTF8Locale(func(k string) string { return c.env[k] }); got != c.want {
+			t.Errorf("%v: %v, want %v", c.env, got, c.want)
+		}
+	}
+}

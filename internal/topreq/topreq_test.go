@@ -1,0 +1,44 @@
+package topreq
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+)
+
+// A request comes back from its command line as it went in, whatever its
+// fields hold (a From or a host with spaces, '=' or a leading dash).
+func TestArgvParseRoundTrip(t *testing.T) {
+	for _, r := range []Request{
+		{OOClaude: "/usr/local/bin/oo-claude", From: "human"},
+		{OOClaude: "/opt/oo claude/bin/oo-claude", From: "a=b --host=x", Hosts: []string{"a", "ssh://u@h:2222", "-oProxyCommand=x"}},
+		{OOClaude: "/x", From: ""},
+	} {
+		got, err := Parse(r.Argv())
+		if err != nil {
+			t.Fatalf("Parse(%q): %v", r.Argv(), err)
+		}
+		if diff := cmp.Diff(r, got); diff != "" {
+			t.Errorf("round trip (-want +got):\n%s", diff)
+		}
+	}
+}
+
+// What Argv does not write is refused.
+func TestParseRefuses(t *testing.T) {
+	for _, args := range [][]string{
+		nil,
+		{"top"},
+		{"doorman", "--oo-claude=/x", "--from=h"},
+		{"top", "--from=h", "--oo-claude=/x"},
+		{"top", "--oo-claude=relative/oo-claude", "--from=h"},
+		{"top", "--oo-claude=/x", "--from=h", "--host="},
+		{"top", "--oo-claude=/x", "--from=h", "--hosts=a"},
+		{"top", "--oo-claude=/x", "--from=h", "extra"},
+	} {
+		if r, err := Parse(args); err == nil || !strings.HasPrefix(err.Error(), "top") {
+			t.Errorf("Parse(%q) = %+v, %v; want an error", args, r, err)
+		}
+	}
+}
