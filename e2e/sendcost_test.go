@@ -25,7 +25,7 @@ const sendSamplesEnv = "OO_CLAUDE_E2E_SEND_SAMPLES"
 
 // TestSendCost measures the whole `oo-claude send` process (from starting
 // it to its exit with the ack) on a station of 1, 50 and 500 registry rows,
-// side by side in one run. Every row but the targets' is an unrelated live
+// side by side in one run, the sizes' samples alternating round by round. Every row but the targets' is an unrelated live
 // session (a sleep process of its own with its real procStart, the row
 // shaped as the CLI writes it). The targets: a session whose doorman is
 // fakes/fakedoorman in this process, acking at once (the sender's own cost,
@@ -117,18 +117,48 @@ func TestSendCost(t *testing.T) {
 	// The front in two: send start → the doorman's door write, and the
 	// door write → the enqueue row's timestamp.
 	fronts := map[string][2][]time.Duration{}
-	rows, sample := 1, 0 // each registry holds its target
-	for _, want := range sizes {
-		for ; rows < want; rows++ {
-			pid, sid, name := sleeper(t), uuid.NewString(), fmt.Sprintf("other-%03d", rows)
-			started := time.Now().Add(-time.Duration(rows) * time.Minute)
-			for _, dir := range []string{realDir, fakeDir, headlessDir} {
-				writeRowFor(t, dir, pid, sid, name, started)
+	// The unrelated rows are made once, parked beside each registry, and
+	// moved in before each size's sends, so that the sizes' samples
+	// alternate round by round: a size measured after another would read
+	// the machine's drift (the sessions' start, caches) as its own cost.
+	regs := []string{realDir, fakeDir, headlessDir}
+	var unrelated []string // file names, in the order they go in
+	for i := 1; i < sizes[len(sizes)-1]; i++ {
+		pid, sid, name := sleeper(t), uuid.NewString(), fmt.Sprintf("other-%03d", i)
+		started := time.Now().Add(-time.Duration(i) * time.Minute)
+		for _, dir := range regs {
+			if err := os.MkdirAll(dir+".parked", 0o700); err != nil {
+				t.Fatal(err)
+			}
+			writeRowFor(t, dir+".parked", pid, sid, name, started)
+		}
+		unrelated = append(unrelated, strconv.Itoa(pid)+".json")
+	}
+	in := 0 // unrelated rows in the registries now
+	arrange := func(rows int) {
+		move := func(names []string, from, to string) {
+			for _, name := range names {
+				for _, dir := range regs {
+					if err := os.Rename(filepath.Join(dir+from, name), filepath.Join(dir+to, name)); err != nil {
+						t.Fatal(err)
+					}
+				}
 			}
 		}
-		for _, c := range cases {
-			var took []time.Duration
-			for i := -2; i < n; i++ { // two warm-ups
+		if want := rows - 1; want > in {
+			move(unrelated[in:want], ".parked", "")
+			in = want
+		} else if want < in {
+			move(unrelated[want:in], "", ".parked")
+			in = want
+		}
+	}
+	took := map[string]map[int][]time.Duration{}
+	sample := 0
+	for i := -2; i < n; i++ { // two warm-up rounds
+		for _, want := range sizes {
+			arrange(want)
+			for _, c := range cases {
 				sample++
 				r := w.oo([]string{"send", c.target, fmt.Sprintf("cost sample %d", sample), "--from", fmt.Sprintf("cost-%d", sample), "--min-interval", "30", "--wait", interactiveWait, "--json"}, c.env...)
 				exit := time.Now()
@@ -137,10 +167,14 @@ func TestSendCost(t *testing.T) {
 				if r.code != 0 || json.Unmarshal([]byte(strings.TrimSpace(r.stdout)), &rc) != nil || !strings.HasPrefix(str(rc, "class"), "delivered-") {
 					real.fatalf("send to %s at %d rows: want delivered-*, exit 0\n%s\nheadless session: %s", c.name, want, r, headless.diag())
 				}
-				if i >= 0 {
-					took = append(took, r.took)
+				if i < 0 {
+					continue
 				}
-				if a, _ := rc["ack"].(map[string]any); i >= 0 && a["confirm"] == "transcript" {
+				if took[c.name] == nil {
+					took[c.name] = map[int][]time.Duration{}
+				}
+				took[c.name][want] = append(took[c.name][want], r.took)
+				if a, _ := rc["ack"].(map[string]any); a["confirm"] == "transcript" {
 					// How long after the receiver stamped its enqueue row
 					// the doorman acked it: the row's way to the file.
 					q, qerr := time.Parse(time.RFC3339Nano, str(a, "queued_at"))
@@ -161,11 +195,13 @@ func TestSendCost(t *testing.T) {
 					}
 				}
 			}
-			slices.Sort(took)
-			if results[c.name] == nil {
-				results[c.name] = map[int]time.Duration{}
-			}
-			results[c.name][want] = took[len(took)/2]
+		}
+	}
+	for name, bySize := range took {
+		results[name] = map[int]time.Duration{}
+		for rows, d := range bySize {
+			slices.Sort(d)
+			results[name][rows] = d[len(d)/2]
 		}
 	}
 	var b strings.Builder
