@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -13,10 +14,12 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/oo-family/oo-claude/claudeinbox"
 	"github.com/oo-family/oo-claude/fakes/fakedoorman"
 	"github.com/oo-family/oo-claude/fakes/fakemodel"
 	"github.com/oo-family/oo-claude/internal/inbox"
 	"github.com/oo-family/oo-claude/internal/jsonrow"
+	"github.com/oo-family/oo-claude/station"
 )
 
 // sendSamplesEnv sets how many sends TestSendCost measures per case
@@ -97,14 +100,39 @@ func TestSendCost(t *testing.T) {
 	type kase struct {
 		name, target string
 		env          []string
+		// lib: the line goes through claudeinbox.Sender in this process
+		// (a program that imports the package), not the oo-claude binary.
+		lib bool
 	}
 	fakeEnv := []string{"OO_CLAUDE_SESSIONS_DIR=" + fakeDir}
 	cases := []kase{
-		{"fake id", fakeSID, fakeEnv},
-		{"fake name", fakeName, fakeEnv},
-		{"fake pid", strconv.Itoa(fake), fakeEnv},
-		{"real id", real.SessionID, nil},
-		{"real -p id", headlessSID.SessionID, []string{"OO_CLAUDE_SESSIONS_DIR=" + headlessDir}},
+		{"fake id", fakeSID, fakeEnv, false},
+		{"fake name", fakeName, fakeEnv, false},
+		{"fake pid", strconv.Itoa(fake), fakeEnv, false},
+		{"real id", real.SessionID, nil, false},
+		{"real -p id", headlessSID.SessionID, []string{"OO_CLAUDE_SESSIONS_DIR=" + headlessDir}, false},
+		{"lib real id", real.SessionID, nil, true},
+		{"lib real -p", headlessSID.SessionID, []string{"OO_CLAUDE_SESSIONS_DIR=" + headlessDir}, true},
+	}
+	// One Sender a registry, made once and kept, as a program that
+	// imports the package keeps its own.
+	senders := map[string]*claudeinbox.Sender{}
+	for _, c := range cases {
+		if !c.lib {
+			continue
+		}
+		env := map[string]string{}
+		for _, kv := range append(w.env(w.knobEnv()...), c.env...) {
+			k, v, _ := strings.Cut(kv, "=")
+			env[k] = v
+		}
+		cfg, err := station.ConfigFromEnv(func(k string) string { return env[k] })
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := claudeinbox.NewSender(cfg)
+		s.Wait = 15 * time.Second
+		senders[c.name] = s
 	}
 	sizes := sendCostRows(t)
 	results := map[string]map[int]time.Duration{}
@@ -160,12 +188,31 @@ func TestSendCost(t *testing.T) {
 			arrange(want)
 			for _, c := range cases {
 				sample++
-				r := w.oo([]string{"send", c.target, fmt.Sprintf("cost sample %d", sample), "--from", fmt.Sprintf("cost-%d", sample), "--min-interval", "30", "--wait", interactiveWait, "--json"}, c.env...)
-				exit := time.Now()
-				start := exit.Add(-r.took)
-				var rc map[string]any
-				if r.code != 0 || json.Unmarshal([]byte(strings.TrimSpace(r.stdout)), &rc) != nil || !strings.HasPrefix(str(rc, "class"), "delivered-") {
-					real.fatalf("send to %s at %d rows: want delivered-*, exit 0\n%s\nheadless session: %s", c.name, want, r, headless.diag())
+				line, from := fmt.Sprintf("cost sample %d", sample), fmt.Sprintf("cost-%d", sample)
+				var (
+					start, exit                         time.Time
+					confirm, queuedAt, ackTS, inboxPath string
+					msgID                               string
+				)
+				if c.lib {
+					start = time.Now()
+					v, err := senders[c.name].Send(context.Background(), claudeinbox.Request{Target: c.target, Line: line, From: from})
+					exit = time.Now()
+					if err != nil || !strings.HasPrefix(string(v.Class), "delivered-") {
+						real.fatalf("library send to %s at %d rows: %s, %v; want delivered-*\nheadless session: %s", c.name, want, v.Class, err, headless.diag())
+					}
+					confirm, queuedAt, inboxPath, msgID = v.Confirm, v.QueuedAt, v.Inbox, v.MsgID
+					ackTS = ackTime(t, v.Inbox, v.MsgID)
+				} else {
+					r := w.oo([]string{"send", c.target, line, "--from", from, "--min-interval", "30", "--wait", interactiveWait, "--json"}, c.env...)
+					exit = time.Now()
+					start = exit.Add(-r.took)
+					var rc map[string]any
+					if r.code != 0 || json.Unmarshal([]byte(strings.TrimSpace(r.stdout)), &rc) != nil || !strings.HasPrefix(str(rc, "class"), "delivered-") {
+						real.fatalf("send to %s at %d rows: want delivered-*, exit 0\n%s\nheadless session: %s", c.name, want, r, headless.diag())
+					}
+					a, _ := rc["ack"].(map[string]any)
+					confirm, queuedAt, ackTS, inboxPath, msgID = str(a, "confirm"), str(a, "queued_at"), str(a, "ts"), str(rc, "inbox"), str(rc, "msg_id")
 				}
 				if i < 0 {
 					continue
@@ -173,12 +220,12 @@ func TestSendCost(t *testing.T) {
 				if took[c.name] == nil {
 					took[c.name] = map[int][]time.Duration{}
 				}
-				took[c.name][want] = append(took[c.name][want], r.took)
-				if a, _ := rc["ack"].(map[string]any); a["confirm"] == "transcript" {
+				took[c.name][want] = append(took[c.name][want], exit.Sub(start))
+				if confirm == "transcript" {
 					// How long after the receiver stamped its enqueue row
 					// the doorman acked it: the row's way to the file.
-					q, qerr := time.Parse(time.RFC3339Nano, str(a, "queued_at"))
-					at, aerr := time.Parse(time.RFC3339Nano, str(a, "ts"))
+					q, qerr := time.Parse(time.RFC3339Nano, queuedAt)
+					at, aerr := time.Parse(time.RFC3339Nano, ackTS)
 					if qerr == nil && aerr == nil {
 						lags[c.name] = append(lags[c.name], at.Sub(q))
 						p := parts[c.name]
@@ -187,7 +234,7 @@ func TestSendCost(t *testing.T) {
 						// The front in two: to the doorman's door write
 						// (its attempt record's at: this project's part)
 						// and from it to the receiver's stamp.
-						if w, ok := doorWriteAt(str(rc, "inbox"), str(rc, "msg_id")); ok {
+						if w, ok := doorWriteAt(inboxPath, msgID); ok {
 							f := fronts[c.name]
 							f[0], f[1] = append(f[0], w.Sub(start)), append(f[1], q.Sub(w))
 							fronts[c.name] = f
@@ -235,6 +282,21 @@ func TestSendCost(t *testing.T) {
 		}
 	}
 	t.Log(b.String())
+}
+
+// ackTime is the ts of the ack of msgID in inboxPath's ack file.
+func ackTime(t *testing.T, inboxPath, msgID string) string {
+	t.Helper()
+	acks, _, err := inbox.ReadAcks(inboxPath+".ack", 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range slices.Backward(acks) {
+		if a.MsgID == msgID {
+			return a.TS
+		}
+	}
+	return ""
 }
 
 // doorWriteAt is when the doorman of inbox made its door write of the
