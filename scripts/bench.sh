@@ -31,7 +31,9 @@
 #             rows: the whole send process (fake receiver: the sender's own
 #             cost; real interactive and real -p: through the real CLI), and
 #             for the real targets front (send start -> the enqueue row's
-#             timestamp), floor (-> the ack) and back (-> the exit)
+#             timestamp), floor (-> the ack) and back (-> the exit); the
+#             "lib" rows send through claudeinbox.Sender in the test's own
+#             process (this tree's library, whatever BENCH_REV names)
 #   sessions  sessions --json, 200 sessions x 10 riders all riding / 2
 #             riding, and 1000 x 10 all riding
 #   watchcpu  oo-claude watch --json at rest on 20 / 200 / 1000 sessions:
