@@ -1,5 +1,6 @@
 // Package doctor checks whether a station is ready for oo-claude: the
-// claude binary and its version, the registry, the inbox and state
+// claude binary and its version, the programs oo-claude runs beside itself
+// (its doorman's and its live view's), the registry, the inbox and state
 // directories, the doorman's MCP registration, the doorman of the session
 // doctor runs in, inboxes of sessions that are gone with lines still
 // waiting (and of session ids nothing knows), live sessions whose doorman
@@ -35,6 +36,7 @@ import (
 	"github.com/oo-family/oo-claude/internal/claudeproc"
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/inbox"
+	"github.com/oo-family/oo-claude/internal/programs"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/station"
 )
@@ -65,6 +67,8 @@ const (
 	KindUnknownSessionInbox Kind = "unknown-session-inbox"  // lines wait for a session id that does not run and has no transcript here: nothing can deliver them
 	KindInboxDirMismatch    Kind = "inbox-dir-mismatch"     // a live session's doorman follows another inbox directory than this one
 	KindSocketMissing       Kind = "socket-missing"         // a live session's door is missing
+	KindProgramMissing      Kind = "program-missing"        // oo-claude-doorman or oo-claude-top is not installed beside oo-claude
+	KindProgramUnusable     Kind = "program-unusable"       // it is there, but not a regular executable file of this user's (or root's) that others cannot write
 )
 
 // Finding is one problem, with how to fix it.
@@ -94,6 +98,7 @@ const (
 // Check names, in the order they run.
 const (
 	CheckBinary         = "binary"
+	CheckPrograms       = "programs"
 	CheckRegistry       = "registry"
 	CheckInboxDir       = "inbox-dir"
 	CheckStateDir       = "state-dir"
@@ -158,8 +163,13 @@ type Options struct {
 	// registry files; nil means os.Geteuid (as [station.Station.EUID]).
 	EUID func() int
 	// Self is the absolute path of this oo-claude binary, which the MCP
-	// registration must name; "" skips that comparison.
+	// registration must name and beside which its programs must be
+	// installed; "" skips those checks (but Program's).
 	Self string
+	// Program looks up the program name that oo-claude runs beside
+	// itself (oo-claude-doorman, oo-claude-top) and says why it is not
+	// one to run; nil looks beside Self by the rule oo-claude runs them by.
+	Program func(name string) error
 	// PID is this process; its nearest ancestor with a live registry row
 	// is the session doctor runs in. 0 skips the ancestor walk.
 	PID int
@@ -203,6 +213,7 @@ func Run(ctx context.Context, o Options) Report {
 	st := &station.Station{Paths: o.Config.Paths, Proc: o.Proc, Now: d.o.Now, EUID: o.EUID}
 	d.uid = st.UID()
 	binOK := d.binary(ctx)
+	d.programs()
 	live := d.registry(st)
 	d.privateDir(CheckInboxDir, o.Config.InboxDir, true, KindInboxDirMissing, KindInboxDirUnusable, KindInboxDirMode)
 	d.privateDir(CheckStateDir, o.Config.StateDir, false, "", KindStateDirUnusable, KindStateDirMode)
@@ -293,6 +304,46 @@ func (d *doc) binary(ctx context.Context) bool {
 	}
 	d.check(CheckBinary, nil, detail)
 	return true
+}
+
+// programs: the doorman's and the view's programs are installed beside
+// oo-claude, each one to run. Without the doorman's, no session started
+// with oo-claude's doorman can take a line; without the view's, top
+// cannot run.
+func (d *doc) programs() {
+	look := d.o.Program
+	if look == nil {
+		if d.o.Self == "" {
+			d.skip(CheckPrograms, "this binary's path is unknown")
+			return
+		}
+		look = func(name string) error {
+			_, err := programs.Beside(d.o.Self, name)
+			return err
+		}
+	}
+	role := map[string]string{programs.Doorman: "no session can start oo-claude's doorman", programs.Top: "oo-claude top cannot run"}
+	var findings []Finding
+	for _, name := range programs.All() {
+		err := look(name)
+		if err == nil {
+			continue
+		}
+		f := Finding{Kind: KindProgramUnusable, Message: fmt.Sprintf("%s: %s", role[name], err),
+			Fix: "reinstall from the oo-claude source with `CGO_ENABLED=0 go install ./cli/...`, or make it a regular executable file of this user's (or root's) that others cannot write"}
+		if errors.Is(err, programs.ErrMissing) {
+			f.Kind, f.Fix = KindProgramMissing, "install it with oo-claude: `CGO_ENABLED=0 go install ./cli/...` from the oo-claude source puts oo-claude, oo-claude-doorman and oo-claude-top in one directory"
+		}
+		if d.o.Self != "" {
+			f.Path = filepath.Join(filepath.Dir(d.o.Self), name)
+		}
+		findings = append(findings, f)
+	}
+	detail := ""
+	if len(findings) == 0 {
+		detail = strings.Join(programs.All(), " and ") + " beside oo-claude"
+	}
+	d.check(CheckPrograms, findings, detail)
 }
 
 // registry: the sessions dir can be listed, and each of its rows is a

@@ -17,6 +17,7 @@ import (
 	"github.com/oo-family/oo-claude/fakes/fakestation"
 	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/jsonrow"
+	"github.com/oo-family/oo-claude/internal/programs"
 	"github.com/oo-family/oo-claude/station"
 	"go.uber.org/goleak"
 )
@@ -28,7 +29,6 @@ var now = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 const (
 	sidLive    = "dddddddd-0000-4000-8000-000000000001"
 	sidGone    = "dddddddd-0000-4000-8000-000000000002"
-	self       = "/opt/oo-claude/bin/oo-claude"
 	pidSession = 400 // the live session's claude
 	pidDoctor  = 500 // doctor, a grandchild of the session (via pid 450)
 )
@@ -36,6 +36,7 @@ const (
 // fixture is a station on which every check passes; cases break one thing.
 type fixture struct {
 	fs      *fakestation.Station
+	self    string // oo-claude, with its doorman and top programs beside it
 	opts    doctor.Options
 	procDir string
 	// claude's answers, by first argument ("--version", "mcp").
@@ -105,8 +106,18 @@ func newFixture(t *testing.T) *fixture {
 	}
 	cfg := station.DefaultConfig(fs.Paths)
 	cfg.ClaudeBin = bin
+	binDir := filepath.Join(fs.Root, "bin")
+	if err := os.Mkdir(binDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	self := filepath.Join(binDir, "oo-claude")
+	for _, name := range []string{"oo-claude", "oo-claude-doorman", "oo-claude-top"} {
+		if err := os.WriteFile(filepath.Join(binDir, name), []byte("#!/bin/sh\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
 	f := &fixture{
-		fs: fs, procDir: procDir,
+		fs: fs, procDir: procDir, self: self,
 		version: "2.1.332 (Claude Code)\n",
 		mcpGet: "claude-inbox:\n  Scope: User config (available in all your projects)\n  Status: ✔ Connected\n  Type: stdio\n" +
 			"  Command: " + self + "\n  Args: doorman --mcp\n  Environment:\n\nTo remove this server, run: claude mcp remove claude-inbox -s user\n",
@@ -143,6 +154,9 @@ func holdOpen(t *testing.T, procDir string, pid int, path string) {
 		t.Fatal(err)
 	}
 }
+
+// errTopMissing is a lookup's error for a program that is not there.
+var errTopMissing = fmt.Errorf("%w: oo-claude-top is %w", programs.ErrUnusable, programs.ErrMissing)
 
 func kinds(r doctor.Report) []doctor.Kind {
 	var out []doctor.Kind
@@ -188,10 +202,10 @@ func TestRun(t *testing.T) {
 			f.mcpGet, f.mcpExit = `No MCP server named "claude-inbox". Configured servers: other`+"\n", 1
 		}, []doctor.Kind{doctor.KindMCPNotRegistered}},
 		{"mcp names another command", func(t *testing.T, f *fixture) {
-			f.mcpGet = strings.Replace(f.mcpGet, "Command: "+self+"\n  Args: doorman --mcp", "Command: /usr/bin/python3\n  Args: -I /x/doorman.py --mcp", 1)
+			f.mcpGet = strings.Replace(f.mcpGet, "Command: "+f.self+"\n  Args: doorman --mcp", "Command: /usr/bin/python3\n  Args: -I /x/doorman.py --mcp", 1)
 		}, []doctor.Kind{doctor.KindMCPOtherCommand}},
 		{"mcp names another oo-claude", func(t *testing.T, f *fixture) {
-			f.mcpGet = strings.Replace(f.mcpGet, "Command: "+self, "Command: /usr/local/bin/oo-claude", 1)
+			f.mcpGet = strings.Replace(f.mcpGet, "Command: "+f.self, "Command: /usr/local/bin/oo-claude", 1)
 		}, []doctor.Kind{doctor.KindMCPOtherCommand}},
 		{"mcp fails to connect", func(t *testing.T, f *fixture) {
 			f.mcpGet = strings.Replace(f.mcpGet, "Status: ✔ Connected", "Status: ✘ Failed to connect\n  Issue: ENOENT", 1)
@@ -243,6 +257,32 @@ func TestRun(t *testing.T) {
 		{"a stale row's missing socket is not a finding", func(t *testing.T, f *fixture) {
 			f.fs.WriteRow(station.Row{PID: 701, SessionID: sidGone, ProcStart: "1", MessagingSocketPath: filepath.Join(f.fs.Root, "701.sock")})
 		}, nil},
+		// A partial install (go build ./cli/oo-claude): sessions cannot
+		// start the doorman, top cannot run.
+		{"the doorman's program missing", func(t *testing.T, f *fixture) {
+			os.Remove(filepath.Join(filepath.Dir(f.self), "oo-claude-doorman"))
+		}, []doctor.Kind{doctor.KindProgramMissing}},
+		{"both programs missing", func(t *testing.T, f *fixture) {
+			os.Remove(filepath.Join(filepath.Dir(f.self), "oo-claude-doorman"))
+			os.Remove(filepath.Join(filepath.Dir(f.self), "oo-claude-top"))
+		}, []doctor.Kind{doctor.KindProgramMissing, doctor.KindProgramMissing}},
+		{"the top program writable by every user", func(t *testing.T, f *fixture) {
+			os.Chmod(filepath.Join(filepath.Dir(f.self), "oo-claude-top"), 0o777)
+		}, []doctor.Kind{doctor.KindProgramUnusable}},
+		{"the doorman's program a directory", func(t *testing.T, f *fixture) {
+			p := filepath.Join(filepath.Dir(f.self), "oo-claude-doorman")
+			os.Remove(p)
+			os.Mkdir(p, 0o755)
+		}, []doctor.Kind{doctor.KindProgramUnusable}},
+		{"the caller's own lookup", func(t *testing.T, f *fixture) {
+			f.opts.Self = ""
+			f.opts.Program = func(name string) error {
+				if name == "oo-claude-top" {
+					return errTopMissing
+				}
+				return nil
+			}
+		}, []doctor.Kind{doctor.KindProgramMissing}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -266,8 +306,13 @@ func TestRun(t *testing.T) {
 					t.Errorf("message %q does not name both directories", fd.Message)
 				}
 			}
-			if len(rep.Checks) != 9 {
-				t.Errorf("%d checks, want 9: %+v", len(rep.Checks), rep.Checks)
+			if len(rep.Checks) != 10 {
+				t.Errorf("%d checks, want 10: %+v", len(rep.Checks), rep.Checks)
+			}
+			for _, fd := range rep.Findings {
+				if (fd.Kind == doctor.KindProgramMissing || fd.Kind == doctor.KindProgramUnusable) && !strings.Contains(fd.Fix, "go install ./cli/...") {
+					t.Errorf("fix %q: want the install command", fd.Fix)
+				}
 			}
 		})
 	}
@@ -285,7 +330,7 @@ func TestRunReportsTheSession(t *testing.T) {
 	for _, c := range rep.Checks {
 		statuses = append(statuses, c.Name+"="+string(c.Status))
 	}
-	wantStatuses := []string{"binary=ok", "registry=ok", "inbox-dir=ok", "state-dir=ok", "mcp=ok", "doorman=ok", "offline-inboxes=ok", "doorman-dirs=ok", "sockets=ok"}
+	wantStatuses := []string{"binary=ok", "programs=ok", "registry=ok", "inbox-dir=ok", "state-dir=ok", "mcp=ok", "doorman=ok", "offline-inboxes=ok", "doorman-dirs=ok", "sockets=ok"}
 	if diff := cmp.Diff(wantStatuses, statuses); diff != "" {
 		t.Errorf("checks (-want +got):\n%s", diff)
 	}

@@ -43,6 +43,7 @@ func ExampleRun() {
 	fmt.Println("ok:", rep.OK())
 	// Output:
 	// binary ok
+	// programs skipped
 	// registry ok
 	// inbox-dir ok
 	// state-dir ok

@@ -14,7 +14,7 @@ func TestZeroOptionsNoPanic(t *testing.T) {
 	if rep.OK() {
 		t.Errorf("zero options: no findings: %+v", rep)
 	}
-	if len(rep.Checks) != 9 {
-		t.Errorf("%d checks, want 9: %+v", len(rep.Checks), rep.Checks)
+	if len(rep.Checks) != 10 {
+		t.Errorf("%d checks, want 10: %+v", len(rep.Checks), rep.Checks)
 	}
 }

@@ -35,10 +35,14 @@ func newDoctorCmd(e *env) *ffcli.Command {
 			}
 			knobs, _ := e.knobs() // e.config read it without error
 			rep := doctor.Run(ctx, doctor.Options{
-				Environ:   knobs,
-				Station:   e.stationName(cfg),
-				Config:    cfg,
-				Self:      self,
+				Environ: knobs,
+				Station: e.stationName(cfg),
+				Config:  cfg,
+				Self:    self,
+				Program: func(name string) error {
+					_, err := e.lookProgram(name)
+					return err
+				},
 				PID:       e.pid,
 				SessionID: e.getenv("CLAUDE_CODE_SESSION_ID"),
 				// The library takes the version it reports from its caller.

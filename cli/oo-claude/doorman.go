@@ -2,27 +2,15 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
-	"os"
-	"path/filepath"
 	"syscall"
 
 	"github.com/oo-family/oo-claude/internal/doormanreq"
+	"github.com/oo-family/oo-claude/internal/programs"
 	"github.com/peterbourgon/ff/v3/ffcli"
 )
-
-// doormanProgram is the doorman's own program, installed beside oo-claude
-// (go install ./cli/...): `oo-claude doorman` checks its flags, then execs
-// it (internal/doormanreq says why).
-const doormanProgram = "oo-claude-doorman"
-
-// errNoProgram is the cause when the program beside this binary that a
-// verb runs (the doorman's, top's) is missing or is not one to run.
-var errNoProgram = errors.New("no program to run")
 
 func newDoormanCmd(e *env) *ffcli.Command {
 	flags := flag.NewFlagSet("doorman", flag.ContinueOnError)
@@ -44,7 +32,7 @@ func newDoormanCmd(e *env) *ffcli.Command {
 			if err := req.Check(); err != nil {
 				return usagef("%v", err)
 			}
-			return e.program(ctx, doormanProgram, req.Argv())
+			return e.program(ctx, programs.Doorman, req.Argv())
 		},
 	}
 }
@@ -86,41 +74,17 @@ func ended(ctx context.Context) error {
 	return nil
 }
 
-// findProgram returns the path of the program name beside self: a regular
-// file, executable, owned by self's owner or root, and not writable by
-// every user.
+// findProgram returns the path of the program name beside self, when it
+// is one to run (programs.Beside); its error matches
+// programs.ErrUnusable.
 func findProgram(self func() (string, error), name string) (string, error) {
 	exe, err := self()
 	if err != nil {
-		return "", fmt.Errorf("%s: %w: this binary's path: %w", name, errNoProgram, err)
+		return "", fmt.Errorf("%s: %w: this binary's path: %w", name, programs.ErrUnusable, err)
 	}
-	path := filepath.Join(filepath.Dir(exe), name)
-	fi, err := os.Stat(path)
-	if err == nil {
-		// This binary gone from its path (replaced by an upgrade) leaves
-		// no owner to compare with: the other checks stand.
-		if mine, serr := os.Stat(exe); serr == nil && !sameOwnerOrRoot(fi, mine) {
-			return "", fmt.Errorf("%s: %w: %s is owned by another user than %s", name, errNoProgram, path, exe)
-		}
-	}
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return "", fmt.Errorf("%s: %w: %s is not installed beside oo-claude (go install ./cli/... installs them all)", name, errNoProgram, path)
-	case err != nil:
-		return "", fmt.Errorf("%s: %w: %w", name, errNoProgram, err)
-	case !fi.Mode().IsRegular():
-		return "", fmt.Errorf("%s: %w: %s is not a regular file", name, errNoProgram, path)
-	case fi.Mode().Perm()&0o111 == 0:
-		return "", fmt.Errorf("%s: %w: %s is not executable", name, errNoProgram, path)
-	case fi.Mode().Perm()&0o002 != 0:
-		return "", fmt.Errorf("%s: %w: %s is writable by every user", name, errNoProgram, path)
+	path, err := programs.Beside(exe, name)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", name, err)
 	}
 	return path, nil
-}
-
-// sameOwnerOrRoot reports whether fi is owned by root or by mine's owner.
-func sameOwnerOrRoot(fi, mine os.FileInfo) bool {
-	a, ok1 := fi.Sys().(*syscall.Stat_t)
-	b, ok2 := mine.Sys().(*syscall.Stat_t)
-	return ok1 && ok2 && (a.Uid == 0 || a.Uid == b.Uid)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"os"
@@ -9,56 +10,28 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/oo-family/oo-claude/internal/programs"
 )
 
-// TestFindDoormanProgram: the doorman program is the regular, executable
-// file oo-claude-doorman beside oo-claude, not writable by others; anything
-// else is errNoProgram with a message that says what to do.
-func TestFindDoormanProgram(t *testing.T) {
+// TestFindProgram: a program is looked up beside this binary by the one
+// rule (internal/programs, whose tests hold each refusal), named in the
+// error with what to do; with this binary's path unknown there is none.
+func TestFindProgram(t *testing.T) {
 	t.Parallel()
-	cases := []struct {
-		name  string
-		plant func(t *testing.T, path string)
-		want  string // "" found; else in the error
-	}{
-		{"installed", func(t *testing.T, p string) { writeExec(t, p, 0o755) }, ""},
-		{"missing", func(*testing.T, string) {}, "go install ./cli/..."},
-		{"a directory", func(t *testing.T, p string) { mustT(t, os.Mkdir(p, 0o755)) }, "not a regular file"},
-		{"a FIFO", func(t *testing.T, p string) { mustT(t, syscall.Mkfifo(p, 0o755)) }, "not a regular file"},
-		{"not executable", func(t *testing.T, p string) { writeExec(t, p, 0o644) }, "not executable"},
-		{"writable by everyone", func(t *testing.T, p string) { writeExec(t, p, 0o777) }, "writable by every user"},
-		{"another user's", func(t *testing.T, p string) {
-			if os.Geteuid() != 0 {
-				t.Skip("giving a file to another user needs root (CI runs as root)")
-			}
-			writeExec(t, p, 0o755)
-			mustT(t, os.Chown(p, 65534, 65534))
-		}, "owned by another user"},
-		{"a symlink to the program", func(t *testing.T, p string) {
-			real := filepath.Join(t.TempDir(), "real")
-			writeExec(t, real, 0o755)
-			mustT(t, os.Symlink(real, p))
-		}, ""},
+	dir := t.TempDir()
+	writeExec(t, filepath.Join(dir, "oo-claude"), 0o755)
+	writeExec(t, filepath.Join(dir, programs.Doorman), 0o755)
+	self := func() (string, error) { return filepath.Join(dir, "oo-claude"), nil }
+	if got, err := findProgram(self, programs.Doorman); err != nil || got != filepath.Join(dir, programs.Doorman) {
+		t.Errorf("installed: %q, %v", got, err)
 	}
-	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			t.Parallel()
-			dir := t.TempDir()
-			path := filepath.Join(dir, doormanProgram)
-			c.plant(t, path)
-			writeExec(t, filepath.Join(dir, "oo-claude"), 0o755)
-			self := func() (string, error) { return filepath.Join(dir, "oo-claude"), nil }
-			got, err := findProgram(self, doormanProgram)
-			switch {
-			case c.want == "" && (err != nil || got != path):
-				t.Errorf("= %q, %v; want %q", got, err, path)
-			case c.want != "" && (!errors.Is(err, errNoProgram) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), path)):
-				t.Errorf("= %q, %v; want errNoProgram naming %s and saying %q", got, err, path, c.want)
-			}
-		})
+	_, err := findProgram(self, programs.Top)
+	if !errors.Is(err, programs.ErrUnusable) || !strings.HasPrefix(err.Error(), programs.Top+": ") || !strings.Contains(err.Error(), "go install ./cli/...") {
+		t.Errorf("missing: %v; want ErrUnusable, named, saying what installs it", err)
 	}
-	if _, err := findProgram(func() (string, error) { return "", errors.New("no /proc") }, doormanProgram); !errors.Is(err, errNoProgram) {
-		t.Errorf("with this binary's path unknown: %v; want errNoProgram", err)
+	if _, err := findProgram(func() (string, error) { return "", errors.New("no /proc") }, programs.Doorman); !errors.Is(err, programs.ErrUnusable) {
+		t.Errorf("with this binary's path unknown: %v; want ErrUnusable", err)
 	}
 }
 
@@ -76,10 +49,10 @@ func TestDoormanExecsTheProgramBeside(t *testing.T) {
 	args := []string{"doorman", "--allow-foreground", "--once", "--json"}
 
 	r := runAt(t, self, env, args...)
-	if r.code != 1 || !strings.Contains(r.stderr, filepath.Join(dir, doormanProgram)) || !strings.Contains(r.stderr, "go install ./cli/...") {
+	if r.code != 1 || !strings.Contains(r.stderr, filepath.Join(dir, programs.Doorman)) || !strings.Contains(r.stderr, "go install ./cli/...") {
 		t.Fatalf("without the doorman program: exit %d, stderr %q; want 1 naming the missing program", r.code, r.stderr)
 	}
-	installAt(t, binary(t), filepath.Join(dir, doormanProgram))
+	installAt(t, binary(t), filepath.Join(dir, programs.Doorman))
 	r = runAt(t, self, env, args...)
 	if r.code != 3 || !strings.Contains(r.stdout, `"state"`) {
 		t.Fatalf("with the doorman program: exit %d, stdout %q, stderr %q; want 3 and the status", r.code, r.stdout, r.stderr)
@@ -99,7 +72,7 @@ func TestExecDoormanAfterASignal(t *testing.T) {
 	}{{os.Interrupt, 130}, {syscall.SIGTERM, 143}} {
 		ctx, cancel := context.WithCancelCause(context.Background())
 		cancel(signalCause{c.sig})
-		err := execProgram(self, os.Environ)(ctx, doormanProgram, []string{"doorman", "--mcp"}, nil, io.Discard, io.Discard)
+		err := execProgram(self, os.Environ)(ctx, programs.Doorman, []string{"doorman", "--mcp"}, nil, io.Discard, io.Discard)
 		var ee *exitError
 		if !errors.As(err, &ee) || ee.code != c.code {
 			t.Errorf("after %v: %v; want exit %d", c.sig, err, c.code)
@@ -136,5 +109,45 @@ func mustT(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestDoctorChecksThePrograms: doctor, run as an installed oo-claude
+// without its programs beside it, reports each missing with the install
+// command; once they are installed, its programs check is ok.
+func TestDoctorChecksThePrograms(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	self := filepath.Join(dir, "oo-claude")
+	installAt(t, binary(t), self)
+	env := []string{"OO_CLAUDE_TEST_AS_BINARY=1", "PATH=/usr/bin:/bin", childGORACE(), "HOME=" + t.TempDir(), "OO_CLAUDE_DOCTOR_MCP=0"}
+	check := func(r result) (status string, missing []string) {
+		var rep struct {
+			Checks   []struct{ Name, Status string }
+			Findings []struct{ Kind, Path, Fix string }
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+			t.Fatalf("doctor --json: %v\n%s\n%s", err, r.stdout, r.stderr)
+		}
+		for _, c := range rep.Checks {
+			if c.Name == "programs" {
+				status = c.Status
+			}
+		}
+		for _, f := range rep.Findings {
+			if f.Kind == "program-missing" && strings.Contains(f.Fix, "go install ./cli/...") {
+				missing = append(missing, filepath.Base(f.Path))
+			}
+		}
+		return status, missing
+	}
+	status, missing := check(runAt(t, self, env, "doctor", "--json"))
+	if status != "finding" || strings.Join(missing, " ") != programs.Doorman+" "+programs.Top {
+		t.Fatalf("without the programs: %s, missing %q; want a finding for each", status, missing)
+	}
+	installAt(t, binary(t), filepath.Join(dir, programs.Doorman))
+	installAt(t, binary(t), filepath.Join(dir, programs.Top))
+	if status, missing := check(runAt(t, self, env, "doctor", "--json")); status != "ok" || len(missing) != 0 {
+		t.Fatalf("with the programs: %s, missing %q; want ok", status, missing)
 	}
 }

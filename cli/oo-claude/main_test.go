@@ -20,6 +20,7 @@ import (
 
 	"github.com/oo-family/oo-claude/fakes/fakeclaude"
 	"github.com/oo-family/oo-claude/internal/doormancmd"
+	"github.com/oo-family/oo-claude/internal/programs"
 	"github.com/oo-family/oo-claude/internal/topcmd"
 	"github.com/rogpeppe/go-internal/testscript"
 	"go.uber.org/goleak"
@@ -36,9 +37,9 @@ func TestMain(m *testing.M) {
 	// beside "oo-claude" on the scripts' PATH.
 	// And the top program, execed the same way.
 	switch filepath.Base(os.Args[0]) {
-	case doormanProgram:
+	case programs.Doorman:
 		doormanMain()
-	case topProgram:
+	case programs.Top:
 		topMain()
 	}
 	// A detached start's supervisor is this binary run as "start
@@ -59,7 +60,7 @@ func TestMain(m *testing.M) {
 	}
 	// The testscript files (testdata/script) run the binary as
 	// "oo-claude" on their PATH: testscript copies this test binary there.
-	testscript.Main(leakChecked{m}, map[string]func(){"oo-claude": main, doormanProgram: doormanMain, topProgram: topMain})
+	testscript.Main(leakChecked{m}, map[string]func(){"oo-claude": main, programs.Doorman: doormanMain, programs.Top: topMain})
 }
 
 // doormanMain is cli/oo-claude-doorman's main.
@@ -86,8 +87,13 @@ func testProgramProc(p proc) proc {
 		}
 		return syscall.Exec(exe, append([]string{filepath.Join(filepath.Dir(exe), name)}, argv...), os.Environ())
 	}
+	p.lookProgram = playsEveryProgram
 	return p
 }
+
+// playsEveryProgram is the program lookup of this test binary run as
+// oo-claude: it plays every program itself.
+func playsEveryProgram(string) (string, error) { return os.Executable() }
 
 // leakChecked runs the tests, then fails the run when goroutines leaked
 // (what goleak.VerifyTestMain does, inside testscript.Main).
@@ -241,11 +247,12 @@ func testProc(getenv func(string) string) proc {
 	p := osProc()
 	p.getenv = getenv
 	p.program = func(ctx context.Context, name string, argv []string, stdin io.Reader, stdout, stderr io.Writer) error {
-		if name == topProgram {
+		if name == programs.Top {
 			return exitWith(topcmd.Main(ctx, argv, stdin, stdout, stderr, getenv, os.Environ()))
 		}
 		return exitWith(doormancmd.Main(ctx, argv, stdin, stdout, stderr, getenv))
 	}
+	p.lookProgram = playsEveryProgram
 	return p
 }
 

@@ -28,11 +28,14 @@ type proc struct {
 	executable func() (string, error) // this binary (env.self)
 	hostname   func() (string, error) // the station's default name
 	username   func() (string, error)
-	// program runs a program of oo-claude's (doormanProgram with
-	// doormanreq's argv, topProgram with topreq's) on the given stdio; nil
+	// program runs a program of oo-claude's (programs.Doorman with
+	// doormanreq's argv, programs.Top with topreq's) on the given stdio; nil
 	// is execProgram: this process becomes the program beside
 	// executable, on the process's own stdio.
 	program func(ctx context.Context, name string, argv []string, stdin io.Reader, stdout, stderr io.Writer) error
+	// lookProgram finds the program name beside this binary for doctor;
+	// nil is findProgram beside executable.
+	lookProgram func(name string) (string, error)
 }
 
 // osProc is the running process's own.
@@ -78,6 +81,8 @@ type env struct {
 	// program runs oo-claude's program name with argv on the verb's
 	// stdio (the program escapes its own stderr).
 	program func(ctx context.Context, name string, argv []string) error
+	// lookProgram finds oo-claude's program name (doctor's check).
+	lookProgram func(name string) (string, error)
 }
 
 func newEnv(stdin io.Reader, stdout, stderr io.Writer, p proc) *env {
@@ -90,6 +95,10 @@ func newEnv(stdin io.Reader, stdout, stderr io.Writer, p proc) *env {
 	}
 	e.program = func(ctx context.Context, name string, argv []string) error {
 		return run(ctx, name, argv, e.stdin, e.stdout, e.rawStderr)
+	}
+	e.lookProgram = p.lookProgram
+	if e.lookProgram == nil {
+		e.lookProgram = func(name string) (string, error) { return findProgram(p.executable, name) }
 	}
 	e.knobs = sync.OnceValues(func() (*station.Environ, error) { return station.LoadEnviron(p.getenv) })
 	e.getenv = func(key string) string {

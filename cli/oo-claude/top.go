@@ -7,14 +7,10 @@ import (
 
 	"github.com/charmbracelet/x/term"
 	"github.com/oo-family/oo-claude/inboxv1"
+	"github.com/oo-family/oo-claude/internal/programs"
 	"github.com/oo-family/oo-claude/internal/topreq"
 	"github.com/peterbourgon/ff/v3/ffcli"
 )
-
-// topProgram is the view's own program, installed beside oo-claude (go
-// install ./cli/...): `oo-claude top` checks its flags and the terminal,
-// then execs it (internal/topreq says why).
-const topProgram = "oo-claude-top"
 
 func newTopCmd(e *env) *ffcli.Command {
 	fs := flag.NewFlagSet("top", flag.ContinueOnError)
@@ -45,7 +41,8 @@ func newTopCmd(e *env) *ffcli.Command {
 			if err != nil {
 				return &exitError{code: exitFail, err: err}
 			}
-			return e.program(ctx, topProgram, topreq.Request{OOClaude: self, From: *from, Hosts: hosts.dests}.Argv())
+			// The view is its own program (internal/topreq says why).
+			return e.program(ctx, programs.Top, topreq.Request{OOClaude: self, From: *from, Hosts: hosts.dests}.Argv())
 		},
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/oo-family/oo-claude/fakes/fakestation"
+	"github.com/oo-family/oo-claude/internal/programs"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/lineage"
 	"github.com/oo-family/oo-claude/station"
@@ -298,9 +299,9 @@ func TestTopExecsTheProgramBeside(t *testing.T) {
 	p := newPane(t, 250, 30, append(fs.Env(), "LANG=C.UTF-8", "TERM=xterm-256color", "NO_COLOR=1"))
 	p.keys(self+" top; echo exit=$?", "Enter")
 	p.waitFor("the missing program named, exit 1", func(s string) bool {
-		return strings.Contains(s, filepath.Join(dir, topProgram)+" is not installed beside oo-claude") && strings.Contains(s, "exit=1")
+		return strings.Contains(s, filepath.Join(dir, programs.Top)+" is not installed beside oo-claude") && strings.Contains(s, "exit=1")
 	})
-	installAt(t, binary(t), filepath.Join(dir, topProgram))
+	installAt(t, binary(t), filepath.Join(dir, programs.Top))
 	p.keys("clear; "+self+" top; echo exit=$?", "Enter")
 	p.waitFor("the view", func(s string) bool { return strings.Contains(s, "▶ lead") && strings.Contains(s, "reviewer") })
 	p.keys("q")

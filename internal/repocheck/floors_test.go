@@ -66,6 +66,9 @@ var floors = map[string]int{
 	// What oo-claude asks of the doorman and top programs: command lines.
 	"internal/doormanreq": 0,
 	"internal/topreq":     0,
+	// The programs oo-claude runs beside itself, and the rule it finds
+	// them by.
+	"internal/programs": 0,
 }
 
 // floorOrder is the order within a floor, as go/build's deps_test orders
