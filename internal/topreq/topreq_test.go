@@ -1,6 +1,8 @@
 package topreq
 
 import (
+	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -41,4 +43,27 @@ func TestParseRefuses(t *testing.T) {
 			t.Errorf("Parse(%q) = %+v, %v; want an error", args, r, err)
 		}
 	}
+}
+
+// FuzzParse: whatever Parse accepts, Argv writes back to the same request,
+// and whatever it refuses is an errRequest.
+func FuzzParse(f *testing.F) {
+	f.Add("top", "--oo-claude=/usr/bin/oo-claude", "--from=human", "--host=a")
+	f.Add("top", "--oo-claude=relative", "--from=", "")
+	f.Add("doorman", "--mcp", "", "")
+	f.Fuzz(func(t *testing.T, a, b, c, d string) {
+		for _, args := range [][]string{{a}, {a, b}, {a, b, c}, {a, b, c, d}} {
+			r, err := Parse(args)
+			if err != nil {
+				if !errors.Is(err, errRequest) {
+					t.Fatalf("Parse(%q): %v does not match errRequest", args, err)
+				}
+				continue
+			}
+			again, err := Parse(r.Argv())
+			if err != nil || !cmp.Equal(again, r) || !slices.Equal(r.Argv(), args) {
+				t.Fatalf("Parse(%q) = %+v; its Argv %q parses to %+v, %v", args, r, r.Argv(), again, err)
+			}
+		}
+	})
 }
