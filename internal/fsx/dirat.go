@@ -100,7 +100,7 @@ type fileInfo struct {
 
 func (f fileInfo) Name() string       { return f.name }
 func (f fileInfo) Size() int64        { return f.st.Size }
-func (f fileInfo) ModTime() time.Time { return time.Unix(f.st.Mtim.Unix()) }
+func (f fileInfo) ModTime() time.Time { return statMtime(&f.st) }
 func (f fileInfo) IsDir() bool        { return f.Mode().IsDir() }
 func (f fileInfo) Sys() any           { return &f.st }
 func (f fileInfo) Mode() fs.FileMode {

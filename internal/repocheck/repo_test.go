@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -120,5 +121,44 @@ func TestBinaryDeps(t *testing.T) {
 		if got := slices.ContainsFunc(deps, func(d string) bool { return strings.HasPrefix(d, "charm.land/") }); got != c.withTea {
 			t.Errorf("%s links charm.land's packages: %v, want %v", c.pkg, got, c.withTea)
 		}
+	}
+}
+
+// TestStatTimesThroughOneFunction: syscall.Stat_t's time fields are Mtim,
+// Atim and Ctim on Linux and Mtimespec, Atimespec and Ctimespec on darwin
+// and the BSDs, so a file that names one outside fsx's build-tagged
+// mtime files builds for Linux alone (it did once, unseen: no test cross
+// builds, a cold cross build taking over a minute). Every other file goes
+// through fsx's statMtime.
+func TestStatTimesThroughOneFunction(t *testing.T) {
+	root := moduleRoot(t)
+	field := regexp.MustCompile(`\.(Mtim|Atim|Ctim)(espec)?\b`)
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != root {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		rel, _ := filepath.Rel(root, path)
+		if rel == filepath.Join("internal", "fsx", "mtime_other.go") || rel == filepath.Join("internal", "fsx", "mtime_bsd.go") {
+			return nil
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for i, line := range strings.Split(string(b), "\n") {
+			if m := field.FindString(line); m != "" && !strings.HasPrefix(strings.TrimSpace(line), "//") {
+				t.Errorf("%s:%d names Stat_t's %s: use fsx's statMtime (build-tagged per OS)", rel, i+1, m[1:])
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
