@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/google/uuid"
+	"github.com/oo-family/oo-claude/internal/ids"
 
 	"github.com/oo-family/oo-claude/door"
 	"github.com/oo-family/oo-claude/inboxv1"
@@ -138,7 +138,7 @@ func (fl *follower) pace(ctx context.Context, dl *delivery) error {
 // is at fault. Any other fault of the frame is the door's to refuse.
 func (fl *follower) makeFrame(dl *delivery) error {
 	d := fl.d
-	dl.frame = door.Message{SessionID: dl.id.SessionID, From: dl.msg.From, MsgID: uuid.NewString(), Priority: door.Priority(dl.msg.Priority), Text: dl.msg.Text, Token: dl.id.Token}
+	dl.frame = door.Message{SessionID: dl.id.SessionID, From: dl.msg.From, MsgID: ids.New(), Priority: door.Priority(dl.msg.Priority), Text: dl.msg.Text, Token: dl.id.Token}
 	var me *door.MessageError
 	if err := dl.frame.Validate(); !errors.As(err, &me) || me.Field != "token" {
 		return nil

@@ -18,7 +18,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/google/uuid"
+	"github.com/oo-family/oo-claude/internal/ids"
 
 	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/fsx"
@@ -260,7 +260,7 @@ func (fl *follower) resume(prevIno uint64, off int64, offErr error, fi fs.FileIn
 // (inbox.GenerationRecord) before the caller moves the offset, so a
 // doorman that restarts in between finds the new generation too.
 func (fl *follower) newGeneration() error {
-	fl.gen = uuid.NewString()
+	fl.gen = ids.New()
 	fl.attempt = nil
 	if err := fl.writeAttempt(inbox.GenerationRecord(fl.ino, fl.gen)); err != nil {
 		return fmt.Errorf("recording the inbox's new generation: %w", err)

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/oo-family/oo-claude/inboxv1"
+	"github.com/oo-family/oo-claude/internal/ids"
 	"github.com/oo-family/oo-claude/internal/jsonrow"
 	"github.com/oo-family/oo-claude/receipt"
 	"github.com/oo-family/oo-claude/station"
@@ -209,7 +209,7 @@ func (r *Runner) newID() string {
 	if r.NewID != nil {
 		return r.NewID()
 	}
-	return uuid.NewString()
+	return ids.New()
 }
 
 // appendReceipt writes row and returns the write error as text (for

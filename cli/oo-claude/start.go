@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"strconv"
 
-	"github.com/google/uuid"
 	"github.com/oo-family/oo-claude/headless"
+	"github.com/oo-family/oo-claude/internal/ids"
 	"github.com/oo-family/oo-claude/internal/seconds"
 	"github.com/peterbourgon/ff/v3/ffcli"
 )
@@ -86,7 +86,7 @@ func newStartCmd(e *env) *ffcli.Command {
 				// The line follows the new session's transcript: its id
 				// is chosen here so the path is known before claude runs.
 				if req.SessionID == "" {
-					req.SessionID = uuid.NewString()
+					req.SessionID = ids.New()
 				}
 				st.followSession(r.Config.ProjectsDir, req.SessionID, req.CWD)
 			}

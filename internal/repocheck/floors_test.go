@@ -55,6 +55,7 @@ var floors = map[string]int{
 
 	"internal/fsx":       0,
 	"internal/hangup":    0,
+	"internal/ids":       0,
 	"internal/ingress":   0,
 	"internal/jsonrow":   0,
 	"internal/jsonscan":  0,

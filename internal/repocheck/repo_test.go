@@ -86,7 +86,11 @@ func firstLine(s string) string {
 // (up to 5 s) before main. And oo-claude, which every send starts, links
 // neither the MCP SDK nor the Charm stack (their packages' init cost each
 // start milliseconds; one looks for four clipboard commands on PATH): the
-// doorman program links the one, the top program the other.
+// doorman program links the one, the top program the other. None links
+// github.com/google/uuid (internal/ids makes the ids), and oo-claude and
+// top not net: that package's v1 node code brings net's init, and with it
+// net/netip's, dnsmessage's and four hashes', to every start (the doorman
+// program's MCP SDK links net itself).
 func TestBinaryDeps(t *testing.T) {
 	goBin, err := exec.LookPath("go")
 	if err != nil {
@@ -111,6 +115,12 @@ func TestBinaryDeps(t *testing.T) {
 			if dep == "github.com/charmbracelet/bubbletea" || dep == "github.com/charmbracelet/lipgloss" || strings.HasPrefix(dep, "github.com/muesli/termenv") {
 				t.Errorf("%s depends on %s, whose init queries the terminal before main (charm.land's v2 does not)", c.pkg, dep)
 			}
+		}
+		if slices.Contains(deps, "github.com/google/uuid") {
+			t.Errorf("%s links github.com/google/uuid: make ids with internal/ids", c.pkg)
+		}
+		if got := slices.Contains(deps, "net"); got != c.withSDK {
+			t.Errorf("%s links net: %v, want %v (only the MCP SDK's program needs it)", c.pkg, got, c.withSDK)
 		}
 		if got := slices.Contains(deps, sdk); got != c.withSDK {
 			t.Errorf("%s links %s: %v, want %v", c.pkg, sdk, got, c.withSDK)
@@ -162,3 +172,4 @@ func TestStatTimesThroughOneFunction(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
