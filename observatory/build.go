@@ -3,7 +3,6 @@ package observatory
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -64,8 +63,16 @@ func pathError(op, path string, err error) error {
 }
 
 // errNoStation is claudeinbox.ErrNoStation, said by the observatory: the
-// options lack a Station.
-var errNoStation = fmt.Errorf("observatory: %w", claudeinbox.ErrNoStation)
+// options lack a Station. It is a value of its own type, not made by
+// fmt.Errorf: a package-level fmt.Errorf runs fmt (its printer's first use,
+// tens of microseconds of page faults) at the start of every process that
+// links the package, every send among them.
+var errNoStation error = noStationError{}
+
+type noStationError struct{}
+
+func (noStationError) Error() string { return "observatory: " + claudeinbox.ErrNoStation.Error() }
+func (noStationError) Unwrap() error { return claudeinbox.ErrNoStation }
 
 // Build reads the station and returns the oo-claude/sessions/v0 document.
 // Only an unreadable registry is an error; parts that cannot be read (a

@@ -1,6 +1,7 @@
 package repocheck
 
 import (
+	"go/ast"
 	"go/parser"
 	"go/token"
 	"io/fs"
@@ -173,3 +174,66 @@ func TestStatTimesThroughOneFunction(t *testing.T) {
 	}
 }
 
+// TestNoFmtAtInit: no package-level variable of the module's programs and
+// library (tests aside) is made by a call into fmt. A package-level
+// fmt.Errorf or fmt.Sprintf runs fmt's printer (its first use: tens of
+// microseconds of page faults, measured) at the start of every process
+// that links the package, whether or not it is ever used; an error of its
+// own type, or errors.New, costs nothing.
+func TestNoFmtAtInit(t *testing.T) {
+	root := moduleRoot(t)
+	fset := token.NewFileSet()
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (d.Name() == "testdata" || strings.HasPrefix(d.Name(), ".")) && path != root {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		fmtName := ""
+		for _, im := range f.Imports {
+			if im.Path.Value == `"fmt"` {
+				fmtName = "fmt"
+				if im.Name != nil {
+					fmtName = im.Name.Name
+				}
+			}
+		}
+		if fmtName == "" {
+			return nil
+		}
+		for _, decl := range f.Decls {
+			gd, ok := decl.(*ast.GenDecl)
+			if !ok || gd.Tok != token.VAR {
+				continue
+			}
+			ast.Inspect(gd, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.FuncLit:
+					return false // runs when called, not at init
+				case *ast.CallExpr:
+					sel, ok := n.Fun.(*ast.SelectorExpr)
+					if !ok {
+						break
+					}
+					if x, ok := sel.X.(*ast.Ident); ok && x.Name == fmtName {
+						rel, _ := filepath.Rel(root, path)
+						t.Errorf("%s:%d: a package-level variable calls fmt.%s at init: use a type of its own or errors.New", rel, fset.Position(n.Pos()).Line, sel.Sel.Name)
+					}
+				}
+				return true
+			})
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
