@@ -38,9 +38,10 @@ const sendSamplesEnv = "OO_CLAUDE_E2E_SEND_SAMPLES"
 // all along (the real path). Each target has a registry of its own, so
 // each holds exactly the target and the unrelated rows. Each sample uses a
 // sender of its own, so the throttle runs (30 s, the default) and admits
-// it. It logs the medians, and for the real targets how long after the
-// enqueue row's timestamp the ack came; every send must be delivered with
-// exit 0.
+// it. It logs the medians, each binary send's as a multiple of a Go hello
+// world run the same way in the same rounds, and for the real targets
+// how long after the enqueue row's timestamp the ack came; every send
+// must be delivered with exit 0.
 func TestSendCost(t *testing.T) {
 	t.Parallel()
 	n := sampleCount(t, sendSamplesEnv, 3)
@@ -182,10 +183,25 @@ func TestSendCost(t *testing.T) {
 		}
 	}
 	took := map[string]map[int][]time.Duration{}
+	// A Go hello world, built as oo-claude is (static), run the same way
+	// (the same exec, environment and pipes) once before each size's sends
+	// of each round: the ratio of a send to it is measured side by side,
+	// at the same load, not against a hello world timed apart.
+	hello := helloBinary(t)
+	var hellos []time.Duration
 	sample := 0
 	for i := -2; i < n; i++ { // two warm-up rounds
 		for _, want := range sizes {
 			arrange(want)
+			if hello != "" {
+				r := <-w.ooAsyncVia([]string{hello}, nil)
+				if r.code != 0 {
+					t.Fatalf("hello world: %s", r)
+				}
+				if i >= 0 {
+					hellos = append(hellos, r.took)
+				}
+			}
 			for _, c := range cases {
 				sample++
 				line, from := fmt.Sprintf("cost sample %d", sample), fmt.Sprintf("cost-%d", sample)
@@ -262,6 +278,20 @@ func TestSendCost(t *testing.T) {
 			fmt.Fprintf(&b, " %8.1f", float64(results[c.name][rows].Microseconds())/1000)
 		}
 	}
+	if len(hellos) > 0 {
+		slices.Sort(hellos)
+		h := hellos[len(hellos)/2]
+		fmt.Fprintf(&b, "\nhello world, the same exec, before each size's sends: %.1f ms (median of %d); as × hello:", float64(h.Microseconds())/1000, len(hellos))
+		for _, c := range cases {
+			if c.lib {
+				continue
+			}
+			fmt.Fprintf(&b, "\n  %-11s", c.name)
+			for _, rows := range sizes {
+				fmt.Fprintf(&b, " %7.2fx", float64(results[c.name][rows])/float64(h))
+			}
+		}
+	}
 	for _, c := range cases {
 		if l := lags[c.name]; len(l) > 0 {
 			slices.Sort(l)
@@ -282,6 +312,34 @@ func TestSendCost(t *testing.T) {
 		}
 	}
 	t.Log(b.String())
+}
+
+// helloBinary builds a Go hello world as oo-claude is built for the
+// benchmarks (CGO_ENABLED=0) and returns its path; "" (logged) without a
+// go toolchain.
+func helloBinary(t *testing.T) string {
+	t.Helper()
+	goBin, err := exec.LookPath("go")
+	if err != nil {
+		t.Logf("no go toolchain: no hello world beside the sends (%v)", err)
+		return ""
+	}
+	dir := t.TempDir()
+	for name, body := range map[string]string{
+		"go.mod":  "module hello\n\ngo 1.22\n",
+		"main.go": "package main\n\nimport \"os\"\n\nfunc main() { os.Stdout.WriteString(\"hello\\n\") }\n",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cmd := exec.Command(goBin, "build", "-o", "hello", ".")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=0", "GOFLAGS=", "GOWORK=off")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("go build hello: %v\n%s", err, out)
+	}
+	return filepath.Join(dir, "hello")
 }
 
 // ackTime is the ts of the ack of msgID in inboxPath's ack file.
