@@ -158,8 +158,8 @@ func rowBytes(path string, buf []byte, read func() ([]byte, error)) ([]byte, err
 
 // parseRow decodes and checks the content of one registry file.
 func parseRow(path string, b []byte) (Row, error) {
-	var r Row
-	if err := json.Unmarshal(b, &r); err != nil {
+	r, err := decodeRow(b)
+	if err != nil {
 		return Row{}, &fs.PathError{Op: "parse", Path: path, Err: fmt.Errorf("%w: %v", errBadRow, err)}
 	}
 	if r.PID <= 0 || !IsSessionID(r.SessionID) {

@@ -1,10 +1,10 @@
 package inbox
 
 import (
-	"encoding/json"
-	"github.com/oo-family/oo-claude/inboxv1"
 	"io"
 	"strings"
+
+	"github.com/oo-family/oo-claude/inboxv1"
 )
 
 // monitorEraPrefix starts the lines of the first, monitor-era doorman's ack
@@ -37,8 +37,7 @@ func ScanMonitorEraAcks(r io.Reader, fn func(text string) bool) error {
 // to stop.
 func ScanAcks(r io.Reader, start int64, fn func(a inboxv1.Ack, end int64) bool) error {
 	return scanLines(r, start, maxAckLine, func(line []byte, end int64) bool {
-		var a inboxv1.Ack
-		if json.Unmarshal(line, &a) == nil && a.SHA256 != "" {
+		if a, err := decodeAck(line); err == nil && a.SHA256 != "" {
 			return fn(a, end)
 		}
 		return true

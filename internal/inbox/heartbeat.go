@@ -1,7 +1,6 @@
 package inbox
 
 import (
-	"encoding/json"
 	"errors"
 	"io/fs"
 	"time"
@@ -27,8 +26,8 @@ func readHeartbeat(l *Listing, path string) (inboxv1.Heartbeat, error) {
 	if err != nil {
 		return inboxv1.Heartbeat{}, err
 	}
-	var h inboxv1.Heartbeat
-	if err := json.Unmarshal(b, &h); err != nil {
+	h, err := decodeHeartbeat(b)
+	if err != nil {
 		return inboxv1.Heartbeat{}, &fs.PathError{Op: "parse", Path: path, Err: err}
 	}
 	return h, nil

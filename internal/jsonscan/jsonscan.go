@@ -16,6 +16,7 @@ package jsonscan
 import (
 	"bytes"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -358,4 +359,97 @@ func (s *Scanner) Bool() bool {
 	}
 	s.Skip(1)
 	return false
+}
+
+// The exact readers read a value into a field as encoding/json does when
+// its error matters: a value it would refuse for the field's type (and
+// report as an *json.UnmarshalTypeError) bails, so the caller's fallback
+// to encoding/json reports the same error. A null is the field's zero
+// value (encoding/json leaves the field as it was: zero, for a field each
+// key sets at most once, as FieldIndex keeps it).
+
+// Whole reads b's one object, with JSON white space around it, calling
+// member as [Scanner.Object] does; it reports whether the text was read
+// whole without bailing. A text that is not an object bails (into a
+// struct, encoding/json reads null as nothing and refuses the rest).
+func (s *Scanner) Whole(member func(key []byte) bool) bool {
+	s.ws()
+	s.Object(0, member)
+	s.ws()
+	return s.Done()
+}
+
+// ExactString reads a string, or null as "". Anything else bails.
+func (s *Scanner) ExactString() string {
+	switch s.Peek() {
+	case '"':
+		return s.String()
+	case 'n':
+		s.Null()
+		return ""
+	}
+	s.bail = true
+	return ""
+}
+
+// ExactInt reads a number into an integer field of bits bits, or null as
+// 0. A number that is not an integer literal in range, and anything else,
+// bails.
+func (s *Scanner) ExactInt(bits int) int64 {
+	lit, ok := s.integer()
+	if !ok || lit == nil {
+		return 0
+	}
+	n, err := strconv.ParseInt(string(lit), 10, bits)
+	if err != nil {
+		s.bail = true
+		return 0
+	}
+	return n
+}
+
+// ExactUint is [Scanner.ExactInt] for an unsigned field.
+func (s *Scanner) ExactUint(bits int) uint64 {
+	lit, ok := s.integer()
+	if !ok || lit == nil {
+		return 0
+	}
+	n, err := strconv.ParseUint(string(lit), 10, bits)
+	if err != nil {
+		s.bail = true
+		return 0
+	}
+	return n
+}
+
+// integer reads a number's literal, or null (nil, true). Anything else
+// bails.
+func (s *Scanner) integer() ([]byte, bool) {
+	switch c := s.Peek(); {
+	case c == 'n':
+		s.Null()
+		return nil, !s.bail
+	case c == '-' || c >= '0' && c <= '9':
+		start := s.i
+		s.number()
+		return s.b[start:s.i], !s.bail
+	}
+	s.bail = true
+	return nil, false
+}
+
+// ExactStrings reads an array of strings into a []string field: null is
+// nil, [] an empty slice, a null element "". Anything else bails.
+func (s *Scanner) ExactStrings(depth int) []string {
+	switch s.Peek() {
+	case 'n':
+		s.Null()
+		return nil
+	case '[':
+		out := []string{}
+		s.Array(depth, func(int) { out = append(out, s.ExactString()) })
+		return out
+	}
+	s.bail = true
+	return nil
 }

@@ -162,3 +162,117 @@ func FuzzStringOf(f *testing.F) {
 		}
 	})
 }
+
+// exactTarget is a struct of every kind the exact readers fill.
+type exactTarget struct {
+	S  string   `json:"s"`
+	I  int64    `json:"i"`
+	I8 int8     `json:"i8"`
+	U  uint64   `json:"u"`
+	P  *string  `json:"p"`
+	N  *int64   `json:"n"`
+	L  []string `json:"l"`
+	A  any      `json:"a"`
+}
+
+// scanExact reads text into an exactTarget with the exact readers, as a
+// caller of Whole does; ok is false when the scanner bailed.
+func scanExact(text []byte) (x exactTarget, ok bool) {
+	s := New(text)
+	var seen [8]bool
+	ok = s.Whole(func(key []byte) bool {
+		switch FieldIndex(key, seen[:], "s", "i", "i8", "u", "p", "n", "l", "a") {
+		case 0:
+			x.S = s.ExactString()
+		case 1:
+			x.I = s.ExactInt(64)
+		case 2:
+			x.I8 = int8(s.ExactInt(8))
+		case 3:
+			x.U = s.ExactUint(64)
+		case 4:
+			if s.Peek() == 'n' {
+				s.Null()
+			} else {
+				v := s.ExactString()
+				x.P = &v
+			}
+		case 5:
+			if s.Peek() == 'n' {
+				s.Null()
+			} else {
+				v := s.ExactInt(64)
+				x.N = &v
+			}
+		case 6:
+			x.L = s.ExactStrings(1)
+		case 7:
+			s.Null() // any: only null is read here
+		case -1:
+			s.Skip(1)
+		default:
+			return false
+		}
+		return true
+	})
+	return x, ok
+}
+
+// TestExact: the exact readers take what encoding/json takes without an
+// error, and bail on what it refuses for the field's type.
+func TestExact(t *testing.T) {
+	for _, tt := range []struct {
+		text string
+		ok   bool
+	}{
+		{`{"s":"a","i":-12,"i8":127,"u":18446744073709551615,"p":"x","n":7,"l":["a",null,"b"],"a":null,"other":[1,{"x":2}]}`, true},
+		{` {"s":null,"i":null,"u":null,"p":null,"n":null,"l":null} `, true},
+		{`{"l":[]}`, true},
+		{`{"s":"caf\u00e9","p":"\ud83d\ude00"}`, true},
+		{`{"s":1}`, false}, {`{"s":true}`, false}, {`{"i":1.5}`, false}, {`{"i":1e3}`, false},
+		{`{"i":"1"}`, false}, {`{"i8":128}`, false}, {`{"u":-1}`, false}, {`{"i":9223372036854775808}`, false},
+		{`{"l":"a"}`, false}, {`{"l":[1]}`, false}, {`{"a":1}`, false}, {`{"p":5}`, false},
+		{`{"s":"a","s":"b"}`, false}, {`{"S":"a"}`, false}, {`null`, false}, {`[]`, false}, {`{"s":"a"} x`, false},
+	} {
+		got, ok := scanExact([]byte(tt.text))
+		if ok != tt.ok {
+			t.Errorf("%s: read %v, want %v", tt.text, ok, tt.ok)
+			continue
+		}
+		if !ok {
+			continue
+		}
+		var want exactTarget
+		if err := json.Unmarshal([]byte(tt.text), &want); err != nil {
+			t.Errorf("%s: encoding/json: %v", tt.text, err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("%s: (-encoding/json +scanner)\n%s", tt.text, diff)
+		}
+	}
+}
+
+// FuzzExact is the exact readers' differential test against
+// encoding/json: a text read without bailing is one encoding/json reads
+// without an error, into the same values.
+func FuzzExact(f *testing.F) {
+	for _, seed := range []string{
+		`{"s":"a","i":-12,"i8":127,"u":18446744073709551615,"p":"x","n":7,"l":["a",null,"b"],"a":null}`,
+		`{"s":null,"l":[]}`, `{"i":1.5}`, `{"u":-1}`, `{"S":"a"}`, `{"l":[1]}`, "{\"s\":\"\xff\"}", `{"i8":-129}`,
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, text string) {
+		got, ok := scanExact([]byte(text))
+		if !ok {
+			return
+		}
+		var want exactTarget
+		if err := json.Unmarshal([]byte(text), &want); err != nil {
+			t.Fatalf("%q: the scanner read it, encoding/json refuses it: %v", text, err)
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Fatalf("%q: (-encoding/json +scanner)\n%s", text, diff)
+		}
+	})
+}
