@@ -59,6 +59,7 @@ var floors = map[string]int{
 	"internal/ingress":   0,
 	"internal/jsonrow":   0,
 	"internal/jsonscan":  0,
+	"internal/jsonw":     0,
 	"internal/progress":  0,
 	"internal/riderwalk": 0,
 	"internal/seconds":   0,
