@@ -766,7 +766,7 @@ func (v Verdict) Row() receipt.SendRow {
 		}
 	}
 	if v.ack != nil {
-		if b, err := json.Marshal(v.ack); err == nil {
+		if b, err := inbox.EncodeAck(*v.ack); err == nil {
 			r.Ack = b
 		}
 	}

@@ -52,7 +52,15 @@ func (w *Writer) Append(row any) error {
 		}
 		row = s.stamped(now())
 	}
-	b, err := json.Marshal(row)
+	var b []byte
+	var err error
+	if m, ok := row.(json.Marshaler); ok {
+		// A row that writes itself (SendRow) writes compact JSON:
+		// json.Marshal would only check and copy it.
+		b, err = m.MarshalJSON()
+	} else {
+		b, err = json.Marshal(row)
+	}
 	if err != nil {
 		return pathError("marshal", w.Path, err)
 	}

@@ -14,6 +14,7 @@ import (
 	"sync"
 
 	"github.com/oo-family/oo-claude/internal/termsafe"
+	"github.com/oo-family/oo-claude/receipt"
 	"github.com/oo-family/oo-claude/station"
 	"github.com/peterbourgon/ff/v3/ffcli"
 )
@@ -252,9 +253,14 @@ func printJSONLine(e *env, v any) error {
 func encodeJSON(v any, indent bool) ([]byte, error) {
 	var b []byte
 	var err error
-	if indent {
+	switch r, ok := v.(receipt.SendRow); {
+	case indent:
 		b, err = json.MarshalIndent(v, "", "  ")
-	} else {
+	case ok:
+		// A send row writes itself, compact (every send prints one):
+		// json.Marshal would only check and copy its bytes.
+		b, err = r.MarshalJSON()
+	default:
 		b, err = json.Marshal(v)
 	}
 	if err != nil {

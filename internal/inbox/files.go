@@ -65,7 +65,7 @@ func WriteOffset(path string, off int64) error {
 // AppendAck appends a as one line to the ack file at path (one write with
 // O_APPEND, 0600, a symlink refused).
 func AppendAck(path string, a inboxv1.Ack) error {
-	b, err := json.Marshal(a)
+	b, err := EncodeAck(a)
 	if err != nil {
 		return err
 	}

@@ -153,3 +153,43 @@ func TestDecodeKnowsEveryField(t *testing.T) {
 		t.Errorf("ack %s: read %v by the fast path, %+v; want %+v", b, ok, got, a)
 	}
 }
+
+// TestEncodeAck: EncodeAck writes json.Marshal's bytes for an ack with
+// every field set (strings that need escaping), one with none, and the
+// doorman's usual acks (each omitempty field left out in turn).
+func TestEncodeAck(t *testing.T) {
+	acks := []inboxv1.Ack{{}}
+	for n := range 4 {
+		var a inboxv1.Ack
+		fill(reflect.ValueOf(&a).Elem(), n)
+		acks = append(acks, a)
+	}
+	for _, seed := range ackSeeds[:2] {
+		a, err := decodeAck([]byte(seed))
+		if err != nil {
+			t.Fatal(err)
+		}
+		acks = append(acks, a)
+	}
+	for _, a := range acks {
+		got, err := EncodeAck(a)
+		want, werr := json.Marshal(a)
+		if err != nil || werr != nil || string(got) != string(want) {
+			t.Errorf("EncodeAck %s (%v)\njson.Marshal %s (%v)", got, err, want, werr)
+		}
+	}
+}
+
+// FuzzEncodeAck holds EncodeAck to json.Marshal for any strings.
+func FuzzEncodeAck(f *testing.F) {
+	f.Add("a", "<b>", int64(0))
+	f.Add("\xff\u2028", "", int64(-3))
+	f.Fuzz(func(t *testing.T, s, s2 string, n int64) {
+		a := inboxv1.Ack{TS: s, SHA256: s2, MsgID: s, Gen: s2, From: s, Reason: s2, QueuedAt: &s, Priority: s2, PacedMS: n, Inode: uint64(n), LineOffset: &n, V: int(n)}
+		got, err := EncodeAck(a)
+		want, werr := json.Marshal(a)
+		if err != nil || werr != nil || string(got) != string(want) {
+			t.Fatalf("EncodeAck %s (%v)\njson.Marshal %s (%v)", got, err, want, werr)
+		}
+	})
+}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/oo-family/oo-claude/inboxv1"
 	"github.com/oo-family/oo-claude/internal/jsonscan"
+	"github.com/oo-family/oo-claude/internal/jsonw"
 )
 
 // The heartbeat and the ack are read in one pass with jsonscan's exact
@@ -169,4 +170,71 @@ func scanAck(b []byte) (a inboxv1.Ack, ok bool) {
 		return a, true
 	}
 	return inboxv1.Ack{}, false
+}
+
+// EncodeAck is json.Marshal(a), written field by field (jsonw): the
+// doorman's ack lines, and the ack a send's verdict row carries. An ack
+// holds nothing only encoding/json writes exactly, so it never falls back
+// in practice; TestEncodeAck holds the bytes to json.Marshal's.
+func EncodeAck(a inboxv1.Ack) ([]byte, error) {
+	e := jsonw.Encoder{B: make([]byte, 0, 512)}
+	e.B = append(e.B, `{"ts":`...)
+	e.Str(a.TS)
+	e.B = append(e.B, `,"sha256":`...)
+	e.Str(a.SHA256)
+	e.B = append(e.B, `,"session_id":`...)
+	e.Str(a.SessionID)
+	e.B = append(e.B, `,"peer_status":`...)
+	e.Str(a.PeerStatus)
+	e.B = append(e.B, `,"class":`...)
+	e.Str(string(a.Class))
+	e.B = append(e.B, `,"msg_id":`...)
+	e.Str(a.MsgID)
+	if a.LineOffset != nil {
+		e.B = append(e.B, `,"line_offset":`...)
+		e.Int(*a.LineOffset)
+	}
+	if a.Inode != 0 {
+		e.B = append(e.B, `,"inode":`...)
+		e.Uint(a.Inode)
+	}
+	for _, kv := range [...]struct {
+		key, v string
+	}{{`,"gen":`, a.Gen}, {`,"from":`, a.From}, {`,"peer_status_raw":`, a.PeerStatusRaw}} {
+		if kv.v != "" {
+			e.B = append(e.B, kv.key...)
+			e.Str(kv.v)
+		}
+	}
+	if a.DoormanPID != 0 {
+		e.B = append(e.B, `,"doorman_pid":`...)
+		e.Int(int64(a.DoormanPID))
+	}
+	if a.V != 0 {
+		e.B = append(e.B, `,"v":`...)
+		e.Int(int64(a.V))
+	}
+	if a.Reason != "" {
+		e.B = append(e.B, `,"reason":`...)
+		e.Str(a.Reason)
+	}
+	if a.PacedMS != 0 {
+		e.B = append(e.B, `,"paced_ms":`...)
+		e.Int(a.PacedMS)
+	}
+	if a.Confirm != "" {
+		e.B = append(e.B, `,"confirm":`...)
+		e.Str(a.Confirm)
+	}
+	e.B = append(e.B, `,"queued_at":`...)
+	e.StrPtr(a.QueuedAt)
+	if a.Priority != "" {
+		e.B = append(e.B, `,"priority":`...)
+		e.Str(a.Priority)
+	}
+	e.B = append(e.B, '}')
+	if e.Fallback {
+		return json.Marshal(a)
+	}
+	return e.B, nil
 }
