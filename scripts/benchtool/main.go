@@ -7,6 +7,10 @@
 //	benchtool pair N HELLO -- CMD...     run HELLO and CMD alternately N times
 //	                                     (after 3 warm-ups each); print both
 //	                                     medians in ms and their ratio
+//	benchtool interleave N CMD -- CMD ...  run the commands in turn N times
+//	                                     (after 3 warm-ups each); print each
+//	                                     one's median in ms and its ratio to
+//	                                     the first's (builds side by side)
 //	benchtool cpu PID SECONDS            CPU time (ms) and voluntary context
 //	                                     switches of PID's threads over SECONDS,
 //	                                     scaled to a minute
@@ -30,13 +34,15 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		die("usage: benchtool hello|pair|cpu|watchlat ...")
+		die("usage: benchtool hello|pair|interleave|cpu|watchlat ...")
 	}
 	switch os.Args[1] {
 	case "hello":
 		fmt.Println("hello")
 	case "pair":
 		pair(os.Args[2:])
+	case "interleave":
+		interleave(os.Args[2:])
 	case "cpu":
 		cpu(os.Args[2:])
 	case "watchlat":
@@ -105,6 +111,41 @@ func pair(args []string) {
 	}
 	mc, mh := median(c), median(h)
 	fmt.Printf("%.1f ms (hello %.1f ms, %.2fx)\n", ms(mc), ms(mh), float64(mc)/float64(mh))
+}
+
+func interleave(args []string) {
+	if len(args) < 2 {
+		die("interleave N CMD -- CMD ...")
+	}
+	n := count(args[0])
+	var cmds [][]string
+	for rest := args[1:]; len(rest) > 0; {
+		i := slices.Index(rest, "--")
+		if i < 0 {
+			i = len(rest)
+		}
+		if i == 0 {
+			die("an empty command")
+		}
+		cmds = append(cmds, rest[:i])
+		rest = rest[min(i+1, len(rest)):]
+	}
+	for range 3 {
+		for _, c := range cmds {
+			runOnce(c)
+		}
+	}
+	d := make([][]time.Duration, len(cmds))
+	for range n {
+		for j, c := range cmds {
+			d[j] = append(d[j], runOnce(c))
+		}
+	}
+	first := median(d[0])
+	for j, c := range cmds {
+		m := median(d[j])
+		fmt.Printf("%8.3f ms  %5.2fx  %s\n", ms(m), float64(m)/float64(first), strings.Join(c, " "))
+	}
 }
 
 // cpuOf sums PID's threads' time on a CPU (schedstat, ns) and voluntary
