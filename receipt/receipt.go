@@ -54,10 +54,11 @@ func (w *Writer) Append(row any) error {
 	}
 	var b []byte
 	var err error
-	if m, ok := row.(json.Marshaler); ok {
-		// A row that writes itself (SendRow) writes compact JSON:
-		// json.Marshal would only check and copy it.
-		b, err = m.MarshalJSON()
+	if r, ok := row.(SendRow); ok {
+		// A send row writes itself, compact: json.Marshal would only
+		// check and copy it. Any other Marshaler's output is compacted
+		// by json.Marshal, so a line stays one line.
+		b, err = r.MarshalJSON()
 	} else {
 		b, err = json.Marshal(row)
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"os"
 	"reflect"
 	"strconv"
 	"testing"
@@ -120,4 +121,36 @@ func FuzzSendRowMarshalJSON(f *testing.F) {
 			Doorman: &Doorman{Age: &fl, LastError: &s}, Reply: &Reply{Text: s, Tools: []string{s}}}
 		sameAsReflection(t, "fuzzed", r)
 	})
+}
+
+// indented is a row of a program's own whose MarshalJSON spreads it over
+// lines.
+type indented struct{}
+
+func (indented) MarshalJSON() ([]byte, error) { return []byte("{\n  \"a\": 1\n}"), nil }
+
+// TestAppendKeepsALineOneLine: a send row and a program's own Marshaler
+// are each one line of the receipts file, the Marshaler's compacted as
+// json.Marshal compacts it.
+func TestAppendKeepsALineOneLine(t *testing.T) {
+	w := &Writer{Path: t.TempDir() + "/receipts.jsonl"}
+	s := "x"
+	for _, row := range []any{SendRow{TS: "t", Line: &s}, indented{}, &SendRow{TS: "t"}} {
+		if err := w.Append(row); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b, err := os.ReadFile(w.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n"))
+	if len(lines) != 3 || string(lines[1]) != `{"a":1}` {
+		t.Fatalf("receipts file %q: want 3 lines, the second {\"a\":1}", b)
+	}
+	for _, l := range lines {
+		if !json.Valid(l) {
+			t.Errorf("line %q is not JSON", l)
+		}
+	}
 }
