@@ -37,7 +37,7 @@ func same(t *testing.T, what string, got, want []byte) {
 // TestValues: each writer appends json.Marshal's bytes, and falls back
 // exactly where json.Marshal refuses the value.
 func TestValues(t *testing.T) {
-	for _, f := range []float64{0, -0.0, 1, -1.5, 1e-6, 1e-7, 9.99e20, 1e21, 5e-324, math.MaxFloat64, math.Inf(1), math.NaN()} {
+	for _, f := range []float64{0, math.Copysign(0, -1), 1, -1.5, 1e-6, 1e-7, 9.99e20, 1e21, 5e-324, math.MaxFloat64, math.Inf(1), math.NaN()} {
 		same(t, "float", written(func(e *Encoder) { e.Float(f) }), marshal(f))
 	}
 	for _, tm := range []time.Time{time.Date(2026, 12, 3, 10, 0, 0, 5, time.UTC), time.Date(2026, 1, 1, 0, 0, 0, 0, time.FixedZone("x", -7200)), time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC), {}} {
