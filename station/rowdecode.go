@@ -1,7 +1,6 @@
 package station
 
 import (
-	"encoding/json"
 	"strconv"
 
 	"github.com/oo-family/oo-claude/internal/jsonscan"
@@ -23,14 +22,7 @@ var rowKeys = [...]string{
 // asksForConvertedSkills that is not null, FieldIndex's keys, a value of
 // another type, invalid JSON) goes to encoding/json; FuzzDecodeRow holds
 // the two to the same result.
-func decodeRow(b []byte) (Row, error) {
-	if r, ok := scanRow(b); ok {
-		return r, nil
-	}
-	var r Row
-	err := json.Unmarshal(b, &r)
-	return r, err
-}
+func decodeRow(b []byte) (Row, error) { return jsonscan.Unmarshal(b, scanRow) }
 
 // scanRow is decodeRow's one pass; ok is false when the scanner bailed.
 func scanRow(b []byte) (r Row, ok bool) {

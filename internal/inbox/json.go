@@ -27,12 +27,7 @@ var heartbeatKeys = [...]string{
 // decodeHeartbeat decodes a heartbeat file's content as json.Unmarshal
 // into an inboxv1.Heartbeat does.
 func decodeHeartbeat(b []byte) (inboxv1.Heartbeat, error) {
-	if h, ok := scanHeartbeat(b); ok {
-		return h, nil
-	}
-	var h inboxv1.Heartbeat
-	err := json.Unmarshal(b, &h)
-	return h, err
+	return jsonscan.Unmarshal(b, scanHeartbeat)
 }
 
 // scanHeartbeat is decodeHeartbeat's one pass; ok is false when the
@@ -99,14 +94,7 @@ var ackKeys = [...]string{
 
 // decodeAck decodes an ack line as json.Unmarshal into an inboxv1.Ack
 // does.
-func decodeAck(b []byte) (inboxv1.Ack, error) {
-	if a, ok := scanAck(b); ok {
-		return a, nil
-	}
-	var a inboxv1.Ack
-	err := json.Unmarshal(b, &a)
-	return a, err
-}
+func decodeAck(b []byte) (inboxv1.Ack, error) { return jsonscan.Unmarshal(b, scanAck) }
 
 // scanAck is decodeAck's one pass; ok is false when the scanner bailed.
 func scanAck(b []byte) (a inboxv1.Ack, ok bool) {

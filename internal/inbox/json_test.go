@@ -51,27 +51,23 @@ func TestDecodeSeeds(t *testing.T) {
 
 func checkHeartbeat(t *testing.T, b []byte) {
 	t.Helper()
-	got, err := decodeHeartbeat(b)
-	var want inboxv1.Heartbeat
-	werr := json.Unmarshal(b, &want)
-	if (err == nil) != (werr == nil) {
-		t.Fatalf("heartbeat %q: error %v, encoding/json's %v", b, err, werr)
-	}
-	if diff := cmp.Diff(want, got); err == nil && diff != "" {
-		t.Fatalf("heartbeat %q: (-encoding/json +decodeHeartbeat)\n%s", b, diff)
-	}
+	sameAsUnmarshal(t, "heartbeat", b, decodeHeartbeat)
 }
 
-func checkAck(t *testing.T, b []byte) {
+func checkAck(t *testing.T, b []byte) { t.Helper(); sameAsUnmarshal(t, "ack", b, decodeAck) }
+
+// sameAsUnmarshal: decode gives json.Unmarshal's error (or none) and,
+// without one, its value.
+func sameAsUnmarshal[T any](t *testing.T, what string, b []byte, decode func([]byte) (T, error)) {
 	t.Helper()
-	got, err := decodeAck(b)
-	var want inboxv1.Ack
+	got, err := decode(b)
+	var want T
 	werr := json.Unmarshal(b, &want)
 	if (err == nil) != (werr == nil) {
-		t.Fatalf("ack %q: error %v, encoding/json's %v", b, err, werr)
+		t.Fatalf("%s %q: error %v, encoding/json's %v", what, b, err, werr)
 	}
 	if diff := cmp.Diff(want, got); err == nil && diff != "" {
-		t.Fatalf("ack %q: (-encoding/json +decodeAck)\n%s", b, diff)
+		t.Fatalf("%s %q: (-encoding/json +decoder)\n%s", what, b, diff)
 	}
 }
 

@@ -453,3 +453,16 @@ func (s *Scanner) ExactStrings(depth int) []string {
 	s.bail = true
 	return nil
 }
+
+// Unmarshal decodes b as json.Unmarshal decodes it into a T: by scan (a
+// one-pass reader of T's fields with the exact readers), and when scan
+// reports false (the scanner bailed), by json.Unmarshal itself, which
+// gives its own value and error.
+func Unmarshal[T any](b []byte, scan func([]byte) (T, bool)) (T, error) {
+	if v, ok := scan(b); ok {
+		return v, nil
+	}
+	var v T
+	err := json.Unmarshal(b, &v)
+	return v, err
+}
