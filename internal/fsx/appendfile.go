@@ -123,6 +123,13 @@ func appendChecked(buf []byte, path string, max, uid int) ([]byte, error) {
 // directory dirfd (named dir; unix.AT_FDCWD and "" for a path): the path
 // its errors name is built only for them.
 func appendOpened(buf []byte, dirfd int, dir, name string, max, uid int) ([]byte, error) {
+	var st syscall.Stat_t
+	return appendOpenedStat(buf, dirfd, dir, name, max, uid, &st)
+}
+
+// appendOpenedStat is appendOpened, leaving the fstat of the opened file
+// (made before its read) in st.
+func appendOpenedStat(buf []byte, dirfd int, dir, name string, max, uid int, st *syscall.Stat_t) ([]byte, error) {
 	const op = "open"
 	pathOf := func() string {
 		if dir == "" {
@@ -143,8 +150,7 @@ func appendOpened(buf []byte, dirfd int, dir, name string, max, uid int) ([]byte
 		return buf, wrapOpenErr(op, path, &fs.PathError{Op: op, Path: path, Err: err})
 	}
 	defer closeFD(fd)
-	var st syscall.Stat_t
-	if err := syscall.Fstat(fd, &st); err != nil {
+	if err := syscall.Fstat(fd, st); err != nil {
 		return buf, &fs.PathError{Op: "stat", Path: pathOf(), Err: err}
 	}
 	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
@@ -153,7 +159,7 @@ func appendOpened(buf []byte, dirfd int, dir, name string, max, uid int) ([]byte
 	// The common case, owned by uid and not writable by others, is
 	// CheckTrust's nil, said without building the path it names.
 	if int(st.Uid) != uid || st.Mode&0o002 != 0 {
-		path, own := pathOf(), st // a copy escapes, on this path alone
+		path, own := pathOf(), *st // a copy escapes, on this path alone
 		if err := CheckTrust(path, statInfo{st: &own, name: path}, uid); err != nil {
 			return buf, err
 		}

@@ -8,3 +8,5 @@ import (
 )
 
 func statMtime(st *syscall.Stat_t) time.Time { return time.Unix(st.Mtim.Unix()) }
+
+func statCtime(st *syscall.Stat_t) time.Time { return time.Unix(st.Ctim.Unix()) }
