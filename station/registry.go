@@ -77,6 +77,13 @@ type Station struct {
 	// decoded, when set, is told of each registry row decoded and checked
 	// for liveness (a test hook: see export_test.go).
 	decoded func(path string)
+	// rowRead, when set, is told of each registry row that the row cache's
+	// reader reads from its file (a test hook: see rowcache_test.go).
+	rowRead func(name string)
+	// fileNow, when set, stands for time.Now in the row cache's rule,
+	// which is against the kernel's clock, never the station's Now (a
+	// test hook: see rowcache_test.go).
+	fileNow func() time.Time
 }
 
 // New returns a Station reading the given paths and the real /proc.
@@ -86,6 +93,14 @@ func New(p Paths) *Station { return &Station{Paths: p} }
 func (s *Station) Clock() func() time.Time {
 	if s.Now != nil {
 		return s.Now
+	}
+	return time.Now
+}
+
+// fileClock is the clock the row cache holds file change times to.
+func (s *Station) fileClock() func() time.Time {
+	if s.fileNow != nil {
+		return s.fileNow
 	}
 	return time.Now
 }
@@ -173,6 +188,14 @@ type rawRow struct {
 	dir  string // the registry directory
 	stem string // the pid the file is named by: <stem>.json
 	b    []byte
+	// With the row cache (rowcache.go): the Sig b was read under, and
+	// whether the cache keeps the row. A cached row has no b: what the
+	// cache keeps of it (whether it decoded, its name and session id)
+	// stands for it until it is decoded, when it is read.
+	sig          fsx.Sig
+	keep, cached bool
+	ok           bool
+	name, sid    string
 }
 
 // path is the registry file's path (built when a row is decoded, not for
@@ -184,8 +207,10 @@ func (r rawRow) path() string { return filepath.Join(r.dir, r.stem+".json") }
 // files) and files that cannot be read are skipped. The directory is
 // opened once and each row read relative to it (fsx.Dir): a name is looked
 // for in every row, so what a row costs is what a send by name at many
-// rows pays for each.
-func (s *Station) rawRows() ([]rawRow, error) {
+// rows pays for each. With cached, from cacheFrom rows on, a row whose
+// file is unchanged since the row cache took it is stat'd, not read
+// (rowcache.go); such a row is marked cached.
+func (s *Station) rawRows(cached bool) ([]rawRow, error) {
 	d, err := fsx.OpenDir(s.Paths.SessionsDir)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -194,35 +219,47 @@ func (s *Station) rawRows() ([]rawRow, error) {
 		return nil, err
 	}
 	defer d.Close()
+	if cached {
+		if cachePath, c := s.openRowCache(d); c != nil {
+			return s.cachedRows(d, cachePath, c)
+		}
+	}
 	ents, err := d.Entries()
 	if err != nil {
 		return nil, err
 	}
 	// The listing's entry type stands for the lstat before the open.
-	ents = slices.DeleteFunc(ents, func(e fs.DirEntry) bool {
-		stem, ok := strings.CutSuffix(e.Name(), ".json")
-		return !ok || !isPIDText(stem)
-	})
-	// Past rowsAlone rows, the reads are shared among goroutines, one a P:
-	// the open, fstat, read and close of a row are system calls, which
-	// run side by side. Each reads a run of the listing into a buffer of
-	// its own, so the rows keep the listing's order.
-	parts := min(runtime.GOMAXPROCS(0), (len(ents)+rowsAlone-1)/rowsAlone)
+	ents = slices.DeleteFunc(ents, func(e fs.DirEntry) bool { return !isRowName(e.Name()) })
+	return shareRows(len(ents), func(lo, hi int) []rawRow { return s.readRows(d, ents[lo:hi]) }), nil
+}
+
+// isRowName reports whether name is a registry row's: <pid>.json.
+func isRowName(name string) bool {
+	stem, ok := strings.CutSuffix(name, ".json")
+	return ok && isPIDText(stem)
+}
+
+// shareRows returns read(0, n), the rows of a listing of n, shared among
+// goroutines, one a P, past rowsAlone rows: the system calls of a row's
+// read run side by side. Each reads a run of the listing, so the rows
+// keep the listing's order.
+func shareRows(n int, read func(lo, hi int) []rawRow) []rawRow {
+	parts := min(runtime.GOMAXPROCS(0), (n+rowsAlone-1)/rowsAlone)
 	if parts <= 1 {
-		return s.readRows(d, ents), nil
+		return read(0, n)
 	}
 	runs := make([][]rawRow, parts)
 	var wg sync.WaitGroup
 	for i := range parts {
-		lo, hi := i*len(ents)/parts, (i+1)*len(ents)/parts
+		lo, hi := i*n/parts, (i+1)*n/parts
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			runs[i] = s.readRows(d, ents[lo:hi])
+			runs[i] = read(lo, hi)
 		}()
 	}
 	wg.Wait()
-	return slices.Concat(runs...), nil
+	return slices.Concat(runs...)
 }
 
 // rowsAlone is how many registry rows one goroutine reads before rawRows
@@ -251,6 +288,72 @@ func (s *Station) readRows(d *fsx.Dir, ents []fs.DirEntry) []rawRow {
 	return out
 }
 
+// cachedRows is rawRows through the row cache. The directory is listed
+// unless the cache holds its listing under the Sig it still has; each row
+// is stat'd (the check before an open, too), and a row the cache holds
+// under the Sig its file still has comes from the cache, without its
+// bytes; any other is read, keeping its Sig. The cache is written back
+// when it can keep more than it held. Below cacheFrom rows every row is
+// read and the cache not written.
+func (s *Station) cachedRows(d *fsx.Dir, cachePath string, c *rowCache) ([]rawRow, error) {
+	began := s.fileClock()()
+	dirSig, err := d.Sig()
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	listed := false
+	if c.dir != (fsx.Sig{}) && c.dir == dirSig {
+		names = c.names()
+	} else {
+		if names, err = d.Names(); err != nil {
+			return nil, err
+		}
+		names = slices.DeleteFunc(names, func(n string) bool { return !isRowName(n) })
+		listed = true
+	}
+	if len(names) < cacheFrom {
+		cachePath, c = "", &rowCache{} // holds nothing: every row is read
+	} else {
+		c.align(names)
+	}
+	rows := shareRows(len(names), func(lo, hi int) []rawRow {
+		out := make([]rawRow, 0, hi-lo)
+		var buf []byte
+		if len(c.rows) == 0 {
+			buf = make([]byte, 0, 1024*(hi-lo)) // every row is read: room for all, as readRows makes
+		}
+		for i := lo; i < hi; i++ {
+			name := names[i]
+			sig, err := d.StatEntry(name, maxRowBytes)
+			if err != nil {
+				continue
+			}
+			stem := name[:len(name)-len(".json")]
+			if cr, ok := c.lookup(i, name); ok && cr.sig == sig {
+				out = append(out, rawRow{dir: s.Paths.SessionsDir, stem: stem, sig: sig, keep: true, cached: true,
+					ok: cr.ok, name: cr.name, sid: cr.sid})
+				continue
+			}
+			if s.rowRead != nil {
+				s.rowRead(name)
+			}
+			start := len(buf)
+			if buf, sig, err = d.AppendNameSig(buf, name, maxRowBytes); err != nil {
+				continue
+			}
+			r := rawRow{dir: s.Paths.SessionsDir, stem: stem, b: buf[start:len(buf):len(buf)], sig: sig}
+			r.keep = int64(len(r.b)) == sig.Size && sig.Settled(began)
+			out = append(out, r)
+		}
+		return out
+	})
+	if cachePath != "" {
+		saveRowCache(cachePath, s.Paths.SessionsDir, c, dirSig, listed && dirSig.Settled(began), names, rows)
+	}
+	return rows, nil
+}
+
 // isPIDText reports whether s is a pid as the registry names its files: a
 // decimal number without sign or leading zeros that fits an int.
 func isPIDText(s string) bool {
@@ -273,6 +376,17 @@ func (s *Station) session(raw rawRow) (Session, bool) {
 		s.decoded(raw.path())
 	}
 	path := raw.path()
+	if raw.cached {
+		// The row cache chose this row; its file decides what it says.
+		if s.rowRead != nil {
+			s.rowRead(raw.stem + ".json")
+		}
+		b, err := readRowFile(path, nil)
+		if err != nil {
+			return Session{}, false
+		}
+		raw.b = b
+	}
 	r, err := parseRow(path, raw.b)
 	if err != nil || strconv.Itoa(r.PID) != raw.stem {
 		return Session{}, false
@@ -295,7 +409,7 @@ func sortSessions(ss []Session) {
 // that cannot be parsed and rows whose pid is not their file's name are
 // skipped: a row being rewritten must not fail a listing.
 func (s *Station) sessions() ([]Session, error) {
-	raws, err := s.rawRows()
+	raws, err := s.rawRows(false)
 	if err != nil {
 		return nil, err
 	}
@@ -338,16 +452,24 @@ func liveOf(all []Session) []Session {
 	return out
 }
 
+// rowMatch is what liveWhere picks rows by: raw must hold for the bytes
+// of every row that a caller's rule could match, fields for the name and
+// session id of every such row, decoded (each a pre-filter: it may let
+// through rows that do not match, never drop one that does). A row from
+// the row cache is judged by fields, any other by raw.
+type rowMatch struct {
+	raw    func(b []byte) bool
+	fields func(name, sid string) bool
+}
+
 // liveWhere returns what [Station.Live] returns, restricted to the rows
-// whose raw bytes may match: it decodes and checks the liveness of those
-// rows alone (and of the rows that name the same session id as a live one
-// of them, so that the newest of a session id still wins), never of the
-// others. may must hold for every row that a caller's rule could match
-// (a pre-filter: it may let through rows that do not match, never drop one
-// that does); what it lets through is decoded and judged in full, so it
-// cannot forge a match.
-func (s *Station) liveWhere(may func(raw []byte) bool) ([]Session, error) {
-	raws, err := s.rawRows()
+// m picks: it decodes and checks the liveness of those rows alone (and of
+// the rows that name the same session id as a live one of them, so that
+// the newest of a session id still wins), never of the others. What m
+// lets through is read (when it came from the row cache), decoded and
+// judged in full, so it cannot forge a match.
+func (s *Station) liveWhere(m rowMatch) ([]Session, error) {
+	raws, err := s.rawRows(true)
 	if err != nil {
 		return nil, err
 	}
@@ -357,7 +479,7 @@ func (s *Station) liveWhere(may func(raw []byte) bool) ([]Session, error) {
 		ids    []string
 	)
 	for i, raw := range raws {
-		if !may(raw.b) {
+		if raw.cached && !(raw.ok && m.fields(raw.name, raw.sid)) || !raw.cached && !m.raw(raw.b) {
 			continue
 		}
 		picked[i] = true
@@ -375,7 +497,14 @@ func (s *Station) liveWhere(may func(raw []byte) bool) ([]Session, error) {
 			idb[i] = []byte(id)
 		}
 		for i, raw := range raws {
-			if picked[i] || len(ids) <= maxIDScan && !mayName(raw.b, idb) {
+			switch {
+			case picked[i]:
+				continue
+			case raw.cached:
+				if !raw.ok || !slices.Contains(ids, raw.sid) {
+					continue
+				}
+			case len(ids) <= maxIDScan && !mayName(raw.b, idb):
 				continue
 			}
 			if x, ok := s.session(raw); ok && x.Live && slices.Contains(ids, x.SessionID) {
@@ -412,6 +541,71 @@ func mayName(b []byte, ids [][]byte) bool {
 	return false
 }
 
+// foldSearch looks for a string (lower, which holds no upper case ASCII
+// letter) in bytes whose ASCII letters are read in lower case.
+type foldSearch struct {
+	lower string
+	// anchor is lower's longest run of bytes that are no ASCII letter,
+	// at off in lower: it stands in b as it is wherever lower stands in
+	// some case, so a search for it (bytes.Index, which is fast) finds
+	// every place lower can start.
+	anchor string
+	off    int
+}
+
+// newFoldSearch returns the search for lower.
+func newFoldSearch(lower string) foldSearch {
+	f := foldSearch{lower: lower}
+	for i := 0; i < len(lower); {
+		if isASCIILetter(lower[i]) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(lower) && !isASCIILetter(lower[j]) {
+			j++
+		}
+		if j-i > len(f.anchor) {
+			f.anchor, f.off = lower[i:j], i
+		}
+		i = j
+	}
+	return f
+}
+
+// in reports whether b contains f's string in any case of its ASCII letters.
+func (f foldSearch) in(b []byte) bool {
+	n := len(f.lower)
+	if n == 0 {
+		return true
+	}
+	if f.anchor == "" {
+		return containsFoldASCII(b, f.lower)
+	}
+	for from := 0; ; {
+		i := bytes.Index(b[from:], []byte(f.anchor))
+		if i < 0 {
+			return false
+		}
+		at := from + i - f.off
+		if at >= 0 && at+n <= len(b) && equalFoldASCII(b[at:at+n], f.lower) {
+			return true
+		}
+		from += i + 1
+	}
+}
+
+// equalFoldASCII reports whether b, its ASCII letters read in lower case,
+// is lower.
+func equalFoldASCII(b []byte, lower string) bool {
+	for i := range len(lower) {
+		if toLowerASCII(b[i]) != lower[i] {
+			return false
+		}
+	}
+	return true
+}
+
 // containsFoldASCII reports whether b contains lower (which holds no upper
 // case ASCII letter) when b's ASCII letters are read in lower case.
 func containsFoldASCII(b []byte, lower string) bool {
@@ -421,19 +615,14 @@ func containsFoldASCII(b []byte, lower string) bool {
 	}
 	first := lower[0]
 	for i := 0; i+n <= len(b); i++ {
-		if toLowerASCII(b[i]) != first {
-			continue
-		}
-		j := 1
-		for j < n && toLowerASCII(b[i+j]) == lower[j] {
-			j++
-		}
-		if j == n {
+		if toLowerASCII(b[i]) == first && equalFoldASCII(b[i:i+n], lower) {
 			return true
 		}
 	}
 	return false
 }
+
+func isASCIILetter(c byte) bool { return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' }
 
 func toLowerASCII(c byte) byte {
 	if 'A' <= c && c <= 'Z' {

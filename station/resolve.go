@@ -87,7 +87,11 @@ func (s *Station) Resolve(target string) (Target, error) {
 	}
 	if IsSessionID(target) {
 		id := strings.ToLower(target)
-		live, err := s.liveWhere(func(b []byte) bool { return !plainJSON(b) || containsFoldASCII(b, id) })
+		fold := newFoldSearch(id)
+		live, err := s.liveWhere(rowMatch{
+			raw:    func(b []byte) bool { return !plainJSON(b) || fold.in(b) },
+			fields: func(_, sid string) bool { return strings.EqualFold(sid, id) },
+		})
 		if err != nil {
 			return Target{}, err
 		}
@@ -107,19 +111,28 @@ func (s *Station) Resolve(target string) (Target, error) {
 	// A prefix and a fragment are weighed together: a string that is both
 	// an id prefix of one session and a name fragment of another is ambiguous.
 	lower := strings.ToLower(target)
-	byName := func(x Session) bool { return x.Name != "" && x.Name == target }
-	byPrefix := func(x Session) bool {
-		return len(target) >= minIDPrefix && strings.HasPrefix(strings.ToLower(x.SessionID), lower)
+	isName := func(name string) bool { return name != "" && name == target }
+	isPrefix := func(sid string) bool {
+		return len(target) >= minIDPrefix && strings.HasPrefix(strings.ToLower(sid), lower)
 	}
-	byFragment := func(x Session) bool {
-		return len(target) >= minNameFragment && x.Name != "" && strings.Contains(x.Name, target)
+	isFragment := func(name string) bool {
+		return len(target) >= minNameFragment && name != "" && strings.Contains(name, target)
 	}
+	byName := func(x Session) bool { return isName(x.Name) }
+	byPrefix := func(x Session) bool { return isPrefix(x.SessionID) }
+	byFragment := func(x Session) bool { return isFragment(x.Name) }
 	// A row whose strings are plain can name the target (in full or as a
 	// fragment) only if its bytes hold it, and can have an id with the
-	// prefix only if its bytes hold the prefix in some case.
-	live, err := s.liveWhere(func(b []byte) bool {
-		return !plainJSON(b) || bytes.Contains(b, []byte(target)) ||
-			len(target) >= minIDPrefix && containsFoldASCII(b, lower)
+	// prefix only if its bytes hold the prefix in some case. A row's id is
+	// a session id (parseRow refuses any other), so only a target of hex
+	// digits and dashes can be a prefix of one.
+	prefixable := len(target) >= minIDPrefix && strings.Trim(lower, "0123456789abcdef-") == ""
+	fold := newFoldSearch(lower)
+	live, err := s.liveWhere(rowMatch{
+		raw: func(b []byte) bool {
+			return !plainJSON(b) || bytes.Contains(b, []byte(target)) || prefixable && fold.in(b)
+		},
+		fields: func(name, sid string) bool { return isName(name) || prefixable && isPrefix(sid) || isFragment(name) },
 	})
 	if err != nil {
 		return Target{}, err
