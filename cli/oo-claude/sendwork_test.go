@@ -11,9 +11,11 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/oo-family/oo-claude/fakes/fakedoorman"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
+	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/termsafe"
 )
 
@@ -151,6 +153,32 @@ func TestSendWork(t *testing.T) {
 		if w.Mallocs > base.Mallocs+perRowMallocs*extra || w.Reads > base.Reads+perRowReads*extra+12 || w.Bytes > base.Bytes+perRowBytes*extra+(64<<10) {
 			t.Errorf("a send by %s: %d allocations (%d KiB), %d reads at %d rows, %d (%d KiB) and %d at 1 row; want ≤ %d allocations (%d bytes) and ≤ %d read a further row",
 				tg.by, w.Mallocs, w.Bytes>>10, w.Reads, rows, base.Mallocs, base.Bytes>>10, base.Reads, perRowMallocs, perRowBytes, perRowReads)
+		}
+	}
+	// Once the rows are settled (changed more than fsx.SigSettle ago, as
+	// a station's are but for the few that just changed), a send that
+	// found them reads none again: the row cache holds what a target is
+	// matched against, and each further row is a stat, which reads
+	// nothing (station/rowcache.go). The first send after the wait
+	// writes the cache.
+	const (
+		settledRowMallocs = 2 // the stat's name as a C string (x/sys makes one a call), ...
+		// Its place in the rows (twice, while the parts are joined), in
+		// the cache, and its share of the cache file (read, and a
+		// string of it): 600 bytes.
+		settledRowBytes = 800
+	)
+	time.Sleep(fsx.SigSettle + 100*time.Millisecond)
+	measure(row.SessionID)
+	// Against the bounds at 1 row, which the counts' moves with timing
+	// stay within: reads do not grow at all, not even the cache's.
+	for _, tg := range targets {
+		w := measure(tg.target)
+		extra := uint64(rows - 1)
+		t.Logf("%d settled rows, by %s: %d allocations (%d KiB), %d reads, %d writes", rows, tg.by, w.Mallocs, w.Bytes>>10, w.Reads, w.Writes)
+		if w.Mallocs > maxMallocs+settledRowMallocs*extra || w.Reads > maxReads+2 || w.Bytes > maxBytes+settledRowBytes*extra {
+			t.Errorf("a send by %s at %d settled rows: %d allocations (%d KiB), %d reads; want ≤ %d allocations (%d KiB) and ≤ %d reads, the bounds at 1 row and %d allocations (%d bytes) a further row",
+				tg.by, rows, w.Mallocs, w.Bytes>>10, w.Reads, maxMallocs+settledRowMallocs*extra, (maxBytes+settledRowBytes*extra)>>10, maxReads+2, settledRowMallocs, settledRowBytes)
 		}
 	}
 }
