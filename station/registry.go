@@ -301,16 +301,23 @@ func (s *Station) cachedRows(d *fsx.Dir, cachePath string, c *rowCache) ([]rawRo
 	if err != nil {
 		return nil, err
 	}
-	var names []string
-	listed := false
+	// listing is the Sig the cache is to keep the listing under: the
+	// cache's own when its listing stands, the directory's when it was
+	// listed and had settled, else none.
+	var (
+		names   []string
+		listing fsx.Sig
+	)
 	if c.dir != (fsx.Sig{}) && c.dir == dirSig {
-		names = c.names()
+		names, listing = c.names(), c.dir
 	} else {
 		if names, err = d.Names(); err != nil {
 			return nil, err
 		}
 		names = slices.DeleteFunc(names, func(n string) bool { return !isRowName(n) })
-		listed = true
+		if dirSig.Settled(began) {
+			listing = dirSig
+		}
 	}
 	if len(names) < cacheFrom {
 		cachePath, c = "", &rowCache{} // holds nothing: every row is read
@@ -349,7 +356,7 @@ func (s *Station) cachedRows(d *fsx.Dir, cachePath string, c *rowCache) ([]rawRo
 		return out
 	})
 	if cachePath != "" {
-		saveRowCache(cachePath, s.Paths.SessionsDir, c, dirSig, listed && dirSig.Settled(began), names, rows)
+		saveRowCache(cachePath, s.Paths.SessionsDir, c, listing, names, rows)
 	}
 	return rows, nil
 }

@@ -42,7 +42,7 @@ const (
 	cacheFrom = 32
 	// maxCacheBytes bounds the cache file's read: well past 10,000 rows.
 	maxCacheBytes = 32 << 20
-	cacheMagic    = "oo-claude registry cache 2\n"
+	cacheMagic    = "oo-claude registry cache 1\n"
 )
 
 // cachedRow is what the cache keeps of a registry row: its file name
@@ -261,23 +261,19 @@ func appendRowCache(buf []byte, dir string, dirSig fsx.Sig, rows []cachedRow) []
 	return buf
 }
 
-// saveRowCache writes the cache of a listing (names, of a directory whose
-// Sig was dirSig then, the listing kept when keepDir) and of the rows read
-// from it to path, when it keeps more than c, the cache it was read
-// through: the directory's listing, or a row read from its file that can
-// be kept (the rows that came from c are kept again; rows no longer
-// listed drop out). A failure is no failure of the read: the cache is
-// advisory.
-func saveRowCache(path, dir string, c *rowCache, dirSig fsx.Sig, keepDir bool, names []string, rows []rawRow) {
-	grew := keepDir && dirSig != c.dir
+// saveRowCache writes the cache of a listing (names, whose directory's
+// Sig is listing: zero when the listing is not to be kept) and of the rows
+// read from it to path, when it keeps more than c, the cache it was read
+// through: another listing, or a row read from its file that can be kept
+// (the rows that came from c are kept again; rows no longer listed drop
+// out). A failure is no failure of the read: the cache is advisory.
+func saveRowCache(path, dir string, c *rowCache, listing fsx.Sig, names []string, rows []rawRow) {
+	grew := listing != c.dir
 	for _, r := range rows {
 		grew = grew || r.keep && !r.cached
 	}
 	if !grew {
 		return
-	}
-	if !keepDir {
-		dirSig = fsx.Sig{}
 	}
 	kept := make(map[string]*rawRow, len(rows))
 	for i := range rows {
@@ -298,5 +294,5 @@ func saveRowCache(path, dir string, c *rowCache, dirSig fsx.Sig, keepDir bool, n
 		}
 		entries[i] = e
 	}
-	_ = fsx.WriteAdvisoryAtomic(path, appendRowCache(nil, dir, dirSig, entries))
+	_ = fsx.WriteAdvisoryAtomic(path, appendRowCache(nil, dir, listing, entries))
 }

@@ -167,6 +167,9 @@ func TestRowCacheSeesARewrite(t *testing.T) {
 			if !errors.Is(err, ErrAmbiguousTarget) {
 				t.Fatalf("Resolve after the rewrite = %+v, %v (read %v); want ambiguous", got, err, reads)
 			}
+			if clock == "settled" && c.cache(t).dir == (fsx.Sig{}) {
+				t.Fatal("the cache rewritten for a row dropped the listing it had")
+			}
 			if got, _, err := c.resolve(t, "row-0002"); !errors.Is(err, ErrUnknownTarget) {
 				t.Fatalf("Resolve of the old name = %+v, %v; want unknown", got, err)
 			}
