@@ -220,7 +220,7 @@ func TestSendCost(t *testing.T) {
 	// at the same load, not against a hello world timed apart.
 	hello := helloBinary(t)
 	var hellos []time.Duration
-	sample := 0
+	sample, turn := 0, 0
 	for i := -2; i < n; i++ { // two warm-up rounds
 		for _, want := range sizes {
 			if moved := arrange(want); moved && want > 1 {
@@ -239,7 +239,8 @@ func TestSendCost(t *testing.T) {
 			// the registry's change and the hello world reads colder
 			// caches and a fake doorman long asleep (the real sends
 			// between rounds take 100 ms each).
-			first := sample % len(cases)
+			first := turn % len(cases)
+			turn++
 			for k := range cases {
 				c := cases[(first+k)%len(cases)]
 				sample++
