@@ -289,3 +289,24 @@ func TestUsageAndVersion(t *testing.T) {
 		})
 	}
 }
+
+// TestHandlesSignals: every verb that waits or writes installs the
+// signal handler (a SIGINT must end it with its verdict); version, help
+// and the usage print only, and skip it.
+func TestHandlesSignals(t *testing.T) {
+	for _, v := range verbs {
+		name := v(newEnv(nil, io.Discard, io.Discard, osProc())).Name
+		want := name != "version"
+		if got := handlesSignals([]string{name, "x"}); got != want {
+			t.Errorf("handlesSignals(%s) = %v; want %v", name, got, want)
+		}
+	}
+	for _, args := range [][]string{nil, {"help"}, {"help", "send"}, {"-h"}, {"--help"}} {
+		if handlesSignals(args) {
+			t.Errorf("handlesSignals(%q) = true; want false", args)
+		}
+	}
+	if !handlesSignals([]string{"nosuchverb"}) {
+		t.Error("handlesSignals of an unknown verb = false; want true (its usage error changes nothing, and a verb added later is covered)")
+	}
+}
