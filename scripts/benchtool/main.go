@@ -8,9 +8,15 @@
 //	                                     (after 3 warm-ups each); print both
 //	                                     medians in ms and their ratio
 //	benchtool interleave N CMD -- CMD ...  run the commands in turn N times
-//	                                     (after 3 warm-ups each); print each
-//	                                     one's median in ms and its ratio to
-//	                                     the first's (builds side by side)
+//	                                     (after 3 warm-ups each; the first
+//	                                     place moves one command a round);
+//	                                     print each one's median in ms and
+//	                                     its ratio to the first's (builds
+//	                                     side by side). A CMD may start with
+//	                                     @FILE: KEY=VALUE lines added to its
+//	                                     environment (a station's knobs), no
+//	                                     env(1) exec; {n} in an argument is
+//	                                     the run's number
 //	benchtool cpu PID SECONDS            CPU time (ms) and voluntary context
 //	                                     switches of PID's threads over SECONDS,
 //	                                     scaled to a minute
@@ -74,8 +80,14 @@ func afterDashes(args []string) ([]string, []string) {
 	return args[:i], args[i+1:]
 }
 
-func runOnce(argv []string) time.Duration {
+func runOnce(argv []string) time.Duration { return runIn(nil, argv) }
+
+// runIn runs argv with env added to this process's environment.
+func runIn(env, argv []string) time.Duration {
 	cmd := exec.Command(argv[0], argv[1:]...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	start := time.Now()
 	if out, err := cmd.CombinedOutput(); err != nil {
 		die(fmt.Sprintf("%v: %v\n%s", argv, err, out))
@@ -130,15 +142,45 @@ func interleave(args []string) {
 		cmds = append(cmds, rest[:i])
 		rest = rest[min(i+1, len(rest)):]
 	}
+	type command struct{ label, env, argv []string }
+	var runs []command
+	for _, c := range cmds {
+		r := command{label: c, argv: c}
+		if f, ok := strings.CutPrefix(c[0], "@"); ok {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				die(err.Error())
+			}
+			for _, l := range strings.Split(string(b), "\n") {
+				if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+					r.env = append(r.env, l)
+				}
+			}
+			if r.argv = c[1:]; len(r.argv) == 0 {
+				die("an empty command after " + c[0])
+			}
+		}
+		runs = append(runs, r)
+	}
+	seq := 0
+	run := func(c command) time.Duration {
+		seq++
+		argv := make([]string, len(c.argv))
+		for i, a := range c.argv {
+			argv[i] = strings.ReplaceAll(a, "{n}", strconv.Itoa(seq))
+		}
+		return runIn(c.env, argv)
+	}
 	for range 3 {
-		for _, c := range cmds {
-			runOnce(c)
+		for _, c := range runs {
+			run(c)
 		}
 	}
 	d := make([][]time.Duration, len(cmds))
-	for range n {
-		for j, c := range cmds {
-			d[j] = append(d[j], runOnce(c))
+	for round := range n {
+		for k := range runs {
+			j := (round + k) % len(runs)
+			d[j] = append(d[j], run(runs[j]))
 		}
 	}
 	first := median(d[0])
