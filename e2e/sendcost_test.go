@@ -124,16 +124,20 @@ func TestSendCost(t *testing.T) {
 	// One Sender a registry, made once and kept, as a program that
 	// imports the package keeps its own.
 	senders := map[string]*claudeinbox.Sender{}
-	for _, c := range cases {
-		if !c.lib {
-			continue
-		}
+	// getenv reads the environment a case's sends run with.
+	getenv := func(c kase) func(string) string {
 		env := map[string]string{}
 		for _, kv := range append(w.env(w.knobEnv()...), c.env...) {
 			k, v, _ := strings.Cut(kv, "=")
 			env[k] = v
 		}
-		cfg, err := station.ConfigFromEnv(func(k string) string { return env[k] })
+		return func(k string) string { return env[k] }
+	}
+	for _, c := range cases {
+		if !c.lib {
+			continue
+		}
+		cfg, err := station.ConfigFromEnv(getenv(c))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -204,12 +208,7 @@ func TestSendCost(t *testing.T) {
 			if c.lib {
 				continue
 			}
-			env := map[string]string{}
-			for _, kv := range append(w.env(w.knobEnv()...), c.env...) {
-				k, v, _ := strings.Cut(kv, "=")
-				env[k] = v
-			}
-			p, err := station.PathsFromEnv(func(k string) string { return env[k] })
+			p, err := station.PathsFromEnv(getenv(c))
 			if err != nil {
 				t.Fatal(err)
 			}
