@@ -185,7 +185,6 @@ func parseRow(path string, b []byte) (Row, error) {
 
 // rawRow is the undecoded content of one registry file.
 type rawRow struct {
-	dir  string // the registry directory
 	stem string // the pid the file is named by: <stem>.json
 	b    []byte
 	// With the row cache (rowcache.go): the Sig b was read under, and
@@ -198,9 +197,9 @@ type rawRow struct {
 	name, sid    string
 }
 
-// path is the registry file's path (built when a row is decoded, not for
-// every row listed).
-func (r rawRow) path() string { return filepath.Join(r.dir, r.stem+".json") }
+// path is the registry file's path in the registry dir (built when a row
+// is decoded, not for every row listed).
+func (r rawRow) path(dir string) string { return filepath.Join(dir, r.stem+".json") }
 
 // rawRows reads the content of every registry file, <pid>.json, into one
 // buffer, decoding none of them. Files that are not rows (keys, temporary
@@ -230,7 +229,7 @@ func (s *Station) rawRows(cached bool) ([]rawRow, error) {
 	}
 	// The listing's entry type stands for the lstat before the open.
 	ents = slices.DeleteFunc(ents, func(e fs.DirEntry) bool { return !isRowName(e.Name()) })
-	return shareRows(len(ents), func(lo, hi int) []rawRow { return s.readRows(d, ents[lo:hi]) }), nil
+	return shareRows(len(ents), func(lo, hi int, out []rawRow) []rawRow { return s.readRows(d, ents[lo:hi], out) }), nil
 }
 
 // isRowName reports whether name is a registry row's: <pid>.json.
@@ -239,14 +238,17 @@ func isRowName(name string) bool {
 	return ok && isPIDText(stem)
 }
 
-// shareRows returns read(0, n), the rows of a listing of n, shared among
-// goroutines, one a P, past rowsAlone rows: the system calls of a row's
-// read run side by side. Each reads a run of the listing, so the rows
-// keep the listing's order.
-func shareRows(n int, read func(lo, hi int) []rawRow) []rawRow {
+// shareRows returns the rows of a listing of n, read by read(lo, hi, out)
+// (which appends the rows of the listing's lo to hi to out, its room),
+// shared among goroutines, one a P, past rowsAlone rows: the system calls
+// of a row's read run side by side. Each reads a run of the listing into
+// its own part of one slice, so the rows keep the listing's order and are
+// made once.
+func shareRows(n int, read func(lo, hi int, out []rawRow) []rawRow) []rawRow {
+	rows := make([]rawRow, n)
 	parts := min(runtime.GOMAXPROCS(0), (n+rowsAlone-1)/rowsAlone)
 	if parts <= 1 {
-		return read(0, n)
+		return read(0, n, rows[:0])
 	}
 	runs := make([][]rawRow, parts)
 	var wg sync.WaitGroup
@@ -255,22 +257,26 @@ func shareRows(n int, read func(lo, hi int) []rawRow) []rawRow {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			runs[i] = read(lo, hi)
+			// A full slice expression: a run cannot grow into the next.
+			runs[i] = read(lo, hi, rows[lo:lo:hi])
 		}()
 	}
 	wg.Wait()
-	return slices.Concat(runs...)
+	k := 0
+	for _, r := range runs {
+		k += copy(rows[k:], r) // forward, within rows: k never passes a run's start
+	}
+	return rows[:k]
 }
 
 // rowsAlone is how many registry rows one goroutine reads before rawRows
 // shares the reads with another.
 const rowsAlone = 64
 
-// readRows reads the registry files ents of d (each <pid>.json), skipping
-// any that cannot be read or is larger than a row.
-func (s *Station) readRows(d *fsx.Dir, ents []fs.DirEntry) []rawRow {
+// readRows appends to out the registry files ents of d (each
+// <pid>.json), skipping any that cannot be read or is larger than a row.
+func (s *Station) readRows(d *fsx.Dir, ents []fs.DirEntry, out []rawRow) []rawRow {
 	var (
-		out = make([]rawRow, 0, len(ents))
 		buf = make([]byte, 0, 1024*len(ents))
 		err error
 	)
@@ -283,7 +289,7 @@ func (s *Station) readRows(d *fsx.Dir, ents []fs.DirEntry) []rawRow {
 		// write into this row's bytes, and appending to one never reaches
 		// the next.
 		stem := strings.TrimSuffix(e.Name(), ".json")
-		out = append(out, rawRow{dir: s.Paths.SessionsDir, stem: stem, b: buf[start:len(buf):len(buf)]})
+		out = append(out, rawRow{stem: stem, b: buf[start:len(buf):len(buf)]})
 	}
 	return out
 }
@@ -324,8 +330,7 @@ func (s *Station) cachedRows(d *fsx.Dir, cachePath string, c *rowCache) ([]rawRo
 	} else {
 		c.align(names)
 	}
-	rows := shareRows(len(names), func(lo, hi int) []rawRow {
-		out := make([]rawRow, 0, hi-lo)
+	rows := shareRows(len(names), func(lo, hi int, out []rawRow) []rawRow {
 		var buf []byte
 		if len(c.rows) == 0 {
 			buf = make([]byte, 0, 1024*(hi-lo)) // every row is read: room for all, as readRows makes
@@ -338,7 +343,7 @@ func (s *Station) cachedRows(d *fsx.Dir, cachePath string, c *rowCache) ([]rawRo
 			}
 			stem := name[:len(name)-len(".json")]
 			if cr, ok := c.lookup(i, name); ok && cr.sig == sig {
-				out = append(out, rawRow{dir: s.Paths.SessionsDir, stem: stem, sig: sig, keep: true, cached: true,
+				out = append(out, rawRow{stem: stem, sig: sig, keep: true, cached: true,
 					ok: cr.ok, name: cr.name, sid: cr.sid})
 				continue
 			}
@@ -349,7 +354,7 @@ func (s *Station) cachedRows(d *fsx.Dir, cachePath string, c *rowCache) ([]rawRo
 			if buf, sig, err = d.AppendNameSig(buf, name, maxRowBytes); err != nil {
 				continue
 			}
-			r := rawRow{dir: s.Paths.SessionsDir, stem: stem, b: buf[start:len(buf):len(buf)], sig: sig}
+			r := rawRow{stem: stem, b: buf[start:len(buf):len(buf)], sig: sig}
 			r.keep = int64(len(r.b)) == sig.Size && sig.Settled(began)
 			out = append(out, r)
 		}
@@ -380,9 +385,9 @@ func isPIDText(s string) bool {
 // pid is not the number its file is named by is not a row.
 func (s *Station) session(raw rawRow) (Session, bool) {
 	if s.decoded != nil {
-		s.decoded(raw.path())
+		s.decoded(raw.path(s.Paths.SessionsDir))
 	}
-	path := raw.path()
+	path := raw.path(s.Paths.SessionsDir)
 	if raw.cached {
 		// The row cache chose this row; its file decides what it says.
 		if s.rowRead != nil {

@@ -146,11 +146,23 @@ func TestSendWork(t *testing.T) {
 	for i := 1; i < rows; i++ {
 		fs.AddSession(fakestation.Session{PID: 4_000_000 + i, ProcStart: "1", Name: fmt.Sprintf("other-%03d", i)})
 	}
+	// A sample over its bound is taken again, as at 1 row.
+	again := func(by, what string, w work, within func(work) bool, target string) work {
+		for try := 2; try <= 3 && !within(w); try++ {
+			t.Logf("%d %s, by %s: %d allocations (%d KiB), %d reads, %d writes: over the bound, sample %d", rows, what, by, w.Mallocs, w.Bytes>>10, w.Reads, w.Writes, try)
+			w = measure(target)
+		}
+		return w
+	}
 	for _, tg := range targets {
-		w, base := measure(tg.target), one[tg.by]
+		base := one[tg.by]
 		extra := uint64(rows - 1)
+		ok := func(w work) bool {
+			return w.Mallocs <= base.Mallocs+perRowMallocs*extra && w.Reads <= base.Reads+perRowReads*extra+12 && w.Bytes <= base.Bytes+perRowBytes*extra+(64<<10)
+		}
+		w := again(tg.by, "rows", measure(tg.target), ok, tg.target)
 		t.Logf("%d rows, by %s: %d allocations (%d KiB), %d reads, %d writes", rows, tg.by, w.Mallocs, w.Bytes>>10, w.Reads, w.Writes)
-		if w.Mallocs > base.Mallocs+perRowMallocs*extra || w.Reads > base.Reads+perRowReads*extra+12 || w.Bytes > base.Bytes+perRowBytes*extra+(64<<10) {
+		if !ok(w) {
 			t.Errorf("a send by %s: %d allocations (%d KiB), %d reads at %d rows, %d (%d KiB) and %d at 1 row; want ≤ %d allocations (%d bytes) and ≤ %d read a further row",
 				tg.by, w.Mallocs, w.Bytes>>10, w.Reads, rows, base.Mallocs, base.Bytes>>10, base.Reads, perRowMallocs, perRowBytes, perRowReads)
 		}
@@ -173,10 +185,13 @@ func TestSendWork(t *testing.T) {
 	// Against the bounds at 1 row, which the counts' moves with timing
 	// stay within: reads do not grow at all, not even the cache's.
 	for _, tg := range targets {
-		w := measure(tg.target)
 		extra := uint64(rows - 1)
+		ok := func(w work) bool {
+			return w.Mallocs <= maxMallocs+settledRowMallocs*extra && w.Reads <= maxReads+2 && w.Bytes <= maxBytes+settledRowBytes*extra
+		}
+		w := again(tg.by, "settled rows", measure(tg.target), ok, tg.target)
 		t.Logf("%d settled rows, by %s: %d allocations (%d KiB), %d reads, %d writes", rows, tg.by, w.Mallocs, w.Bytes>>10, w.Reads, w.Writes)
-		if w.Mallocs > maxMallocs+settledRowMallocs*extra || w.Reads > maxReads+2 || w.Bytes > maxBytes+settledRowBytes*extra {
+		if !ok(w) {
 			t.Errorf("a send by %s at %d settled rows: %d allocations (%d KiB), %d reads; want ≤ %d allocations (%d KiB) and ≤ %d reads, the bounds at 1 row and %d allocations (%d bytes) a further row",
 				tg.by, rows, w.Mallocs, w.Bytes>>10, w.Reads, maxMallocs+settledRowMallocs*extra, (maxBytes+settledRowBytes*extra)>>10, maxReads+2, settledRowMallocs, settledRowBytes)
 		}

@@ -100,9 +100,9 @@ func (d *Dir) AppendNameSig(buf []byte, name string, max int) ([]byte, Sig, erro
 
 // Names lists the names in d in the order the file system gives (not
 // sorted), without their types: what a reader checks by [Dir.StatEntry]
-// needs none. It reads the directory in few, large getdents calls and
-// makes no fs.DirEntry, for a reader of many entries. Use it or
-// [Dir.Entries] on a Dir, not both.
+// needs none. It reads the directory in getdents calls of os.ReadDir's
+// 8 KiB and makes no fs.DirEntry, for a reader of many entries. Use it
+// or [Dir.Entries] on a Dir, not both.
 func (d *Dir) Names() ([]string, error) {
 	if d.fd < 0 {
 		return nil, &fs.PathError{Op: "readdirent", Path: d.path, Err: fs.ErrClosed}
@@ -123,9 +123,6 @@ func (d *Dir) Names() ([]string, error) {
 			return names, nil
 		}
 		_, _, names = unix.ParseDirent(buf[:n], -1, names)
-		if n > len(buf)/2 && len(buf) < 64<<10 {
-			buf = make([]byte, 64<<10) // a large directory: fewer calls
-		}
 	}
 }
 
