@@ -273,6 +273,10 @@ func shareRows(n int, read func(lo, hi int, out []rawRow) []rawRow) []rawRow {
 // shares the reads with another.
 const rowsAlone = 64
 
+// rowChunk is the size of the buffers cachedRows reads rows into: some
+// eighty rows as Claude Code writes them.
+const rowChunk = 64 << 10
+
 // readRows appends to out the registry files ents of d (each
 // <pid>.json), skipping any that cannot be read or is larger than a row.
 func (s *Station) readRows(d *fsx.Dir, ents []fs.DirEntry, out []rawRow) []rawRow {
@@ -331,10 +335,10 @@ func (s *Station) cachedRows(d *fsx.Dir, cachePath string, c *rowCache) ([]rawRo
 		c.align(names)
 	}
 	rows := shareRows(len(names), func(lo, hi int, out []rawRow) []rawRow {
+		// The rows read go into chunks of rowChunk bytes, a new one when
+		// a row may not fit: however many rows are read, their bytes are
+		// made once, never copied into a grown buffer.
 		var buf []byte
-		if len(c.rows) == 0 {
-			buf = make([]byte, 0, 1024*(hi-lo)) // every row is read: room for all, as readRows makes
-		}
 		for i := lo; i < hi; i++ {
 			name := names[i]
 			sig, err := d.StatEntry(name, maxRowBytes)
@@ -349,6 +353,9 @@ func (s *Station) cachedRows(d *fsx.Dir, cachePath string, c *rowCache) ([]rawRo
 			}
 			if s.rowRead != nil {
 				s.rowRead(name)
+			}
+			if cap(buf)-len(buf) < int(sig.Size)+1 {
+				buf = make([]byte, 0, max(rowChunk, int(sig.Size)+1))
 			}
 			start := len(buf)
 			if buf, sig, err = d.AppendNameSig(buf, name, maxRowBytes); err != nil {

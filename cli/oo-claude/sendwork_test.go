@@ -143,14 +143,32 @@ func TestSendWork(t *testing.T) {
 		}
 	}
 	const rows = 500
+	var others []string
 	for i := 1; i < rows; i++ {
-		fs.AddSession(fakestation.Session{PID: 4_000_000 + i, ProcStart: "1", Name: fmt.Sprintf("other-%03d", i)})
+		r := fs.AddSession(fakestation.Session{PID: 4_000_000 + i, ProcStart: "1", Name: fmt.Sprintf("other-%03d", i)})
+		others = append(others, filepath.Join(fs.Paths.SessionsDir, strconv.Itoa(r.PID)+".json"))
+	}
+	// The rows just changed: a send reads every one (the row cache keeps
+	// none changed within fsx.SigSettle). Each sample touches them first,
+	// so that they have just changed however slow the machine is, and no
+	// sample is the one that writes the cache.
+	unsettled := func(target string) func() work {
+		return func() work {
+			now := time.Now()
+			for _, p := range others {
+				if err := os.Chtimes(p, now, now); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return measure(target)
+		}
 	}
 	// A sample over its bound is taken again, as at 1 row.
-	again := func(by, what string, w work, within func(work) bool, target string) work {
+	again := func(by, what string, within func(work) bool, sample func() work) work {
+		w := sample()
 		for try := 2; try <= 3 && !within(w); try++ {
 			t.Logf("%d %s, by %s: %d allocations (%d KiB), %d reads, %d writes: over the bound, sample %d", rows, what, by, w.Mallocs, w.Bytes>>10, w.Reads, w.Writes, try)
-			w = measure(target)
+			w = sample()
 		}
 		return w
 	}
@@ -160,7 +178,7 @@ func TestSendWork(t *testing.T) {
 		ok := func(w work) bool {
 			return w.Mallocs <= base.Mallocs+perRowMallocs*extra && w.Reads <= base.Reads+perRowReads*extra+12 && w.Bytes <= base.Bytes+perRowBytes*extra+(64<<10)
 		}
-		w := again(tg.by, "rows", measure(tg.target), ok, tg.target)
+		w := again(tg.by, "rows", ok, unsettled(tg.target))
 		t.Logf("%d rows, by %s: %d allocations (%d KiB), %d reads, %d writes", rows, tg.by, w.Mallocs, w.Bytes>>10, w.Reads, w.Writes)
 		if !ok(w) {
 			t.Errorf("a send by %s: %d allocations (%d KiB), %d reads at %d rows, %d (%d KiB) and %d at 1 row; want ≤ %d allocations (%d bytes) and ≤ %d read a further row",
@@ -189,7 +207,7 @@ func TestSendWork(t *testing.T) {
 		ok := func(w work) bool {
 			return w.Mallocs <= maxMallocs+settledRowMallocs*extra && w.Reads <= maxReads+2 && w.Bytes <= maxBytes+settledRowBytes*extra
 		}
-		w := again(tg.by, "settled rows", measure(tg.target), ok, tg.target)
+		w := again(tg.by, "settled rows", ok, func() work { return measure(tg.target) })
 		t.Logf("%d settled rows, by %s: %d allocations (%d KiB), %d reads, %d writes", rows, tg.by, w.Mallocs, w.Bytes>>10, w.Reads, w.Writes)
 		if !ok(w) {
 			t.Errorf("a send by %s at %d settled rows: %d allocations (%d KiB), %d reads; want ≤ %d allocations (%d KiB) and ≤ %d reads, the bounds at 1 row and %d allocations (%d bytes) a further row",
