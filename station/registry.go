@@ -335,9 +335,9 @@ func (s *Station) cachedRows(d *fsx.Dir, cachePath string, c *rowCache) ([]rawRo
 		c.align(names)
 	}
 	rows := shareRows(len(names), func(lo, hi int, out []rawRow) []rawRow {
-		// The rows read go into chunks of rowChunk bytes, a new one when
-		// a row may not fit: however many rows are read, their bytes are
-		// made once, never copied into a grown buffer.
+		// The rows read go into chunks of at most rowChunk bytes, a new
+		// one when a row may not fit: however many rows are read, their
+		// bytes are made once, never copied into a grown buffer.
 		var buf []byte
 		for i := lo; i < hi; i++ {
 			name := names[i]
@@ -355,7 +355,8 @@ func (s *Station) cachedRows(d *fsx.Dir, cachePath string, c *rowCache) ([]rawRo
 				s.rowRead(name)
 			}
 			if cap(buf)-len(buf) < int(sig.Size)+1 {
-				buf = make([]byte, 0, max(rowChunk, int(sig.Size)+1))
+				// Room for the part's rows left, 1 KiB each, up to a chunk.
+				buf = make([]byte, 0, max(min(rowChunk, 1024*(hi-i)), int(sig.Size)+1))
 			}
 			start := len(buf)
 			if buf, sig, err = d.AppendNameSig(buf, name, maxRowBytes); err != nil {

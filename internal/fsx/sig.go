@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 	"unsafe"
@@ -107,10 +108,10 @@ func (d *Dir) Names() ([]string, error) {
 	if d.fd < 0 {
 		return nil, &fs.PathError{Op: "readdirent", Path: d.path, Err: fs.ErrClosed}
 	}
-	var (
-		buf   = make([]byte, 8<<10) // os.ReadDir's
-		names []string
-	)
+	bp := direntBufs.Get().(*[]byte)
+	defer direntBufs.Put(bp)
+	buf := *bp
+	var names []string
 	for {
 		n, err := unix.ReadDirent(d.fd, buf)
 		if errors.Is(err, unix.EINTR) {
@@ -125,6 +126,9 @@ func (d *Dir) Names() ([]string, error) {
 		_, _, names = unix.ParseDirent(buf[:n], -1, names)
 	}
 }
+
+// direntBufs holds Names' buffers, os.ReadDir's size, as os pools its own.
+var direntBufs = sync.Pool{New: func() any { b := make([]byte, 8<<10); return &b }}
 
 // Sig is the Sig of the directory d itself (an fstat of it): a name
 // added, removed or renamed in d changes it.
