@@ -31,7 +31,7 @@ func mainWith(p proc) int {
 	// the verb returned changes nothing: the exit code is the verb's.
 	ctx := context.Background()
 	if handlesSignals(os.Args[1:]) {
-		ctx, _ = signalContext()
+		ctx, p.armed, _ = signalContext()
 	}
 	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, p)
 	return exitCode(err, termsafe.NewWriter(os.Stderr))
@@ -57,19 +57,33 @@ func handlesSignals(args []string) bool {
 // the signal as its cause (a signalCause), so the library names the
 // signal in what it reports (claudeinbox's Verdict.InterruptedBy) and a
 // verb exits as shells expect (signalExit).
-func signalContext() (context.Context, func()) {
+//
+// The handler is installed on a goroutine of its own, and armed returns
+// once it is: os/signal's first Notify starts two threads and waits for
+// them (half a millisecond where threads start slowly), which the verb's
+// flag parsing and, for send, the sender's making go on beside. Each verb
+// calls armed before its first wait or write (run does after the parse,
+// send itself before its stdin and its send), so a signal that comes
+// before the handler (as one during the runtime's start always could)
+// ends a process that has written nothing, by the signal's default
+// action; one after it gets the verb's verdict.
+func signalContext() (ctx context.Context, armed, stop func()) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	ch := make(chan os.Signal, 1)
-	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	installed := make(chan struct{})
 	done := make(chan struct{})
 	go func() {
+		signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+		close(installed)
 		select {
 		case s := <-ch:
 			cancel(signalCause{s})
 		case <-done:
 		}
 	}()
-	return ctx, func() {
+	armed = func() { <-installed }
+	return ctx, armed, func() {
+		<-installed
 		signal.Stop(ch)
 		close(done)
 		cancel(nil)

@@ -37,6 +37,9 @@ type proc struct {
 	// lookProgram finds the program name beside this binary for doctor;
 	// nil is findProgram beside executable.
 	lookProgram func(name string) (string, error)
+	// armed returns once the signal handler is installed
+	// (signalContext); nil: there is none to wait for.
+	armed func()
 }
 
 // osProc is the running process's own.
@@ -84,6 +87,11 @@ type env struct {
 	program func(ctx context.Context, name string, argv []string) error
 	// lookProgram finds oo-claude's program name (doctor's check).
 	lookProgram func(name string) (string, error)
+	// armed returns once the signal handler is installed (signalContext):
+	// a verb calls it before its first wait or write. run calls it after
+	// the parse for every verb but send, which calls it itself after
+	// making its sender.
+	armed func()
 }
 
 func newEnv(stdin io.Reader, stdout, stderr io.Writer, p proc) *env {
@@ -96,6 +104,10 @@ func newEnv(stdin io.Reader, stdout, stderr io.Writer, p proc) *env {
 	}
 	e.program = func(ctx context.Context, name string, argv []string) error {
 		return run(ctx, name, argv, e.stdin, e.stdout, e.rawStderr)
+	}
+	e.armed = p.armed
+	if e.armed == nil {
+		e.armed = func() {}
 	}
 	e.lookProgram = p.lookProgram
 	if e.lookProgram == nil {
@@ -156,6 +168,10 @@ var verbs = []func(*env) *ffcli.Command{
 	newVersionCmd,
 }
 
+// armsItself is the verb that calls env.armed itself, later than run
+// would: send, whose sender is made beside the handler's start.
+const armsItself = "send"
+
 // run is the whole program: main only adds the process's stdio, signals and
 // exit code.
 func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer, p proc) error {
@@ -187,6 +203,9 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	// those, is a usage error (exit 2) without matching error strings.
 	err := root.Parse(args)
 	if err == nil {
+		if c, _ := selectedCmd(root, args); c.Name != armsItself {
+			e.armed()
+		}
 		err = root.Run(ctx)
 	} else if !errors.Is(err, flag.ErrHelp) {
 		if u := errors.Unwrap(err); u != nil {

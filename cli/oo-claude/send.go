@@ -53,13 +53,12 @@ func newSendCmd(e *env) *ffcli.Command {
 			if err != nil {
 				return err
 			}
-			line := pos[1]
-			if line == "-" {
-				if line, err = lineFromStdin(e); err != nil {
+			if len(host.dests) > 0 {
+				e.armed()
+				line, err := sendLine(e, pos[1])
+				if err != nil {
 					return err
 				}
-			}
-			if len(host.dests) > 0 {
 				dest, target, err := hostTarget(host.dests, pos[0], "send")
 				if err != nil {
 					return err
@@ -100,6 +99,14 @@ func newSendCmd(e *env) *ffcli.Command {
 				// caller whose connection drops during the wait keeps
 				// the delivery (the last row is the verdict).
 				s.OnAck = func(v claudeinbox.Verdict) { ackErr = printJSONLine(e, v.Row()) }
+			}
+			// The signal handler is armed before the first wait or write
+			// (stdin, then the send): the sender's making, above, only
+			// reads, beside the handler's own start (see run).
+			e.armed()
+			line, err := sendLine(e, pos[1])
+			if err != nil {
+				return err
 			}
 			var st *status
 			if seen.set || reply.set {
@@ -169,6 +176,14 @@ func quietRefusal(err error) bool {
 	var re *claudeinbox.RefusedError
 	var pe *fs.PathError // the send's own, Op "send …": a file that failed
 	return errors.As(err, &re) && !(errors.As(err, &pe) && strings.HasPrefix(pe.Op, "send ")) && !errors.Is(err, claudeinbox.ErrBadOption) && !errors.Is(err, claudeinbox.ErrNoStation)
+}
+
+// sendLine is send's line argument: arg itself, or stdin's line for "-".
+func sendLine(e *env, arg string) (string, error) {
+	if arg == "-" {
+		return lineFromStdin(e)
+	}
+	return arg, nil
 }
 
 // lineFromStdin is send's "-": the line read from stdin, one trailing

@@ -36,10 +36,12 @@ type work struct {
 // mainCounted is main with the verb's work counted and written, as JSON,
 // to the file at path; it returns the exit code.
 func mainCounted(path string) int {
-	ctx, stop := signalContext()
+	ctx, armed, stop := signalContext()
 	defer stop()
+	p := testProgramProc(osProc())
+	p.armed = armed
 	before := countWork()
-	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, testProgramProc(osProc()))
+	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, p)
 	after := countWork()
 	w := work{Mallocs: after.Mallocs - before.Mallocs, Bytes: after.Bytes - before.Bytes, Reads: after.Reads - before.Reads, Writes: after.Writes - before.Writes}
 	b, _ := json.Marshal(w)
