@@ -648,8 +648,10 @@ func fileSize(path string) int64 {
 }
 
 // awaitAck waits up to s.Wait for the ack of the line (sha, offset) in the
-// ack file, reading from byte from on. It is woken by file events on the
-// inbox directory and, as a safety net, by a coarse timer. It returns nil
+// ack file, reading from byte from on. It is woken by the ack file's own
+// events (fsx.NewFileWaker: a neighbour in the inbox directory, another
+// session's heartbeat or inbox, wakes nothing) and, where no watch could
+// be set up, by a coarse timer. It returns nil
 // when no ack came; the error is ctx's when ctx ended first.
 func (s *Sender) awaitAck(ctx context.Context, files inboxv1.Files, from int64, sha string, offset int64) (*inboxv1.Ack, error) {
 	pos := from
@@ -688,7 +690,7 @@ func (s *Sender) awaitAck(ctx context.Context, files inboxv1.Files, from int64, 
 	// Dropped, not closed, when the wait ends: the kernel retires the
 	// watch while the verdict and its receipt are written (a close waits
 	// for that, milliseconds).
-	wake := fsx.NewWaker(ackPoll/10, files.Ack)
+	wake := fsx.NewFileWaker(ackPoll/10, files.Ack)
 	defer wake.Drop()
 	if a := scan(); a != nil {
 		return a, nil
