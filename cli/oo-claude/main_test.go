@@ -290,12 +290,40 @@ func TestUsageAndVersion(t *testing.T) {
 	}
 }
 
+// TestVerbsFor: each verb's name is its command's; a run of a verb
+// builds that verb alone (case-blind, as the parse matches), and the
+// usage, help, a flag and an unknown verb build every one, in order.
+func TestVerbsFor(t *testing.T) {
+	e := newEnv(nil, io.Discard, io.Discard, osProc())
+	var all []string
+	for _, v := range verbs {
+		if got := v.make(e).Name; got != v.name {
+			t.Errorf("verb %q builds the command %q", v.name, got)
+		}
+		all = append(all, v.name)
+		for _, arg := range []string{v.name, strings.ToUpper(v.name)} {
+			if got := verbsFor([]string{arg, "x"}); len(got) != 1 || got[0].name != v.name {
+				t.Errorf("verbsFor(%q) builds %d verbs; want %s alone", arg, len(got), v.name)
+			}
+		}
+	}
+	for _, args := range [][]string{nil, {"help", "send"}, {"-h"}, {"nosuchverb"}, {""}} {
+		var got []string
+		for _, v := range verbsFor(args) {
+			got = append(got, v.name)
+		}
+		if strings.Join(got, " ") != strings.Join(all, " ") {
+			t.Errorf("verbsFor(%q) = %v; want every verb %v", args, got, all)
+		}
+	}
+}
+
 // TestHandlesSignals: every verb that waits or writes installs the
 // signal handler (a SIGINT must end it with its verdict); version, help
 // and the usage print only, and skip it.
 func TestHandlesSignals(t *testing.T) {
 	for _, v := range verbs {
-		name := v(newEnv(nil, io.Discard, io.Discard, osProc())).Name
+		name := v.make(newEnv(nil, io.Discard, io.Discard, osProc())).Name
 		want := name != "version"
 		if got := handlesSignals([]string{name, "x"}); got != want {
 			t.Errorf("handlesSignals(%s) = %v; want %v", name, got, want)

@@ -49,7 +49,7 @@ func TestReadmeVerbs(t *testing.T) {
 	root := &ffcli.Command{Name: "oo-claude"}
 	e := newEnv(strings.NewReader(""), &bytes.Buffer{}, &bytes.Buffer{}, testProc(func(string) string { return "" }))
 	for _, v := range verbs {
-		root.Subcommands = append(root.Subcommands, v(e))
+		root.Subcommands = append(root.Subcommands, v.make(e))
 	}
 	documented := map[string]bool{}
 	for _, s := range synopses {
