@@ -304,7 +304,7 @@ func (s *Station) readRows(d *fsx.Dir, ents []fs.DirEntry, out []rawRow) []rawRo
 // under the Sig its file still has comes from the cache, without its
 // bytes; any other is read, keeping its Sig. The cache is written back
 // when it can keep more than it held. Below cacheFrom rows every row is
-// read and the cache not written.
+// read, and a cache that holds rows is emptied.
 func (s *Station) cachedRows(d *fsx.Dir, cachePath string, c *rowCache) ([]rawRow, error) {
 	began := s.fileClock()()
 	dirSig, err := d.Sig()
@@ -330,6 +330,12 @@ func (s *Station) cachedRows(d *fsx.Dir, cachePath string, c *rowCache) ([]rawRo
 		}
 	}
 	if len(names) < cacheFrom {
+		if len(c.rows) > 0 {
+			// The registry shrank below cacheFrom: the rows kept are of
+			// no more use, and each resolve would read and parse them.
+			// An empty cache takes their place (swapped in as any is).
+			_ = fsx.WriteAdvisoryAtomic(cachePath, appendRowCache(nil, s.Paths.SessionsDir, fsx.Sig{}, nil))
+		}
 		cachePath, c = "", &rowCache{} // holds nothing: every row is read
 	} else {
 		c.align(names)

@@ -209,6 +209,36 @@ func TestRowCacheSeesTheListingChange(t *testing.T) {
 	}
 }
 
+// A registry that shrinks below cacheFrom rows empties its cache once, so
+// later resolves do not read and parse rows that are gone; the rows left
+// are still found, each read from its file.
+func TestRowCacheEmptiedBelowItsFloor(t *testing.T) {
+	c := newCacheStation(t, 40)
+	if _, _, err := c.resolve(t, "row-0001"); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(c.cache(t).rows); n != 40 {
+		t.Fatalf("cache holds %d rows; want 40", n)
+	}
+	for i := 1; i < 40; i++ {
+		if err := os.Remove(filepath.Join(c.Paths.SessionsDir, strconv.Itoa(3000+i)+".json")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 2 {
+		got, reads, err := c.resolve(t, "row-0000")
+		if err != nil || got.SessionID != sidOf(3000) || !slices.Equal(reads, []string{"3000.json"}) {
+			t.Fatalf("Resolve(row-0000) at 1 row = %+v, %v, reads %v", got, err, reads)
+		}
+		if rc := c.cache(t); len(rc.rows) != 0 || rc.dir != (fsx.Sig{}) {
+			t.Fatalf("below %d rows the cache holds %d rows, listing %v; want none", cacheFrom, len(rc.rows), rc.dir)
+		}
+	}
+	if _, _, err := c.resolve(t, "row-0005"); !errors.Is(err, ErrUnknownTarget) {
+		t.Fatalf("Resolve of a removed row: %v; want unknown", err)
+	}
+}
+
 // The cache only chooses: a cache that says a row is named what its file
 // does not say (a stale or forged cache, with the file's own Sig) finds
 // nothing, since every row it lets through is read again.
