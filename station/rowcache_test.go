@@ -225,13 +225,23 @@ func TestRowCacheEmptiedBelowItsFloor(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	for range 2 {
+	var emptied os.FileInfo
+	for i := range 2 {
 		got, reads, err := c.resolve(t, "row-0000")
 		if err != nil || got.SessionID != sidOf(3000) || !slices.Equal(reads, []string{"3000.json"}) {
 			t.Fatalf("Resolve(row-0000) at 1 row = %+v, %v, reads %v", got, err, reads)
 		}
 		if rc := c.cache(t); len(rc.rows) != 0 || rc.dir != (fsx.Sig{}) {
 			t.Fatalf("below %d rows the cache holds %d rows, listing %v; want none", cacheFrom, len(rc.rows), rc.dir)
+		}
+		fi, err := os.Stat(c.rowCacheFile())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			emptied = fi
+		} else if !os.SameFile(fi, emptied) {
+			t.Fatal("the emptied cache was swapped again: a registry below the floor empties it once")
 		}
 	}
 	if _, _, err := c.resolve(t, "row-0005"); !errors.Is(err, ErrUnknownTarget) {

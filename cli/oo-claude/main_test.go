@@ -323,7 +323,7 @@ func TestVerbsFor(t *testing.T) {
 // and the usage print only, and skip it.
 func TestHandlesSignals(t *testing.T) {
 	for _, v := range verbs {
-		name := v.make(newEnv(nil, io.Discard, io.Discard, osProc())).Name
+		name := v.name
 		want := name != "version"
 		if got := handlesSignals([]string{name, "x"}); got != want {
 			t.Errorf("handlesSignals(%s) = %v; want %v", name, got, want)
