@@ -148,9 +148,6 @@ func ReadRiderEntry(dir string, e fs.DirEntry, now time.Time, window time.Durati
 // readRider is ReadRider on the open transcript f (fi its fstat), but
 // for the meta file.
 func readRider(f io.ReaderAt, fi fs.FileInfo, path string, now time.Time, window time.Duration) (Rider, error) {
-	if window <= 0 {
-		window = transcriptfile.DefaultRidingWindow
-	}
 	size := fi.Size()
 	name := filepath.Base(path)
 	r := Rider{
@@ -158,12 +155,6 @@ func readRider(f io.ReaderAt, fi fs.FileInfo, path string, now time.Time, window
 		Path:  path,
 		Bytes: size,
 	}
-	age := now.Sub(fi.ModTime())
-	if age < 0 {
-		age = 0
-	}
-	r.LastActivityS = int64(age.Round(time.Second) / time.Second)
-
 	read := readRiderGeneral
 	if size <= smallRiderBytes {
 		read = readRiderSmall
@@ -174,8 +165,28 @@ func readRider(f io.ReaderAt, fi fs.FileInfo, path string, now time.Time, window
 	}
 	r.Rows, r.Started = facts.rows, facts.started
 	r.LastStep, r.LastText = facts.tail.lastStep, facts.tail.lastText
-	r.State, r.StateReason = ridingState(age, window, facts.tail.final)
-	return r, nil
+	if facts.tail.final {
+		r.StateReason = ReasonFinalText
+	}
+	return r.Judged(fi.ModTime(), now, window), nil
+}
+
+// Judged returns r, a rider read from its transcript, as the riding rule
+// judges it at now while the transcript's last change is still mod (its
+// modification time when it was read): LastActivityS, State and
+// StateReason are set again. A rider whose last message was a final
+// answer (StateReason [ReasonFinalText]) stays quiet/finished; another
+// rides while mod is within window of now (ten minutes when window <= 0).
+// A reader that keeps riders, and sees by a stat that a transcript has not
+// changed, judges the kept rider again instead of reading the file.
+func (r Rider) Judged(mod, now time.Time, window time.Duration) Rider {
+	if window <= 0 {
+		window = transcriptfile.DefaultRidingWindow
+	}
+	age := max(now.Sub(mod), 0)
+	r.LastActivityS = int64(age.Round(time.Second) / time.Second)
+	r.State, r.StateReason = ridingState(age, window, r.StateReason == ReasonFinalText)
+	return r
 }
 
 // ridingState is oo-claude's riding rule: a rider rides while its

@@ -157,6 +157,27 @@ func TestRidersRule(t *testing.T) {
 			}
 		}
 	})
+	t.Run("judged later", func(t *testing.T) {
+		// A rider read at now and judged at a later time is the rider
+		// read then: working ones go stale, final ones stay final.
+		for _, later := range []time.Time{now.Add(time.Minute), now.Add(9 * time.Minute), now.Add(time.Hour)} {
+			again, err := Riders(sess, later, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var judged []Rider
+			for _, r := range riders {
+				fi, err := os.Stat(r.Path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				judged = append(judged, r.Judged(fi.ModTime(), later, 0))
+			}
+			if diff := cmp.Diff(again, judged); diff != "" {
+				t.Errorf("judged at %v (-read +judged):\n%s", later, diff)
+			}
+		}
+	})
 	t.Run("no subagents", func(t *testing.T) {
 		rs, err := Riders(t.TempDir(), now, 0)
 		if err != nil || len(rs) != 0 {
