@@ -69,21 +69,33 @@ func bigStation(tb testing.TB, n, riders, recent int) *station.Station {
 // 200 sessions with 10 riders each (budget: median ≤ 100 ms per document):
 // recent is how many of each session's riders changed within the riding
 // window (the others finished an hour ago); all lists finished riders too
-// (--all), which reads every rider.
+// (--all), which reads every rider; cached, the riders have settled and
+// the rider cache holds them (after the first Build).
 func BenchmarkBuild200x10(b *testing.B) {
 	for _, bc := range []struct {
-		name   string
-		recent int
-		all    bool
+		name    string
+		recent  int
+		all     bool
+		settled bool // the riders settled: read through the rider cache
 	}{
-		{"recent=2", 2, false},
-		{"recent=10", 10, false},
-		{"recent=10/all", 10, true},
+		{"recent=2", 2, false, false},
+		{"recent=10", 10, false, false},
+		{"recent=10/all", 10, true, false},
+		{"recent=10/cached", 10, false, true},
+		{"recent=10/all/cached", 10, true, true},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
 			st := bigStation(b, 200, 10, bc.recent)
+			opts := observatory.Options{Station: st, IncludeFinished: bc.all}
+			if bc.settled {
+				opts = observatory.WithFileNow(opts, settledLater)
+			} else {
+				// The riders were written just now: none has settled, and
+				// no rider cache is kept.
+				opts = observatory.WithFileNow(opts, time.Now)
+			}
 			for b.Loop() {
-				doc, err := observatory.Build(context.Background(), observatory.Options{Station: st, IncludeFinished: bc.all})
+				doc, err := observatory.Build(context.Background(), opts)
 				if err != nil {
 					b.Fatal(err)
 				}

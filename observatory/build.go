@@ -53,6 +53,11 @@ type Options struct {
 	// PID is the reader, named in the note of a start it finalizes as
 	// lost (Document.Starts); 0 means this process.
 	PID int
+
+	// fileNow, when set, stands for time.Now in the rider cache's rule,
+	// which is against the kernel's clock, never Now (a test hook:
+	// ridercache_test.go).
+	fileNow func() time.Time
 }
 
 // pathError is a failure to read a part of the station that the document
@@ -80,6 +85,12 @@ func (noStationError) Unwrap() error { return claudeinbox.ErrNoStation }
 // named in Document.Warnings. Options without a Station are an error
 // matching claudeinbox.ErrNoStation. When ctx ends while Build reads, the
 // sessions not read yet are left out and ctx's error is returned itself.
+//
+// A Build of the whole station (no Only) keeps what it read of each rider
+// in a cache file in the station's state directory, when that directory
+// exists, and a later Build reads again only the rider files whose stat
+// changed since (docs/INTERNALS.md, "read, sessions, riders, lineage, gc,
+// doctor, receipt"); the document is the same either way.
 func Build(ctx context.Context, opts Options) (*Document, error) {
 	if opts.Station == nil {
 		return nil, errNoStation
@@ -140,6 +151,13 @@ func Build(ctx context.Context, opts Options) (*Document, error) {
 	}
 
 	b := builder{st: &st, now: t, window: window, all: opts.IncludeFinished, alive: map[int]bool{}}
+	if opts.Only == "" {
+		fileNow := time.Now
+		if opts.fileNow != nil {
+			fileNow = opts.fileNow
+		}
+		b.cache = openRiderCache(st.Paths.StateDir, st.Paths.ProjectsDir, st.UID(), fileNow())
+	}
 	for _, s := range live {
 		// Live checked these processes a moment ago: a doorman's
 		// heartbeat that names one is not checked again.
@@ -177,6 +195,7 @@ func Build(ctx context.Context, opts Options) (*Document, error) {
 	if int(next.Load()) < len(live) { // a session left unread: ctx ended
 		return nil, ctx.Err()
 	}
+	b.cache.save()
 	for _, w := range warns {
 		doc.Warnings = append(doc.Warnings, w...)
 	}
@@ -219,6 +238,7 @@ type builder struct {
 	all    bool
 
 	inboxes *inbox.Listing // the inbox directory's listing; nil: none
+	cache   *riderCache    // nil: none
 
 	mu    sync.Mutex
 	alive map[int]bool // pidAlive's answers within one Build

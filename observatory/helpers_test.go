@@ -19,6 +19,10 @@ import (
 // testNow is the fixed clock of every synthetic station.
 var testNow = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
 
+// settledLater is the rider cache's clock an hour ahead: every file the
+// test wrote has settled (ridercache.go).
+func settledLater() time.Time { return time.Now().Add(time.Hour) }
+
 // fakeProc is a procfs root in a directory: <root>/<pid>/stat files.
 type fakeProc struct{ root string }
 

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"sort"
 
+	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/riderwalk"
 	"github.com/oo-family/oo-claude/internal/transcriptfile"
 	"github.com/oo-family/oo-claude/transcript"
@@ -23,39 +24,75 @@ func (b *builder) riders(dir string) (list []transcript.Rider, riding, total int
 	// Each rider is read while the walk holds its directory open: stat'ed
 	// and opened relative to it.
 	err := riderwalk.WalkRiders(dir, func(f riderwalk.Rider) {
-		if !b.all {
-			fi, err := f.Transcript.Info()
-			if err != nil {
+		var fi fs.FileInfo
+		if !b.all || b.cache != nil {
+			var err error
+			if fi, err = f.Transcript.Info(); err != nil {
 				return // gone since the listing
 			}
-			if b.now.Sub(fi.ModTime()) >= b.window {
+			if !b.all && b.now.Sub(fi.ModTime()) >= b.window {
 				total++ // quiet/finished whatever its last message says
 				return
 			}
 		}
-		// Opened from the listing (its type is the check before the
-		// open); the meta file read only for a rider the document shows,
-		// and only when the listing holds one.
-		r, err := transcript.ReadRiderEntry(f.Dir, f.Transcript, b.now, b.window)
-		if err != nil {
-			if !errors.Is(err, fs.ErrNotExist) {
-				warns = append(warns, err.Error())
+		// The transcript's reading kept in the cache under the Sig of
+		// the stat just made, judged now; else opened from the listing
+		// (its type is the check before the open).
+		sig := b.cache.sig(fi)
+		var r transcript.Rider
+		path := f.Path()
+		kept, i, hit := b.cache.lookup(path, sig)
+		if hit {
+			r = kept.rider(path).Judged(fi.ModTime(), b.now, b.window)
+		} else {
+			var err error
+			if r, err = transcript.ReadRiderEntry(f.Dir, f.Transcript, b.now, b.window); err != nil {
+				if !errors.Is(err, fs.ErrNotExist) {
+					warns = append(warns, err.Error())
+				}
+				return
 			}
-			return
 		}
 		total++
 		if r.State == transcript.Riding {
 			riding++
 		}
-		if !b.all && r.State != transcript.Riding {
-			return
+		// The meta file read only for a rider the document shows, and
+		// only when the listing holds one; taken from the cache when its
+		// Sig is the kept one's (also when the transcript changed since).
+		var m transcriptfile.RiderMeta
+		var msig fsx.Sig
+		metaRead := false
+		if i >= 0 {
+			m = transcriptfile.RiderMeta{AgentType: kept.agentType, Description: kept.description, Model: kept.model}
+			msig = kept.metaSig
 		}
-		if f.Meta != nil {
-			if m, err := transcriptfile.ReadRiderMetaEntry(f.Dir, f.Meta); err == nil {
-				r.AgentType, r.Description, r.Model = m.AgentType, m.Description, m.Model
+		listed := b.all || r.State == transcript.Riding
+		switch {
+		case !listed:
+		case f.Meta == nil:
+			m, msig = transcriptfile.RiderMeta{}, fsx.Sig{}
+		default:
+			var now fsx.Sig
+			if b.cache != nil {
+				if mi, err := f.Meta.Info(); err == nil {
+					now = b.cache.sig(mi)
+				}
 			}
+			if now == (fsx.Sig{}) || now != msig {
+				metaRead = true
+				var err error
+				if m, err = transcriptfile.ReadRiderMetaEntry(f.Dir, f.Meta); err != nil {
+					m, now = transcriptfile.RiderMeta{}, fsx.Sig{}
+				}
+				msig = now
+			}
+			r.AgentType, r.Description, r.Model = m.AgentType, m.Description, m.Model
 		}
-		list = append(list, r)
+		b.cache.keep(&r, sig, i, !hit, m, msig, metaRead)
+		if listed {
+			list = append(list, r)
+		}
 	}, func(err error) { warns = append(warns, err.Error()) })
 	if err != nil {
 		warns = append(warns, (&fs.PathError{Op: "transcript riders", Path: filepath.Join(dir, riderwalk.Dir), Err: err}).Error())
