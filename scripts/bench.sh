@@ -35,7 +35,10 @@
 #             "lib" rows send through claudeinbox.Sender in the test's own
 #             process (this tree's library, whatever BENCH_REV names)
 #   sessions  sessions --json, 200 sessions x 10 riders all riding / 2
-#             riding, and 1000 x 10 all riding
+#             riding, and 1000 x 10 all riding: through the rider cache
+#             (the riders settled and the cache written before the
+#             measurement, as on a station an observatory polls), and the
+#             same without it (a state directory that does not exist)
 #   watchcpu  oo-claude watch --json at rest on 20 / 200 / 1000 sessions:
 #             CPU and wake-ups over BENCH_IDLE_S (default 20) seconds,
 #             scaled to a minute
@@ -280,8 +283,14 @@ if [ "${1:-}" = issue20 ]; then
 			for spec in 200:10 200:2 1000:10; do
 				S="$T/st-${spec/:/-}"
 				[ -d "$S" ] || station "$S" "${spec#*:}" "${spec%:*}"
+				# The rider cache keeps only what settled (a change time
+				# 2 s old): wait that out, then one run writes it.
+				sleep 2.1
+				$(stenv "$S") "$BIN" sessions --json >/dev/null
 				printf '%-30s %s   [%s]\n' "sessions --json ${spec%:*}x10 r${spec#*:}" \
 					"$("$BT" pair "$N" "$HELLO" -- $(stenv "$S") "$BIN" sessions --json)" "$(load)"
+				printf '%-30s %s   [%s]\n' "  the same, no rider cache" \
+					"$("$BT" pair "$N" "$HELLO" -- $(stenv "$S") OO_CLAUDE_STATE_DIR="$S/no-state" "$BIN" sessions --json)" "$(load)"
 			done
 			;;
 		watchcpu)
