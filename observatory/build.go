@@ -150,13 +150,13 @@ func Build(ctx context.Context, opts Options) (*Document, error) {
 		live = keep
 	}
 
-	b := builder{st: &st, now: t, window: window, all: opts.IncludeFinished, alive: map[int]bool{}}
+	b := builder{st: &st, now: t, window: window, all: opts.IncludeFinished, alive: map[int]bool{}, uid: st.UID()}
 	if opts.Only == "" {
 		fileNow := time.Now
 		if opts.fileNow != nil {
 			fileNow = opts.fileNow
 		}
-		b.cache = openRiderCache(st.Paths.StateDir, st.Paths.ProjectsDir, st.UID(), fileNow())
+		b.cache = openRiderCache(st.Paths.StateDir, st.Paths.ProjectsDir, b.uid, fileNow())
 	}
 	for _, s := range live {
 		// Live checked these processes a moment ago: a doorman's
@@ -239,6 +239,7 @@ type builder struct {
 
 	inboxes *inbox.Listing // the inbox directory's listing; nil: none
 	cache   *riderCache    // nil: none
+	uid     int            // whose rider files a cached reading may be of
 
 	mu    sync.Mutex
 	alive map[int]bool // pidAlive's answers within one Build

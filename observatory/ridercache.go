@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
-	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -98,7 +97,6 @@ func (c *cachedRider) rider(path string) transcript.Rider {
 type riderCache struct {
 	file  string    // the cache file
 	dir   string    // the projects directory
-	uid   int       // whose files a hit may be of
 	began time.Time // the kernel's clock before the first stat
 
 	data string         // the file as read (its readings decoded where used)
@@ -137,7 +135,7 @@ func openRiderCache(state, projects string, uid int, began time.Time) *riderCach
 	if !hold {
 		return nil
 	}
-	c := &riderCache{file: riderCacheFile(state, projects), dir: projects, uid: uid, began: began}
+	c := &riderCache{file: riderCacheFile(state, projects), dir: projects, began: began}
 	if b, err := fsx.AppendFile(nil, c.file, maxRiderCacheBytes); err == nil && len(b) > 0 {
 		// The file's bytes, never written again, as one string: every
 		// field of a reading is a substring of it, made without a copy.
@@ -157,15 +155,6 @@ func (c *riderCache) rel(path string) (string, bool) {
 		return "", false
 	}
 	return rel[1:], true
-}
-
-// sig is the Sig a hit of the file whose lstat is fi must have: zero (no
-// hit, nothing kept) when fi is not a regular file c's uid trusts.
-func (c *riderCache) sig(fi fs.FileInfo) fsx.Sig {
-	if c == nil || fi == nil {
-		return fsx.Sig{}
-	}
-	return fsx.TrustedSig(fi, c.uid)
 }
 
 // lookup returns the kept reading of the rider transcript at path and

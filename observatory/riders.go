@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"sort"
+	"time"
 
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/riderwalk"
@@ -24,13 +25,14 @@ func (b *builder) riders(dir string) (list []transcript.Rider, riding, total int
 	// Each rider is read while the walk holds its directory open: stat'ed
 	// and opened relative to it.
 	err := riderwalk.WalkRiders(dir, func(f riderwalk.Rider) {
-		var fi fs.FileInfo
+		var mtime time.Time
+		var sig fsx.Sig // the stat's, when the cache may hold the rider
 		if !b.all || b.cache != nil {
 			var err error
-			if fi, err = f.Transcript.Info(); err != nil {
+			if mtime, sig, err = fsx.EntryStat(f.Transcript, b.uid); err != nil {
 				return // gone since the listing
 			}
-			if !b.all && b.now.Sub(fi.ModTime()) >= b.window {
+			if !b.all && b.now.Sub(mtime) >= b.window {
 				total++ // quiet/finished whatever its last message says
 				return
 			}
@@ -38,12 +40,11 @@ func (b *builder) riders(dir string) (list []transcript.Rider, riding, total int
 		// The transcript's reading kept in the cache under the Sig of
 		// the stat just made, judged now; else opened from the listing
 		// (its type is the check before the open).
-		sig := b.cache.sig(fi)
 		var r transcript.Rider
 		path := f.Path()
 		kept, i, hit := b.cache.lookup(path, sig)
 		if hit {
-			r = kept.rider(path).Judged(fi.ModTime(), b.now, b.window)
+			r = kept.rider(path).Judged(mtime, b.now, b.window)
 		} else {
 			var err error
 			if r, err = transcript.ReadRiderEntry(f.Dir, f.Transcript, b.now, b.window); err != nil {
@@ -75,9 +76,7 @@ func (b *builder) riders(dir string) (list []transcript.Rider, riding, total int
 		default:
 			var now fsx.Sig
 			if b.cache != nil {
-				if mi, err := f.Meta.Info(); err == nil {
-					now = b.cache.sig(mi)
-				}
+				_, now, _ = fsx.EntryStat(f.Meta, b.uid)
 			}
 			if now == (fsx.Sig{}) || now != msig {
 				metaRead = true

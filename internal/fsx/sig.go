@@ -8,7 +8,6 @@ import (
 	"sync"
 	"syscall"
 	"time"
-	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -51,7 +50,14 @@ func sigOf(st *syscall.Stat_t) Sig {
 // the zero Sig, which no Sig a cache keeps is equal to.
 func TrustedSig(fi fs.FileInfo, uid int) Sig {
 	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok || st.Mode&syscall.S_IFMT != syscall.S_IFREG || int(st.Uid) != uid || st.Mode&0o002 != 0 {
+	if !ok {
+		return Sig{}
+	}
+	return trustedSig(st, uid)
+}
+
+func trustedSig(st *syscall.Stat_t, uid int) Sig {
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG || int(st.Uid) != uid || st.Mode&0o002 != 0 {
 		return Sig{}
 	}
 	return sigOf(st)
@@ -67,15 +73,8 @@ func (d *Dir) StatEntry(name string, max int) (Sig, error) {
 		return Sig{}, &fs.PathError{Op: "lstat", Path: path(), Err: fs.ErrClosed}
 	}
 	var st syscall.Stat_t
-	for {
-		// unix.Stat_t is syscall.Stat_t's layout, field for field.
-		err := unix.Fstatat(d.fd, name, (*unix.Stat_t)(unsafe.Pointer(&st)), unix.AT_SYMLINK_NOFOLLOW)
-		if err == nil {
-			break
-		}
-		if !errors.Is(err, unix.EINTR) {
-			return Sig{}, &fs.PathError{Op: "lstat", Path: path(), Err: err}
-		}
+	if err := d.lstatAt(name, &st); err != nil {
+		return Sig{}, err
 	}
 	switch st.Mode & syscall.S_IFMT {
 	case syscall.S_IFREG:
