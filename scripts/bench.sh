@@ -232,6 +232,16 @@ sleepers() {
 	done
 }
 
+# stfile ROOT [KEY=VALUE...]: stenv's knobs (and the extra ones) in a
+# file, ROOT.env, for benchtool's @FILE: no env(1) exec in the time.
+stfile() {
+	local root=$1
+	shift
+	stenv "$root" | tr ' ' '\n' | grep = >"$root.env"
+	printf '%s\n' "$@" >>"$root.env"
+	echo "@$root.env"
+}
+
 # stenv ROOT: the env command that points oo-claude at the station ROOT.
 stenv() {
 	echo env HOME="$1" OO_CLAUDE_SESSIONS_DIR="$1/sessions" OO_CLAUDE_PROJECTS_DIR="$1/projects" \
@@ -288,9 +298,9 @@ if [ "${1:-}" = issue20 ]; then
 				sleep 2.1
 				$(stenv "$S") "$BIN" sessions --json >/dev/null
 				printf '%-30s %s   [%s]\n' "sessions --json ${spec%:*}x10 r${spec#*:}" \
-					"$("$BT" pair "$N" "$HELLO" -- $(stenv "$S") "$BIN" sessions --json)" "$(load)"
+					"$("$BT" pair "$N" "$HELLO" -- "$(stfile "$S")" "$BIN" sessions --json)" "$(load)"
 				printf '%-30s %s   [%s]\n' "  the same, no rider cache" \
-					"$("$BT" pair "$N" "$HELLO" -- $(stenv "$S") OO_CLAUDE_STATE_DIR="$S/no-state" "$BIN" sessions --json)" "$(load)"
+					"$("$BT" pair "$N" "$HELLO" -- "$(stfile "$S" OO_CLAUDE_STATE_DIR="$S/no-state")" "$BIN" sessions --json)" "$(load)"
 			done
 			;;
 		watchcpu)

@@ -6,7 +6,8 @@
 //	benchtool hello                      print "hello" (the paired reference)
 //	benchtool pair N HELLO -- CMD...     run HELLO and CMD alternately N times
 //	                                     (after 3 warm-ups each); print both
-//	                                     medians in ms and their ratio
+//	                                     medians in ms and their ratio; CMD
+//	                                     may start with @FILE, as below
 //	benchtool interleave N CMD -- CMD ...  run the commands in turn N times
 //	                                     (after 3 warm-ups each; the first
 //	                                     place moves one command a round);
@@ -106,20 +107,44 @@ func median(d []time.Duration) time.Duration {
 	return (d[len(d)/2-1] + d[len(d)/2]) / 2
 }
 
+// withEnvFile splits a command whose first word is @FILE into the
+// KEY=VALUE lines of FILE (blank lines and # comments skipped) and the
+// rest; another command has no environment of its own.
+func withEnvFile(c []string) (env, argv []string) {
+	f, ok := strings.CutPrefix(c[0], "@")
+	if !ok {
+		return nil, c
+	}
+	b, err := os.ReadFile(f)
+	if err != nil {
+		die(err.Error())
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
+			env = append(env, l)
+		}
+	}
+	if len(c) == 1 {
+		die("an empty command after " + c[0])
+	}
+	return env, c[1:]
+}
+
 func pair(args []string) {
 	head, argv := afterDashes(args)
 	if len(head) != 2 {
 		die("pair N HELLO -- CMD...")
 	}
 	n, hello := count(head[0]), []string{head[1], "hello"}
+	env, argv := withEnvFile(argv)
 	for range 3 {
 		runOnce(hello)
-		runOnce(argv)
+		runIn(env, argv)
 	}
 	var h, c []time.Duration
 	for range n {
 		h = append(h, runOnce(hello))
-		c = append(c, runOnce(argv))
+		c = append(c, runIn(env, argv))
 	}
 	mc, mh := median(c), median(h)
 	fmt.Printf("%.1f ms (hello %.1f ms, %.2fx)\n", ms(mc), ms(mh), float64(mc)/float64(mh))
@@ -145,21 +170,8 @@ func interleave(args []string) {
 	type command struct{ label, env, argv []string }
 	var runs []command
 	for _, c := range cmds {
-		r := command{label: c, argv: c}
-		if f, ok := strings.CutPrefix(c[0], "@"); ok {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				die(err.Error())
-			}
-			for _, l := range strings.Split(string(b), "\n") {
-				if l = strings.TrimSpace(l); l != "" && !strings.HasPrefix(l, "#") {
-					r.env = append(r.env, l)
-				}
-			}
-			if r.argv = c[1:]; len(r.argv) == 0 {
-				die("an empty command after " + c[0])
-			}
-		}
+		r := command{label: c}
+		r.env, r.argv = withEnvFile(c)
 		runs = append(runs, r)
 	}
 	seq := 0
