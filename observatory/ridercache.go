@@ -303,11 +303,11 @@ func decodeRider(b string) (e cachedRider, n int, ok bool) {
 		return v
 	}
 	sig := func() fsx.Sig {
-		f := fixed(40)
+		f := fixed(fsx.SigBytes)
 		if bad {
 			return fsx.Sig{}
 		}
-		return fsx.Sig{Dev: le64(f), Ino: le64(f[8:]), Size: int64(le64(f[16:])), Mtime: int64(le64(f[24:])), Ctime: int64(le64(f[32:]))}
+		return fsx.SigAt(f)
 	}
 	e.rel, e.sig, e.agent = str(), sig(), str()
 	num := fixed(21)
@@ -370,17 +370,12 @@ func appendRiderCache(buf []byte, dir string, riders []cachedRider) []byte {
 		buf = binary.LittleEndian.AppendUint32(buf, uint32(len(s)))
 		buf = append(buf, s...)
 	}
-	sig := func(g fsx.Sig) {
-		for _, v := range [...]uint64{g.Dev, g.Ino, uint64(g.Size), uint64(g.Mtime), uint64(g.Ctime)} {
-			buf = binary.LittleEndian.AppendUint64(buf, v)
-		}
-	}
 	buf = append(buf, riderCacheMagic...)
 	str(dir)
 	buf = binary.LittleEndian.AppendUint32(buf, uint32(len(riders)))
 	for _, e := range riders {
 		str(e.rel)
-		sig(e.sig)
+		buf = e.sig.Append(buf)
 		str(e.agent)
 		buf = binary.LittleEndian.AppendUint64(buf, uint64(e.rows))
 		var flags byte
@@ -399,7 +394,7 @@ func appendRiderCache(buf []byte, dir string, riders []cachedRider) []byte {
 		buf = append(buf, flags)
 		str(e.lastStep)
 		str(e.lastText)
-		sig(e.metaSig)
+		buf = e.metaSig.Append(buf)
 		str(e.agentType)
 		str(e.description)
 		str(e.model)

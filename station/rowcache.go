@@ -167,7 +167,6 @@ func parseRowCache(b string, dir string) (*rowCache, bool) {
 		return v, true
 	}
 	u32 := func(v string) uint32 { return uint32(v[0]) | uint32(v[1])<<8 | uint32(v[2])<<16 | uint32(v[3])<<24 }
-	u64 := func(v string) uint64 { return uint64(u32(v)) | uint64(u32(v[4:]))<<32 }
 	field := func(max int) (string, bool) {
 		v, ok := take(4)
 		if !ok {
@@ -180,14 +179,11 @@ func parseRowCache(b string, dir string) (*rowCache, bool) {
 		return take(int(n))
 	}
 	sig := func() (fsx.Sig, bool) {
-		f, ok := take(40)
+		f, ok := take(fsx.SigBytes)
 		if !ok {
 			return fsx.Sig{}, false
 		}
-		return fsx.Sig{
-			Dev: u64(f), Ino: u64(f[8:]), Size: int64(u64(f[16:])),
-			Mtime: int64(u64(f[24:])), Ctime: int64(u64(f[32:])),
-		}, true
+		return fsx.SigAt(f), true
 	}
 	d, ok := field(len(b))
 	if !ok || d != dir {
@@ -238,18 +234,13 @@ func appendRowCache(buf []byte, dir string, dirSig fsx.Sig, rows []cachedRow) []
 		buf = binary.LittleEndian.AppendUint32(buf, uint32(len(s)))
 		buf = append(buf, s...)
 	}
-	sig := func(g fsx.Sig) {
-		for _, v := range [...]uint64{g.Dev, g.Ino, uint64(g.Size), uint64(g.Mtime), uint64(g.Ctime)} {
-			buf = binary.LittleEndian.AppendUint64(buf, v)
-		}
-	}
 	buf = append(buf, cacheMagic...)
 	str(dir)
-	sig(dirSig)
+	buf = dirSig.Append(buf)
 	buf = binary.LittleEndian.AppendUint32(buf, uint32(len(rows)))
 	for _, r := range rows {
 		str(r.file)
-		sig(r.sig)
+		buf = r.sig.Append(buf)
 		if r.ok {
 			buf = append(buf, 1)
 		} else {

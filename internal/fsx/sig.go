@@ -1,6 +1,7 @@
 package fsx
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -37,6 +38,31 @@ const SigSettle = 2 * time.Second
 // time was SigSettle behind began.
 func (s Sig) Settled(began time.Time) bool {
 	return s != Sig{} && s.Ctime < began.Add(-SigSettle).UnixNano()
+}
+
+// SigBytes is the length of a Sig as [Sig.Append] writes it.
+const SigBytes = 40
+
+// Append appends s to buf as the caches keep it: device, inode, size,
+// modification and change times, 64 bits each, little-endian.
+func (s Sig) Append(buf []byte) []byte {
+	for _, v := range [...]uint64{s.Dev, s.Ino, uint64(s.Size), uint64(s.Mtime), uint64(s.Ctime)} {
+		buf = binary.LittleEndian.AppendUint64(buf, v)
+	}
+	return buf
+}
+
+// SigAt is the Sig that [Sig.Append] wrote at the start of b, which holds
+// at least SigBytes.
+func SigAt(b string) Sig {
+	u64 := func(i int) uint64 {
+		var v uint64
+		for k := 7; k >= 0; k-- {
+			v = v<<8 | uint64(b[i+k])
+		}
+		return v
+	}
+	return Sig{Dev: u64(0), Ino: u64(8), Size: int64(u64(16)), Mtime: int64(u64(24)), Ctime: int64(u64(32))}
 }
 
 func sigOf(st *syscall.Stat_t) Sig {
