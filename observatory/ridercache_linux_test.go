@@ -54,6 +54,17 @@ func watchRiders(t *testing.T, c *openCounter, st *station.Station, sessions int
 	}
 }
 
+// countedJSON is cachedJSON (now the cache's clock) with the opens in
+// every rider directory of st counted.
+func countedJSON(t *testing.T, st *station.Station, sessions int, all bool, now func() time.Time) ([]byte, *openCounter) {
+	t.Helper()
+	c := newOpenCounter(t)
+	watchRiders(t, c, st, sessions)
+	got := cachedJSON(t, st, all, now)
+	c.drain(t)
+	return got, c
+}
+
 func isTranscript(n string) bool { return strings.HasSuffix(n, transcriptfile.Ext) }
 func isMeta(n string) bool       { return strings.HasSuffix(n, ".meta.json") }
 
@@ -74,10 +85,7 @@ func TestRiderCacheSecondBuildOpensNoRider(t *testing.T) {
 		if _, err := os.Stat(observatory.RiderCacheFile(st.Paths)); err != nil {
 			t.Fatalf("all=%t: no rider cache after the first Build: %v", all, err)
 		}
-		c := newOpenCounter(t)
-		watchRiders(t, c, st, sessions)
-		got := cachedJSON(t, st, all, settledLater)
-		c.drain(t)
+		got, c := countedJSON(t, st, sessions, all, settledLater)
 		if !bytes.Equal(got, want) {
 			t.Fatalf("all=%t: the cached document differs from the uncached one:\n%s\nwant\n%s", all, got, want)
 		}
@@ -134,10 +142,7 @@ func TestRiderCacheReadsWhatChanged(t *testing.T) {
 			t.Fatalf("the uncached document lacks %q (the fixture changed):\n%s", s, want)
 		}
 	}
-	c := newOpenCounter(t)
-	watchRiders(t, c, st, sessions)
-	got := cachedJSON(t, st, true, settledLater)
-	c.drain(t)
+	got, c := countedJSON(t, st, sessions, true, settledLater)
 	if !bytes.Equal(got, want) {
 		t.Fatalf("the cached document differs from the uncached one:\n%s\nwant\n%s", got, want)
 	}
@@ -148,9 +153,7 @@ func TestRiderCacheReadsWhatChanged(t *testing.T) {
 		t.Errorf("opened %d transcripts and %d meta files, want 2 and 1 (%v)", n, m, c.opens)
 	}
 	// Kept again: the next Build opens only the untrusted one.
-	c.opens = map[string]int{}
-	got = cachedJSON(t, st, true, settledLater)
-	c.drain(t)
+	got, c = countedJSON(t, st, sessions, true, settledLater)
 	if !bytes.Equal(got, want) {
 		t.Fatalf("the third document differs from the uncached one")
 	}
@@ -175,10 +178,7 @@ func TestRiderCacheKeepsOnlySettled(t *testing.T) {
 	if _, err := os.Lstat(observatory.RiderCacheFile(st.Paths)); !os.IsNotExist(err) {
 		t.Fatalf("a rider cache of unsettled riders: %v", err)
 	}
-	c := newOpenCounter(t)
-	watchRiders(t, c, st, sessions)
-	cachedJSON(t, st, true, justNow)
-	c.drain(t)
+	_, c := countedJSON(t, st, sessions, true, justNow)
 	if n := c.sum(isTranscript); n != sessions*riders {
 		t.Errorf("opened %d transcripts, want %d", n, sessions*riders)
 	}
