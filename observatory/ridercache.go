@@ -135,12 +135,12 @@ func openRiderCache(state, projects string, uid int, began time.Time) *riderCach
 	if !hold {
 		return nil
 	}
-	c := &riderCache{file: riderCacheFile(state, projects), dir: projects, began: began}
+	c := &riderCache{file: riderCacheFile(state, projects), dir: filepath.Clean(projects), began: began}
 	if b, err := fsx.AppendFile(nil, c.file, maxRiderCacheBytes); err == nil && len(b) > 0 {
 		// The file's bytes, never written again, as one string: every
 		// field of a reading is a substring of it, made without a copy.
 		data := unsafe.String(&b[0], len(b))
-		if at, offs, ok := indexRiderCache(data, projects); ok {
+		if at, offs, ok := indexRiderCache(data, c.dir); ok {
 			c.data, c.at, c.offs = data, at, offs
 			c.seen = make([]bool, len(offs))
 		}

@@ -71,13 +71,18 @@ func isMeta(n string) bool       { return strings.HasSuffix(n, ".meta.json") }
 // TestRiderCacheSecondBuildOpensNoRider: a Build of a station whose riders
 // have settled keeps what it read of them, and the next Build opens no
 // rider transcript and no meta file, and makes the same document, byte
-// for byte, as a Build without the cache; with --all's every rider too.
+// for byte, as a Build without the cache; with --all's every rider too,
+// and with the projects directory named unclean.
 // Before the cache, every Build opened each rider that may ride and the
 // meta file of each it listed.
 func TestRiderCacheSecondBuildOpensNoRider(t *testing.T) {
 	const sessions, riders = 10, 10
-	for _, all := range []bool{false, true} {
+	for _, c := range []struct{ all, slash bool }{{false, false}, {true, false}, {false, true}} {
+		all := c.all
 		st := bigStation(t, sessions, riders, 6)
+		if c.slash { // a projects directory named with a trailing slash
+			st.Paths.ProjectsDir += "/"
+		}
 		want := uncachedJSON(t, st, all)
 		if got := cachedJSON(t, st, all, settledLater); !bytes.Equal(got, want) {
 			t.Fatalf("all=%t: the first document differs from the uncached one:\n%s\nwant\n%s", all, got, want)
