@@ -55,13 +55,14 @@ const (
 	// maxRiderCacheBytes bounds the cache file's read: well past 100,000
 	// riders.
 	maxRiderCacheBytes = 64 << 20
-	// maxCachedString bounds each string a kept reading holds: more than
-	// any rider's last step or text, agent id, path or meta field.
+	// maxCachedString bounds each string a kept reading holds (a rider
+	// with a longer one, a last text of megabytes, is not kept: it is
+	// read each time).
 	maxCachedString = 1 << 20
 	// minCachedRider is the fewest bytes a kept reading takes (two Sigs,
 	// rows, started, its zone and flags, seven empty strings), a bound on
 	// the count before anything is made for it.
-	minCachedRider = 2*40 + 8 + 8 + 4 + 1 + 7*4
+	minCachedRider = 2*fsx.SigBytes + 8 + 8 + 4 + 1 + 7*4
 )
 
 // cachedRider is one rider as a Build read it: its transcript's path
@@ -203,6 +204,11 @@ func (c *riderCache) keep(r *transcript.Rider, sig fsx.Sig, i int, read bool, m 
 	}
 	if !r.Started.IsZero() && !time.Unix(0, r.Started.UnixNano()).Equal(r.Started) {
 		return // a time the file cannot hold (before 1678, after 2262)
+	}
+	for _, v := range [...]string{r.Agent, r.LastStep, r.LastText, m.AgentType, m.Description, m.Model} {
+		if len(v) > maxCachedString {
+			return // read each time: the file would be refused whole
+		}
 	}
 	e := cachedRider{
 		rel: rel, sig: sig, agent: r.Agent, rows: r.Rows, started: r.Started,

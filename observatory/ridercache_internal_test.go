@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/oo-family/oo-claude/internal/fsx"
+	"github.com/oo-family/oo-claude/internal/transcriptfile"
+	"github.com/oo-family/oo-claude/transcript"
 )
 
 // cacheSamples are readings of every shape: with and without a first
@@ -95,4 +97,23 @@ func FuzzRiderCache(f *testing.F) {
 			t.Fatalf("re-encoded %q, read %q", again, b)
 		}
 	})
+}
+
+// TestRiderCacheKeepsNoHugeString: a rider whose last text is longer than
+// a kept string may be is not kept (the file would be refused whole);
+// one beside it is.
+func TestRiderCacheKeepsNoHugeString(t *testing.T) {
+	c := &riderCache{dir: "/p", began: time.Now().Add(time.Hour)}
+	sig := fsx.Sig{Dev: 1, Ino: 2, Size: 3, Mtime: 4, Ctime: 5}
+	huge := transcript.Rider{Agent: "a", Path: "/p/x/subagents/agent-a.jsonl", LastText: strings.Repeat("x", maxCachedString+1)}
+	small := transcript.Rider{Agent: "b", Path: "/p/x/subagents/agent-b.jsonl", LastText: "ok"}
+	c.keep(&huge, sig, -1, true, transcriptfile.RiderMeta{}, fsx.Sig{}, false)
+	c.keep(&small, sig, -1, true, transcriptfile.RiderMeta{}, fsx.Sig{}, false)
+	if len(c.fresh) != 1 || c.fresh[0].agent != "b" {
+		t.Fatalf("kept %d readings (%+v), want agent b's alone", len(c.fresh), c.fresh)
+	}
+	b := string(appendRiderCache(nil, c.dir, c.fresh))
+	if _, offs, ok := indexRiderCache(b, c.dir); !ok || len(offs) != 1 {
+		t.Fatalf("the file of what was kept: %v, %d readings", ok, len(offs))
+	}
 }
