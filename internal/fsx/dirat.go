@@ -103,9 +103,12 @@ func (d *Dir) lstatAt(name string, st *syscall.Stat_t) error {
 
 // EntryStat is the lstat of e, an entry of [Dir.ReadDir] (Info's, made
 // relative to its directory while that is open), as its modification time
-// and its [TrustedSig] for uid, without an fs.FileInfo made for it: a
-// reader that stats every entry of many directories allocates nothing for
-// the stat. Another fs.DirEntry is asked for its Info.
+// and its [Sig] when it is of a regular file that uid trusts (the checks
+// [Dir.AppendEntry] makes of an opened file, minus its size bound; else
+// the zero Sig, which no Sig a cache keeps is equal to), without an
+// fs.FileInfo made for it: a reader that stats every entry of many
+// directories allocates nothing for the stat. Another fs.DirEntry is asked
+// for its Info.
 func EntryStat(e fs.DirEntry, uid int) (time.Time, Sig, error) {
 	de, ok := e.(dirEntry)
 	if !ok || de.d.fd < 0 {
@@ -113,7 +116,11 @@ func EntryStat(e fs.DirEntry, uid int) (time.Time, Sig, error) {
 		if err != nil {
 			return time.Time{}, Sig{}, err
 		}
-		return fi.ModTime(), TrustedSig(fi, uid), nil
+		st, ok := fi.Sys().(*syscall.Stat_t)
+		if !ok {
+			return fi.ModTime(), Sig{}, nil
+		}
+		return fi.ModTime(), trustedSig(st, uid), nil
 	}
 	var st syscall.Stat_t
 	if err := de.d.lstatAt(e.Name(), &st); err != nil {

@@ -70,18 +70,10 @@ func sigOf(st *syscall.Stat_t) Sig {
 	return Sig{Dev: uint64(st.Dev), Ino: uint64(st.Ino), Size: st.Size, Mtime: m.UnixNano(), Ctime: c.UnixNano()}
 }
 
-// TrustedSig is the Sig of fi, an lstat (a [Dir.ReadDir] entry's Info, or
-// os.Lstat's), when it is of a regular file that uid trusts (the checks
-// [Dir.AppendEntry] makes of an opened file, minus its size bound); else
-// the zero Sig, which no Sig a cache keeps is equal to.
-func TrustedSig(fi fs.FileInfo, uid int) Sig {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return Sig{}
-	}
-	return trustedSig(st, uid)
-}
-
+// trustedSig is the Sig of st, an lstat, when it is of a regular file
+// that uid trusts (the checks [Dir.AppendEntry] makes of an opened file,
+// minus its size bound); else the zero Sig, which no Sig a cache keeps is
+// equal to.
 func trustedSig(st *syscall.Stat_t, uid int) Sig {
 	if st.Mode&syscall.S_IFMT != syscall.S_IFREG || int(st.Uid) != uid || st.Mode&0o002 != 0 {
 		return Sig{}

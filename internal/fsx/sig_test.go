@@ -127,3 +127,73 @@ func TestSigsHold(t *testing.T) {
 		t.Error("/proc: SigsHold says its stats vouch for content")
 	}
 }
+
+// TestEntryStat: an entry's stat, from fsx's listing or from os.ReadDir's,
+// gives its modification time and the Sig StatEntry gives; a file others
+// can write, or another user's, and a symlink give the zero Sig; a file
+// gone since the listing is an error.
+func TestEntryStat(t *testing.T) {
+	dir := t.TempDir()
+	for name, mode := range map[string]os.FileMode{"ok": 0o600, "open": 0o606} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(name), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(filepath.Join(dir, name), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("ok", filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "gone"), nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	d, err := fsx.OpenDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	want, err := d.StatEntry("ok", 1<<20)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(filepath.Join(dir, "ok"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ents, err := d.ReadDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	plain, err := os.ReadDir(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "gone")); err != nil {
+		t.Fatal(err)
+	}
+	uid := os.Geteuid()
+	for _, list := range [][]os.DirEntry{ents, plain} {
+		for _, e := range list {
+			mtime, sig, err := fsx.EntryStat(e, uid)
+			switch e.Name() {
+			case "ok":
+				if err != nil || sig != want || !mtime.Equal(fi.ModTime()) {
+					t.Errorf("%T ok: %v %+v %v; want %v %+v", e, mtime, sig, err, fi.ModTime(), want)
+				}
+			case "open", "link":
+				if err != nil || sig != (fsx.Sig{}) {
+					t.Errorf("%T %s: %+v %v; want the zero Sig", e, e.Name(), sig, err)
+				}
+			case "gone":
+				if !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("%T gone: %v; want not exist", e, err)
+				}
+			}
+		}
+		i := slices.IndexFunc(list, func(e os.DirEntry) bool { return e.Name() == "ok" })
+		if _, sig, err := fsx.EntryStat(list[i], uid+1); err != nil || sig != (fsx.Sig{}) {
+			t.Errorf("%T: another uid's file gave %+v, %v", list[i], sig, err)
+		}
+	}
+}
