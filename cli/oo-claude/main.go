@@ -31,6 +31,7 @@ func mainWith(p proc) int {
 	// the verb returned changes nothing: the exit code is the verb's.
 	ctx := context.Background()
 	if handlesSignals(os.Args[1:]) {
+		growStack() // version and help do not go deep
 		ctx, p.armed, _ = signalContext()
 	}
 	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, p)
@@ -51,6 +52,29 @@ func handlesSignals(args []string) bool {
 		return false
 	}
 	return true
+}
+
+// stackReach is how deep, in bytes, a verb's calls reach on the main
+// goroutine's stack, with room to spare: a send's deepest call (reading
+// a registry row, under the sender's steps and the flag parsing) starts
+// 15 KiB down.
+const stackReach = 20 << 10
+
+// growStack grows the calling goroutine's stack, once and while it is
+// shallow, to hold stackReach. A goroutine starts with a small stack,
+// which the runtime copies to one twice its size each time a call would
+// overflow it; each copy walks every frame on the stack through the
+// binary's tables of frames, pages a short process has not touched
+// before. A send grew the main goroutine's stack four times, the last two
+// with some twenty frames on it: 0.7 ms of a 10 ms send on a machine
+// where a page fault costs 13 µs (BENCHMARKS.md). One frame of
+// stackReach bytes makes the runtime take the large stack at once and
+// copy main's few frames.
+//
+//go:noinline
+func growStack() byte {
+	var reach [stackReach]byte
+	return reach[len(os.Args)%stackReach] // a read, so the frame is kept
 }
 
 // signalContext is the verbs' context: SIGINT and SIGTERM cancel it, with

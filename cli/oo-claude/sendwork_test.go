@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/oo-family/oo-claude/fakes/fakedoorman"
 	"github.com/oo-family/oo-claude/fakes/fakestation"
@@ -31,6 +32,10 @@ type work struct {
 	Bytes   uint64 `json:"bytes"` // heap bytes allocated
 	Reads   uint64 `json:"reads"`
 	Writes  uint64 `json:"writes"`
+	// StackMoved: the runtime copied the main goroutine's stack during
+	// the verb (a local's address changed), as mainWith's growStack is
+	// there to spare a send.
+	StackMoved bool `json:"stack_moved"`
 }
 
 // mainCounted is main with the verb's work counted and written, as JSON,
@@ -40,10 +45,14 @@ func mainCounted(path string) int {
 	defer stop()
 	p := testProgramProc(osProc())
 	p.armed = armed
+	growStack() // as mainWith does
+	var local byte
+	at := uintptr(unsafe.Pointer(&local)) // a number: a stack copy does not move it
 	before := countWork()
 	err := run(ctx, os.Args[1:], os.Stdin, os.Stdout, os.Stderr, p)
 	after := countWork()
-	w := work{Mallocs: after.Mallocs - before.Mallocs, Bytes: after.Bytes - before.Bytes, Reads: after.Reads - before.Reads, Writes: after.Writes - before.Writes}
+	w := work{Mallocs: after.Mallocs - before.Mallocs, Bytes: after.Bytes - before.Bytes, Reads: after.Reads - before.Reads, Writes: after.Writes - before.Writes,
+		StackMoved: uintptr(unsafe.Pointer(&local)) != at}
 	b, _ := json.Marshal(w)
 	if werr := os.WriteFile(path, b, 0o600); werr != nil {
 		fmt.Fprintln(os.Stderr, werr)
@@ -142,6 +151,9 @@ func TestSendWork(t *testing.T) {
 		t.Logf("1 row, by %s: %d allocations (%d KiB), %d reads, %d writes", tg.by, w.Mallocs, w.Bytes>>10, w.Reads, w.Writes)
 		if !within(w) {
 			t.Errorf("a send by %s at 1 row: %d allocations (%d KiB), %d reads; want ≤ %d (%d KiB), ≤ %d", tg.by, w.Mallocs, w.Bytes>>10, w.Reads, maxMallocs, maxBytes>>10, maxReads)
+		}
+		if w.StackMoved {
+			t.Errorf("a send by %s at 1 row: the runtime copied the main goroutine's stack; want none past growStack's (stackReach %d bytes)", tg.by, stackReach)
 		}
 	}
 	const rows = 500
