@@ -24,10 +24,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
@@ -280,7 +278,7 @@ func (d *doc) binary(ctx context.Context) bool {
 	}
 	out, code, err := d.run(ctx, "--version")
 	v := strings.TrimSpace(firstLine(out))
-	if err == nil && code == 0 && !claudeVersionRE().MatchString(v) {
+	if err == nil && code == 0 && !isClaudeVersion(v) {
 		// Any program that exits 0 is not claude: /bin/true, /bin/ls.
 		d.check(CheckBinary, []Finding{{Kind: KindClaudeNotClaude, Path: bin,
 			Message: fmt.Sprintf("%s --version printed %s, not a Claude Code version (like %q)", bin, quoteBounded(out), cmp.Or(d.o.ProvenAgainst, "X.Y.Z")+" (Claude Code)"),
@@ -646,11 +644,41 @@ func (d *doc) sockets(live []station.Session) {
 	d.check(CheckSockets, findings, fmt.Sprintf("%d live sessions checked", len(live)))
 }
 
-// claudeVersionRE is how Claude Code answers --version: "2.1.332 (Claude
-// Code)".
-var claudeVersionRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^[0-9]+\.[0-9]+\.[0-9]+[0-9A-Za-z.+-]* \(Claude Code\)$`)
-})
+// isClaudeVersion reports whether v is how Claude Code answers
+// --version: "2.1.332 (Claude Code)", three dot-separated numbers, any
+// suffix of letters, digits and ".+-", then " (Claude Code)". It is
+// matched by hand: a regular expression would link package regexp, whose
+// tables every start of oo-claude builds.
+func isClaudeVersion(v string) bool {
+	v, ok := strings.CutSuffix(v, " (Claude Code)")
+	if !ok {
+		return false
+	}
+	for part := 0; part < 3; part++ {
+		n := 0
+		for n < len(v) && '0' <= v[n] && v[n] <= '9' {
+			n++
+		}
+		if n == 0 {
+			return false
+		}
+		v = v[n:]
+		if part < 2 {
+			if v == "" || v[0] != '.' {
+				return false
+			}
+			v = v[1:]
+		}
+	}
+	for i := 0; i < len(v); i++ {
+		switch c := v[i]; {
+		case '0' <= c && c <= '9', 'a' <= c && c <= 'z', 'A' <= c && c <= 'Z', c == '.', c == '+', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // maxShown bounds what doctor repeats of a program's output.
 const maxShown = 200

@@ -31,10 +31,8 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"regexp"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/oo-family/oo-claude/internal/fsx"
@@ -96,14 +94,23 @@ func pathError(op, path string, err error) error {
 	return &fs.PathError{Op: "lineage " + op, Path: path, Err: err}
 }
 
-var hostRE = sync.OnceValue(func() *regexp.Regexp {
-	return regexp.MustCompile(`^local_[0-9a-f-]{8,72}$`)
-})
-
 // isHostID reports whether s has the shape of a desktop host session id
 // (local_ followed by 8–72 lowercase hex digits or dashes, the shape Claude
-// Code accepts for hostSessionId).
-func isHostID(s string) bool { return hostRE().MatchString(s) }
+// Code accepts for hostSessionId). It is matched by hand: a regular
+// expression would link package regexp, whose tables every start of
+// oo-claude builds (0.2 ms of its start; BENCHMARKS.md).
+func isHostID(s string) bool {
+	rest, ok := strings.CutPrefix(s, "local_")
+	if !ok || len(rest) < 8 || len(rest) > 72 {
+		return false
+	}
+	for i := 0; i < len(rest); i++ {
+		if c := rest[i]; !('0' <= c && c <= '9' || 'a' <= c && c <= 'f' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
 
 // Sessions answers which live session a session id or host id names. A
 // *station.Station satisfies it.

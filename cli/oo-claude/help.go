@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"maps"
-	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -174,16 +173,91 @@ func rootUsage(c *ffcli.Command) string {
 }
 
 // placeholder is the value name the synopsis gives flag name ("--name
-// WORD", WORD being N, DIR, USD, "…", <uuid>), or "".
+// WORD", WORD being N, DIR, USD, "…", <uuid> or words joined by |), or
+// "". The synopsis is read by hand, as the regular expression
+//
+//	--([a-z][a-z0-9-]*) ("[^"]*"|<[^>]+>|[A-Z][A-Za-z_|]*|[a-z]+(?:\|[a-z]+)+)
+//
+// reads it (help_test.go holds the two to each other): package regexp
+// would build its tables at every start of oo-claude.
 func placeholder(shortUsage, name string) string {
-	re := regexp.MustCompile(`--([a-z][a-z0-9-]*) ("[^"]*"|<[^>]+>|[A-Z][A-Za-z_|]*|[a-z]+(?:\|[a-z]+)+)`)
-	for _, m := range re.FindAllStringSubmatch(shortUsage, -1) {
-		if m[1] == name {
-			return m[2]
+	for i := 0; i+2 <= len(shortUsage); {
+		if !strings.HasPrefix(shortUsage[i:], "--") {
+			i++
+			continue
 		}
+		j := i + 2
+		k := j
+		if k < len(shortUsage) && isLower(shortUsage[k]) {
+			for k++; k < len(shortUsage) && (isLower(shortUsage[k]) || isDigit(shortUsage[k]) || shortUsage[k] == '-'); k++ {
+			}
+		}
+		if k == j || k >= len(shortUsage) || shortUsage[k] != ' ' {
+			i++
+			continue
+		}
+		value := valueWord(shortUsage[k+1:])
+		if value == "" {
+			i++
+			continue
+		}
+		if shortUsage[j:k] == name {
+			return value
+		}
+		i = k + 1 + len(value)
 	}
 	return ""
 }
+
+// valueWord is the placeholder s starts with ("…", <…>, an upper-case
+// word, lower-case words joined by |), or "".
+func valueWord(s string) string {
+	if s == "" {
+		return ""
+	}
+	switch c := s[0]; {
+	case c == '"':
+		if n := strings.IndexByte(s[1:], '"'); n >= 0 {
+			return s[:n+2]
+		}
+	case c == '<':
+		if n := strings.IndexByte(s[1:], '>'); n > 0 {
+			return s[:n+2]
+		}
+	}
+	if c := s[0]; 'A' <= c && c <= 'Z' {
+		n := 1
+		for n < len(s) && (isLower(s[n]) || 'A' <= s[n] && s[n] <= 'Z' || s[n] == '_' || s[n] == '|') {
+			n++
+		}
+		return s[:n]
+	}
+	word := func(at int) int { // the end of the lower-case word at at
+		for at < len(s) && isLower(s[at]) {
+			at++
+		}
+		return at
+	}
+	n := word(0)
+	if n == 0 {
+		return ""
+	}
+	words := 1
+	for n < len(s) && s[n] == '|' {
+		m := word(n + 1)
+		if m == n+1 {
+			break
+		}
+		n, words = m, words+1
+	}
+	if words < 2 {
+		return ""
+	}
+	return s[:n]
+}
+
+func isLower(c byte) bool { return 'a' <= c && c <= 'z' }
+func isDigit(c byte) bool { return '0' <= c && c <= '9' }
 
 func isBool(f *flag.Flag) bool {
 	bf, ok := f.Value.(interface{ IsBoolFlag() bool })
@@ -202,8 +276,45 @@ func shownDefault(f *flag.Flag) bool {
 
 // doubleDash writes the flag names in the flag package's messages
 // ("flag provided but not defined: -x", "invalid value "v" for flag -x")
-// as the help spells them, --x.
+// as the help spells them, --x: a dash after one of the messages' words
+// and before a letter or digit is doubled, as the regular expression
+//
+//	(defined: |for flag |argument: |value "[^"]*" for )-([A-Za-z0-9])
+//
+// replaced by "${1}--${2}" would (help_test.go holds the two to each
+// other), without package regexp.
 func doubleDash(msg string) string {
-	re := regexp.MustCompile(`(defined: |for flag |argument: |value "[^"]*" for )-([A-Za-z0-9])`)
-	return re.ReplaceAllString(msg, "${1}--${2}")
+	var b strings.Builder
+	for i := 0; i < len(msg); {
+		if n := flagWord(msg[i:]); n > 0 && n+1 < len(msg[i:]) && msg[i+n] == '-' && isFlagChar(msg[i+n+1]) {
+			b.WriteString(msg[i : i+n])
+			b.WriteString("--")
+			b.WriteByte(msg[i+n+1])
+			i += n + 2
+			continue
+		}
+		b.WriteByte(msg[i])
+		i++
+	}
+	return b.String()
+}
+
+// flagWord is the length of the words s starts with that come before a
+// flag's name in the flag package's messages, or 0.
+func flagWord(s string) int {
+	for _, w := range []string{"defined: ", "for flag ", "argument: "} {
+		if strings.HasPrefix(s, w) {
+			return len(w)
+		}
+	}
+	if rest, ok := strings.CutPrefix(s, `value "`); ok {
+		if n := strings.IndexByte(rest, '"'); n >= 0 && strings.HasPrefix(rest[n:], `" for `) {
+			return len(`value "`) + n + len(`" for `)
+		}
+	}
+	return 0
+}
+
+func isFlagChar(c byte) bool {
+	return isLower(c) || 'A' <= c && c <= 'Z' || isDigit(c)
 }
