@@ -221,9 +221,18 @@ func (d *delivery) checkTrust(context.Context) (bool, error) {
 }
 
 // throttleAndAppend applies the throttle and appends the line, one
-// decision under the ledger's lock.
+// decision under the ledger's lock, after Sender.BeforeWrite; a ctx
+// that ended before it writes nothing.
 func (d *delivery) throttleAndAppend(ctx context.Context) (bool, error) {
 	s, v := d.s, &d.v
+	if s.BeforeWrite != nil {
+		s.BeforeWrite()
+	}
+	if err := ctx.Err(); err != nil {
+		v.refuse(inboxv1.ReasonCanceled, "the send was cancelled before the line was written")
+		v.InterruptedBy = interruptedBy(ctx)
+		return true, err
+	}
 	stateDir := s.StateDir
 	if stateDir == "" {
 		stateDir = s.Station.Paths.StateDir

@@ -120,6 +120,14 @@ type Sender struct {
 	// not known yet), so a caller can report the delivery before the
 	// wait ends; Send's returned verdict is the final one.
 	OnAck func(Verdict)
+	// BeforeWrite, when set, is called once by a Send that gets as far as
+	// writing, just before its first write (the throttle's ledger, then
+	// the line): everything before it reads. A program that installs a
+	// signal handler beside those reads waits for it there, so no line
+	// goes out before the handler can report on it (oo-claude does). A
+	// ctx ended by the time BeforeWrite returns ends the send with
+	// nothing written.
+	BeforeWrite func()
 }
 
 // NewSender returns a Sender for the station the config describes, with

@@ -754,6 +754,48 @@ func TestSendCancelled(t *testing.T) {
 	}
 }
 
+// TestSendBeforeWrite: BeforeWrite is called once, before anything of the
+// send's is written (no inbox, no ledger, no receipt yet), and not at all
+// by a send refused before it would write; a ctx that ends during it
+// ends the send with nothing written, refused as cancelled.
+func TestSendBeforeWrite(t *testing.T) {
+	w := newWorld(t)
+	r := w.session(t, "work-bw")
+	w.doorman(t, r.SessionID, fakedoorman.Options{})
+	calls := 0
+	w.sender.MinInterval = time.Minute // a ledger to write
+	w.sender.BeforeWrite = func() {
+		calls++
+		for _, p := range []string{w.fs.InboxPath(r.SessionID), w.fs.Paths.ReceiptsFile()} {
+			if _, err := os.Stat(p); !errors.Is(err, os.ErrNotExist) {
+				t.Errorf("BeforeWrite: %s is there already: %v", p, err)
+			}
+		}
+		if ents, err := os.ReadDir(w.fs.Paths.StateDir); len(ents) > 0 {
+			t.Errorf("BeforeWrite: the state directory holds %v already (%v)", ents, err)
+		}
+	}
+	v, err := w.sender.Send(context.Background(), line(r.SessionID, "after BeforeWrite"))
+	if err != nil || !v.Class.Delivered() || calls != 1 {
+		t.Fatalf("send: %s %v, BeforeWrite called %d times; want delivered, once", v.Class, err, calls)
+	}
+	if _, err := w.sender.Send(context.Background(), line(typo(r.SessionID), "unknown")); err == nil || calls != 1 {
+		t.Fatalf("a send refused before writing: %v, BeforeWrite called %d times; want an error, not called", err, calls)
+	}
+
+	r2 := w.session(t, "work-bw2")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	w.sender.BeforeWrite = cancel // the signal came while the handler was made
+	v, err = w.sender.Send(ctx, line(r2.SessionID, "never written"))
+	if !errors.Is(err, context.Canceled) || v.Class != claudeinbox.Refused || v.Reason != inboxv1.ReasonCanceled || v.Written {
+		t.Fatalf("cancelled in BeforeWrite: err %v class %s reason %s written %v", err, v.Class, v.Reason, v.Written)
+	}
+	if _, err := os.Stat(w.fs.InboxPath(r2.SessionID)); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("inbox written after a send cancelled in BeforeWrite: %v", err)
+	}
+}
+
 // typo is sid with its last character changed.
 func typo(sid string) string {
 	last := sid[len(sid)-1]

@@ -85,12 +85,14 @@ func growStack() byte {
 // The handler is installed on a goroutine of its own, and armed returns
 // once it is: os/signal's first Notify starts two threads and waits for
 // them (half a millisecond where threads start slowly), which the verb's
-// flag parsing and, for send, the sender's making go on beside. Each verb
-// calls armed before its first wait or write (run does after the parse,
-// send itself before its stdin and its send), so a signal that comes
-// before the handler (as one during the runtime's start always could)
-// ends a process that has written nothing, by the signal's default
-// action; one after it gets the verb's verdict.
+// flag parsing and, for send, the send's reads go on beside. Each verb
+// calls armed before its first wait or write (run does after the parse;
+// send just before its first write, through claudeinbox's
+// Sender.BeforeWrite, after stdin, the registry and the heartbeat are
+// read), so a signal that comes before the handler (as one during the
+// runtime's start always could) ends a process that has written
+// nothing, by the signal's default action; one after it gets the verb's
+// verdict.
 func signalContext() (ctx context.Context, armed, stop func()) {
 	ctx, cancel := context.WithCancelCause(context.Background())
 	ch := make(chan os.Signal, 1)

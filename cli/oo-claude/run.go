@@ -89,8 +89,8 @@ type env struct {
 	lookProgram func(name string) (string, error)
 	// armed returns once the signal handler is installed (signalContext):
 	// a verb calls it before its first wait or write. run calls it after
-	// the parse for every verb but send, which calls it itself after
-	// making its sender.
+	// the parse for every verb but send, whose sender calls it just
+	// before the send's first write (Sender.BeforeWrite).
 	armed func()
 }
 
@@ -192,7 +192,8 @@ func verbsFor(args []string) []verb {
 }
 
 // armsItself is the verb that calls env.armed itself, later than run
-// would: send, whose sender is made beside the handler's start.
+// would: send, whose reads (stdin, the registry, the heartbeat) go on
+// beside the handler's start, up to its first write.
 const armsItself = "send"
 
 // run is the whole program: main only adds the process's stdio, signals and

@@ -100,10 +100,11 @@ func newSendCmd(e *env) *ffcli.Command {
 				// the delivery (the last row is the verdict).
 				s.OnAck = func(v claudeinbox.Verdict) { ackErr = printJSONLine(e, v.Row()) }
 			}
-			// The signal handler is armed before the first wait or write
-			// (stdin, then the send): the sender's making, above, only
-			// reads, beside the handler's own start (see run).
-			e.armed()
+			// The signal handler is armed just before the send's first
+			// write: the sender's making, stdin and the send's steps up to
+			// it only read, beside the handler's own start (see run). A
+			// signal before it ends the process with nothing written.
+			s.BeforeWrite = e.armed
 			line, err := sendLine(e, pos[1])
 			if err != nil {
 				return err
