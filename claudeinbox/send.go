@@ -121,12 +121,13 @@ type Sender struct {
 	// wait ends; Send's returned verdict is the final one.
 	OnAck func(Verdict)
 	// BeforeWrite, when set, is called once by a Send that gets as far as
-	// writing, just before its first write (the throttle's ledger, then
-	// the line): everything before it reads. A program that installs a
-	// signal handler beside those reads waits for it there, so no line
-	// goes out before the handler can report on it (oo-claude does). A
-	// ctx ended by the time BeforeWrite returns ends the send with
-	// nothing written.
+	// writing, just before it writes anything of its own (the throttle's
+	// ledger, then the line): the steps before it read, but for the
+	// advisory row cache a Station may replace in its state directory. A
+	// program that installs a signal handler beside those reads waits
+	// for it there, so no line goes out before the handler can report on
+	// it (oo-claude does). A ctx ended by the time BeforeWrite returns
+	// ends the send with nothing written.
 	BeforeWrite func()
 }
 
