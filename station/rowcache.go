@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"path/filepath"
 	"strings"
+	"unsafe"
 
 	"github.com/oo-family/oo-claude/internal/fsx"
 )
@@ -130,12 +131,13 @@ func (s *Station) openRowCache(d *fsx.Dir) (path string, c *rowCache) {
 		return "", nil
 	}
 	b, err := fsx.AppendFile(nil, path, maxCacheBytes)
-	if err != nil {
+	if err != nil || len(b) == 0 {
 		return path, &rowCache{}
 	}
-	// One string of the whole file: every field is a substring of it,
-	// made without a copy of its own.
-	c, ok := parseRowCache(string(b), s.Paths.SessionsDir)
+	// The file's bytes, never written again, as one string: every field
+	// is a substring of it, made without a copy (of the whole file, one
+	// more buffer of fresh pages: a fifth of a 500-row lookup here).
+	c, ok := parseRowCache(unsafe.String(&b[0], len(b)), s.Paths.SessionsDir)
 	if !ok {
 		return path, &rowCache{}
 	}
