@@ -127,7 +127,8 @@ type Sender struct {
 	// program that installs a signal handler beside those reads waits
 	// for it there, so no line goes out before the handler can report on
 	// it (oo-claude does). A ctx ended by the time BeforeWrite returns
-	// ends the send with nothing written.
+	// ends the send with nothing written. Concurrent Sends call it
+	// concurrently.
 	BeforeWrite func()
 }
 
