@@ -135,8 +135,8 @@ func (s *Station) openRowCache(d *fsx.Dir) (path string, c *rowCache) {
 		return path, &rowCache{}
 	}
 	// The file's bytes, never written again, as one string: every field
-	// is a substring of it, made without a copy (of the whole file, one
-	// more buffer of fresh pages: a fifth of a 500-row lookup here).
+	// is a substring of it, made without a copy (of the whole file: 56 of
+	// the 301 KiB a send by name allocated at 500 rows).
 	c, ok := parseRowCache(unsafe.String(&b[0], len(b)), s.Paths.SessionsDir)
 	if !ok {
 		return path, &rowCache{}

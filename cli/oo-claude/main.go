@@ -66,8 +66,8 @@ const stackReach = 20 << 10
 // overflow it; each copy walks every frame on the stack through the
 // binary's tables of frames, pages a short process has not touched
 // before. A send grew the main goroutine's stack four times, the last two
-// with some twenty frames on it: 0.7 ms of a 10 ms send on a machine
-// where a page fault costs 13 µs (BENCHMARKS.md). One frame of
+// with some twenty frames on it: half a millisecond of a 10 ms send on
+// a machine where a page fault costs 13 µs (BENCHMARKS.md). One frame of
 // stackReach bytes makes the runtime take the large stack at once and
 // copy main's few frames.
 //
