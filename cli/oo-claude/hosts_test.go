@@ -49,15 +49,18 @@ func sshStations(t *testing.T, names ...string) (env []string, st map[string]*fa
 
 // TestHostsMergedSessions: sessions --host a --host b --host down is one
 // document: each session carries its station, the down station is listed
-// with its error (exit 1), never dropped.
+// with its error, never dropped, and the exit is ssh's own (255); a
+// station that answered with an error instead (its station file has a bad
+// knob) is listed the same way, exit 1.
 func TestHostsMergedSessions(t *testing.T) {
 	t.Parallel()
-	env, st := sshStations(t, "a", "b")
+	env, st := sshStations(t, "a", "b", "bad")
+	writeStationFile(t, filepath.Join(strings.TrimPrefix(env[1], "FAKE_SSH_ROOT="), "bad"), "OO_CLAUDE_WAIT_S=soon\n")
 	ra := st["a"].AddSession(fakestation.Session{Name: "alpha-a1"})
 	rb := st["b"].AddSession(fakestation.Session{Name: "beta-b2"})
 	r := runBinary(t, env, "", "sessions", "--json", "--host", "a", "--host", "b", "--host", "down")
-	if r.code != 1 || !strings.Contains(r.stderr, "Connection refused") {
-		t.Errorf("exit %d stderr %q, want 1 with the down station's error", r.code, r.stderr)
+	if r.code != 255 || !strings.Contains(r.stderr, "Connection refused") {
+		t.Errorf("exit %d stderr %q, want 255 with the down station's error", r.code, r.stderr)
 	}
 	var doc struct {
 		Sessions []struct{ Session, Station string }     `json:"sessions"`
@@ -71,6 +74,14 @@ func TestHostsMergedSessions(t *testing.T) {
 	}
 	if len(doc.Stations) != 3 || doc.Stations[0].Name != "a-station" || doc.Stations[2].Station != "down" || doc.Stations[2].Error == "" {
 		t.Errorf("stations %+v", doc.Stations)
+	}
+	r = runBinary(t, env, "", "sessions", "--json", "--host", "a", "--host", "bad")
+	if r.code != 1 || !strings.Contains(r.stderr, "OO_CLAUDE_WAIT_S") || !strings.Contains(r.stdout, ra.SessionID) {
+		t.Errorf("a station answering with an error: exit %d stdout %q stderr %q, want 1, the error, a's session", r.code, r.stdout, r.stderr)
+	}
+	r = runBinary(t, env, "", "riders", "--host", "down")
+	if r.code != 255 {
+		t.Errorf("riders --host down: exit %d stderr %q, want 255", r.code, r.stderr)
 	}
 }
 

@@ -40,12 +40,12 @@ func showDocument(ctx context.Context, e *env, f *observatoryFlags, only string,
 	if err != nil {
 		return err
 	}
-	if partial {
+	if partial != 0 {
 		// Printed in full, stations that did not answer included: the
 		// exit says the view is incomplete.
 		defer func() {
 			if err == nil {
-				err = exitWith(exitFail)
+				err = exitWith(partial)
 			}
 		}()
 	}
@@ -154,23 +154,31 @@ func noteMissingRegistry(e *env, cfg station.Config) {
 
 // buildDocument is the station's document, or with --host the merged
 // document of the stations named (a station that does not answer is in its
-// stations list with its error, and said on stderr).
-func buildDocument(ctx context.Context, e *env, f *observatoryFlags, only string) (doc *observatory.Document, partial bool, err error) {
+// stations list with its error, and said on stderr). partial is the exit
+// code of a merge some station failed: fleet.ExitSSH when ssh itself
+// failed for one of them, else exitFail; 0 when all answered.
+func buildDocument(ctx context.Context, e *env, f *observatoryFlags, only string) (doc *observatory.Document, partial int, err error) {
 	if len(f.hosts.dests) > 0 {
 		hosts, done, err := fleetHosts(e, f.hosts.dests)
 		if err != nil {
-			return nil, false, err
+			return nil, 0, err
 		}
 		defer done()
 		doc, err := fleet.MergeSessions(ctx, hosts, f.all)
-		if err != nil {
-			fmt.Fprintf(e.stderr, "oo-claude: %v\n", err)
+		switch {
+		case err == nil:
+			return doc, 0, nil
+		case errors.Is(err, fleet.ErrSSH):
+			partial = fleet.ExitSSH
+		default:
+			partial = exitFail
 		}
-		return doc, err != nil, nil
+		fmt.Fprintf(e.stderr, "oo-claude: %v\n", err)
+		return doc, partial, nil
 	}
 	cfg, err := e.config()
 	if err != nil {
-		return nil, false, err
+		return nil, 0, err
 	}
 	noteMissingRegistry(e, cfg)
 	name := e.stationName(cfg)
@@ -183,7 +191,7 @@ func buildDocument(ctx context.Context, e *env, f *observatoryFlags, only string
 		Generator:       "oo-claude " + version.Version,
 	})
 	if err != nil {
-		return nil, false, &exitError{code: exitFail, err: err}
+		return nil, 0, &exitError{code: exitFail, err: err}
 	}
-	return doc, false, nil
+	return doc, 0, nil
 }
