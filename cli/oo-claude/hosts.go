@@ -115,9 +115,7 @@ func resumeRemote(ctx context.Context, e *env, dest string, req headless.ResumeR
 	}
 	r := res.Row
 	if asJSON {
-		if err := printJSONLine(e, r); err != nil {
-			return err
-		}
+		printJSONLine(e, r) // a failed write: verdictUnprinted
 	} else {
 		if r.Result != nil && r.Class == string(headless.DeliveredResume) {
 			fmt.Fprintln(e.human(), strings.TrimRight(*r.Result, "\n"))
@@ -127,6 +125,7 @@ func resumeRemote(ctx context.Context, e *env, dest string, req headless.ResumeR
 			fmt.Fprintf(e.stderr, "oo-claude: note: %s\n", *r.Note)
 		}
 	}
+	e.verdictUnprinted(deref(r.MsgID), dest)
 	return exitWith(res.Exit)
 }
 
@@ -145,9 +144,9 @@ func startRemote(ctx context.Context, e *env, dest string, req headless.StartReq
 	}
 	switch {
 	case asJSON && res.Detached != nil:
-		err = printJSONLine(e, res.Detached)
+		printJSONLine(e, res.Detached) // a failed write: verdictUnprinted
 	case asJSON:
-		err = printJSONLine(e, res.File)
+		printJSONLine(e, res.File)
 	case res.Detached != nil:
 		fmt.Fprintf(e.stdout, "started %s on %s as unit %s; result file %s (the station's)\n", res.Detached.SessionID, dest, res.Detached.Unit, res.Detached.ResultFile)
 	default:
@@ -157,9 +156,7 @@ func startRemote(ctx context.Context, e *env, dest string, req headless.StartReq
 		}
 		fmt.Fprintf(e.stderr, "oo-claude: %s: %s on %s%s; result file %s (the station's)\n", f.State, f.SessionID, dest, reasonOf(f.Reason), f.ResultFile)
 	}
-	if err != nil {
-		return err
-	}
+	e.verdictUnprinted("", dest)
 	return exitWith(res.Exit)
 }
 

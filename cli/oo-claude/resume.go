@@ -91,15 +91,14 @@ func newResumeCmd(e *env) *ffcli.Command {
 			row := res.Row(version.Version)
 			printReceiptError(e, res.ReceiptWriteError)
 			if *asJSON {
-				if err := printJSONLine(e, row); err != nil {
-					return err
-				}
+				printJSONLine(e, row) // a failed write: verdictUnprinted
 				if res.Class == headless.Errored || res.Class == headless.Timeout {
 					printWhy(e, res.Class, res.Reason)
 				}
 			} else {
 				printResume(e, res, rerr)
 			}
+			e.verdictUnprinted(deref(row.MsgID), "")
 			if res.Class != headless.DeliveredResume {
 				if err := signalExit(ctx); err != nil {
 					return err // interrupted: the process group was stopped

@@ -62,6 +62,12 @@ func currentUser() (string, error) {
 type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
+	// out is stdout as the verbs write it (e.stdout): it keeps the first
+	// write error, so that a verb whose output was lost does not exit 0
+	// (run). rawStdout is the process's own, for what needs the file (a
+	// terminal's size, a hangup, a child's stdio).
+	out       *stdoutWriter
+	rawStdout io.Writer
 	// getenv is the process environment over the station file (knobs
 	// reads it); the process environment alone when the file is bad.
 	getenv  func(string) string
@@ -96,14 +102,15 @@ type env struct {
 
 func newEnv(stdin io.Reader, stdout, stderr io.Writer, p proc) *env {
 	// stderr is for people only: what it shows is escaped (termsafe).
-	e := &env{stdin: stdin, stdout: stdout, stderr: termsafe.NewWriter(stderr), rawStderr: stderr,
+	out := &stdoutWriter{w: stdout}
+	e := &env{stdin: stdin, stdout: out, out: out, rawStdout: stdout, stderr: termsafe.NewWriter(stderr), rawStderr: stderr,
 		environ: p.environ, getwd: p.getwd, pid: p.getpid(), self: p.executable}
 	run := p.program
 	if run == nil {
 		run = execProgram(p.executable, p.environ)
 	}
 	e.program = func(ctx context.Context, name string, argv []string) error {
-		return run(ctx, name, argv, e.stdin, e.stdout, e.rawStderr)
+		return run(ctx, name, argv, e.stdin, e.rawStdout, e.rawStderr)
 	}
 	e.armed = p.armed
 	if e.armed == nil {
@@ -252,7 +259,53 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		fmt.Fprintf(stderr, "oo-claude: %s%s\n\n%s", where, doubleDash(fe.msg), usageOf(root, c))
 		return exitWith(exitUsage)
 	}
+	if err == nil && e.out.err != nil && !e.out.noted {
+		// The verb is not done: what it had to print was lost (a full
+		// disk, a closed pipe's EPIPE where SIGPIPE is ignored).
+		return &exitError{code: exitFail, err: e.out.err}
+	}
 	return err
+}
+
+// stdoutWriter is the verbs' stdout. It keeps the first write error and
+// fails every write after it, so a verb that prints as it goes (watch)
+// stops at the first line lost.
+type stdoutWriter struct {
+	w     io.Writer
+	err   error
+	noted bool // the verb said what the lost output means (verdictUnprinted)
+}
+
+func (o *stdoutWriter) Write(p []byte) (int, error) {
+	if o.err != nil {
+		return 0, o.err
+	}
+	n, err := o.w.Write(p)
+	if err != nil {
+		o.err = err
+	}
+	return n, err
+}
+
+// verdictUnprinted is called by a verb whose exit code is its verdict's
+// (send, resume, start) once it has printed the verdict: if stdout lost a
+// write, it says so on stderr and the exit code stays the verdict's. A
+// delivered line is not reported refused (exit 1) because its row could
+// not be printed; the receipt row (msgID's, when there is one, on the
+// station dest, "" for this one) keeps it.
+func (e *env) verdictUnprinted(msgID, dest string) {
+	if e.out.err == nil || e.out.noted {
+		return
+	}
+	e.out.noted = true
+	hint := ""
+	if msgID != "" {
+		hint = "; oo-claude receipt " + msgID + " prints its row"
+		if dest != "" {
+			hint = "; oo-claude receipt " + msgID + " --host " + dest + " prints its row"
+		}
+	}
+	fmt.Fprintf(e.stderr, "oo-claude: the verdict was not printed in full (%v); the exit code is still its class's%s\n", e.out.err, hint)
 }
 
 // help prints the usage of the verb args name (the verbs without args) on

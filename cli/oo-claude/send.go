@@ -93,12 +93,12 @@ func newSendCmd(e *env) *ffcli.Command {
 			if reply.set {
 				s.ReplyWait = replyD
 			}
-			var ackErr error
 			if *asJSON {
 				// The ack row first, as soon as the ack is known: a
 				// caller whose connection drops during the wait keeps
-				// the delivery (the last row is the verdict).
-				s.OnAck = func(v claudeinbox.Verdict) { ackErr = printJSONLine(e, v.Row()) }
+				// the delivery (the last row is the verdict). A write
+				// that fails is kept by e.out: verdictUnprinted below.
+				s.OnAck = func(v claudeinbox.Verdict) { printJSONLine(e, v.Row()) }
 			}
 			// The signal handler is armed just before the send's first
 			// write: the sender's making, stdin and the send's steps up to
@@ -120,16 +120,12 @@ func newSendCmd(e *env) *ffcli.Command {
 			}
 			v, sendErr := s.Send(ctx, claudeinbox.Request{Target: pos[0], Line: line, From: *from, NoTag: *noTag, Priority: *priority, ExpectStart: *expectStart})
 			st.end()
-			if ackErr != nil {
-				return ackErr
-			}
 			if *asJSON {
-				if err := printJSONLine(e, v.Row()); err != nil {
-					return err
-				}
+				printJSONLine(e, v.Row())
 			} else {
 				writeVerdict(e.human(), v)
 			}
+			e.verdictUnprinted(v.MsgID, "")
 			printSendNotes(e, v)
 			if v.InterruptedBy != "" {
 				if err := signalExit(ctx); err != nil {
@@ -219,16 +215,12 @@ func sendRemote(ctx context.Context, e *env, dest string, req fleet.SendRequest,
 		return err
 	}
 	defer done()
-	var printErr error
 	onAck := func(r receipt.SendRow) {
 		if asJSON {
-			printErr = printJSONLine(e, r)
+			printJSONLine(e, r) // a failed write: verdictUnprinted below
 		}
 	}
 	res, err := hosts[0].Send(ctx, req, onAck)
-	if printErr != nil {
-		return printErr
-	}
 	if err != nil {
 		if res.Ack != nil && res.Ack.MsgID != nil {
 			fmt.Fprintf(e.stderr, "oo-claude: the line was delivered (msg_id %s) before the connection dropped: oo-claude receipt %s --host %s gives its verdict\n", *res.Ack.MsgID, *res.Ack.MsgID, dest)
@@ -236,9 +228,7 @@ func sendRemote(ctx context.Context, e *env, dest string, req fleet.SendRequest,
 		return sshFailure(err)
 	}
 	if asJSON {
-		if err := printJSONLine(e, res.Verdict); err != nil {
-			return err
-		}
+		printJSONLine(e, res.Verdict)
 	} else {
 		fmt.Fprintf(e.human(), "%s %s\n", res.Verdict.Class, deref(res.Verdict.SessionID))
 		if res.Verdict.Reply != nil {
@@ -248,6 +238,7 @@ func sendRemote(ctx context.Context, e *env, dest string, req fleet.SendRequest,
 			fmt.Fprintf(e.stderr, "oo-claude: note: %s\n", *res.Verdict.Note)
 		}
 	}
+	e.verdictUnprinted(deref(res.Verdict.MsgID), dest)
 	return exitWith(res.Exit)
 }
 

@@ -148,25 +148,21 @@ func localStart(e *env, req *headless.StartRequest) error {
 
 func finishStart(ctx context.Context, e *env, res headless.StartResult, err error, asJSON, detach bool) error {
 	printReceiptError(e, res.ReceiptWriteError)
+	// A failed write is kept by e.out: verdictUnprinted below.
 	switch {
 	case detach && res.Class == headless.Started:
-		if err := printSteerable(e, res, asJSON); err != nil {
-			return err
-		}
+		printSteerable(e, res, asJSON)
 	case asJSON && res.Class == headless.Started:
-		if err := printJSONLine(e, res.Detached()); err != nil {
-			return err
-		}
+		printJSONLine(e, res.Detached())
 	case asJSON:
-		if err := printJSONLine(e, res.File); err != nil {
-			return err
-		}
+		printJSONLine(e, res.File)
 		if res.Class == headless.Failed || res.Class == headless.Timeout {
 			printWhy(e, res.Class, res.Reason)
 		}
 	default:
 		printStart(e, res, err)
 	}
+	e.verdictUnprinted("", "")
 	if detach && err != nil && res.Class != headless.Refused {
 		// It ended (or the wait was interrupted) before it was steerable.
 		fmt.Fprintf(e.stderr, "oo-claude: %v\n", err)
@@ -181,13 +177,13 @@ func finishStart(ctx context.Context, e *env, res headless.StartResult, err erro
 
 // printSteerable is the answer of start --detach once the session is
 // steerable: its id (--json: the result file so far).
-func printSteerable(e *env, res headless.StartResult, asJSON bool) error {
+func printSteerable(e *env, res headless.StartResult, asJSON bool) {
 	if asJSON {
-		return printJSONLine(e, res.File)
+		printJSONLine(e, res.File)
+		return
 	}
 	fmt.Fprintln(e.stdout, res.File.SessionID)
 	fmt.Fprintf(e.stderr, "oo-claude: started: %s is steerable; result file %s\n", res.File.SessionID, res.File.ResultFile)
-	return nil
 }
 
 // usdFlag is a budget in USD: a plain decimal number above 0, the rule of

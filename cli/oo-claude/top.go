@@ -28,7 +28,7 @@ func newTopCmd(e *env) *ffcli.Command {
 				return usagef("top takes no arguments")
 			}
 			in, inOK := e.stdin.(*os.File)
-			out, outOK := e.stdout.(*os.File)
+			out, outOK := e.rawStdout.(*os.File)
 			if !inOK || !outOK || !term.IsTerminal(in.Fd()) || !term.IsTerminal(out.Fd()) {
 				return usagef("top needs a terminal (for a stream of events: oo-claude watch)")
 			}

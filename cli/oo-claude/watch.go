@@ -45,7 +45,7 @@ func newWatchCmd(e *env) *ffcli.Command {
 			noteMissingRegistry(e, cfg)
 			ctx, cancel := context.WithCancel(ctx)
 			defer cancel()
-			if f, ok := e.stdout.(*os.File); ok {
+			if f, ok := e.rawStdout.(*os.File); ok {
 				// The reader gone (ssh's connection dropped, a pipe's
 				// reader killed) ends the watch at once, also on an idle
 				// station where no write would fail.
@@ -68,7 +68,9 @@ func newWatchCmd(e *env) *ffcli.Command {
 					}
 					continue
 				}
-				fmt.Fprintln(e.human(), humanEvent(ev))
+				if _, err := fmt.Fprintln(e.human(), humanEvent(ev)); err != nil {
+					return err
+				}
 			}
 			return nil
 		},
@@ -97,7 +99,7 @@ func watchHosts(ctx context.Context, e *env, dests, pos []string, asJSON bool) e
 	defer done()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	if f, ok := e.stdout.(*os.File); ok {
+	if f, ok := e.rawStdout.(*os.File); ok {
 		go func() {
 			if hangup.Await(ctx, f) == nil {
 				cancel()
@@ -112,7 +114,9 @@ func watchHosts(ctx context.Context, e *env, dests, pos []string, asJSON bool) e
 			}
 			continue
 		}
-		fmt.Fprintln(e.human(), ev.Station+" "+humanEvent(ev))
+		if _, err := fmt.Fprintln(e.human(), ev.Station+" "+humanEvent(ev)); err != nil {
+			return err
+		}
 	}
 	return nil
 }
