@@ -57,8 +57,12 @@ type follower struct {
 
 	// seen is the file's size and modification time at the last look:
 	// the same size with another time is a rewrite (an append only grows
-	// the file).
-	seen fileLook
+	// the file), unless the file's events say nothing was written since
+	// (a touch, or an append that failed for want of space, which sets
+	// the time and writes nothing): writesAtLook is the watcher's count of
+	// writes (fsx.Waker.Writes) read before that look.
+	seen         fileLook
+	writesAtLook int64
 
 	attempt *inbox.Attempt // the last door write's record, when it is the current line's
 	onDisk  diskAttempt    // the attempt file's record (recordedAttempt)
@@ -128,12 +132,13 @@ func newFollower(d *Doorman, files inboxv1.Files, id identity) (*follower, error
 		prevIno = hb.Inode
 	}
 	off, offErr := inbox.ReadOffset(files.Offset)
+	writes, _ := fl.watcher.Writes()
 	f, fi, err := openFollowed(files.Inbox)
 	if err != nil {
 		fl.close()
 		return nil, err
 	}
-	fl.f, fl.ino, fl.seen = f, inodeOf(fi), lookAt(fi)
+	fl.f, fl.ino, fl.seen, fl.writesAtLook = f, inodeOf(fi), lookAt(fi), writes
 	fl.pos = fl.resume(prevIno, off, offErr, fi)
 	d.update(func(s *Status) { s.Offset, s.Inode, s.PendingBytes = fl.pos, fl.ino, fi.Size()-fl.pos })
 	return fl, nil
@@ -580,19 +585,31 @@ func (fl *follower) setPending() {
 // checkPath notices truncation, a rewrite and replacement: each starts a
 // new generation of the file, followed from 0.
 func (fl *follower) checkPath(ctx context.Context) error {
+	writes, counted := fl.watcher.Writes() // before the look: a write after it is counted after it
 	fi, err := fl.f.Stat()
 	if err != nil {
 		return err
 	}
 	why := ""
+	keep := false
 	switch {
 	case fi.Size() < fl.pos+int64(len(fl.win)-fl.wstart):
 		why = fmt.Sprintf("inbox truncated (%d bytes, offset %d)", fi.Size(), fl.pos)
 	case fl.seen.ok && fi.Size() == fl.seen.size && !fi.ModTime().Equal(fl.seen.mod):
+		if counted && writes == fl.writesAtLook {
+			// Nothing written since the last look: touched, or an
+			// append that failed. The old look is kept, so a write
+			// whose event is not read yet is still a rewrite at the
+			// next look.
+			keep = true
+			break
+		}
 		// Emptied and refilled to the same size since the last look.
 		why = fmt.Sprintf("inbox rewritten (%d bytes, modified without growing)", fi.Size())
 	}
-	fl.seen = lookAt(fi)
+	if !keep {
+		fl.seen, fl.writesAtLook = lookAt(fi), writes
+	}
 	if why != "" {
 		fl.d.logf("%s: a new generation, from 0", why)
 		fl.reset(0)
@@ -617,6 +634,7 @@ func (fl *follower) checkPath(ctx context.Context) error {
 	if err := fl.drain(ctx); err != nil || ctx.Err() != nil {
 		return err
 	}
+	writes, _ = fl.watcher.Writes()
 	nf, err := fsx.OpenRead(fl.files.Inbox)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
@@ -631,7 +649,7 @@ func (fl *follower) checkPath(ctx context.Context) error {
 	}
 	fl.d.logf("inbox replaced: a new generation, following the new file from 0")
 	fl.f.Close()
-	fl.f, fl.ino, fl.seen = nf, inodeOf(nfi), lookAt(nfi)
+	fl.f, fl.ino, fl.seen, fl.writesAtLook = nf, inodeOf(nfi), lookAt(nfi), writes
 	fl.reset(0)
 	fl.acked = map[int64]string{}
 	if err := fl.newGeneration(); err != nil {
@@ -721,6 +739,9 @@ func (fl *follower) handle(ctx context.Context, kind lineKind, line []byte, sha 
 	}
 	if kind == longLine {
 		return fl.refuse(sha, off, inboxv1.ReasonTooLong)
+	}
+	if bytes.HasSuffix(line, inbox.TornMark) {
+		return fl.refuse(sha, off, inboxv1.ReasonTorn) // a cut-off line (inbox.AppendInbox)
 	}
 	msg, err := inbox.Decode(line)
 	if err != nil {

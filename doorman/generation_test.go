@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"syscall"
 	"testing"
@@ -14,6 +15,7 @@ import (
 	"github.com/oo-family/oo-claude/door"
 	"github.com/oo-family/oo-claude/doorman"
 	"github.com/oo-family/oo-claude/inboxv1"
+	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/oo-family/oo-claude/internal/inbox"
 )
 
@@ -338,5 +340,96 @@ func TestRestartIsNoNewGeneration(t *testing.T) {
 		if a.Gen != "" {
 			t.Errorf("ack %+v of a new generation; the file was only appended to", a)
 		}
+	}
+}
+
+// A touch of the inbox (or an append that failed for want of space, which
+// sets the file's time and writes nothing) is not a rewrite: a running
+// doorman that finds the file the same size with a later time, and no
+// write among its file events, replays nothing. The next line is
+// delivered once, and the line before it is not delivered again.
+func TestTouchIsNotARewrite(t *testing.T) {
+	w := newWorld(t)
+	sid := w.owned("busy")
+	files := inboxv1.FilesFor(w.fs.Paths.InboxDir, sid)
+	looked := make(chan struct{}, 64)
+	cfg := w.config()
+	dm, lg, stop := w.running(doorman.WithCaughtUp(doorman.WithGuard(doorman.Options{Host: w.host(nil), Config: cfg}, quickGuard), func() {
+		select {
+		case looked <- struct{}{}:
+		default:
+		}
+	}))
+	waitState(t, dm, inboxv1.StateFollowing)
+	probe := fsx.NewFileWaker(time.Hour, files.Inbox)
+	polling := probe.Polling()
+	probe.Close()
+	if polling {
+		t.Skip("no file events here: the doorman polls, and a touch reads as a rewrite")
+	}
+	w.appendLine(sid, "[cron 📡] first")
+	w.waitAcks(sid, 1)
+	waitStatus(t, dm, func(s doorman.Status) bool { return s.Offset > 0 })
+	for len(looked) > 0 {
+		<-looked
+	}
+	later := time.Now().Add(time.Hour)
+	if err := os.Chtimes(files.Inbox, later, later); err != nil {
+		t.Fatal(err)
+	}
+	select { // the touch's event wakes the follower: its look sees the new time
+	case <-looked:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the doorman did not look at the touched inbox")
+	}
+	second := w.appendLine(sid, "[cron 📡] second")
+	deadline := time.Now().Add(20 * time.Second)
+	for !slices.ContainsFunc(readAcks(t, files.Ack), func(a inboxv1.Ack) bool { return a.LineOffset != nil && *a.LineOffset == second }) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no ack of the second line\n%s", lg.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if frames := userFrames(w.door.Frames()); len(frames) != 2 {
+		t.Errorf("%d door writes, want 2 (the touch replayed the inbox)\n%s", len(frames), lg.String())
+	}
+	if acks := readAcks(t, files.Ack); len(acks) != 2 {
+		t.Errorf("%d acks, want 2", len(acks))
+	}
+}
+
+// A line a writer left unfinished (an append that stopped short: a full
+// disk, a file size limit) is never delivered: the next send ends it with
+// inbox.TornMark, the doorman refuses it (torn) and delivers the line
+// after it, once.
+func TestTornLineIsNotDelivered(t *testing.T) {
+	w := newWorld(t)
+	sid := w.owned("busy")
+	files := inboxv1.FilesFor(w.fs.Paths.InboxDir, sid)
+	torn := "[cron 📡] remove the build directory, but only with --dry"
+	if err := os.WriteFile(files.Inbox, []byte(torn), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	off, err := inbox.AppendInbox(files.Inbox, []byte("[cron 📡] second"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := int64(len(torn) + len(inbox.TornMark) + 1); off != want {
+		t.Errorf("the line after the torn one starts at %d, want %d", off, want)
+	}
+	log, err := w.once(context.Background(), nil)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, log)
+	}
+	frames := userFrames(w.door.Frames())
+	if len(frames) != 1 || !bytes.Contains(frames[0].Raw, []byte("second")) {
+		t.Errorf("door writes %v, want the second line alone\n%s", frames, log)
+	}
+	acks := readAcks(t, files.Ack)
+	if len(acks) != 2 || acks[0].Class != inboxv1.AckRefused || acks[0].Reason != string(inboxv1.ReasonTorn) || acks[1].Class != inboxv1.AckDeliveredSteer {
+		t.Errorf("acks %+v, want the torn line refused (torn), then the second delivered", acks)
 	}
 }

@@ -29,6 +29,7 @@ const (
 // the ack).
 const (
 	ReasonUndeliverable  Reason = "undeliverable"   // the door client rejected the line, or the line rules refused it for no rule of their own: it would never be delivered
+	ReasonTorn           Reason = "torn"            // the line is the start of one a writer left unfinished (a short write), which the next writer ended with a NUL: never delivered
 	ReasonDoormanRefused Reason = "doorman-refused" // the ack says refused and gives no reason
 )
 

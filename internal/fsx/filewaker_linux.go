@@ -122,10 +122,13 @@ func (w *fileWatch) shared(wd int, f *watchedFile) bool {
 // whether one may be a change of a file (wake) and whether the watches
 // must be armed again (a file replaced, moved, removed or created, a
 // directory gone, events lost).
-func (w *fileWatch) events(buf []byte) (wake, rearm bool, err error) {
+//
+// written reports an event that says a file's content may have changed:
+// a write or truncation (IN_MODIFY), or events lost.
+func (w *fileWatch) events(buf []byte) (wake, rearm, written bool, err error) {
 	n, err := w.f.Read(buf)
 	if err != nil {
-		return false, false, err
+		return false, false, false, err
 	}
 	for off := 0; off+unix.SizeofInotifyEvent <= n; {
 		ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
@@ -139,7 +142,7 @@ func (w *fileWatch) events(buf []byte) (wake, rearm bool, err error) {
 		}
 		off += unix.SizeofInotifyEvent + int(ev.Len)
 		if ev.Mask&unix.IN_Q_OVERFLOW != 0 {
-			wake, rearm = true, true
+			wake, rearm, written = true, true, true
 			continue
 		}
 		wd := int(ev.Wd)
@@ -156,7 +159,7 @@ func (w *fileWatch) events(buf []byte) (wake, rearm bool, err error) {
 			f := &w.files[i]
 			switch {
 			case f.wd == wd && ev.Mask&unix.IN_MODIFY != 0:
-				wake = true
+				wake, written = true, true
 			case f.wd == wd: // IN_ATTRIB, IN_MOVE_SELF, IN_DELETE_SELF, IN_IGNORED
 				wake, rearm = true, true
 			case f.wd < 0 && w.watchesDir(f.dir, wd) && (name == f.base || name == ""):
@@ -165,7 +168,7 @@ func (w *fileWatch) events(buf []byte) (wake, rearm bool, err error) {
 			}
 		}
 	}
-	return wake, rearm, nil
+	return wake, rearm, written, nil
 }
 
 // watchesDir reports whether wd is the watch of dir.
@@ -185,6 +188,7 @@ func newFileWaker(fallback time.Duration, files []string) *Waker {
 	}
 	k := newWaker()
 	k.interrupt = func() { fw.close() }
+	k.writesKnown.Store(true)
 	go k.runFiles(fw, files, fallback)
 	return k
 }
@@ -197,17 +201,21 @@ func (k *Waker) runFiles(fw *fileWatch, files []string, fallback time.Duration) 
 	defer close(k.done)
 	buf := make([]byte, 16*(unix.SizeofInotifyEvent+unix.NAME_MAX+1))
 	for {
-		wake, rearm, err := fw.events(buf)
+		wake, rearm, written, err := fw.events(buf)
 		select {
 		case <-k.stop:
 			return
 		default:
 		}
 		k.woken.Add(1)
+		if written {
+			k.writes.Add(1)
+		}
 		if err == nil && rearm {
 			err = fw.arm()
 		}
 		if err != nil {
+			k.writesKnown.Store(false)
 			fw.close()
 			var names map[string]bool
 			k.dw, names = dirWatchFor(files)

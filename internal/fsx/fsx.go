@@ -184,15 +184,25 @@ func lockAppend(f *os.File, path string) error { return flockBounded(f, path) }
 // which readers skip too. A short write is an error matching
 // [io.ErrShortWrite].
 func AppendLineTo(f *os.File, path string, line []byte) (int64, error) {
+	return AppendLineMarkingTorn(f, path, line, nil)
+}
+
+// AppendLineMarkingTorn is [AppendLineTo] for a file whose readers cannot
+// tell a torn line from a whole one by its bytes alone (an inbox of plain
+// text lines, where the start of a line reads as a line): a torn line is
+// ended with mark, then the newline, so that it reads as what mark makes
+// it (a NUL: a line no reader delivers).
+func AppendLineMarkingTorn(f *os.File, path string, line, mark []byte) (int64, error) {
 	lead := 0
 	if torn, err := endsTorn(f); err != nil {
 		return 0, &fs.PathError{Op: "read", Path: path, Err: err}
 	} else if torn {
-		lead = 1
+		lead = len(mark) + 1
 	}
 	buf := make([]byte, lead+len(line)+1)
-	if lead == 1 {
-		buf[0] = '\n'
+	if lead > 0 {
+		copy(buf, mark)
+		buf[lead-1] = '\n'
 	}
 	copy(buf[lead:], line)
 	buf[len(buf)-1] = '\n'

@@ -215,6 +215,10 @@ type Waker struct {
 	interrupted chan struct{}
 	// woken counts the goroutine's wake-ups (Woken).
 	woken atomic.Int64
+	// writes counts the events that said a file's content may have
+	// changed, while writesKnown (Writes).
+	writes      atomic.Int64
+	writesKnown atomic.Bool
 }
 
 func newWaker() *Waker {
@@ -295,6 +299,21 @@ func (k *Waker) Woken() int64 {
 		return 0
 	}
 	return k.woken.Load()
+}
+
+// Writes reports how many batches of file events so far said that a
+// watched file's content may have changed (a write or a truncation, or
+// events lost), and whether the Waker counts them: only while it watches
+// the files' inodes ([NewFileWaker] on Linux). A touch, which sets a
+// file's times and writes nothing, is not one, nor is a write that failed
+// with nothing written (the kernel sends no event for it, though it sets
+// the file's time). A reader that reads the count before it looks at a
+// file tells those from a rewrite to the same size.
+func (k *Waker) Writes() (n int64, known bool) {
+	if k == nil || !k.writesKnown.Load() {
+		return 0, false
+	}
+	return k.writes.Load(), true
 }
 
 func (k *Waker) wake() {

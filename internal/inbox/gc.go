@@ -37,6 +37,12 @@ const lockWait = 10 * time.Second
 // removal protocol, and returns the offset at which the line starts. Every
 // writer of an inbox uses it, so that [RemoveInbox] never removes a file a
 // line is being written into.
+//
+// An inbox that ends in a torn line (a write that stopped short: a full
+// disk, a file size limit) gets TornMark and a newline before the line, in
+// the same write: the torn line's start would read as a line of its own,
+// a cut-off instruction; with the mark the doorman refuses it
+// ([inboxv1.ReasonTorn]) and delivers the line after it.
 func AppendInbox(path string, line []byte) (int64, error) {
 	deadline := time.Now().Add(lockWait)
 	for {
@@ -53,11 +59,16 @@ func AppendInbox(path string, line []byte) (int64, error) {
 			f.Close()
 			continue
 		}
-		off, err := fsx.AppendLineTo(f, path, line)
+		off, err := fsx.AppendLineMarkingTorn(f, path, line, TornMark)
 		f.Close() // releases the lock
 		return off, err
 	}
 }
+
+// TornMark ends a torn line of an inbox (AppendInbox): a NUL, which no
+// sender writes (the line rules refuse it), so a line that ends in one
+// was torn, and a doorman of any version refuses it.
+var TornMark = []byte{0}
 
 // lockAppend takes the exclusive lock on f, waiting (bounded by deadline)
 // while a collector or another sender holds it, and reports whether path
