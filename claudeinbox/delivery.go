@@ -299,7 +299,7 @@ func (d *delivery) judgeHeartbeat(context.Context) (bool, error) {
 func (d *delivery) awaitAck(ctx context.Context) (bool, error) {
 	s, v := d.s, &d.v
 	start := s.now()
-	ack, err := s.awaitAck(ctx, d.files, d.ackFrom, v.SHA256, v.LineOffset)
+	ack, err := s.awaitAck(ctx, d.files, d.ackFrom, v.SHA256, v.LineOffset, v.SessionID)
 	v.Waited = s.now().Sub(start)
 	switch {
 	case ack == nil && err != nil && ctx.Err() != nil && errors.Is(err, ctx.Err()):

@@ -657,13 +657,29 @@ func fileSize(path string) int64 {
 	return fi.Size()
 }
 
+// ackTaken reports whether a is an ack a send may take for its line to
+// session sid: of a class a doorman writes, and for that session (a v1
+// ack without session_id is taken).
+func ackTaken(a inboxv1.Ack, sid string) bool {
+	switch a.Class {
+	case inboxv1.AckDeliveredSteer, inboxv1.AckDeliveredStart, inboxv1.AckRefused:
+	default:
+		return false
+	}
+	return a.SessionID == "" || strings.EqualFold(a.SessionID, sid)
+}
+
 // awaitAck waits up to s.Wait for the ack of the line (sha, offset) in the
 // ack file, reading from byte from on. It is woken by the ack file's own
 // events (fsx.NewFileWaker: a neighbour in the inbox directory, another
 // session's heartbeat or inbox, wakes nothing) and, where no watch could
 // be set up, by a coarse timer. It returns nil
 // when no ack came; the error is ctx's when ctx ended first.
-func (s *Sender) awaitAck(ctx context.Context, files inboxv1.Files, from int64, sha string, offset int64) (*inboxv1.Ack, error) {
+//
+// Only an ack that is one is taken (ackTaken): a row of the line with a
+// class no doorman writes, or for another session than sid, is passed
+// over, so a forged or broken row is never a delivered-* verdict.
+func (s *Sender) awaitAck(ctx context.Context, files inboxv1.Files, from int64, sha string, offset int64, sid string) (*inboxv1.Ack, error) {
 	pos := from
 	scan := func() *inboxv1.Ack {
 		// A bare descriptor read at offsets, up to the size fstat saw:
@@ -682,7 +698,7 @@ func (s *Sender) awaitAck(ctx context.Context, files inboxv1.Files, from int64, 
 		var found *inboxv1.Ack
 		inbox.ScanAcks(io.NewSectionReader(f, pos, fi.Size()-pos), pos, func(a inboxv1.Ack, end int64) bool {
 			pos = end
-			if a.Matches(sha, offset) {
+			if a.Matches(sha, offset) && ackTaken(a, sid) {
 				found = &a
 				return false
 			}
