@@ -58,7 +58,7 @@ func newResumeCmd(e *env) *ffcli.Command {
 				req.Line = pos[1]
 			}
 			if req.Line == "-" {
-				if req.Line, err = textFromStdin(e, "resume", "line", inboxv1.MaxLineBytes); err != nil {
+				if req.Line, err = readStdin(e, "resume", "line", inboxv1.MaxLineBytes, true); err != nil {
 					return err
 				}
 			}

@@ -187,18 +187,30 @@ func sendLine(e *env, arg string) (string, error) {
 // newline removed, so a line needs no quoting for any shell (ssh's remote
 // one included). The read is bounded: a longer input is refused, never cut.
 func lineFromStdin(e *env) (string, error) {
-	return textFromStdin(e, "send", "line", inboxv1.MaxLineBytes)
+	return readStdin(e, "send", "line", inboxv1.MaxLineBytes, true)
 }
 
-// textFromStdin is a verb's "-" (send's and resume's line, start's
-// prompt): what stdin holds, one trailing newline removed, at most max
-// bytes (a longer input is refused, never cut).
+// textFromStdin is a verb's "-" (start's prompt): what stdin holds, one
+// trailing newline removed, at most max bytes (a longer input is a usage
+// error, never cut).
 func textFromStdin(e *env, verb, what string, max int) (string, error) {
+	return readStdin(e, verb, what, max, false)
+}
+
+// readStdin reads stdin for textFromStdin and the lines of send and
+// resume, at most max bytes past one trailing newline. A longer input is
+// a usage error, or with refuse (a line) its first max+1 bytes, returned
+// so the library refuses the line as too long, with the verdict, receipt
+// and exit code (1) of the same line given as an argument.
+func readStdin(e *env, verb, what string, max int, refuse bool) (string, error) {
 	b, err := io.ReadAll(io.LimitReader(e.stdin, int64(max)+2))
 	if err != nil {
 		return "", &exitError{code: exitFail, err: fmt.Errorf("%s: reading the %s from stdin: %w", verb, what, err)}
 	}
 	if len(b) > max+1 {
+		if refuse {
+			return string(b[:max+1]), nil
+		}
 		return "", usagef("%s: the %s on stdin is longer than %d bytes", verb, what, max)
 	}
 	return strings.TrimSuffix(string(b), "\n"), nil

@@ -138,9 +138,17 @@ func TestSendLineFromStdin(t *testing.T) {
 	if string(b) != line+"\n" {
 		t.Errorf("inbox %q, want %q", b, line+"\n")
 	}
-	r = runBinary(t, sendEnv(fs), strings.Repeat("x", inboxv1.MaxLineBytes+10), "send", "--expect-start", sid, "-")
-	if r.code != exitUsage || !strings.Contains(r.stderr, "longer than") {
-		t.Errorf("too long: exit %d %q", r.code, r.stderr)
+	// Too long on stdin is what it is as an argument: refused (too-long,
+	// exit 1), its row printed and nothing written, at each length past
+	// the bound (the read stops one byte past it).
+	for _, n := range []int{inboxv1.MaxLineBytes + 1, inboxv1.MaxLineBytes + 2, 10 * inboxv1.MaxLineBytes} {
+		r = runBinary(t, sendEnv(fs), strings.Repeat("x", n), "send", "--no-tag", "--expect-start", "--json", sid, "-")
+		if r.code != 1 || !strings.Contains(r.stdout, `"class":"refused"`) || !strings.Contains(r.stdout, `"reason":"too-long"`) {
+			t.Errorf("%d bytes: exit %d stdout %q stderr %q, want refused too-long (1)", n, r.code, r.stdout, r.stderr)
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(fs.Paths.InboxDir, sid+".inbox")); string(b) != line+"\n" {
+		t.Errorf("inbox after the refusals %q, want the first line alone", b)
 	}
 }
 
