@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/oo-family/oo-claude/internal/fsx"
@@ -133,13 +134,26 @@ func (p Proc) Cmdline(pid int) ([]string, error) {
 }
 
 // Alive reports whether pid runs and, when procStart is not empty, started at
-// procStart ticks. A zombie is not alive.
+// procStart ticks. A zombie is not alive. A process whose stat cannot be
+// read for want of resources (no file descriptor or memory left for the
+// reader: EMFILE, ENFILE, ENOMEM) counts as alive: the read says nothing
+// of it, and a session is never called ended, nor its files collected,
+// because a read failed.
 func (p Proc) Alive(pid int, procStart string) bool {
 	info, err := p.Info(pid)
-	if err != nil || info.Zombie() {
+	if err != nil {
+		return outOfResources(err)
+	}
+	if info.Zombie() {
 		return false
 	}
 	return procStart == "" || info.StartTicks == procStart
+}
+
+// outOfResources reports an error that is the reader's, not the file's:
+// no descriptor or memory left, for now.
+func outOfResources(err error) bool {
+	return errors.Is(err, syscall.EMFILE) || errors.Is(err, syscall.ENFILE) || errors.Is(err, syscall.ENOMEM)
 }
 
 // gonePoll is WaitGone's poll where a process's exit is no event.
