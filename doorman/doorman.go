@@ -259,6 +259,10 @@ func (d *Doorman) Run(ctx context.Context) error {
 		}
 		logged = ""
 		err := d.serve(ctx, id)
+		if ue := (*untrustedError)(nil); errors.As(err, &ue) && ctx.Err() == nil {
+			// Found untrusted while it was followed: as at the start.
+			err = d.untrusted(ctx, inboxv1.FilesFor(d.o.Config.InboxDir, id.SessionID), ue.cause)
+		}
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -343,6 +347,15 @@ func (d *Doorman) serve(ctx context.Context, id identity) error {
 	}
 	return err
 }
+
+// untrustedError is what the follower returns when the inbox it follows
+// fails inbox.CheckTrust (made writable by others, its directory too, a
+// file replaced by another user's): serve's caller reports it as untrusted
+// does at the start, after the follower let go of the inbox.
+type untrustedError struct{ cause error }
+
+func (e *untrustedError) Error() string { return "inbox untrusted: " + e.cause.Error() }
+func (e *untrustedError) Unwrap() error { return e.cause }
 
 // untrusted reports an inbox that fails inbox.CheckTrust (or is not a
 // regular file): nothing is delivered from it, and the heartbeat says why,

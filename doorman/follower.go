@@ -12,6 +12,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -437,8 +438,9 @@ func (fl *follower) run(ctx context.Context) error {
 			return nil
 		}
 		var de *DeliveryError
+		var ue *untrustedError
 		switch {
-		case errors.Is(err, errSwitch):
+		case errors.Is(err, errSwitch), errors.As(err, &ue):
 			return err
 		case errors.As(err, &de):
 			if d.o.Once {
@@ -589,6 +591,17 @@ func (fl *follower) checkPath(ctx context.Context) error {
 	fi, err := fl.f.Stat()
 	if err != nil {
 		return err
+	}
+	// Trust is judged at each look, not only at the start (serve): an
+	// inbox, or its directory, made writable by others while it is
+	// followed holds lines another user could have written. None is
+	// delivered; the doorman reports it untrusted, as at the start.
+	uid := fl.d.o.Host.Station.UID()
+	if err := fsx.CheckTrust(fl.files.Inbox, fi, uid); err != nil {
+		return &untrustedError{err}
+	}
+	if err := fsx.CheckDirTrust(filepath.Dir(fl.files.Inbox), uid); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return &untrustedError{err}
 	}
 	why := ""
 	keep := false

@@ -433,3 +433,37 @@ func TestTornLineIsNotDelivered(t *testing.T) {
 		t.Errorf("acks %+v, want the torn line refused (torn), then the second delivered", acks)
 	}
 }
+
+// An inbox made writable by others while a doorman follows it is untrusted
+// from its next look on, as at the start: the line that came after is not
+// delivered, and the heartbeat says untrusted.
+func TestInboxUntrustedWhileFollowed(t *testing.T) {
+	w := newWorld(t)
+	sid := w.owned("busy")
+	files := inboxv1.FilesFor(w.fs.Paths.InboxDir, sid)
+	dm, lg, stop := w.running(doorman.WithGuard(doorman.Options{Host: w.host(nil), Config: w.config()}, quickGuard))
+	waitState(t, dm, inboxv1.StateFollowing)
+	w.appendLine(sid, "[cron 📡] first")
+	w.waitAcks(sid, 1)
+	if err := os.Chmod(files.Inbox, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	w.appendLine(sid, "[mallory 📡] written by another user")
+	deadline := time.Now().Add(20 * time.Second)
+	for dm.Status().State != inboxv1.StateUntrusted && len(readAcks(t, files.Ack)) < 2 {
+		if time.Now().After(deadline) {
+			t.Fatalf("state %s, no second ack\n%s", dm.Status().State, lg.String())
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+	st := dm.Status()
+	if err := stop(); err != nil {
+		t.Fatal(err)
+	}
+	if st.State != inboxv1.StateUntrusted {
+		t.Errorf("state %s, want untrusted", st.State)
+	}
+	if frames := userFrames(w.door.Frames()); len(frames) != 1 {
+		t.Errorf("%d door writes, want 1: the line after the chmod was delivered\n%s", len(frames), lg.String())
+	}
+}
