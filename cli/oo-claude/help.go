@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/oo-family/oo-claude/claudeinbox"
+	"github.com/oo-family/oo-claude/fleet"
 	"github.com/oo-family/oo-claude/headless"
 	"github.com/oo-family/oo-claude/internal/fsx"
 	"github.com/peterbourgon/ff/v3/ffcli"
@@ -108,7 +109,7 @@ func usage(c *ffcli.Command) string {
 		}
 		tw.Flush()
 	}
-	if codes := exitCodes(c.Name); len(codes) > 0 {
+	if codes := exitCodes(c.Name, takesHost(c)); len(codes) > 0 {
 		fmt.Fprintf(&b, "\nEXIT CODES\n")
 		for _, l := range codes {
 			fmt.Fprintf(&b, "  %s\n", l)
@@ -117,12 +118,22 @@ func usage(c *ffcli.Command) string {
 	return b.String()
 }
 
-// exitCodes lists the exit codes of a verb whose result is a verdict
-// class, one line a code ("3  queued-no-doorman, queued-offline"): the
-// library's classes (claudeinbox.Classes, headless.ResumeClasses and
-// StartClasses) by their Class.ExitCode (the one mapping the verbs exit
-// by), with the usage code and the signals'; nil for the other verbs.
-func exitCodes(verb string) []string {
+// takesHost reports whether c, or one of its subcommands, has --host.
+func takesHost(c *ffcli.Command) bool {
+	if c.FlagSet != nil && c.FlagSet.Lookup("host") != nil {
+		return true
+	}
+	return slices.ContainsFunc(c.Subcommands, takesHost)
+}
+
+// exitCodes lists the exit codes of a verb, one line a code ("3
+// queued-no-doorman, queued-offline"). For a verb whose result is a
+// verdict class: the library's classes (claudeinbox.Classes,
+// headless.ResumeClasses and StartClasses) by their Class.ExitCode (the
+// one mapping the verbs exit by), with the usage code and the signals';
+// for the doorman its foreground codes (internal/doormancmd's); for the
+// others 0, 1 and usage. hasHost adds ssh's own failure (--host).
+func exitCodes(verb string, hasHost bool) []string {
 	byCode := map[int][]string{}
 	add := func(class string, code int) {
 		byCode[code] = append(byCode[code], class)
@@ -143,14 +154,29 @@ func exitCodes(verb string) []string {
 		for _, c := range headless.StartClasses() {
 			add(string(c), c.ExitCode())
 		}
+	case "doorman":
+		add("ok", exitOK)
+		add("--json could not print the final status after a good run", exitFail)
+		add("not deliverable here (an identity state)", 3)
+		add("a delivery failed; the line waits", 4)
+	case "doctor":
+		add("no findings", exitOK)
+		add("findings, or something could not be read", exitFail)
 	default:
-		return nil
+		add("done", exitOK)
+		add("something could not be read or done", exitFail)
 	}
 	add("usage (a bad flag or argument)", exitUsage)
-	// A signal ends the verb: 128 + its number, as shells expect
-	// (signalExit); send's class interrupted exits by its signal too.
-	add("interrupted by SIGINT", fsx.SignalExitCode(syscall.SIGINT))
-	add("interrupted by SIGTERM", fsx.SignalExitCode(syscall.SIGTERM))
+	switch verb {
+	case "send", "resume", "start":
+		// A signal ends the verb: 128 + its number, as shells expect
+		// (signalExit); send's class interrupted exits by its signal too.
+		add("interrupted by SIGINT", fsx.SignalExitCode(syscall.SIGINT))
+		add("interrupted by SIGTERM", fsx.SignalExitCode(syscall.SIGTERM))
+	}
+	if hasHost {
+		add("ssh itself failed (--host): nothing is known of the verb's outcome", fleet.ExitSSH)
+	}
 	codes := slices.Sorted(maps.Keys(byCode))
 	lines := make([]string, 0, len(codes))
 	for _, code := range codes {

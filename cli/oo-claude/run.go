@@ -311,12 +311,20 @@ func (e *env) verdictUnprinted(msgID, dest string) {
 // help prints the usage of the verb args name (the verbs without args) on
 // stdout.
 func help(e *env, root *ffcli.Command, args []string) error {
-	if len(args) == 1 && args[0] == "help" {
-		args = nil
+	if len(args) == 1 {
+		switch args[0] {
+		case "help", "-h", "-help", "--help":
+			args = nil // help's own help: the verbs
+		}
 	}
 	c, path := selectedCmd(root, args)
-	if len(path) < len(args) {
-		return usagef("unknown verb %q (oo-claude help lists them)", strings.Join(args, " "))
+	switch {
+	case len(path) < len(args) && len(path) > 0 && len(c.Subcommands) > 0:
+		return usagef("help %s: no %q among its verbs", strings.Join(path, " "), args[len(path)])
+	case len(path) > 0 && len(path) < len(args):
+		return usagef("help takes one verb: %q is extra", strings.Join(args[len(path):], " "))
+	case len(path) < len(args):
+		return usagef("unknown verb %q (oo-claude help lists them)", args[0])
 	}
 	_, err := fmt.Fprint(e.stdout, usageOf(root, c))
 	return err
