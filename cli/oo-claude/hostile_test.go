@@ -652,7 +652,9 @@ func TestTornLastLine(t *testing.T) {
 	var off int64
 	json.Unmarshal(row["line_offset"], &off)
 	inbox, _ := os.ReadFile(fs.InboxPath(sid))
-	if want := "[a 📡] whole\n[b 📡] tor\n[t 📡] after the tear\n"; string(inbox) != want {
+	// The torn inbox line is ended with a NUL (inbox.TornMark): the
+	// doorman refuses it, never delivers the start of a line.
+	if want := "[a 📡] whole\n[b 📡] tor\x00\n[t 📡] after the tear\n"; string(inbox) != want {
 		t.Errorf("inbox %q, want %q", inbox, want)
 	}
 	if int(off) > len(inbox) || string(inbox[off:]) != "[t 📡] after the tear\n" {
