@@ -48,6 +48,9 @@ func positional(fs *flag.FlagSet, args []string) ([]string, error) {
 			args = args[1:]
 		}
 	}
+	if err := emptyValues(fs); err != nil {
+		return nil, err
+	}
 	return pos, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"flag"
 	"io"
+	"strings"
 	"testing"
 	"time"
 
@@ -115,4 +116,39 @@ func TestPositionalHelp(t *testing.T) {
 	if err != nil || cmp.Diff([]string{"t", "--help"}, pos) != "" {
 		t.Errorf("after --: %q, %v; want the line --help", pos, err)
 	}
+}
+
+// TestEmptyFlagValues: a text flag given an empty value is a usage error
+// (exit 2), before or after the positional arguments, never silently the
+// default; the flags where empty is a value of its own (--tools) take it.
+func TestEmptyFlagValues(t *testing.T) {
+	none := func(string) string { return "" }
+	for _, args := range [][]string{
+		{"send", "work-e9", "hi", "--from", ""},
+		{"send", "--from=", "work-e9", "hi"},
+		{"send", "work-e9", "hi", "--priority="},
+		{"resume", "8f0c5b8e-3a55-4d7e-9a7e-2d2b8f1e6a10", "hi", "--model", ""},
+		{"start", "hi", "--cwd="},
+		{"sessions", "--write", ""},
+		{"lineage", "register", "--parent="},
+	} {
+		r := runInProcess(t, none, "", args...)
+		if r.code != exitUsage || !strings.Contains(r.stderr, "an empty value") {
+			t.Errorf("%q: exit %d stderr %q, want 2 naming the empty value", args, r.code, r.stderr)
+		}
+	}
+	if err := emptyValues(flagSetWith(t, "tools", "")); err != nil {
+		t.Errorf("--tools \"\": %v, want it taken (no tools)", err)
+	}
+}
+
+// flagSetWith is a flag set with one text flag, set to v.
+func flagSetWith(t *testing.T, name, v string) *flag.FlagSet {
+	t.Helper()
+	fs := flag.NewFlagSet("x", flag.ContinueOnError)
+	fs.String(name, "default", "")
+	if err := fs.Parse([]string{"--" + name + "=" + v}); err != nil {
+		t.Fatal(err)
+	}
+	return fs
 }

@@ -234,6 +234,11 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 	// those, is a usage error (exit 2) without matching error strings.
 	err := root.Parse(args)
 	if err == nil {
+		if c, _ := selectedCmd(root, args); c.FlagSet != nil {
+			err = emptyValues(c.FlagSet)
+		}
+	}
+	if err == nil {
 		if c, _ := selectedCmd(root, args); c.Name != armsItself {
 			e.armed()
 		}
@@ -264,6 +269,29 @@ func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.
 		// disk, a closed pipe's EPIPE where SIGPIPE is ignored).
 		return &exitError{code: exitFail, err: e.out.err}
 	}
+	return err
+}
+
+// emptyOK are the text flags for which an empty value is a value of its
+// own (no tools, no title, no name), not the default's stand-in.
+var emptyOK = map[string]bool{"tools": true, "allowed-tools": true, "title": true, "name": true}
+
+// emptyValues refuses a text flag of fs given an empty value (--from "",
+// --model "", --write ""), as any flag set to a value it cannot take: it
+// would silently be the default, or nothing. The flags of their own types
+// (durations, counts, --host) judge an empty value themselves. run checks
+// the flags before the positional arguments, positional those after.
+func emptyValues(fs *flag.FlagSet) error {
+	var err error
+	fs.Visit(func(f *flag.Flag) {
+		g, ok := f.Value.(flag.Getter)
+		if !ok || err != nil || emptyOK[f.Name] {
+			return
+		}
+		if s, ok := g.Get().(string); ok && s == "" {
+			err = &flagError{fmt.Sprintf("--%s: an empty value (leave the flag out for its default)", f.Name)}
+		}
+	})
 	return err
 }
 
