@@ -117,6 +117,9 @@ func Follow(ctx context.Context, path string, from int64, opts FollowOptions) *F
 // the last Line returned (or from, before the first). Rows before it were
 // read.
 func (f *Follower) Offset() int64 {
+	if f == nil {
+		return 0
+	}
 	return f.off
 }
 
@@ -135,7 +138,7 @@ func (f *Follower) Next(ctx context.Context) (Line, error) {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	if f.ctx == nil { // a zero Follower, not made by Follow: it follows nothing
+	if f == nil || f.ctx == nil { // nil or zero, not made by Follow: it follows nothing
 		return Line{}, fmt.Errorf("transcript follow: %w", errZeroFollower)
 	}
 	for {
@@ -326,7 +329,7 @@ func (f *Follower) Close() error { return f.release(false) }
 func (f *Follower) Drop() error { return f.release(true) }
 
 func (f *Follower) release(drop bool) error {
-	if f.closed {
+	if f == nil || f.closed {
 		return nil
 	}
 	f.closed = true

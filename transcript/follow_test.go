@@ -456,17 +456,17 @@ func ExampleFollow() {
 	// queue-operation true
 }
 
-// A zero Follower, not made by Follow, follows nothing: Next is
-// an error, never a panic or a wait.
+// A zero Follower, not made by Follow, and a nil one follow nothing: Next
+// is an error, never a panic or a wait (the type's doc says so).
 func TestZeroFollower(t *testing.T) {
-	for name, f := range map[string]*transcript.Follower{"zero": {}} {
+	for name, f := range map[string]*transcript.Follower{"zero": {}, "nil": nil} {
 		t.Run(name, func(t *testing.T) {
 			// No path to name: a plain error saying where, not an *fs.PathError.
 			if _, err := f.Next(context.Background()); err == nil || !strings.HasPrefix(err.Error(), "transcript follow: ") {
 				t.Errorf("Next = %v, want a transcript follow error", err)
 			}
-			if f.Offset() != 0 || f.Close() != nil {
-				t.Errorf("Offset %d, Close %v", f.Offset(), f.Close())
+			if f.Offset() != 0 || f.Close() != nil || f.Drop() != nil {
+				t.Errorf("Offset %d, Close %v, Drop %v", f.Offset(), f.Close(), f.Drop())
 			}
 		})
 	}

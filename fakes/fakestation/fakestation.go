@@ -39,7 +39,8 @@ import (
 // Station is a fake station rooted in a temporary directory. Make one
 // with [New]: a Station not made by it (the zero value) has no
 // directory, so its writers (AddSession, WriteRow, WriteKey, SetStatus,
-// RemoveSession, Crash, AddTranscript) do nothing; a nil one answers "" and nil.
+// RemoveSession, Crash, AddTranscript) do nothing; a nil one does nothing
+// too, and its readers (Getenv, Env, InboxPath, Station) answer "" and nil.
 type Station struct {
 	Root  string
 	Paths station.Paths
@@ -77,6 +78,9 @@ func New(tb fakes.TB) *Station {
 // none is left behind (the registry rows stay, as after a crash). It is safe
 // to call more than once.
 func (s *Station) Close() {
+	if s == nil {
+		return
+	}
 	s.mu.Lock()
 	procs := s.procs
 	s.procs = map[int]*exec.Cmd{}
@@ -168,6 +172,9 @@ func (s *Station) release(pid int) {
 
 // Station returns a station.Station over the fake's paths and the real /proc.
 func (s *Station) Station() *station.Station {
+	if s == nil {
+		return nil
+	}
 	return station.New(s.Paths)
 }
 
@@ -177,6 +184,9 @@ func (s *Station) made() bool { return s != nil && s.tb != nil }
 // Getenv answers the knobs that point at the fake, then HOME (the root), and
 // "" for everything else. Pass it where code takes a getenv seam.
 func (s *Station) Getenv(key string) string {
+	if s == nil {
+		return ""
+	}
 	switch key {
 	case "HOME":
 		return s.Root
@@ -199,6 +209,9 @@ func (s *Station) Getenv(key string) string {
 // Env returns the knobs as KEY=VALUE pairs, to append to a child's
 // environment.
 func (s *Station) Env() []string {
+	if s == nil {
+		return nil
+	}
 	var out []string
 	for _, k := range []string{"HOME", "CLAUDE_CONFIG_DIR", "OO_CLAUDE_SESSIONS_DIR", "OO_CLAUDE_PROJECTS_DIR",
 		"OO_CLAUDE_INBOX_DIR", "OO_CLAUDE_STATE_DIR", "OO_CLAUDE_OBSERVATORY_DIR"} {
@@ -359,6 +372,9 @@ func (s *Station) WriteKey(row station.Row, token string) {
 
 // InboxPath returns <inbox>/<sessionID>.inbox.
 func (s *Station) InboxPath(sessionID string) string {
+	if s == nil {
+		return ""
+	}
 	return filepath.Join(s.Paths.InboxDir, sessionID+".inbox")
 }
 

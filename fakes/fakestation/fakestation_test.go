@@ -155,3 +155,19 @@ type fatalTB struct {
 
 func (f *fatalTB) Fatal(args ...any)                 { f.fatals++; panic("fatal") }
 func (f *fatalTB) Fatalf(format string, args ...any) { f.fatals++; panic("fatal") }
+
+// A nil Station does nothing and answers "" and nil, as its doc says, and
+// a zero one does nothing: neither panics.
+func TestNilAndZeroStation(t *testing.T) {
+	for name, s := range map[string]*fakestation.Station{"nil": nil, "zero": {}} {
+		t.Run(name, func(t *testing.T) {
+			s.AddSession(fakestation.Session{Name: "x"})
+			s.RemoveSession(1)
+			s.Crash(1)
+			s.Close()
+			if name == "nil" && (s.Getenv("HOME") != "" || s.Env() != nil || s.InboxPath("x") != "" || s.Station() != nil) {
+				t.Errorf("a nil Station answered %q %v %q %v", s.Getenv("HOME"), s.Env(), s.InboxPath("x"), s.Station())
+			}
+		})
+	}
+}
