@@ -428,8 +428,8 @@ func (d *doc) privateDir(name, dir string, required bool, missing, unusable, mod
 		d.check(name, []Finding{{Kind: unusable, Path: dir, Message: err.Error(), Fix: "check the permissions of its parents"}}, "")
 	case fi.Mode()&fs.ModeSymlink != 0 || !fi.IsDir():
 		d.check(name, []Finding{{Kind: unusable, Path: dir,
-			Message: fmt.Sprintf("%s is not a directory (%v); oo-claude never follows a symlink there", dir, fi.Mode().Type()),
-			Fix:     fmt.Sprintf("replace it with a real directory: mkdir -m 0700 %s", dir)}}, "")
+			Message: fmt.Sprintf("%s is not a directory (a %s); oo-claude never follows a symlink there", dir, fileKind(fi)),
+			Fix:     fmt.Sprintf("move the %s away, then make a real directory: mkdir -m 0700 %s", fileKind(fi), dir)}}, "")
 	case fsx.CheckTrust(dir, fi, d.uid) != nil:
 		var te *fsx.TrustError
 		errors.As(fsx.CheckTrust(dir, fi, d.uid), &te)

@@ -318,6 +318,24 @@ func TestRun(t *testing.T) {
 	}
 }
 
+// TestDirNotADirectoryNamesWhatItIs: a state dir that is a regular file
+// is named so ("a file"), and the fix moves it away first (mkdir alone
+// fails while it is there).
+func TestDirNotADirectoryNamesWhatItIs(t *testing.T) {
+	f := newFixture(t)
+	f.opts.Config.StateDir = f.opts.Config.ClaudeBin
+	rep := doctor.Run(context.Background(), f.opts)
+	for _, fd := range rep.Findings {
+		if fd.Kind == doctor.KindStateDirUnusable {
+			if !strings.Contains(fd.Message, "is not a directory (a file)") || !strings.HasPrefix(fd.Fix, "move the file away") {
+				t.Errorf("message %q fix %q", fd.Message, fd.Fix)
+			}
+			return
+		}
+	}
+	t.Errorf("no %s finding: %+v", doctor.KindStateDirUnusable, rep.Findings)
+}
+
 func TestRunReportsTheSession(t *testing.T) {
 	f := newFixture(t)
 	rep := doctor.Run(context.Background(), f.opts)
