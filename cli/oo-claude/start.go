@@ -108,6 +108,11 @@ func completeStart(e *env, req *headless.StartRequest, prompt string, noDoorman,
 	if noDoorman && userMCP {
 		return usagef("--no-doorman and --user-mcp exclude each other")
 	}
+	if req.NoLineage && req.Parent != "" {
+		// The synopsis's other [a | b]: a usage error too (the
+		// library refuses the pair, bad-parent, for its callers).
+		return usagef("--no-lineage and --parent exclude each other")
+	}
 	req.Prompt = prompt
 	if req.Prompt == "-" {
 		var err error

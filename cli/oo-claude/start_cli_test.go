@@ -117,6 +117,7 @@ func TestStartClassesThroughBinary(t *testing.T) {
 			}},
 		{name: "refused: prompt starting with -", args: []string{"start", "--json", "--", "-rf"}, code: 1, state: headless.Refused, noClaude: true},
 		{name: "usage: --no-doorman with --user-mcp", args: []string{"start", "x", "--no-doorman", "--user-mcp"}, code: 2, noClaude: true},
+		{name: "usage: --no-lineage with --parent", args: []string{"start", "x", "--no-lineage", "--parent", "8f0c5b8e-3a55-4d7e-9a7e-2d2b8f1e6a10"}, code: 2, noClaude: true},
 		{name: "usage: no prompt", args: []string{"start"}, code: 2, noClaude: true},
 	}
 	for _, tt := range tests {
