@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"path/filepath"
 	"strings"
 
 	"github.com/oo-family/oo-claude/inboxv1"
@@ -75,6 +76,10 @@ func (d *delivery) checkOptions(context.Context) (bool, error) {
 	case s.Station == nil:
 		d.v.refuse(inboxv1.ReasonBadOption, ErrNoStation.Error())
 		return true, ErrNoStation
+	case !filepath.IsAbs(s.inboxDir()) || !filepath.IsAbs(s.stateDir()):
+		// A zero station.Config's: the files would go to the
+		// working directory, whatever it is.
+		err = fmt.Errorf("%w: the inbox directory %q and the state directory %q must be absolute paths (a station.Config from ConfigFromEnv has them)", ErrBadOption, s.inboxDir(), s.stateDir())
 	case s.Wait < 0 || s.MinInterval < 0 || s.SeenWait < 0 || s.ReplyWait < 0:
 		err = fmt.Errorf("%w: wait %v, min interval %v, seen wait %v, reply wait %v (negative)", ErrBadOption, s.Wait, s.MinInterval, s.SeenWait, s.ReplyWait)
 	case s.proofWanted() && s.Witness == nil:
@@ -233,10 +238,7 @@ func (d *delivery) throttleAndAppend(ctx context.Context) (bool, error) {
 		v.InterruptedBy = interruptedBy(ctx)
 		return true, err
 	}
-	stateDir := s.StateDir
-	if stateDir == "" {
-		stateDir = s.Station.Paths.StateDir
-	}
+	stateDir := s.stateDir()
 	d.ackFrom = fileSize(d.files.Ack)
 	th := inbox.ThrottleFor(stateDir, s.MinInterval, s.Now)
 	adm, err := th.Do(ctx, v.SessionID, v.From, func() error {

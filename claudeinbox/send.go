@@ -404,6 +404,14 @@ func (s *Sender) inboxDir() string {
 	return s.Station.Paths.InboxDir
 }
 
+// stateDir is the directory of the throttle ledger.
+func (s *Sender) stateDir() string {
+	if s.StateDir != "" {
+		return s.StateDir
+	}
+	return s.Station.Paths.StateDir
+}
+
 func (s *Sender) now() time.Time {
 	if s.Now != nil {
 		return s.Now()

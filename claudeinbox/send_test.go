@@ -874,6 +874,17 @@ func TestSendBadCaller(t *testing.T) {
 	if _, err := os.Stat(w.fs.InboxPath(sid)); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("an inbox was written: %v", err)
 	}
+	// A zero station.Config's Sender has relative directories: refused,
+	// and nothing is written to the working directory (the inbox, the
+	// ledger or the receipt would have gone there).
+	t.Chdir(t.TempDir())
+	v, err = claudeinbox.NewSender(station.Config{}).Send(context.Background(), claudeinbox.Request{Target: sid, Line: "hi"})
+	if !errors.Is(err, claudeinbox.ErrBadOption) || v.Class != claudeinbox.Refused || v.Written || v.ReceiptWriteError == "" {
+		t.Errorf("zero Config: %v, %+v; want a bad-option refusal whose receipt was not written", err, v)
+	}
+	if ents, _ := os.ReadDir("."); len(ents) != 0 {
+		t.Errorf("the zero Config's send wrote %v in the working directory", ents)
+	}
 }
 
 // NewSender takes no version of its own: a program's receipts carry the

@@ -2,7 +2,9 @@ package receipt
 
 import (
 	"encoding/json"
+	"errors"
 	"io/fs"
+	"path/filepath"
 	"time"
 
 	"github.com/oo-family/oo-claude/internal/fsx"
@@ -23,11 +25,16 @@ const (
 // first row on a fresh machine makes the file 0600 and its directory (the
 // state dir) with any missing parents 0700, as XDG asks of a state dir.
 type Writer struct {
-	// Path is the receipts file, normally station.Paths.ReceiptsFile().
+	// Path is the receipts file, normally station.Paths.ReceiptsFile():
+	// an absolute path (Append writes nothing under a relative one).
 	Path string
 	// Now stamps rows whose ts is empty; nil means time.Now.
 	Now func() time.Time
 }
+
+// errRelative is a receipts path that is not absolute (a zero Writer's):
+// nothing is written to the working directory.
+var errRelative = errors.New("not an absolute path")
 
 // pathError is a receipt that could not be written or read: an
 // *fs.PathError whose Op names the package ("receipt append", "receipt
@@ -64,6 +71,11 @@ func (w *Writer) Append(row any) error {
 	}
 	if err != nil {
 		return pathError("marshal", w.Path, err)
+	}
+	if !filepath.IsAbs(w.Path) {
+		// A zero Writer's, or a zero station.Config's: the row would go
+		// to the working directory, whatever it is.
+		return pathError("append", w.Path, errRelative)
 	}
 	if _, err := fsx.AppendLine(w.Path, b); err != nil {
 		return pathError("append", w.Path, err)
