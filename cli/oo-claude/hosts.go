@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/oo-family/oo-claude/fleet"
@@ -20,14 +21,61 @@ type hostsFlag struct {
 func (h *hostsFlag) String() string { return strings.Join(h.dests, ",") }
 
 func (h *hostsFlag) Set(v string) error {
-	if v == "" || strings.HasPrefix(v, "-") {
-		return fmt.Errorf("%q is not an ssh destination", v)
+	if !isDest(v) {
+		return fmt.Errorf("%q is not an ssh destination ([user@]host, ssh://[user@]host[:port] or a Host alias)", v)
 	}
 	if len(h.dests) > 0 && !h.repeat {
 		return errors.New("this verb takes one --host")
 	}
 	h.dests = append(h.dests, v)
 	return nil
+}
+
+// isDest reports whether v has the shape of an ssh destination: [user@]host
+// or ssh://[user@]host[:port] (host a name, or an IPv6 address in
+// brackets; port 1–65535), no part empty, nothing after the host, no
+// space or control character, no leading "-" (ssh would take it for an
+// option). ssh judges the rest; a destination it cannot parse would reach
+// it and come back as its usage text, exit 255.
+func isDest(v string) bool {
+	if v == "" || strings.HasPrefix(v, "-") || strings.ContainsFunc(v, func(r rune) bool { return r <= ' ' || r == 0x7f }) {
+		return false
+	}
+	rest, url := strings.CutPrefix(v, "ssh://")
+	if user, host, ok := strings.Cut(rest, "@"); ok {
+		if user == "" || strings.Contains(host, "@") {
+			return false
+		}
+		rest = host
+	}
+	if !url {
+		return rest != "" && !strings.HasPrefix(rest, "-") && !strings.Contains(rest, "/")
+	}
+	host, port := rest, ""
+	if strings.HasPrefix(rest, "[") {
+		end := strings.IndexByte(rest, ']')
+		if end < 2 {
+			return false
+		}
+		host, port = rest[1:end], rest[end+1:]
+		if port != "" && !strings.HasPrefix(port, ":") {
+			return false
+		}
+		port = strings.TrimPrefix(port, ":")
+	} else if h, p, ok := strings.Cut(rest, ":"); ok {
+		host, port = h, p
+		if port == "" {
+			return false
+		}
+	}
+	if host == "" || strings.HasPrefix(host, "-") || strings.ContainsAny(host, "/[]") {
+		return false
+	}
+	if port == "" {
+		return true
+	}
+	n, err := strconv.Atoi(port)
+	return err == nil && n >= 1 && n <= 65535 && strconv.Itoa(n) == port
 }
 
 // registerHost adds --host to fs.

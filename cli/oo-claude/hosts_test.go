@@ -216,3 +216,23 @@ func TestHostsStationSlashSession(t *testing.T) {
 		t.Errorf("riders c/same with --host a --host b: exit %d %q, want a usage error", r.code, r.stderr)
 	}
 }
+
+// TestIsDest: --host takes the ssh destinations README names and refuses
+// what is none (a usage error before ssh runs, not ssh's usage text and
+// exit 255).
+func TestIsDest(t *testing.T) {
+	for _, v := range []string{"build1", "me@build1", "ssh://build1", "ssh://me@build1", "ssh://build1:2222", "ssh://me@[::1]:22", "ssh://[fe80::1]", "10.0.0.7", "my-alias.example"} {
+		if !isDest(v) {
+			t.Errorf("isDest(%q) = false, want true", v)
+		}
+	}
+	for _, v := range []string{"", "-oProxyCommand=x", "ssh://", "ssh://:22", "ssh://host:abc", "ssh://host:99999", "ssh://host:0", "ssh://host:", "@host", "ssh://@", "ssh://@host", "me@", "a b", "a\tb", "ssh://a/-oX", "ssh://-oX", "me@-oX", "a@b@c", "ssh://[::1", "ssh://[]:22", "ssh://[::1]x", "ssh://host:022"} {
+		if isDest(v) {
+			t.Errorf("isDest(%q) = true, want false", v)
+		}
+	}
+	r := runInProcess(t, func(string) string { return "" }, "", "send", "work-e9", "hi", "--host", "ssh://")
+	if r.code != exitUsage || !strings.Contains(r.stderr, "is not an ssh destination") {
+		t.Errorf("send --host ssh://: exit %d stderr %q, want 2", r.code, r.stderr)
+	}
+}
