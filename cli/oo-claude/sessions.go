@@ -8,7 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
 
 	"github.com/oo-family/oo-claude/fleet"
 	"github.com/oo-family/oo-claude/internal/fsx"
@@ -51,15 +50,6 @@ func showDocument(ctx context.Context, e *env, f *observatoryFlags, only string,
 		}()
 	}
 	if f.write != "" {
-		// The file's directory must be there: a mistyped path is an
-		// error, not directories made for it (the atomic write makes a
-		// state directory's missing parents).
-		if fi, err := os.Stat(filepath.Dir(f.write)); err != nil || !fi.IsDir() {
-			if err == nil {
-				err = fmt.Errorf("%s is not a directory", filepath.Dir(f.write))
-			}
-			return &exitError{code: exitFail, err: fmt.Errorf("--write: %w", err)}
-		}
 		b, err := encodeJSON(doc, true)
 		if err != nil {
 			return err

@@ -3,10 +3,8 @@ package main
 import (
 	"bytes"
 	"context"
-	"errors"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -66,19 +64,5 @@ func TestStdoutLost(t *testing.T) {
 	r := runFullStdout(t, fs.Getenv, "send", "work-e9", "", "--json")
 	if r.code != 1 || !strings.Contains(r.stderr, "the verdict was not printed in full") {
 		t.Errorf("a refused send: exit %d stderr %q, want 1 (refused) and the note", r.code, r.stderr)
-	}
-}
-
-// TestWriteNeedsItsDirectory: sessions --write into a directory that does
-// not exist is exit 1 and makes no directory (a mistyped path).
-func TestWriteNeedsItsDirectory(t *testing.T) {
-	o := newObsStation(t)
-	out := filepath.Join(o.fs.Root, "no", "such", "doc.json")
-	r := runInProcess(t, o.fs.Getenv, "", "sessions", "--write", out)
-	if r.code != 1 || !strings.Contains(r.stderr, "--write") {
-		t.Errorf("exit %d stderr %q, want 1 naming --write", r.code, r.stderr)
-	}
-	if _, err := os.Stat(filepath.Join(o.fs.Root, "no")); !errors.Is(err, os.ErrNotExist) {
-		t.Errorf("a directory was made for the mistyped path: %v", err)
 	}
 }
