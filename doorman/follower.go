@@ -584,6 +584,22 @@ func (fl *follower) setPending() {
 	fl.d.update(func(s *Status) { s.PendingBytes = p })
 }
 
+// checkTrust judges the inbox followed (fi, by its descriptor) and its
+// directory at each look, not only at the start (serve): an inbox, or its
+// directory, made writable by others while it is followed holds lines
+// another user could have written. None is delivered: the error is an
+// *untrustedError, which the doorman reports as at the start.
+func (fl *follower) checkTrust(fi fs.FileInfo) error {
+	uid := fl.d.o.Host.Station.UID()
+	if err := fsx.CheckTrust(fl.files.Inbox, fi, uid); err != nil {
+		return &untrustedError{err}
+	}
+	if err := fsx.CheckDirTrust(filepath.Dir(fl.files.Inbox), uid); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return &untrustedError{err}
+	}
+	return nil
+}
+
 // checkPath notices truncation, a rewrite and replacement: each starts a
 // new generation of the file, followed from 0.
 func (fl *follower) checkPath(ctx context.Context) error {
@@ -592,16 +608,8 @@ func (fl *follower) checkPath(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	// Trust is judged at each look, not only at the start (serve): an
-	// inbox, or its directory, made writable by others while it is
-	// followed holds lines another user could have written. None is
-	// delivered; the doorman reports it untrusted, as at the start.
-	uid := fl.d.o.Host.Station.UID()
-	if err := fsx.CheckTrust(fl.files.Inbox, fi, uid); err != nil {
-		return &untrustedError{err}
-	}
-	if err := fsx.CheckDirTrust(filepath.Dir(fl.files.Inbox), uid); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return &untrustedError{err}
+	if err := fl.checkTrust(fi); err != nil {
+		return err
 	}
 	why := ""
 	keep := false
