@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -142,5 +143,66 @@ func BenchmarkCountLines(b *testing.B) {
 		if _, err := countLines(f, size); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// appendSparse extends the file at path by n bytes of a hole (NULs, no
+// "\n", no disk) and then writes tail.
+func appendSparse(tb testing.TB, path string, n int64, tail string) {
+	tb.Helper()
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte(tail), fi.Size()+n); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// A row of 128 MiB and a torn tail of 128 MiB (both sparse) are not held:
+// the exchanges before and between them read as without them, and the
+// read allocates a fraction of their size.
+func TestExchangesHoldNoHugeRow(t *testing.T) {
+	p := filepath.Join(t.TempDir(), "t.jsonl")
+	b := newBuilder(testSID, testCWD)
+	steeredTurn(b, 1)
+	steeredTurn(b, 2)
+	if err := os.WriteFile(p, []byte(b.String()+`{"type":"user","x":"`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	appendSparse(t, p, 128<<20, `"}`+"\n")
+	b = newBuilder(testSID, testCWD)
+	steeredTurn(b, 3)
+	f, err := os.OpenFile(p, os.O_WRONLY|os.O_APPEND, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(b.String()); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	appendSparse(t, p, 128<<20, `{"type":"assistant"`) // torn: no "\n"
+
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	ex, st := exchangesOf(t, p, 3)
+	runtime.ReadMemStats(&after)
+	var prompts []string
+	for _, e := range ex {
+		prompts = append(prompts, e.Prompt.Text)
+	}
+	if diff := cmp.Diff([]string{"run the tests 1", "run the tests 2", "run the tests 3"}, prompts); diff != "" {
+		t.Errorf("prompts (-want +got):\n%s", diff)
+	}
+	if st.LongRows != 1 || st.TornBytes != 128<<20+int64(len(`{"type":"assistant"`)) {
+		t.Errorf("long rows %d, torn bytes %d", st.LongRows, st.TornBytes)
+	}
+	if got := after.TotalAlloc - before.TotalAlloc; got > 100<<20 {
+		t.Errorf("the read allocated %d MiB: a huge row was held", got>>20)
 	}
 }

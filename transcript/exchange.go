@@ -17,6 +17,13 @@ import (
 // DefaultExchanges is how many exchanges Exchanges returns for n <= 0.
 const DefaultExchanges = 3
 
+// maxReadRow bounds the bytes Exchanges holds for one row: a longer row
+// is passed over (counted, like a line that is not JSON) without being
+// held, so a corrupt or sparse transcript cannot make a read hold what it
+// cannot afford. 16 MiB is four times a watch's bound and holds a prompt
+// with pasted images; parsed, such a row costs about 100 MB at most.
+const maxReadRow = 16 << 20
+
 // maxToolInput is the most characters of a tool call's input summary.
 const maxToolInput = 120
 
@@ -70,6 +77,7 @@ type ToolCall struct {
 type stats struct {
 	Rows      int   `json:"rows"`       // rows parsed
 	BadLines  int   `json:"bad_lines"`  // lines skipped because they are not JSON objects
+	LongRows  int   `json:"long_rows"`  // rows skipped, unread, for being longer than maxReadRow
 	TornBytes int64 `json:"torn_bytes"` // length of an unterminated last line left out
 	BytesRead int64 `json:"bytes_read"` // bytes read from the file
 }
@@ -77,7 +85,9 @@ type stats struct {
 // Exchanges returns the last n exchanges (DefaultExchanges for n <= 0) of
 // the transcript at path, oldest first, reading from the end only as far
 // back as the n-th last prompt (a transcript with fewer prompts is read
-// whole; only the exchanges' summaries are kept in memory).
+// whole; only the exchanges' summaries are kept in memory). A row longer
+// than 16 MiB is skipped as a line that is not JSON is, and the torn last
+// line is never held, whatever its length.
 //
 // A prompt is a user row that is not only tool results: the user's, a
 // peer's that started a turn (isMeta with a peer origin — a "later" line, a
@@ -106,6 +116,7 @@ func exchangesFrom(r io.ReaderAt, size int64, n int) ([]Exchange, stats, error) 
 		n = DefaultExchanges
 	}
 	rd := transcriptfile.NewReader(r, size, 0)
+	rd.SetMaxLine(maxReadRow)
 	var st stats
 	var out []Exchange // newest first
 	var acc pending
@@ -141,6 +152,7 @@ func exchangesFrom(r io.ReaderAt, size int64, n int) ([]Exchange, stats, error) 
 		acc.add(&row)
 	}
 	st.TornBytes = rd.TornBytes()
+	st.LongRows = rd.LongLines()
 	st.BytesRead = rd.BytesRead()
 	for i, j := 0, len(out)-1; i < j; i, j = i+1, j-1 {
 		out[i], out[j] = out[j], out[i]

@@ -24,7 +24,9 @@ const TailBytes = 4 << 20
 // length reported by TornBytes. A trailing "\r" is removed from each line
 // and empty lines are skipped. With a byte bound (maxBytes > 0) the Reader
 // never reads before size-maxBytes; the line cut by the bound is left out and
-// Bounded reports true.
+// Bounded reports true. With a line bound (SetMaxLine) a longer line is
+// passed over, counted by LongLines. The torn last line is never held: a
+// torn tail of any length costs one chunk of memory.
 //
 // A Reader is not safe for concurrent use.
 type Reader struct {
@@ -41,6 +43,9 @@ type Reader struct {
 	init   bool
 	bound  bool
 	err    error
+
+	maxLine int64 // a longer line is passed over unheld; 0: no bound
+	long    int   // lines passed over for maxLine
 }
 
 // NewReader returns a Reader over the first size bytes of r. maxBytes > 0
@@ -69,6 +74,14 @@ func (r *Reader) SetChunkSize(n int) {
 	r.chunk = n
 }
 
+// SetMaxLine bounds the bytes held for one line (its "\n" not counted, a
+// "\r" before it counted): a longer line is not returned but passed over,
+// read a chunk at a time without being held whole, and counted by
+// LongLines. 0 or less means no bound. Call it before the first Prev.
+func (r *Reader) SetMaxLine(n int64) {
+	r.maxLine = max(n, 0)
+}
+
 // Prev returns the line before the previous one returned (the last line
 // first) without its "\n" or "\r\n", and the byte offset where it starts.
 // The line aliases the Reader's buffer: it is valid until the next call.
@@ -91,7 +104,7 @@ func (r *Reader) Prev() (line []byte, offset int64, err error) {
 		}
 		// The line ends at pos-1, which holds its '\n'.
 		end := r.pos - 1
-		start, found, err := r.findLineStart(end)
+		start, found, long, err := r.findLineStart(end)
 		if err != nil {
 			r.err = err
 			return nil, 0, err
@@ -102,6 +115,11 @@ func (r *Reader) Prev() (line []byte, offset int64, err error) {
 			r.pos = r.min
 			r.err = io.EOF
 			return nil, 0, io.EOF
+		}
+		if long {
+			r.long++
+			r.pos = start
+			continue
 		}
 		line = r.buf[start-r.bufOff : end-r.bufOff]
 		r.pos = start
@@ -125,9 +143,16 @@ func (r *Reader) dropTorn() error {
 	if r.buf[last-r.bufOff] == '\n' {
 		return nil
 	}
-	start, found, err := r.findLineStart(r.pos)
-	if err != nil {
-		return err
+	// The torn line is never returned: look for its start without holding
+	// it (a sparse tail of a gigabyte is no gigabyte of memory).
+	start, found := r.min, false
+	if i := bytes.LastIndexByte(r.buf[:r.pos-r.bufOff], '\n'); i >= 0 {
+		start, found = r.bufOff+int64(i)+1, true
+	} else if r.bufOff > r.floor {
+		var err error
+		if start, found, err = r.skipBack(r.bufOff); err != nil {
+			return err
+		}
 	}
 	if !found && r.min > 0 {
 		r.bound = true
@@ -139,23 +164,69 @@ func (r *Reader) dropTorn() error {
 
 // findLineStart returns the offset after the last '\n' before end, reading
 // backwards as needed; found is false when no '\n' lies in [min, end) and
-// start is then min.
-func (r *Reader) findLineStart(end int64) (start int64, found bool, err error) {
+// start is then min. long reports a line longer than maxLine: once the
+// bytes held pass it, the rest is looked through by skipBack, unheld.
+func (r *Reader) findLineStart(end int64) (start int64, found, long bool, err error) {
 	searchEnd := end
 	for {
 		if searchEnd > r.bufOff {
 			if i := bytes.LastIndexByte(r.buf[:searchEnd-r.bufOff], '\n'); i >= 0 {
-				return r.bufOff + int64(i) + 1, true, nil
+				start = r.bufOff + int64(i) + 1
+				return start, true, r.tooLong(end - start), nil
 			}
 		}
 		searchEnd = r.bufOff
 		if r.bufOff <= r.floor {
-			return r.min, false, nil
+			return r.min, false, r.tooLong(end - r.min), nil
+		}
+		if r.tooLong(end - r.bufOff) {
+			start, found, err = r.skipBack(r.bufOff)
+			return start, found, true, err
 		}
 		if err := r.fill(r.bufOff - 1); err != nil {
-			return 0, false, err
+			return 0, false, false, err
 		}
 	}
+}
+
+// tooLong reports whether a line of n bytes is past the line bound.
+func (r *Reader) tooLong(n int64) bool { return r.maxLine > 0 && n > r.maxLine }
+
+// skipBack is findLineStart for bytes not to be held: it drops the buffer
+// and reads [floor, from) backwards one chunk at a time into a buffer of
+// its own, keeping only the chunk where the '\n' is found (the bytes
+// before it are the next line's).
+func (r *Reader) skipBack(from int64) (start int64, found bool, err error) {
+	r.buf = nil
+	chunk := make([]byte, r.chunk)
+	for off := from; off > r.floor; {
+		lo := max(off-int64(len(chunk)), r.floor)
+		b := chunk[:off-lo]
+		if err := r.readAt(b, lo); err != nil {
+			return 0, false, err
+		}
+		if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
+			r.buf, r.bufOff = b[:i+1], lo
+			return lo + int64(i) + 1, true, nil
+		}
+		off = lo
+	}
+	r.bufOff = r.min // the buffer covers [min, min): nothing is left to read
+	return r.min, false, nil
+}
+
+// readAt fills b from offset off, counting what it read; a short read is
+// the file having shrunk under the Reader.
+func (r *Reader) readAt(b []byte, off int64) error {
+	got, err := r.r.ReadAt(b, off)
+	r.read += int64(got)
+	if got < len(b) {
+		if err == nil || errors.Is(err, io.EOF) {
+			err = io.ErrUnexpectedEOF // the file shrank under us
+		}
+		return fmt.Errorf("read at %d: %w", off, err)
+	}
+	return nil
 }
 
 // fill makes the buffer cover offset off (off >= floor), keeping the
@@ -181,13 +252,8 @@ func (r *Reader) fill(off int64) error {
 		newOff = r.floor
 	}
 	nb := make([]byte, (r.bufOff-newOff)+keep)
-	got, err := r.r.ReadAt(nb[:r.bufOff-newOff], newOff)
-	r.read += int64(got)
-	if int64(got) < r.bufOff-newOff {
-		if err == nil || errors.Is(err, io.EOF) {
-			err = io.ErrUnexpectedEOF // the file shrank under us
-		}
-		return fmt.Errorf("read at %d: %w", newOff, err)
+	if err := r.readAt(nb[:r.bufOff-newOff], newOff); err != nil {
+		return err
 	}
 	copy(nb[r.bufOff-newOff:], r.buf[:keep])
 	r.buf = nb
@@ -198,6 +264,9 @@ func (r *Reader) fill(off int64) error {
 // TornBytes is the length of the unterminated last line that was left out
 // (0 when the region ends with "\n"). It is known after the first Prev.
 func (r *Reader) TornBytes() int64 { return r.torn }
+
+// LongLines is how many lines longer than the line bound were passed over.
+func (r *Reader) LongLines() int { return r.long }
 
 // Bounded reports whether the byte bound stopped the Reader before the
 // start of the file.

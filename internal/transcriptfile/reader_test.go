@@ -17,8 +17,9 @@ type lineAt struct {
 
 // model is the Reader's contract written forwards: the complete lines of
 // data[min:] that start at or after min (and at min only when a line starts
-// there), last first, without "\r\n"/"\n", empty ones left out.
-func model(data string, maxBytes int64) (lines []lineAt, torn int64) {
+// there), last first, without "\r\n"/"\n", empty ones left out, and those
+// longer than maxLine > 0 (without their "\n") left out and counted.
+func model(data string, maxBytes, maxLine int64) (lines []lineAt, torn int64, long int) {
 	size := int64(len(data))
 	min := int64(0)
 	if maxBytes > 0 && size > maxBytes {
@@ -31,7 +32,9 @@ func model(data string, maxBytes int64) (lines []lineAt, torn int64) {
 		}
 		if start >= min && (start == 0 || data[start-1] == '\n') {
 			l := strings.TrimSuffix(data[start:i], "\r")
-			if l != "" {
+			if maxLine > 0 && i-start > maxLine {
+				long++
+			} else if l != "" {
 				lines = append(lines, lineAt{l, start})
 			}
 		}
@@ -43,13 +46,14 @@ func model(data string, maxBytes int64) (lines []lineAt, torn int64) {
 	for i, j := 0, len(lines)-1; i < j; i, j = i+1, j-1 {
 		lines[i], lines[j] = lines[j], lines[i]
 	}
-	return lines, torn
+	return lines, torn, long
 }
 
-func readAll(t testing.TB, data string, maxBytes int64, chunk int) ([]lineAt, *Reader) {
+func readAll(t testing.TB, data string, maxBytes, maxLine int64, chunk int) ([]lineAt, *Reader) {
 	t.Helper()
 	r := NewReader(strings.NewReader(data), int64(len(data)), maxBytes)
 	r.SetChunkSize(chunk)
+	r.SetMaxLine(maxLine)
 	var got []lineAt
 	for {
 		line, off, err := r.Prev()
@@ -92,7 +96,7 @@ func TestReader(t *testing.T) {
 	for _, tt := range tests {
 		for _, chunk := range []int{1, 2, 3, 7, DefaultChunkSize} {
 			t.Run(tt.name, func(t *testing.T) {
-				got, r := readAll(t, tt.data, tt.maxBytes, chunk)
+				got, r := readAll(t, tt.data, tt.maxBytes, 0, chunk)
 				if diff := cmp.Diff(tt.want, got); diff != "" {
 					t.Errorf("chunk %d: lines (-want +got):\n%s", chunk, diff)
 				}
@@ -103,12 +107,94 @@ func TestReader(t *testing.T) {
 					t.Errorf("chunk %d: Bounded = %v, want %v", chunk, r.Bounded(), tt.bounded)
 				}
 				// The model agrees with the table.
-				ml, mt := model(tt.data, tt.maxBytes)
+				ml, mt, _ := model(tt.data, tt.maxBytes, 0)
 				if diff := cmp.Diff(tt.want, ml); diff != "" || mt != tt.torn {
 					t.Errorf("model disagrees (-want +got):\n%s torn %d", diff, mt)
 				}
 			})
 		}
+	}
+}
+
+// A line longer than the line bound is passed over and counted, whatever
+// the chunk size; the lines around it are read as without it.
+func TestReaderMaxLine(t *testing.T) {
+	long := strings.Repeat("x", 50)
+	tests := []struct {
+		name     string
+		data     string
+		maxBytes int64
+		want     []lineAt
+		torn     int64
+		long     int
+		bounded  bool
+	}{
+		{name: "long line skipped", data: "a\n" + long + "\nb\n", want: []lineAt{{"b", 53}, {"a", 0}}, long: 1},
+		{name: "long first line", data: long + "\nb\n", want: []lineAt{{"b", 51}}, long: 1},
+		{name: "only a long line", data: long + "\n", long: 1},
+		{name: "at the bound kept", data: strings.Repeat("y", 10) + "\n", want: []lineAt{{strings.Repeat("y", 10), 0}}},
+		{name: "CR counts", data: strings.Repeat("y", 10) + "\r\n", long: 1},
+		{name: "long torn tail", data: "a\n" + long, want: []lineAt{{"a", 0}}, torn: 50},
+		{name: "long line cut by the byte bound", data: "a\n" + long + "\nb\n", maxBytes: 20, want: []lineAt{{"b", 53}}, bounded: true},
+	}
+	for _, tt := range tests {
+		for _, chunk := range []int{1, 2, 3, 7, DefaultChunkSize} {
+			t.Run(tt.name, func(t *testing.T) {
+				got, r := readAll(t, tt.data, tt.maxBytes, 10, chunk)
+				if diff := cmp.Diff(tt.want, got); diff != "" {
+					t.Errorf("chunk %d: lines (-want +got):\n%s", chunk, diff)
+				}
+				if r.TornBytes() != tt.torn || r.LongLines() != tt.long || r.Bounded() != tt.bounded {
+					t.Errorf("chunk %d: TornBytes, LongLines, Bounded = %d, %d, %v, want %d, %d, %v", chunk, r.TornBytes(), r.LongLines(), r.Bounded(), tt.torn, tt.long, tt.bounded)
+				}
+				ml, mt, mlong := model(tt.data, tt.maxBytes, 10)
+				if diff := cmp.Diff(tt.want, ml); diff != "" || mt != tt.torn || mlong != tt.long {
+					t.Errorf("model disagrees (-want +got):\n%s torn %d long %d", diff, mt, mlong)
+				}
+			})
+		}
+	}
+}
+
+// counting is a reader at offsets that keeps the largest read asked of it.
+type counting struct {
+	r       io.ReaderAt
+	largest int
+}
+
+func (c *counting) ReadAt(p []byte, off int64) (int, error) {
+	c.largest = max(c.largest, len(p))
+	return c.r.ReadAt(p, off)
+}
+
+// Neither a torn tail nor a line past the line bound is held: no read
+// asks for more than about the bound, whatever their length.
+func TestReaderHoldsNoLongLine(t *testing.T) {
+	const maxLine = 1000
+	data := "first\n" + strings.Repeat("z", 1<<20) + "\nlast\n" + strings.Repeat("t", 1<<20)
+	c := &counting{r: strings.NewReader(data)}
+	r := NewReader(c, int64(len(data)), 0)
+	r.SetChunkSize(100)
+	r.SetMaxLine(maxLine)
+	var got []string
+	for {
+		line, _, err := r.Prev()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		got = append(got, string(line))
+	}
+	if diff := cmp.Diff([]string{"last", "first"}, got); diff != "" {
+		t.Errorf("lines (-want +got):\n%s", diff)
+	}
+	if r.LongLines() != 1 || r.TornBytes() != 1<<20 {
+		t.Errorf("LongLines = %d, TornBytes = %d, want 1, %d", r.LongLines(), r.TornBytes(), 1<<20)
+	}
+	if c.largest > 2*maxLine+100 {
+		t.Errorf("a read of %d bytes: the long line or the torn tail was held", c.largest)
 	}
 }
 
@@ -152,13 +238,15 @@ func FuzzReader(f *testing.F) {
 		if chunk < 1 || chunk > 1<<16 {
 			chunk = 1 + (chunk&0xff+0xff)%64
 		}
-		want, torn := model(data, maxBytes)
-		got, r := readAll(t, data, maxBytes, chunk)
-		if diff := cmp.Diff(want, got); diff != "" {
-			t.Fatalf("lines (-want +got):\n%s", diff)
-		}
-		if r.TornBytes() != torn {
-			t.Fatalf("TornBytes = %d, want %d", r.TornBytes(), torn)
+		for _, maxLine := range []int64{0, int64(chunk%7) + 1} {
+			want, torn, long := model(data, maxBytes, maxLine)
+			got, r := readAll(t, data, maxBytes, maxLine, chunk)
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Fatalf("max line %d: lines (-want +got):\n%s", maxLine, diff)
+			}
+			if r.TornBytes() != torn || r.LongLines() != long {
+				t.Fatalf("max line %d: TornBytes = %d, LongLines = %d, want %d, %d", maxLine, r.TornBytes(), r.LongLines(), torn, long)
+			}
 		}
 	})
 }
