@@ -230,8 +230,11 @@ type WatchOptions struct {
 // of it changes next (its doorman's stopped heartbeat, usually at once),
 // or at the next liveness check (every Liveness, one process-table lookup
 // a session without a pidfd), whichever is first. When the kernel drops
-// events (a full inotify queue) the watcher reads the registry again and
-// emits a warning.
+// events (a full inotify queue) the watcher emits a warning and reads
+// every file it follows again (the registry, the inboxes and their acks
+// and heartbeats, each live session's transcript and riders), each from
+// where it had read to: what changed meanwhile comes as events, what was
+// told already is not told again.
 //
 // Events are queued in memory until the reader takes them, so a reader
 // that falls behind delays nothing (the watcher reads each change as it
@@ -493,8 +496,8 @@ func (w *watcher) run(initial []Event) {
 			if !ok {
 				return
 			}
-			w.emit(Event{Event: EventWarning, Text: "watch: " + err.Error() + "; reading the registry again"})
-			w.scanRegistry()
+			w.emit(Event{Event: EventWarning, Text: "watch: " + err.Error() + "; reading every followed file again"})
+			w.recheck()
 		case <-liveC:
 			w.live = nil
 			for _, pid := range slices.Sorted(maps.Keys(w.byPID)) {
@@ -683,6 +686,43 @@ func rowPID(name string) (int, bool) {
 	}
 	pid, err := strconv.Atoi(base)
 	return pid, err == nil && pid > 0
+}
+
+// recheck reads every file the watcher follows as if each had had an
+// event: after the kernel dropped events, what changed meanwhile comes as
+// events. Each file is read from where the watcher had read it to (an
+// inbox's and an ack's offsets, a Follower's), so nothing already told is
+// told again. A session that started meanwhile is taken as at the start,
+// from its transcript's end.
+func (w *watcher) recheck() {
+	w.scanRegistry()
+	if ents, err := os.ReadDir(w.st.Paths.InboxDir); err == nil {
+		for _, e := range ents {
+			w.inboxFile(e.Name())
+		}
+	}
+	for _, pid := range slices.Sorted(maps.Keys(w.byPID)) {
+		s := w.byPID[pid]
+		if s == nil || s.projDir == "" {
+			continue // ended meanwhile (a heartbeat just read said so)
+		}
+		if w.add(s.projDir) != nil {
+			continue // no project directory yet: its creation is an event
+		}
+		// The riders first, as their rows come before the turn's end; a
+		// meta file is read again too (it may say finished).
+		for _, id := range slices.Sorted(maps.Keys(s.riders)) {
+			if r := s.riders[id]; r != nil && !r.finished {
+				w.riderFile(s, "agent-"+id+".meta.json", false)
+			}
+		}
+		if s.ridersDir != "" {
+			w.newRiders(s, false) // the riders that appeared meanwhile
+		} else {
+			w.watchSessionDir(s, false) // its directories appeared meanwhile
+		}
+		w.transcriptChanged(s)
+	}
 }
 
 // scanRegistry reads every row: at the start, and after dropped events.
@@ -919,7 +959,14 @@ func (w *watcher) watchSessionDir(s *wsession, existing bool) {
 	}
 	s.ridersDir = rdir
 	w.riderDirs[rdir] = s
-	ents, _ := os.ReadDir(rdir)
+	w.newRiders(s, existing)
+}
+
+// newRiders takes the riders in the session's subagents directory that
+// the watcher does not know yet (old ones with existing; see
+// watchSessionDir).
+func (w *watcher) newRiders(s *wsession, existing bool) {
+	ents, _ := os.ReadDir(s.ridersDir)
 	for _, e := range ents {
 		if id, ok := agentOf(e.Name()); ok && s.riders[id] == nil {
 			w.riderFile(s, e.Name(), existing)
