@@ -1182,7 +1182,7 @@ func (w *watcher) transcriptChanged(s *wsession) {
 	if s.follower == nil {
 		return
 	}
-	costMoved := false
+	costMoved, again, ok := false, false, false
 	defer func() {
 		if costMoved && !s.costLooking {
 			w.sessEmit(s, Event{Event: EventCost, Session: s.row.SessionID, Cost: s.costCopy()})
@@ -1197,6 +1197,14 @@ func (w *watcher) transcriptChanged(s *wsession) {
 			}
 			if errors.Is(err, transcript.ErrTruncated) || errors.Is(err, transcript.ErrReplaced) {
 				continue
+			}
+			if followerEnded(err) && !again {
+				// Once: a file that cannot be followed is tried at the
+				// next event, not in a loop.
+				again = true
+				if s.follower, ok = w.followAgain(s.follower, s.tpath); ok {
+					continue
+				}
 			}
 			return
 		}
@@ -1223,6 +1231,30 @@ func (w *watcher) transcriptChanged(s *wsession) {
 			w.sessEmit(s, Event{Event: EventTurnEnded, Session: s.row.SessionID, Text: clip(strings.Join(texts, "\n"))})
 		}
 	}
+}
+
+// followerEnded reports whether err, from a Follower's Next, ended it: a
+// FIFO, a symlink or a file it could not open or read stood at its path,
+// and a Follower does not go on from that. The errors a Follower goes on
+// after, and its context's (nothing more to read now), are not.
+func followerEnded(err error) bool {
+	return !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded) &&
+		!errors.Is(err, transcript.ErrRowTooLong) && !errors.Is(err, transcript.ErrTruncated) &&
+		!errors.Is(err, transcript.ErrReplaced) && !errors.Is(err, os.ErrClosed)
+}
+
+// followAgain replaces the ended Follower f of path with one from the
+// start of the file that stands there now, once that is a regular file
+// (a path that was briefly a FIFO or a symlink is followed again; the new
+// Follower checks the file as the first did); while it is not, it keeps f
+// and returns false.
+func (w *watcher) followAgain(f *transcript.Follower, path string) (*transcript.Follower, bool) {
+	fi, err := os.Lstat(path)
+	if err != nil || !fi.Mode().IsRegular() {
+		return f, false
+	}
+	f.Drop()
+	return transcript.Follow(w.ctx, path, 0, transcript.FollowOptions{MaxRow: maxWatchRow}), true
 }
 
 // addCost folds a row of the session's own transcript into its cost and

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -332,6 +333,54 @@ func TestWatchLiveness(t *testing.T) {
 				t.Errorf("session-ended %+v", e)
 			}
 			t.Logf("ended seen %v after the crash", time.Since(start))
+		})
+	}
+}
+
+// TestWatchTranscriptBackToRegular: a transcript whose path was for a
+// while a FIFO or a symlink is followed again once a regular file stands
+// there: its rows give their events.
+func TestWatchTranscriptBackToRegular(t *testing.T) {
+	for _, kind := range []string{"fifo", "symlink"} {
+		t.Run(kind, func(t *testing.T) {
+			fs := fakestation.New(t)
+			cwd := "/home/u/proj"
+			a := fs.AddSession(fakestation.Session{Name: "a", CWD: cwd})
+			sid := a.SessionID
+			tp := filepath.Join(fs.Paths.ProjectsDir, transcriptfile.EncodeProjectDir(cwd), sid+transcriptfile.Ext)
+			appendRow(t, tp, `{"type":"user","isSidechain":false,"message":{"role":"user","content":"go"}}`)
+			ev := startWatch(t, fs, "")
+			ev.next("session-started", is(observatory.EventSessionStarted, sid))
+
+			if err := os.Remove(tp); err != nil {
+				t.Fatal(err)
+			}
+			switch kind {
+			case "fifo":
+				if err := syscall.Mkfifo(tp, 0o600); err != nil {
+					t.Fatal(err)
+				}
+			case "symlink":
+				other := filepath.Join(t.TempDir(), "other.jsonl")
+				writeFile(t, other, "", time.Time{})
+				if err := os.Symlink(other, tp); err != nil {
+					t.Fatal(err)
+				}
+			}
+			// The watcher reads its events in order: once it tells of this
+			// line, it has seen the transcript's path as a FIFO or symlink.
+			if _, err := fsx.AppendLine(fs.InboxPath(sid), []byte("seen the "+kind)); err != nil {
+				t.Fatal(err)
+			}
+			ev.next("line-queued", is(observatory.EventLineQueued, sid))
+			if err := os.Remove(tp); err != nil {
+				t.Fatal(err)
+			}
+			appendRow(t, tp, `{"type":"user","isSidechain":false,"message":{"role":"user","content":"again"}}`)
+			appendRow(t, tp, `{"type":"assistant","isSidechain":false,"message":{"role":"assistant","content":[{"type":"text","text":"back"}],"stop_reason":"end_turn"}}`)
+			if e := ev.next("turn-ended", is(observatory.EventTurnEnded, sid)); e.Text != "back" {
+				t.Errorf("turn-ended %+v", e)
+			}
 		})
 	}
 }
