@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"path/filepath"
@@ -1009,9 +1010,16 @@ func (w *watcher) riderFile(s *wsession, name string, old bool) {
 	}
 	meta := r.meta
 	if !r.started {
-		fi, err := os.Lstat(base + transcriptfile.Ext)
-		if err != nil && !r.hasMeta {
-			return // neither file yet
+		fi, err := trustedFile(base + transcriptfile.Ext)
+		switch {
+		case err == nil:
+		case errors.Is(err, os.ErrNotExist) && r.hasMeta: // its meta came first
+		default:
+			// Neither file yet, or a transcript that cannot be trusted (a
+			// FIFO, a directory, a symlink, another user's): left out, as
+			// riders and sessions leave it out, until a file they would
+			// read stands there.
+			return
 		}
 		r.started = true
 		var from int64
@@ -1050,6 +1058,18 @@ func (w *watcher) riderFile(s *wsession, name string, old bool) {
 		}
 		w.sessEmit(s, Event{Event: EventRiderFinished, Session: s.row.SessionID, Agent: id, Description: meta.Description})
 	}
+}
+
+// trustedFile is the FileInfo of path when it is a file the watch would
+// read: a regular file of the user's that others cannot write (it is
+// opened, without following a symlink or waiting on a FIFO, and closed).
+func trustedFile(path string) (fs.FileInfo, error) {
+	f, fi, err := transcriptfile.OpenRegular(path)
+	if err != nil {
+		return nil, err
+	}
+	f.Close()
+	return fi, nil
 }
 
 // How long an event is held back, at most, for the fact before it: a

@@ -384,3 +384,54 @@ func TestWatchTranscriptBackToRegular(t *testing.T) {
 		})
 	}
 }
+
+// TestWatchRidersNotRegular: a FIFO, a directory or a symlink where a
+// rider's transcript would be is no rider (riders and sessions leave them
+// out too), whether there when the watch starts or made later, meta file
+// or not; a regular rider beside them is.
+func TestWatchRidersNotRegular(t *testing.T) {
+	fs := fakestation.New(t)
+	cwd := "/home/u/proj"
+	a := fs.AddSession(fakestation.Session{Name: "a", CWD: cwd})
+	sid := a.SessionID
+	rdir := filepath.Join(fs.Paths.ProjectsDir, transcriptfile.EncodeProjectDir(cwd), sid, riderwalk.Dir)
+	if err := os.MkdirAll(rdir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	target := filepath.Join(t.TempDir(), "real.jsonl")
+	writeFile(t, target, `{"type":"user","isSidechain":true,"message":{"role":"user","content":"look"}}`+"\n", time.Time{})
+	plant := func(agent, kind string) {
+		t.Helper()
+		p := filepath.Join(rdir, "agent-"+agent+transcriptfile.Ext)
+		var err error
+		switch kind {
+		case "fifo":
+			err = syscall.Mkfifo(p, 0o600)
+		case "dir":
+			err = os.Mkdir(p, 0o700)
+		case "symlink":
+			err = os.Symlink(target, p)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The meta file after: a meta file alone is a rider starting.
+		writeFile(t, filepath.Join(rdir, "agent-"+agent+".meta.json"), `{"description":"`+kind+`","finished":false}`, time.Time{})
+	}
+	plant("a0000000000000001", "fifo")
+	ev := startWatch(t, fs, "")
+	ev.next("the initial doorman", is(observatory.EventDoorman, sid))
+	plant("a0000000000000002", "fifo")
+	plant("a0000000000000003", "dir")
+	plant("a0000000000000004", "symlink")
+	const real = "a0000000000000005"
+	appendRow(t, filepath.Join(rdir, "agent-"+real+transcriptfile.Ext), `{"type":"user","isSidechain":true,"message":{"role":"user","content":"look"}}`)
+	ev.next("the regular rider's rider-started", func(e observatory.Event) bool {
+		return e.Event == observatory.EventRiderStarted && e.Agent == real
+	})
+	for _, e := range ev.got {
+		if e.Event == observatory.EventRiderStarted && e.Agent != real {
+			t.Errorf("a rider that is not a regular file: %+v", e)
+		}
+	}
+}
