@@ -362,6 +362,7 @@ type wsession struct {
 	follower  *transcript.Follower
 	riders    map[string]*wrider
 	doorman   string
+	reason    string    // why the doorman is not fresh, as its doorman event said
 	staleAt   time.Time // when the heartbeat goes stale, while up
 	ridersDir string
 
@@ -534,7 +535,7 @@ func (w *watcher) snapshot() []Event {
 		r := s.row
 		out = append(out,
 			Event{Event: EventSessionStarted, TS: ts, Session: r.SessionID, Initial: true, Name: r.Name, PID: r.PID, Status: r.Status},
-			Event{Event: EventDoorman, TS: ts, Session: r.SessionID, Initial: true, Doorman: s.doorman})
+			Event{Event: EventDoorman, TS: ts, Session: r.SessionID, Initial: true, Doorman: s.doorman, Reason: s.reason})
 		if s.costKnown && !s.costLooking {
 			out = append(out, Event{Event: EventCost, TS: ts, Session: r.SessionID, Initial: true, Cost: s.costCopy()})
 		}
@@ -1503,7 +1504,10 @@ func (w *watcher) checkDoorman(sid string) {
 		state = DoormanStopped
 	}
 	changed := state != s.doorman
-	s.doorman = state
+	s.doorman, s.reason = state, ""
+	if state == DoormanNotFresh {
+		s.reason = string(fr.Reason)
+	}
 	if state == DoormanUp {
 		w.armStale()
 		w.watchDoorman(s, h.PID)
@@ -1512,11 +1516,7 @@ func (w *watcher) checkDoorman(sid string) {
 		w.armHold()
 	}
 	if changed {
-		e := Event{Event: EventDoorman, Session: sid, Doorman: state}
-		if state == DoormanNotFresh {
-			e.Reason = string(fr.Reason)
-		}
-		w.emit(e)
+		w.emit(Event{Event: EventDoorman, Session: sid, Doorman: state, Reason: s.reason})
 	}
 	if state != DoormanUp && !w.st.Proc.Alive(s.row.PID, s.row.ProcStart) {
 		w.end(s)

@@ -263,7 +263,8 @@ func TestWatchCWDChange(t *testing.T) {
 // TestWatchOverflow: a reader that stops holds at most MaxQueued events;
 // the rest are counted, and once it has taken the queued ones it gets one
 // overflow event with the count and the station as it is now (a session
-// that started meanwhile, not the one that ended), then the stream goes on.
+// that started meanwhile, not the one that ended, its doorman's state with
+// its reason), then the stream goes on.
 func TestWatchOverflow(t *testing.T) {
 	const max, lines = 5, 50
 	fs := fakestation.New(t)
@@ -294,6 +295,9 @@ func TestWatchOverflow(t *testing.T) {
 		e := ev.next("the station as it is", func(observatory.Event) bool { return true })
 		if !e.Initial {
 			t.Errorf("after the overflow %+v, want the Initial events of the station as it is", e)
+		}
+		if e.Event == observatory.EventDoorman && (e.Doorman != observatory.DoormanNotFresh || e.Reason != "missing") {
+			t.Errorf("after the overflow %+v, want not-fresh for its missing heartbeat, as at the start", e)
 		}
 		got[string(e.Event)+" "+e.Session] = true
 	}
