@@ -280,3 +280,28 @@ func TestStartStatesPinned(t *testing.T) {
 		t.Errorf("start states %q %q, the result file's %q %q", observatory.StartStarted, observatory.StartLost, claudeproc.StateStarted, claudeproc.StateLost)
 	}
 }
+
+// A result file whose prompt_file names any path but the one a start
+// makes next to it (a file edited or planted) has that path left alone
+// when its run is found lost: not claimed, not removed, and no claimed
+// copy beside it removed either.
+func TestStartsForeignPromptFileLeftAlone(t *testing.T) {
+	st, _ := startsRig(t)
+	sid := uuid.NewString()
+	victim := filepath.Join(t.TempDir(), "precious.txt")
+	for _, p := range []string{victim, victim + ".taken-3999"} {
+		if err := os.WriteFile(p, []byte("keep me"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	startFile(t, st.Paths, sid, "started", 3001, "500",
+		map[string]any{"unit": claudeproc.UnitName(sid), "prompt_file": victim})
+	if got := buildStarts(t, st, false); len(got) != 1 || got[0].State != observatory.StartLost || !got[0].Finalized {
+		t.Fatalf("starts %+v, want one lost and finalized", got)
+	}
+	for _, p := range []string{victim, victim + ".taken-3999"} {
+		if b, err := os.ReadFile(p); err != nil || string(b) != "keep me" {
+			t.Errorf("%s after the read: %q, %v; want it untouched", filepath.Base(p), b, err)
+		}
+	}
+}

@@ -131,7 +131,21 @@ func readResult(path string) ([]byte, resultKeys, error) {
 	if err := json.Unmarshal(b, &k); err != nil {
 		return nil, k, fmt.Errorf("%s: %w", path, err)
 	}
+	if k.PromptFile != nil && !ownPrompt(path, *k.PromptFile) {
+		// A start only ever names the prompt file it makes next to its
+		// result file; another path there (a file edited or planted) is
+		// not the run's: it is not claimed, removed or judged by.
+		k.PromptFile = nil
+	}
 	return b, k, nil
+}
+
+// ownPrompt reports whether prompt is the prompt file a detached start
+// makes for the result file at path (PromptFile of its absolute path, as
+// start records it).
+func ownPrompt(path, prompt string) bool {
+	abs, err := filepath.Abs(path)
+	return err == nil && filepath.IsAbs(prompt) && prompt == PromptFile(abs)
 }
 
 func (k resultKeys) file(path string, raw []byte) ResultFile {
