@@ -3,9 +3,11 @@ package fleet_test
 import (
 	"context"
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -294,5 +296,43 @@ func TestNewHosts(t *testing.T) {
 	defer done()
 	if own[0].ControlPath != "" {
 		t.Errorf("with the command line's own control path: %q; want none of ours", own[0].ControlPath)
+	}
+}
+
+// TestNewHostsLongTMPDIR: under a TMPDIR too long for a control socket in
+// it (ssh binds %C, 40 hex digits, and a 17-character suffix), the
+// control directory is a short private one elsewhere, where the socket
+// ssh binds fits; done removes it.
+func TestNewHostsLongTMPDIR(t *testing.T) {
+	long := filepath.Join(t.TempDir(), strings.Repeat("x", 60))
+	if err := os.Mkdir(long, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("TMPDIR", long)
+	hosts, done, err := fleet.NewHosts([]string{"a"}, []string{"ssh"}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cp := hosts[0].ControlPath
+	if cp == "" {
+		done()
+		t.Fatal("no control path: /tmp can hold one")
+	}
+	// The path a master binds first: %C expanded, then "." and 16 more.
+	sock := strings.Replace(cp, "%C", strings.Repeat("c", 40), 1) + ".0123456789abcdef"
+	l, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Errorf("binding ssh's socket path %s (%d bytes): %v", sock, len(sock), err)
+	} else {
+		l.Close()
+	}
+	dir := filepath.Dir(cp)
+	fi, err := os.Lstat(dir)
+	if err != nil || !fi.IsDir() || fi.Mode().Perm() != 0o700 || fi.Sys().(*syscall.Stat_t).Uid != uint32(os.Geteuid()) {
+		t.Errorf("control directory %s: %v, %v; want a 0700 directory of ours", dir, fi, err)
+	}
+	done()
+	if _, err := os.Lstat(dir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("after done, the control directory: %v; want it gone", err)
 	}
 }

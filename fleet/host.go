@@ -68,12 +68,19 @@ type Host struct {
 // option naming Control…, as -o ControlPath=…) keeps its own: the hosts
 // neither override nor end that master. done closes every host and
 // removes the directory; call it once the hosts are no longer used.
+//
+// The directory is in TMPDIR when a control socket's path there fits a
+// unix socket's bound, else in /tmp; when neither can hold one, the hosts
+// share no connection (each call its own) rather than fail every call.
 func NewHosts(dests, ssh []string, remoteBin string) (hosts []Host, done func(), err error) {
-	dir, err := os.MkdirTemp("", "oo-claude-ssh-")
+	dir, err := controlDir()
 	if err != nil {
 		return nil, nil, fmt.Errorf("ssh control directory: %w", err)
 	}
-	own := filepath.Join(dir, "%C")
+	own := ""
+	if dir != "" {
+		own = filepath.Join(dir, "%C")
+	}
 	for _, a := range ssh {
 		if strings.Contains(strings.ToLower(a), "control") {
 			own = ""
@@ -86,8 +93,43 @@ func NewHosts(dests, ssh []string, remoteBin string) (hosts []Host, done func(),
 		for _, h := range hosts {
 			h.Close()
 		}
-		os.RemoveAll(dir)
+		if dir != "" {
+			os.RemoveAll(dir)
+		}
 	}, nil
+}
+
+// maxSocketPath is the longest path a unix socket can be bound at on
+// every system ssh runs on: sun_path holds 104 bytes on macOS and the
+// BSDs (108 on Linux), its terminating NUL included.
+const maxSocketPath = 103
+
+// controlSocketLen is the length of the longest path ssh binds for a
+// control path of dir/%C: %C is 40 hex digits (a SHA-1), and a master
+// binds its socket first at that path plus "." and 16 random characters,
+// then renames it into place. A longer path fails every call ("path too
+// long for Unix domain socket", exit 255).
+func controlSocketLen(dir string) int { return len(dir) + len("/") + 40 + len(".") + 16 }
+
+// controlDir makes a fresh private directory (mkdir 0700: never one that
+// was there, a planted symlink included) for the control sockets of a
+// run: in TMPDIR when its sockets' paths fit, else in /tmp (a long TMPDIR,
+// as a per-user or per-job one can be). "" and no error is neither
+// fitting: the caller shares no connection. An error is TMPDIR's own,
+// when its paths fit.
+func controlDir() (string, error) {
+	const prefix = "oo-claude-ssh-"
+	// The name os.MkdirTemp makes is prefix and at most 10 digits.
+	if tmp := os.TempDir(); controlSocketLen(filepath.Join(tmp, prefix+"4294967295")) <= maxSocketPath {
+		return os.MkdirTemp(tmp, prefix)
+	}
+	// /tmp is sticky: no one else can rename or replace a directory of
+	// ours in it.
+	dir, err := os.MkdirTemp("/tmp", prefix)
+	if err != nil {
+		return "", nil
+	}
+	return dir, nil
 }
 
 // Name is the station's name in merged views: its destination.
