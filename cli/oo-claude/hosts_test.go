@@ -236,3 +236,59 @@ func TestIsDest(t *testing.T) {
 		t.Errorf("send --host ssh://: exit %d stderr %q, want 2", r.code, r.stderr)
 	}
 }
+
+// scriptedSSHScript is an ssh that reaches no station: it reads stdin,
+// prints $FAKE_SSH_OUT and $FAKE_SSH_ERR, touches $FAKE_SSH_MARK, then
+// with $FAKE_SSH_HANG waits for good, else exits $FAKE_SSH_EXIT: what a
+// station's end printed and how it ended (255: ssh's own failure, a
+// dropped connection).
+const scriptedSSHScript = `#!/bin/sh
+cat >/dev/null
+printf '%s' "$FAKE_SSH_OUT"
+printf '%s' "$FAKE_SSH_ERR" >&2
+if [ -n "$FAKE_SSH_MARK" ]; then : > "$FAKE_SSH_MARK"; fi
+if [ -n "$FAKE_SSH_HANG" ]; then exec sleep 600; fi
+exit "${FAKE_SSH_EXIT:-0}"
+`
+
+// scriptedSSH is the environment of an oo-claude whose ssh is
+// scriptedSSHScript.
+func scriptedSSH(t *testing.T) []string {
+	t.Helper()
+	ssh := filepath.Join(t.TempDir(), "ssh")
+	if err := os.WriteFile(ssh, []byte(scriptedSSHScript), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	return []string{"HOME=" + t.TempDir(), "OO_CLAUDE_SSH=" + ssh}
+}
+
+// TestHostsSendNoVerdict: a station's send that ran but printed no
+// verdict row (a banner, an older oo-claude's usage error, no oo-claude
+// there, a crash) is not ssh's failure: never 255 or ssh-failed; a usage
+// error there stays 2, anything else is 1, with what is known of the line.
+func TestHostsSendNoVerdict(t *testing.T) {
+	t.Parallel()
+	env := scriptedSSH(t)
+	for _, c := range []struct {
+		name, out, errs, exit string
+		code                  int
+		says                  string
+	}{
+		{"a banner, no row", "Welcome to build1\n", "", "0", 1, "printed no verdict row"},
+		{"an older oo-claude", "", "oo-claude: flag provided but not defined: -expect-start\n", "2", 2, "refused the command line"},
+		{"no oo-claude there", "", "sh: 1: exec: /opt/oo-claude: not found\n", "127", 1, "OO_CLAUDE_REMOTE_BIN"},
+		{"a crash", "", "fatal error: out of memory\n", "4", 1, "known only there"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			r := runBinary(t, append(env, "FAKE_SSH_OUT="+c.out, "FAKE_SSH_ERR="+c.errs, "FAKE_SSH_EXIT="+c.exit), "", "send", "--host", "a", "--json", "work", "hi")
+			if r.code != c.code || strings.Contains(r.stderr, "ssh-failed") || !strings.Contains(r.stderr, c.says) || r.stdout != "" {
+				t.Errorf("exit %d stdout %q stderr %q, want %d saying %q, no ssh-failed", r.code, r.stdout, r.stderr, c.code, c.says)
+			}
+		})
+	}
+	env, _ = sshStations(t, "a")
+	r := runBinary(t, append(env, "OO_CLAUDE_REMOTE_BIN=/nonexistent/oo-claude"), "", "send", "--host", "a", "work", "hi")
+	if r.code != 1 || !strings.Contains(r.stderr, "OO_CLAUDE_REMOTE_BIN") {
+		t.Errorf("no remote oo-claude: exit %d stderr %q, want 1 naming OO_CLAUDE_REMOTE_BIN", r.code, r.stderr)
+	}
+}

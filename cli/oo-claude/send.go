@@ -233,6 +233,9 @@ func sendRemote(ctx context.Context, e *env, dest string, req fleet.SendRequest,
 		}
 	}
 	res, err := hosts[0].Send(ctx, req, onAck)
+	if errors.Is(err, fleet.ErrBadOutput) {
+		return remoteNoVerdict(err, res.Exit)
+	}
 	if err != nil {
 		if res.Ack != nil && res.Ack.MsgID != nil {
 			fmt.Fprintf(e.stderr, "oo-claude: the line was delivered (msg_id %s) before the connection dropped: oo-claude receipt %s --host %s gives its verdict\n", *res.Ack.MsgID, *res.Ack.MsgID, dest)
@@ -252,6 +255,22 @@ func sendRemote(ctx context.Context, e *env, dest string, req fleet.SendRequest,
 	}
 	e.verdictUnprinted(deref(res.Verdict.MsgID), dest)
 	return exitWith(res.Exit)
+}
+
+// remoteNoVerdict is a station's send that ran (ssh did not fail) but
+// printed no verdict row: exit 255 would say the station was not reached,
+// and a class's code would say what the line became, neither of which
+// holds. A usage error there (an older oo-claude that lacks a flag) stays
+// 2: nothing was written. Anything else is 1, and the line's fate is the
+// station's to tell.
+func remoteNoVerdict(err error, exit int) error {
+	switch exit {
+	case exitUsage:
+		return &exitError{code: exitUsage, err: fmt.Errorf("%w (the station's oo-claude refused the command line: nothing was sent; is it an older version?)", err)}
+	case 126, 127: // sh: the command is not executable, not found
+		return &exitError{code: exitFail, err: fmt.Errorf("%w (the station has no oo-claude at the remote command: nothing was sent; set OO_CLAUDE_REMOTE_BIN)", err)}
+	}
+	return &exitError{code: exitFail, err: fmt.Errorf("%w (the station's send ran but printed no verdict row: whether the line was written is known only there, in its receipts and `oo-claude sessions --host`; resending may double it)", err)}
 }
 
 func deref(s *string) string {
