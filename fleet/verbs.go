@@ -71,7 +71,9 @@ type SendResult struct {
 // --json`, the line on stdin). onAck, when not nil, gets the ack row as
 // soon as it arrives. A connection that drops after the ack row is an
 // *SSHError next to a result whose Ack is set: the line was delivered, and
-// `receipt MSG_ID` on the station gives its final row.
+// `receipt MSG_ID` on the station gives its final row. One that drops
+// after the verdict row is an *SSHError next to a result whose Verdict is
+// set (its Class not empty): the verdict stands, the exit code is lost.
 func (h Host) Send(ctx context.Context, req SendRequest, onAck func(receipt.SendRow)) (SendResult, error) {
 	args := []string{"send", "--json"}
 	if req.From != "" {

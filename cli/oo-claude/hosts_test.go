@@ -292,3 +292,42 @@ func TestHostsSendNoVerdict(t *testing.T) {
 		t.Errorf("no remote oo-claude: exit %d stderr %q, want 1 naming OO_CLAUDE_REMOTE_BIN", r.code, r.stderr)
 	}
 }
+
+// TestHostsSendDropAfterVerdict: a connection that drops (ssh exit 255)
+// after the station printed its verdict row keeps that verdict: the row
+// is printed, the exit code is its class's, a note says the connection
+// dropped after it; after an ack row alone the line is known delivered
+// and the receipt command says where its verdict is, exit 255.
+func TestHostsSendDropAfterVerdict(t *testing.T) {
+	t.Parallel()
+	env := scriptedSSH(t)
+	const (
+		ack      = `{"kind":"send","class":"delivered-steer","delivered":true,"session_id":"s1","msg_id":"m1","seen":null}` + "\n"
+		seen     = `{"kind":"send","class":"delivered-steer","delivered":true,"session_id":"s1","msg_id":"m1","seen":true}` + "\n"
+		queued   = `{"kind":"send","class":"queued-offline","delivered":false,"session_id":"s1"}` + "\n"
+		dropNote = "dropped after the station's verdict"
+	)
+	for _, c := range []struct {
+		name, out  string
+		args       []string
+		code       int
+		rows       int    // the lines on stdout
+		stdout     string // in the last of them
+		stderrSays string
+	}{
+		{"delivered", ack, []string{"--json"}, 0, 1, `"msg_id":"m1"`, dropNote},
+		{"queued", queued, []string{"--json"}, 3, 1, `"class":"queued-offline"`, dropNote},
+		{"human", ack, nil, 0, 1, "delivered-steer s1", dropNote},
+		{"seen", ack + seen, []string{"--json", "--seen", "10"}, 0, 2, `"seen":true`, dropNote},
+		{"ack alone", ack, []string{"--json", "--seen", "10"}, 255, 1, `"seen":null`, "oo-claude receipt m1 --host a"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			args := append(append([]string{"send", "--host", "a"}, c.args...), "s1", "hi")
+			r := runBinary(t, append(env, "FAKE_SSH_OUT="+c.out, "FAKE_SSH_ERR=Connection to a closed by remote host.\n", "FAKE_SSH_EXIT=255"), "", args...)
+			lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
+			if r.code != c.code || len(lines) != c.rows || !strings.Contains(lines[len(lines)-1], c.stdout) || !strings.Contains(r.stderr, c.stderrSays) {
+				t.Errorf("exit %d stdout %q stderr %q, want %d, %d lines, the last with %q, saying %q", r.code, r.stdout, r.stderr, c.code, c.rows, c.stdout, c.stderrSays)
+			}
+		})
+	}
+}

@@ -220,7 +220,8 @@ func readStdin(e *env, verb, what string, max int, refuse bool) (string, error) 
 // `send TARGET - --json`; the rows come back as they were printed there
 // (the ack row first with --seen/--reply), the exit code is the class's.
 // ssh's own failure is exit 255, never a class; after an ack row, the
-// line was delivered and `receipt MSG_ID --host` gives its final row.
+// line was delivered and `receipt MSG_ID --host` gives its final row;
+// after the verdict row, the verdict stands with its class's code.
 func sendRemote(ctx context.Context, e *env, dest string, req fleet.SendRequest, asJSON bool) error {
 	hosts, done, err := fleetHosts(e, []string{dest})
 	if err != nil {
@@ -236,25 +237,40 @@ func sendRemote(ctx context.Context, e *env, dest string, req fleet.SendRequest,
 	if errors.Is(err, fleet.ErrBadOutput) {
 		return remoteNoVerdict(err, res.Exit)
 	}
+	if err != nil && res.Verdict.Class != "" {
+		// The verdict row came, then the connection went: the station's
+		// exit code is lost, the verdict is not. Reporting "nothing is
+		// known" would have the caller resend a line that was sent.
+		writeRemoteVerdict(e, res.Verdict, asJSON)
+		fmt.Fprintf(e.stderr, "oo-claude: note: the connection to %s dropped after the station's verdict (%v); the exit code is its class's\n", dest, err)
+		e.verdictUnprinted(deref(res.Verdict.MsgID), dest)
+		return exitWith(claudeinbox.Class(res.Verdict.Class).ExitCode())
+	}
 	if err != nil {
 		if res.Ack != nil && res.Ack.MsgID != nil {
 			fmt.Fprintf(e.stderr, "oo-claude: the line was delivered (msg_id %s) before the connection dropped: oo-claude receipt %s --host %s gives its verdict\n", *res.Ack.MsgID, *res.Ack.MsgID, dest)
 		}
 		return sshFailure(err)
 	}
-	if asJSON {
-		printJSONLine(e, res.Verdict)
-	} else {
-		fmt.Fprintf(e.human(), "%s %s\n", res.Verdict.Class, deref(res.Verdict.SessionID))
-		if res.Verdict.Reply != nil {
-			fmt.Fprintln(e.human(), res.Verdict.Reply.Text)
-		}
-		if res.Verdict.Note != nil {
-			fmt.Fprintf(e.stderr, "oo-claude: note: %s\n", *res.Verdict.Note)
-		}
-	}
+	writeRemoteVerdict(e, res.Verdict, asJSON)
 	e.verdictUnprinted(deref(res.Verdict.MsgID), dest)
 	return exitWith(res.Exit)
+}
+
+// writeRemoteVerdict prints a station's verdict row: as it came (--json),
+// else its class, session, reply and note.
+func writeRemoteVerdict(e *env, v receipt.SendRow, asJSON bool) {
+	if asJSON {
+		printJSONLine(e, v) // a failed write: verdictUnprinted
+		return
+	}
+	fmt.Fprintf(e.human(), "%s %s\n", v.Class, deref(v.SessionID))
+	if v.Reply != nil {
+		fmt.Fprintln(e.human(), v.Reply.Text)
+	}
+	if v.Note != nil {
+		fmt.Fprintf(e.stderr, "oo-claude: note: %s\n", *v.Note)
+	}
 }
 
 // remoteNoVerdict is a station's send that ran (ssh did not fail) but
