@@ -336,3 +336,23 @@ func TestNewHostsLongTMPDIR(t *testing.T) {
 		t.Errorf("after done, the control directory: %v; want it gone", err)
 	}
 }
+
+// TestSendCancelled: a send that ctx ends while the station is silent
+// (its remote verb waits) is an SSHError matching ctx.Err(), as Run's is.
+func TestSendCancelled(t *testing.T) {
+	r := newRig(t)
+	h := r.station(t, "a", "", 0)
+	if err := os.WriteFile(filepath.Join(r.root, "a", "go", "bin", "oo-claude"), []byte("#!/bin/sh\ncat >/dev/null\nexec sleep 600\n"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	if _, err := h.Send(ctx, fleet.SendRequest{Target: "x", Line: "hi"}, nil); !errors.Is(err, context.DeadlineExceeded) || !errors.Is(err, fleet.ErrSSH) {
+		t.Errorf("send past its deadline: %v, want an SSHError matching context.DeadlineExceeded", err)
+	}
+	ctx, cancel = context.WithCancel(context.Background())
+	time.AfterFunc(200*time.Millisecond, cancel)
+	if _, err := h.Send(ctx, fleet.SendRequest{Target: "x", Line: "hi"}, nil); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled send: %v, want it to match context.Canceled", err)
+	}
+}

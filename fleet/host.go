@@ -185,7 +185,8 @@ type Result struct {
 // Run runs the oo-claude verb args on the station with stdin (nil is
 // empty) and returns what it printed and its exit code. An exit of 255
 // or an ssh that cannot start is an *SSHError; any other exit is the
-// remote verb's and no error. When ctx ends, ssh is killed.
+// remote verb's and no error. When ctx ends, ssh is killed and the
+// *SSHError matches ctx.Err().
 func (h Host) Run(ctx context.Context, args []string, stdin io.Reader) (Result, error) {
 	if h.Dest == "" || strings.HasPrefix(h.Dest, "-") {
 		return Result{}, &SSHError{Dest: h.Dest, Err: errors.New("no usable destination")}
@@ -199,19 +200,31 @@ func (h Host) Run(ctx context.Context, args []string, stdin io.Reader) (Result, 
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
 	res := Result{Stdout: out.b.Bytes(), Stderr: errb.b.Bytes()}
+	res.Exit, err = h.sshEnd(ctx, err, res.Stderr)
+	return res, err
+}
+
+// sshEnd reads how the ssh of a call ended (err, cmd.Run's or Wait's):
+// the remote verb's exit code, or an *SSHError for ssh's own failure
+// (exit 255), an ssh that could not start or was killed. When ctx has
+// ended, that error matches ctx.Err(): ctx's end killed ssh, or (a
+// terminal's SIGINT reaches ssh's process group too) ssh exited 255 of
+// the same signal, so the caller learns the call was cancelled, not that
+// the station was unreachable.
+func (h Host) sshEnd(ctx context.Context, err error, stderr []byte) (int, error) {
 	var ee *exec.ExitError
+	exited := errors.As(err, &ee) && ee.ExitCode() >= 0
 	switch {
-	case errors.As(err, &ee) && ee.ExitCode() == ExitSSH:
-		return res, &SSHError{Dest: h.Dest, Stderr: lastLines(res.Stderr), Err: fmt.Errorf("exit %d", ExitSSH)}
-	case errors.As(err, &ee) && ee.ExitCode() >= 0:
-		res.Exit = ee.ExitCode()
-		return res, nil
+	case err == nil:
+		return 0, nil
+	case exited && ee.ExitCode() != ExitSSH:
+		return ee.ExitCode(), nil
 	case ctx.Err() != nil:
-		return res, &SSHError{Dest: h.Dest, Stderr: lastLines(res.Stderr), Err: ctx.Err()}
-	case err != nil:
-		return res, &SSHError{Dest: h.Dest, Stderr: lastLines(res.Stderr), Err: err}
+		return 0, &SSHError{Dest: h.Dest, Stderr: lastLines(stderr), Err: ctx.Err()}
+	case exited:
+		return 0, &SSHError{Dest: h.Dest, Stderr: lastLines(stderr), Err: fmt.Errorf("exit %d", ExitSSH)}
 	}
-	return res, nil
+	return 0, &SSHError{Dest: h.Dest, Stderr: lastLines(stderr), Err: err}
 }
 
 // Close ends the shared connection of a Host with a ControlPath (ssh -O

@@ -69,9 +69,10 @@ type SendResult struct {
 
 // Send sends req.Line to a session on the station (`oo-claude send TARGET -
 // --json`, the line on stdin). onAck, when not nil, gets the ack row as
-// soon as it arrives. A connection that drops after the ack row is an
-// *SSHError next to a result whose Ack is set: the line was delivered, and
-// `receipt MSG_ID` on the station gives its final row. One that drops
+// soon as it arrives. A call that ctx ends is an *SSHError matching
+// ctx.Err(). A connection that drops (or a ctx that ends) after the ack
+// row is an *SSHError next to a result whose Ack is set: the line was
+// delivered, and `receipt MSG_ID` on the station gives its final row; one
 // after the verdict row is an *SSHError next to a result whose Verdict is
 // set (its Class not empty): the verdict stands, the exit code is lost.
 func (h Host) Send(ctx context.Context, req SendRequest, onAck func(receipt.SendRow)) (SendResult, error) {
@@ -169,17 +170,8 @@ func (h Host) stream(ctx context.Context, args []string, stdin io.Reader, w io.W
 	cmd.Stdout, cmd.Stderr = w, &errb
 	err := cmd.Run()
 	res := Result{Stderr: errb.b.Bytes()}
-	var ee *exec.ExitError
-	switch {
-	case errors.As(err, &ee) && ee.ExitCode() == ExitSSH:
-		return res, &SSHError{Dest: h.Dest, Stderr: lastLines(res.Stderr), Err: fmt.Errorf("exit %d", ExitSSH)}
-	case errors.As(err, &ee) && ee.ExitCode() >= 0:
-		res.Exit = ee.ExitCode()
-		return res, nil
-	case err != nil:
-		return res, &SSHError{Dest: h.Dest, Stderr: lastLines(res.Stderr), Err: err}
-	}
-	return res, nil
+	res.Exit, err = h.sshEnd(ctx, err, res.Stderr)
+	return res, err
 }
 
 // MergeSessions asks every host for its document at once and returns one

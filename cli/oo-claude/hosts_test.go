@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/google/uuid"
@@ -241,8 +242,9 @@ func TestIsDest(t *testing.T) {
 // prints $FAKE_SSH_OUT and $FAKE_SSH_ERR, touches $FAKE_SSH_MARK, then
 // with $FAKE_SSH_HANG waits for good, else exits $FAKE_SSH_EXIT: what a
 // station's end printed and how it ended (255: ssh's own failure, a
-// dropped connection).
+// dropped connection). A control command (-O exit) ends at once.
 const scriptedSSHScript = `#!/bin/sh
+for a; do if [ "$a" = -O ]; then exit 0; fi; done
 cat >/dev/null
 printf '%s' "$FAKE_SSH_OUT"
 printf '%s' "$FAKE_SSH_ERR" >&2
@@ -327,6 +329,41 @@ func TestHostsSendDropAfterVerdict(t *testing.T) {
 			lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
 			if r.code != c.code || len(lines) != c.rows || !strings.Contains(lines[len(lines)-1], c.stdout) || !strings.Contains(r.stderr, c.stderrSays) {
 				t.Errorf("exit %d stdout %q stderr %q, want %d, %d lines, the last with %q, saying %q", r.code, r.stdout, r.stderr, c.code, c.rows, c.stdout, c.stderrSays)
+			}
+		})
+	}
+}
+
+// TestHostsSendSignal: SIGINT or SIGTERM while send --host waits on a
+// station that has not answered (the ack wait there) exits 130 or 143,
+// as the local send's interrupted does, never 255 ssh-failed; the note
+// says the line's fate is the station's, naming its receipt command when
+// the ack row had come (--seen).
+func TestHostsSendSignal(t *testing.T) {
+	t.Parallel()
+	const ack = `{"kind":"send","class":"delivered-steer","delivered":true,"session_id":"s1","msg_id":"m1","seen":null}` + "\n"
+	for _, c := range []struct {
+		name, out string
+		args      []string
+		sig       syscall.Signal
+		code      int
+		says      string
+	}{
+		{"SIGINT, no ack", "", nil, syscall.SIGINT, 130, "known only on a"},
+		{"SIGTERM, no ack", "", []string{"--json"}, syscall.SIGTERM, 143, "known only on a"},
+		{"SIGINT, acked", ack, []string{"--json", "--seen", "60"}, syscall.SIGINT, 130, "oo-claude receipt m1 --host a"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			mark := filepath.Join(t.TempDir(), "mark")
+			env := append(scriptedSSH(t), "FAKE_SSH_OUT="+c.out, "FAKE_SSH_MARK="+mark, "FAKE_SSH_HANG=1")
+			cmd, _, errb := startSend(t, env, append(append([]string{"send", "--host", "a"}, c.args...), "s1", "hi")...)
+			waitUntil(t, "ssh started", func() bool { _, err := os.Stat(mark); return err == nil })
+			if err := cmd.Process.Signal(c.sig); err != nil {
+				t.Fatal(err)
+			}
+			if code := exitOf(t, cmd); code != c.code || strings.Contains(errb.String(), "ssh-failed") || !strings.Contains(errb.String(), c.says) {
+				t.Errorf("exit %d stderr %q, want %d saying %q, no ssh-failed", code, errb.String(), c.code, c.says)
 			}
 		})
 	}

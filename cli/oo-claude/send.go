@@ -247,14 +247,33 @@ func sendRemote(ctx context.Context, e *env, dest string, req fleet.SendRequest,
 		return exitWith(claudeinbox.Class(res.Verdict.Class).ExitCode())
 	}
 	if err != nil {
-		if res.Ack != nil && res.Ack.MsgID != nil {
-			fmt.Fprintf(e.stderr, "oo-claude: the line was delivered (msg_id %s) before the connection dropped: oo-claude receipt %s --host %s gives its verdict\n", *res.Ack.MsgID, *res.Ack.MsgID, dest)
-		}
-		return sshFailure(err)
+		return remoteSendLost(ctx, e, dest, res.Ack, err)
 	}
 	writeRemoteVerdict(e, res.Verdict, asJSON)
 	e.verdictUnprinted(deref(res.Verdict.MsgID), dest)
 	return exitWith(res.Exit)
+}
+
+// remoteSendLost is a send --host that ended with no verdict row: a
+// signal (exit 128 + its number, as the local send's interrupted), else
+// ssh's own failure (255). Either way what became of the line is the
+// station's to tell: after an ack row, its receipt; before one, the line
+// may or may not have been written there.
+func remoteSendLost(ctx context.Context, e *env, dest string, ack *receipt.SendRow, err error) error {
+	delivered := ack != nil && ack.MsgID != nil
+	serr := signalExit(ctx)
+	switch {
+	case serr != nil && delivered:
+		fmt.Fprintf(e.stderr, "oo-claude: interrupted (%v) after the station acked the line (msg_id %s): it was delivered; oo-claude receipt %s --host %s gives its verdict\n", context.Cause(ctx), *ack.MsgID, *ack.MsgID, dest)
+	case serr != nil:
+		fmt.Fprintf(e.stderr, "oo-claude: interrupted (%v) before the station's verdict: whether the line was written is known only on %s (its receipts, oo-claude sessions --host %s); resending may double it\n", context.Cause(ctx), dest, dest)
+	case delivered:
+		fmt.Fprintf(e.stderr, "oo-claude: the line was delivered (msg_id %s) before the connection dropped: oo-claude receipt %s --host %s gives its verdict\n", *ack.MsgID, *ack.MsgID, dest)
+	}
+	if serr != nil {
+		return serr
+	}
+	return sshFailure(err)
 }
 
 // writeRemoteVerdict prints a station's verdict row: as it came (--json),
