@@ -356,3 +356,52 @@ func TestSendCancelled(t *testing.T) {
 		t.Errorf("cancelled send: %v, want it to match context.Canceled", err)
 	}
 }
+
+// TestLivenessOptions: a call bounds a station that never answers
+// (ConnectTimeout) and one that stops answering (ServerAliveInterval)
+// unless the configuration in effect (ssh -G: the command line's options,
+// then ~/.ssh/config) sets its own, which then wins.
+func TestLivenessOptions(t *testing.T) {
+	dir := t.TempDir()
+	ssh := filepath.Join(dir, "ssh")
+	// -G prints the file named by the destination; a call records its
+	// arguments there.
+	script := `#!/bin/sh
+for a; do last=$a; done
+for a; do if [ "$a" = -G ]; then cat "` + dir + `/$last.G"; exit 0; fi; done
+printf '%s\n' "$@" > "` + dir + `/args"
+`
+	if err := os.WriteFile(ssh, []byte(script), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		dest, config string
+		want, not    []string
+	}{
+		{"defaults", "user u\nconnecttimeout none\nserveraliveinterval 0\nserveralivecountmax 3\n", []string{"ConnectTimeout=10", "ServerAliveInterval=5"}, nil},
+		{"configured", "connecttimeout 30\nserveraliveinterval 15\nserveralivecountmax 4\n", nil, []string{"ConnectTimeout", "ServerAlive"}},
+		{"one set", "connecttimeout 3\nserveraliveinterval 0\n", []string{"ServerAliveInterval=5"}, []string{"ConnectTimeout"}},
+	} {
+		if err := os.WriteFile(filepath.Join(dir, c.dest+".G"), []byte(c.config), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := (fleet.Host{Dest: c.dest, SSH: []string{ssh}}).Run(context.Background(), []string{"sessions"}, nil); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, "args"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		args := string(b)
+		for _, w := range c.want {
+			if !strings.Contains(args, w) {
+				t.Errorf("%s: args %q, want %s", c.dest, args, w)
+			}
+		}
+		for _, n := range c.not {
+			if strings.Contains(args, n) {
+				t.Errorf("%s: args %q, want no %s of ours", c.dest, args, n)
+			}
+		}
+	}
+}

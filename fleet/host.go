@@ -10,6 +10,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
+	"time"
 )
 
 // ExitSSH is the exit code with which ssh reports its own failure.
@@ -136,7 +138,7 @@ func controlDir() (string, error) {
 func (h Host) Name() string { return h.Dest }
 
 // sshArgs is ssh's command line for remote args.
-func (h Host) sshArgs(args []string) (string, []string) {
+func (h Host) sshArgs(ctx context.Context, args []string) (string, []string) {
 	ssh := h.SSH
 	if len(ssh) == 0 {
 		ssh = []string{"ssh"}
@@ -144,11 +146,68 @@ func (h Host) sshArgs(args []string) (string, []string) {
 	argv := append([]string(nil), ssh[1:]...)
 	// No tty: the JSON keeps its LF line ends and stderr stays apart.
 	argv = append(argv, "-T", "-o", "BatchMode=yes")
+	argv = append(argv, h.liveness(ctx, ssh)...)
 	if h.ControlPath != "" {
 		argv = append(argv, "-o", "ControlMaster=auto", "-o", "ControlPath="+h.ControlPath, "-o", "ControlPersist=no")
 	}
 	argv = append(argv, "--", h.Dest, remoteCommand(h.RemoteBin, args))
 	return ssh[0], argv
+}
+
+// connectTimeout bounds reaching a station (see liveness); a variable, so
+// an internal test can shorten it.
+var connectTimeout = 10 * time.Second
+
+// aliveInterval, with ssh's ServerAliveCountMax (3 unless set), is how
+// long a connection whose station stopped answering lasts: 15 s.
+const aliveInterval = 5 * time.Second
+
+// livenessCache holds liveness's options by ssh command line and
+// destination: their config is read once per process.
+var livenessCache sync.Map
+
+// liveness is the ssh options that bound a station that never answers
+// (ConnectTimeout: the TCP connection and ssh's banner; without it, a
+// host that accepts the connection and never speaks holds a call for
+// good) and one that stops answering (ServerAliveInterval: ssh exits 255
+// after ServerAliveCountMax probes sshd did not answer; the remote verb's
+// own silence, a long --reply wait, is no such thing). ssh takes an
+// option's first value, and -o comes before the config files, so each is
+// left out when the configuration in effect for h.Dest (`ssh -G`: the
+// user's command line ssh, then their ~/.ssh/config and the system's)
+// sets it already.
+func (h Host) liveness(ctx context.Context, ssh []string) []string {
+	key := strings.Join(append(append([]string(nil), ssh...), h.Dest), "\x00")
+	if v, ok := livenessCache.Load(key); ok {
+		return v.([]string)
+	}
+	argv := append(append([]string(nil), ssh[1:]...), "-G", "--", h.Dest)
+	cmd := exec.CommandContext(ctx, ssh[0], argv...)
+	cmd.SysProcAttr = dieWithParent()
+	var out boundedBuffer
+	out.max = 256 << 10
+	cmd.Stdout = &out
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		return nil // the call ends with ctx anyway; nothing to keep
+	}
+	set := map[string]bool{}
+	if err == nil { // an ssh without -G (before 6.8) sets nothing we know of
+		for _, l := range strings.Split(out.b.String(), "\n") {
+			k, v, _ := strings.Cut(strings.TrimSpace(l), " ")
+			// ssh's defaults: no connect timeout, no keepalive.
+			set[k] = !(k == "connecttimeout" && v == "none" || k == "serveraliveinterval" && v == "0")
+		}
+	}
+	var opts []string
+	if !set["connecttimeout"] {
+		opts = append(opts, "-o", fmt.Sprintf("ConnectTimeout=%d", max(1, int(connectTimeout.Seconds()))))
+	}
+	if !set["serveraliveinterval"] {
+		opts = append(opts, "-o", fmt.Sprintf("ServerAliveInterval=%d", int(aliveInterval.Seconds())))
+	}
+	livenessCache.Store(key, opts)
+	return opts
 }
 
 // remoteCommand is the one string ssh hands the remote shell: sh runs the
@@ -191,7 +250,7 @@ func (h Host) Run(ctx context.Context, args []string, stdin io.Reader) (Result, 
 	if h.Dest == "" || strings.HasPrefix(h.Dest, "-") {
 		return Result{}, &SSHError{Dest: h.Dest, Err: errors.New("no usable destination")}
 	}
-	name, argv := h.sshArgs(args)
+	name, argv := h.sshArgs(ctx, args)
 	cmd := exec.CommandContext(ctx, name, argv...)
 	cmd.SysProcAttr = dieWithParent()
 	cmd.Stdin = stdin

@@ -162,7 +162,7 @@ func (w *rowWriter) Write(p []byte) (int, error) {
 
 // stream is Run with stdout handed to w as it comes.
 func (h Host) stream(ctx context.Context, args []string, stdin io.Reader, w io.Writer) (Result, error) {
-	name, argv := h.sshArgs(args)
+	name, argv := h.sshArgs(ctx, args)
 	cmd := exec.CommandContext(ctx, name, argv...)
 	cmd.SysProcAttr = dieWithParent()
 	cmd.Stdin = stdin

@@ -120,7 +120,7 @@ func (h Host) watchOnce(ctx context.Context, only string, emit func(observatory.
 	if only != "" {
 		args = append(args, "--", only)
 	}
-	name, argv := h.sshArgs(args)
+	name, argv := h.sshArgs(ctx, args)
 	cmd := exec.CommandContext(ctx, name, argv...)
 	cmd.SysProcAttr = dieWithParent()
 	errb := boundedBuffer{max: 64 << 10}

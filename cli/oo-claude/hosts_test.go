@@ -242,9 +242,10 @@ func TestIsDest(t *testing.T) {
 // prints $FAKE_SSH_OUT and $FAKE_SSH_ERR, touches $FAKE_SSH_MARK, then
 // with $FAKE_SSH_HANG waits for good, else exits $FAKE_SSH_EXIT: what a
 // station's end printed and how it ended (255: ssh's own failure, a
-// dropped connection). A control command (-O exit) ends at once.
+// dropped connection). A control command (-O exit) and a look at the
+// configuration (-G) end at once.
 const scriptedSSHScript = `#!/bin/sh
-for a; do if [ "$a" = -O ]; then exit 0; fi; done
+for a; do case "$a" in -O|-G) exit 0;; esac; done
 cat >/dev/null
 printf '%s' "$FAKE_SSH_OUT"
 printf '%s' "$FAKE_SSH_ERR" >&2
