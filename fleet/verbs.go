@@ -1,6 +1,7 @@
 package fleet
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -133,31 +134,47 @@ func (h Host) Send(ctx context.Context, req SendRequest, onAck func(receipt.Send
 	return out, nil
 }
 
-// rowWriter parses complete JSON lines of send rows as they arrive.
+// rowWriter parses complete JSON lines of send rows as they arrive. Each
+// write's bytes are scanned once, never the line held so far (a remote
+// that prints a long line in many writes would make that quadratic); a
+// line longer than maxOutput is dropped whole, up to its newline.
 type rowWriter struct {
-	buf   []byte
+	buf   []byte // the line so far
+	skip  bool   // the line so far was over maxOutput
 	onRow func(receipt.SendRow)
 }
 
 func (w *rowWriter) Write(p []byte) (int, error) {
-	w.buf = append(w.buf, p...)
+	n := len(p)
 	for {
-		i := strings.IndexByte(string(w.buf), '\n')
+		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
 			break
 		}
-		line := w.buf[:i]
-		w.buf = w.buf[i+1:]
-		var r receipt.SendRow
-		if json.Unmarshal(line, &r) != nil || r.Class == "" {
-			continue
+		line := p[:i]
+		if len(w.buf) > 0 {
+			line = append(w.buf, line...)
 		}
-		w.onRow(r)
+		if !w.skip && len(line) <= maxOutput {
+			w.row(line)
+		}
+		w.buf, w.skip, p = w.buf[:0], false, p[i+1:]
 	}
-	if len(w.buf) > maxOutput {
-		w.buf = nil
+	if w.skip || len(w.buf)+len(p) > maxOutput {
+		w.buf, w.skip = nil, true
+	} else {
+		w.buf = append(w.buf, p...)
 	}
-	return len(p), nil
+	return n, nil
+}
+
+// row hands one line to onRow when it is a send row.
+func (w *rowWriter) row(line []byte) {
+	var r receipt.SendRow
+	if json.Unmarshal(line, &r) != nil || r.Class == "" {
+		return
+	}
+	w.onRow(r)
 }
 
 // stream is Run with stdout handed to w as it comes.
