@@ -405,3 +405,24 @@ printf '%s\n' "$@" > "` + dir + `/args"
 		}
 	}
 }
+
+// TestWatchLongLine: a line of a station's stream over the 1 MiB bound is
+// a warning event and skipped; the station's events after it still come.
+func TestWatchLongLine(t *testing.T) {
+	r := newRig(t)
+	ev := func(sid string) string { return `{"event":"session-started","ts":"t","session":"` + sid + `"}` + "\n" }
+	out := ev("s1") + `{"event":"turn-ended","text":"` + strings.Repeat("x", 2<<20) + `"}` + "\n" + ev("s2")
+	hosts := []fleet.Host{r.station(t, "a", out, 0)}
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	var seq []string
+	for e := range fleet.Watch(ctx, hosts, fleet.WatchOptions{Backoff: time.Hour}) {
+		seq = append(seq, string(e.Event)+" "+e.Session)
+		if e.Event == fleet.EventStationLost {
+			cancel()
+		}
+	}
+	if want := "session-started s1,warning ,session-started s2," + fleet.EventStationLost + " "; strings.Join(seq, ",") != want {
+		t.Errorf("events %q, want %q", seq, want)
+	}
+}

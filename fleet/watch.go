@@ -2,6 +2,7 @@ package fleet
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -73,7 +74,7 @@ func (h Host) follow(ctx context.Context, o WatchOptions, ch chan<- observatory.
 	wait := o.Backoff
 	lost := false
 	for ctx.Err() == nil {
-		answered, err := h.watchOnce(ctx, o.Only, func(ev observatory.Event) {
+		answered, err := h.watchOnce(ctx, o.Only, o.Now, func(ev observatory.Event) {
 			if lost {
 				lost = false
 				send(ctx, ch, observatory.Event{Event: EventStationBack, TS: stamp(o.Now()), Station: h.Name()})
@@ -113,9 +114,31 @@ func send(ctx context.Context, ch chan<- observatory.Event, ev observatory.Event
 	}
 }
 
+// maxWatchLine bounds a line of a station's watch stream held in memory.
+const maxWatchLine = 1 << 20
+
+// readLine reads one line of rd, without its newline, holding at most max
+// bytes of it: a longer line is read to its end and dropped (long). err
+// is the reader's, the last line (one without a newline) returned beside
+// io.EOF.
+func readLine(rd *bufio.Reader, max int) (line []byte, long bool, err error) {
+	for {
+		chunk, err := rd.ReadSlice('\n')
+		if !long && len(line)+len(chunk) > max+1 {
+			long, line = true, nil
+		}
+		if !long {
+			line = append(line, chunk...)
+		}
+		if err != bufio.ErrBufferFull {
+			return bytes.TrimSuffix(line, []byte("\n")), long, err
+		}
+	}
+}
+
 // watchOnce runs one `watch --json` until it ends; answered says whether
-// any event came.
-func (h Host) watchOnce(ctx context.Context, only string, emit func(observatory.Event)) (answered bool, err error) {
+// any event came. now stamps the events of its own (a skipped line).
+func (h Host) watchOnce(ctx context.Context, only string, now func() time.Time, emit func(observatory.Event)) (answered bool, err error) {
 	args := []string{"watch", "--json"}
 	if only != "" {
 		args = append(args, "--", only)
@@ -132,17 +155,24 @@ func (h Host) watchOnce(ctx context.Context, only string, emit func(observatory.
 	if err := cmd.Start(); err != nil {
 		return false, &SSHError{Dest: h.Dest, Err: err}
 	}
-	sc := bufio.NewScanner(out)
-	sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
-	for sc.Scan() {
+	rd := bufio.NewReaderSize(out, 64<<10)
+	for {
+		line, long, rerr := readLine(rd, maxWatchLine)
 		var ev observatory.Event
-		if json.Unmarshal(sc.Bytes(), &ev) != nil || ev.Event == "" {
-			continue
+		switch {
+		case long:
+			// Skipped, never the end of the stream: the events after it
+			// still come (as the local watch skips an overlong row).
+			emit(observatory.Event{Event: observatory.EventWarning, TS: stamp(now()), Text: fmt.Sprintf("a line of the station's watch stream is longer than %d MiB: skipped", maxWatchLine>>20)})
+		case json.Unmarshal(line, &ev) == nil && ev.Event != "":
+			answered = true
+			emit(ev)
 		}
-		answered = true
-		emit(ev)
+		if rerr != nil {
+			break
+		}
 	}
-	io.Copy(io.Discard, out)
+	io.Copy(io.Discard, out) // a read error: ssh's end comes from Wait
 	werr := cmd.Wait()
 	var ee *exec.ExitError
 	switch {
