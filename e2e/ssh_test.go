@@ -220,7 +220,9 @@ func TestSSHStations(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &doc); err != nil {
 		t.Fatalf("sessions: exit %d %v: %s %s", code, err, out, errs)
 	}
-	if code != 1 || len(doc.Sessions) != 2 || doc.Sessions[0].Session != ra.SessionID || doc.Sessions[1].Session != rb.SessionID ||
+	// Printed in full, the down station listed with its error; the
+	// exit is ssh's own failure's (255), as for one --host.
+	if code != 255 || len(doc.Sessions) != 2 || doc.Sessions[0].Session != ra.SessionID || doc.Sessions[1].Session != rb.SessionID ||
 		len(doc.Stations) != 3 || doc.Stations[0].Name != "a-station" || doc.Stations[1].Name != "b-station" || doc.Stations[2].Error == "" {
 		t.Errorf("merged sessions: exit %d %+v\nstderr %s", code, doc, errs)
 	}
