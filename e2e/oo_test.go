@@ -88,6 +88,7 @@ type ooRun struct {
 	args           []string
 	stdout, stderr string
 	code           int
+	start          time.Time // just before the exec
 	took           time.Duration
 }
 
@@ -140,7 +141,7 @@ func (w *world) ooAsyncVia(wrapper, args []string, env ...string) <-chan ooRun {
 		defer close(finished)
 		defer cancel()
 		err := cmd.Run()
-		r := ooRun{args: args, stdout: stdout.String(), stderr: stderr.String(), took: time.Since(start)}
+		r := ooRun{args: args, stdout: stdout.String(), stderr: stderr.String(), start: start, took: time.Since(start)}
 		var ee *exec.ExitError
 		switch {
 		case err == nil:

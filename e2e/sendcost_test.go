@@ -223,7 +223,7 @@ func TestSendCost(t *testing.T) {
 	// of each round: the ratio of a send to it is measured side by side,
 	// at the same load, not against a hello world timed apart.
 	hello := helloBinary(t)
-	var hellos []time.Duration
+	var hellos, helloMains []time.Duration // exec → exit, exec → its main
 	sample, turn := 0, 0
 	// The fake cases are measured in rounds of their own, before any real
 	// send: a line to a real session makes it work (a turn, a model
@@ -256,6 +256,9 @@ func TestSendCost(t *testing.T) {
 					}
 					if i >= 0 {
 						hellos = append(hellos, r.took)
+						if ns, err := strconv.ParseInt(strings.TrimSpace(r.stdout), 10, 64); err == nil {
+							helloMains = append(helloMains, time.Unix(0, ns).Sub(r.start))
+						}
 					}
 				}
 				// The cases take turns at going first: the first send after
@@ -380,6 +383,19 @@ func TestSendCost(t *testing.T) {
 			fmt.Fprintf(&b, "\n%s: the front's parts: send start → the doorman's door write (its attempt record's at) %.1f ms, → enqueue row ts %.1f ms (ms stamps), medians of %d", c.name, ms(f[0]), ms(f[1]), len(f[0]))
 		}
 	}
+	// What no send from a new Go process can go under, whatever its own
+	// work: a Go program's start before its main, and its exit, are the
+	// hello world's; the receiver's part and the floor are the receiver's.
+	if len(helloMains) > 0 && len(hellos) > 0 {
+		fmt.Fprintf(&b, "\nhello world: its main began %.1f ms after the exec, its exit was seen %.1f ms after the exec (medians of %d)", ms(helloMains), ms(hellos), len(helloMains))
+		for _, c := range cases {
+			p, f := parts[c.name], fronts[c.name]
+			if c.lib || len(p[1]) == 0 || len(f[1]) == 0 {
+				continue
+			}
+			fmt.Fprintf(&b, "\n%s: a send process can be no faster than front %.1f ms (hello's main + door write → enqueue ts), whole %.1f ms (hello's exit + that + floor)", c.name, ms(helloMains)+ms(f[1]), ms(hellos)+ms(f[1])+ms(p[1]))
+		}
+	}
 	t.Log(b.String())
 }
 
@@ -394,9 +410,11 @@ func helloBinary(t *testing.T) string {
 		return ""
 	}
 	dir := t.TempDir()
+	// It prints the time its main began (Unix ns): the part of a new Go
+	// process that comes before any work of its own.
 	for name, body := range map[string]string{
 		"go.mod":  "module hello\n\ngo 1.22\n",
-		"main.go": "package main\n\nimport \"os\"\n\nfunc main() { os.Stdout.WriteString(\"hello\\n\") }\n",
+		"main.go": "package main\n\nimport (\n\t\"os\"\n\t\"strconv\"\n\t\"time\"\n)\n\nfunc main() { os.Stdout.WriteString(strconv.FormatInt(time.Now().UnixNano(), 10) + \"\\n\") }\n",
 	} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o600); err != nil {
 			t.Fatal(err)
